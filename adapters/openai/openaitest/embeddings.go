@@ -1,0 +1,122 @@
+package openaitest
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// handleEmbeddings serves POST /v1/embeddings with unit vectors derived from
+// a hash of each input, so equal inputs always get equal vectors.
+func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
+	req := newRequest(r)
+	var body embeddingRequestBody
+	err := json.NewDecoder(r.Body).Decode(&body)
+	if err == nil {
+		req.Model = body.Model
+		req.Input, err = embeddingInputs(body.Input)
+	}
+	req = s.record(req)
+	if err != nil || len(req.Input) == 0 {
+		writeError(w, http.StatusBadRequest, -1, "'input' must be a string or an array of strings.")
+		return
+	}
+	if req.Model == "" {
+		req.Model = DefaultModel
+	}
+
+	s.mu.Lock()
+	dim, countPrompt := s.dimension, s.promptTokens
+	s.mu.Unlock()
+	if body.Dimensions > 0 {
+		dim = body.Dimensions
+	}
+
+	resp := embeddingList{Object: "list", Model: req.Model}
+	for i, in := range req.Input {
+		vec := Embedding(in, dim)
+		var out any = vec
+		if body.EncodingFormat == "base64" {
+			b := make([]byte, 0, 4*len(vec))
+			for _, f := range vec {
+				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
+			}
+			out = base64.StdEncoding.EncodeToString(b)
+		}
+		resp.Data = append(resp.Data, embeddingData{Object: "embedding", Index: i, Embedding: out})
+	}
+	resp.Usage.PromptTokens = countPrompt(strings.Join(req.Input, "\n"))
+	resp.Usage.TotalTokens = resp.Usage.PromptTokens
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// embeddingInputs decodes an embedding input: a string, an array of
+// strings, or token arrays, which are kept as their JSON text.
+func embeddingInputs(raw json.RawMessage) ([]string, error) {
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		return []string{one}, nil
+	}
+	var many []json.RawMessage
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(many))
+	for i, m := range many {
+		if json.Unmarshal(m, &out[i]) != nil {
+			out[i] = string(m)
+		}
+	}
+	return out, nil
+}
+
+// Embedding returns the unit vector of length dim the server gives input.
+func Embedding(input string, dim int) []float32 {
+	vec := make([]float32, dim)
+	var norm float64
+	var block [sha256.Size]byte
+	for i := range vec {
+		if i%(sha256.Size/2) == 0 {
+			h := sha256.New()
+			h.Write(binary.BigEndian.AppendUint32(nil, uint32(i)))
+			h.Write([]byte(input))
+			h.Sum(block[:0])
+		}
+		j := 2 * (i % (sha256.Size / 2))
+		v := float64(binary.BigEndian.Uint16(block[j:]))/32767.5 - 1
+		vec[i] = float32(v)
+		norm += v * v
+	}
+	if norm > 0 {
+		scale := 1 / math.Sqrt(norm)
+		for i := range vec {
+			vec[i] = float32(float64(vec[i]) * scale)
+		}
+	}
+	return vec
+}
+
+// handleModels serves GET /v1/models, listing DefaultModel.
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	s.record(newRequest(r))
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "list",
+		"data": []modelEntry{{
+			ID:      DefaultModel,
+			Object:  "model",
+			Created: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Unix(),
+			OwnedBy: "openaitest",
+		}},
+	})
+}
+
+// handleNotFound answers any other path the way the API does.
+func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
+	s.record(newRequest(r))
+	writeError(w, http.StatusNotFound, -1, "Invalid URL ("+r.Method+" "+r.URL.Path+")")
+}

@@ -1,0 +1,84 @@
+package bot
+
+import (
+	"context"
+	"errors"
+
+	"troupe/memory"
+	"troupe/models"
+)
+
+// builtPrompt is an assembled prompt and its token estimate.
+type builtPrompt struct {
+	messages  []PromptMessage
+	estimated int
+}
+
+// prompt assembles the turn's prompt from the branch. When it would not fit
+// context_window − max_reply_tokens it drops the oldest uncovered beats
+// (never the last keep) and reports urgent, so a compaction is queued.
+func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, rp replyPlan) (builtPrompt, bool) {
+	lang := p.language(st.card)
+	in := memory.AssembleInput{
+		Language:    lang,
+		System:      systemText(st.card, lang, rp.user, rp.persona),
+		History:     memory.TurnsOf(br.Uncovered),
+		NameUsers:   rp.group,
+		PostHistory: Expand(st.card.PostHistoryInstructions, st.card.Name, rp.user),
+	}
+	if br.Summary != nil {
+		in.Summary = br.Summary.Content
+	}
+	msgs := memory.Assemble(in)
+	if p.opt.Tokens == nil || p.opt.ContextWindow <= 0 {
+		return builtPrompt{messages: toPrompt(msgs)}, false
+	}
+	budget := p.opt.ContextWindow - p.opt.MaxReplyTokens
+	est := p.opt.Tokens.Estimate(st.chat.ID, msgs)
+	urgent := false
+	for est > budget {
+		history, dropped := memory.DropOldestBeats(in.History, p.opt.MemoryConfig.Keep, 1)
+		if dropped == 0 {
+			break
+		}
+		urgent = true
+		in.History = history
+		msgs = memory.Assemble(in)
+		est = p.opt.Tokens.Estimate(st.chat.ID, msgs)
+	}
+	if urgent {
+		p.log.Warn("prompt over budget: dropped oldest beats", "chat_id", st.chat.ID, "estimate", est, "budget", budget)
+	}
+	return builtPrompt{messages: toPrompt(msgs), estimated: est}, urgent
+}
+
+func toPrompt(msgs []memory.Message) []PromptMessage {
+	out := make([]PromptMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = PromptMessage{Role: Role(m.Role), Content: m.Content}
+	}
+	return out
+}
+
+// persona returns the name the character calls the author by and their
+// self-description.
+func (p *Pipeline) persona(ctx context.Context, in Inbound) (string, string) {
+	name := in.AuthorName
+	per, err := p.opt.Store.Persona(ctx, in.UserKey())
+	if err != nil {
+		if !errors.Is(err, models.ErrNotFound) {
+			p.log.Warn("load persona", "err", err)
+		}
+		if name == "" {
+			name = "User"
+		}
+		return name, ""
+	}
+	if per.Name != "" {
+		name = per.Name
+	}
+	if name == "" {
+		name = "User"
+	}
+	return name, per.Description
+}

@@ -1,0 +1,311 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"troupe/models"
+)
+
+// Command is a slash command with its argument text.
+type Command struct {
+	Name string
+	Args string
+}
+
+// ParseCommand splits "/name args" (also "/name@bot args", Telegram's form).
+// It reports false when text is not a command.
+func ParseCommand(text string) (Command, bool) {
+	text = strings.TrimSpace(text)
+	if !strings.HasPrefix(text, "/") || len(text) < 2 {
+		return Command{}, false
+	}
+	name, args, _ := strings.Cut(text[1:], " ")
+	name, _, _ = strings.Cut(name, "@")
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" || strings.ContainsAny(name, "/\n\t") {
+		return Command{}, false
+	}
+	return Command{Name: name, Args: strings.TrimSpace(args)}, true
+}
+
+// Commands lists the commands every adapter offers, with a short English
+// description (for platform command menus).
+var Commands = []struct{ Name, Description string }{
+	{"new", "Start a new chat with the character"},
+	{"regen", "Write the last reply again"},
+	{"compact", "Condense older turns into the relay summary now"},
+	{"forget", "Erase this chat from the character's memory"},
+	{"chats", "List this channel's chats"},
+	{"memory", "Show what the character remembers"},
+	{"persona", "Set how the character calls and sees you"},
+	{"card", "List, show or choose the character"},
+	{"help", "Show the commands"},
+}
+
+// Exec runs a command for the author of in and writes the answer to sink.
+func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink) error {
+	if err := p.begin(); err != nil {
+		_ = sink.Notice(ctx, p.text(p.opt.Language, msgShuttingDown))
+		return err
+	}
+	defer p.wg.Done()
+	switch cmd.Name {
+	case "help", "start":
+		return sink.Notice(ctx, p.text(p.langOf(in), msgHelp))
+	case "new":
+		return p.withLane(ctx, in, func() error { return p.cmdNew(ctx, in, sink) })
+	case "regen":
+		return p.withLane(ctx, in, func() error { return p.cmdRegen(ctx, in, sink) })
+	case "persona":
+		return p.cmdPersona(ctx, in, cmd.Args, sink)
+	case "chats":
+		return p.cmdChats(ctx, in, sink)
+	case "card":
+		return p.withLane(ctx, in, func() error { return p.cmdCard(ctx, in, cmd.Args, sink) })
+	}
+	if h, ok := p.extra[cmd.Name]; ok {
+		return h(ctx, in, cmd, sink)
+	}
+	return sink.Notice(ctx, p.text(p.langOf(in), msgUnknownCommand, "/"+cmd.Name)+"\n\n"+p.text(p.langOf(in), msgHelp))
+}
+
+// withLane runs fn while no turn runs in the channel.
+func (p *Pipeline) withLane(ctx context.Context, in Inbound, fn func() error) error {
+	l := p.lane(in.Channel.Key())
+	l.busy.Lock()
+	defer l.busy.Unlock()
+	return fn()
+}
+
+// langOf is the language of the channel's card, else the configured one.
+func (p *Pipeline) langOf(in Inbound) string {
+	ch, err := p.opt.Store.Channel(context.Background(), in.Channel.Key())
+	if err == nil && ch.CardID != "" {
+		if c, ok := p.opt.Cards.Get(ch.CardID); ok {
+			return p.language(c)
+		}
+	}
+	if c, ok := p.opt.Cards.Default(); ok {
+		return p.language(c)
+	}
+	return p.opt.Language
+}
+
+func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
+	user, _ := p.persona(ctx, in)
+	st, err := p.resolve(ctx, in.Channel, user)
+	if errors.Is(err, ErrNoCard) {
+		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "new chat", err)
+	}
+	old := st.chat.ID
+	chat, err := p.startChat(ctx, st.channel, st.card, user)
+	if err != nil {
+		return p.internal(ctx, sink, "new chat", err)
+	}
+	if p.opt.Jobs != nil && old != "" {
+		if err := p.opt.Jobs.ChatEnded(ctx, old); err != nil {
+			p.log.Warn("enqueue recap of ended chat", "chat_id", old, "err", err)
+		}
+	}
+	lang := p.language(st.card)
+	if err := sink.Notice(ctx, p.text(lang, msgNewChat, st.card.Name)); err != nil {
+		return err
+	}
+	if chat.HeadID != "" {
+		return sink.Finish(ctx, st.card.Greeting(user))
+	}
+	return nil
+}
+
+// cmdRegen replaces the last reply with a new sibling on the branch. When the
+// head is a user message whose reply failed, it writes that reply.
+func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
+	user, persona := p.persona(ctx, in)
+	st, err := p.resolve(ctx, in.Channel, user)
+	if errors.Is(err, ErrNoCard) {
+		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "regen", err)
+	}
+	lang := p.language(st.card)
+	if st.chat.HeadID == "" {
+		return sink.Notice(ctx, p.text(lang, msgNothingToRegen))
+	}
+	head, err := p.opt.Store.Message(ctx, st.chat.HeadID)
+	if err != nil {
+		return p.internal(ctx, sink, "regen", err)
+	}
+	rp := replyPlan{expectHead: head.ID, user: user, persona: persona, group: in.Channel.Group, start: time.Now()}
+	switch {
+	case head.Role == "user":
+		rp.parent = head.ID
+	case head.ParentID == "":
+		// The greeting: pick another of the card's greetings.
+		return p.regenGreeting(ctx, st, head, user, sink)
+	default:
+		rp.parent = head.ParentID
+	}
+	return p.reply(ctx, st, rp, sink)
+}
+
+func (p *Pipeline) regenGreeting(ctx context.Context, st chatState, head models.Message, user string, sink Sink) error {
+	options := append([]string{st.card.FirstMes}, st.card.AlternateGreetings...)
+	if len(options) < 2 {
+		return sink.Notice(ctx, p.text(p.language(st.card), msgNothingToRegen))
+	}
+	next := options[0]
+	for i, g := range options {
+		if Expand(g, st.card.Name, user) == head.Content {
+			next = options[(i+1)%len(options)]
+			break
+		}
+	}
+	msg := &models.Message{Role: "assistant", AuthorName: st.card.Name, Content: Expand(next, st.card.Name, user)}
+	if err := p.opt.Store.Append(ctx, st.chat.ID, head.ID, "", []*models.Message{msg}); err != nil {
+		return p.internal(ctx, sink, "regen greeting", err)
+	}
+	return sink.Finish(ctx, msg.Content)
+}
+
+func (p *Pipeline) cmdPersona(ctx context.Context, in Inbound, args string, sink Sink) error {
+	lang := p.langOf(in)
+	if args == "" {
+		per, err := p.opt.Store.Persona(ctx, in.UserKey())
+		if errors.Is(err, models.ErrNotFound) || (err == nil && per.Name == "" && per.Description == "") {
+			if lang == "zh" {
+				return sink.Notice(ctx, "还没有设置人设。用法：/persona 名字 | 描述")
+			}
+			return sink.Notice(ctx, "No persona set. Usage: /persona NAME | description")
+		}
+		if err != nil {
+			return p.internal(ctx, sink, "persona", err)
+		}
+		return sink.Notice(ctx, fmt.Sprintf("%s | %s", per.Name, per.Description))
+	}
+	name, desc, _ := strings.Cut(args, "|")
+	name, desc = strings.TrimSpace(name), strings.TrimSpace(desc)
+	if len([]rune(name)) > 60 || len([]rune(desc)) > 2000 {
+		if lang == "zh" {
+			return sink.Notice(ctx, "名字最多 60 字，描述最多 2000 字。")
+		}
+		return sink.Notice(ctx, "The name may have at most 60 characters and the description 2000.")
+	}
+	if err := p.opt.Store.SetPersona(ctx, models.Persona{UserKey: in.UserKey(), Name: name, Description: desc}); err != nil {
+		return p.internal(ctx, sink, "persona", err)
+	}
+	if lang == "zh" {
+		return sink.Notice(ctx, "人设已保存："+name)
+	}
+	return sink.Notice(ctx, "Persona saved: "+name)
+}
+
+func (p *Pipeline) cmdChats(ctx context.Context, in Inbound, sink Sink) error {
+	lang := p.langOf(in)
+	chats, err := p.opt.Store.ChannelChats(ctx, in.Channel.Key())
+	if err != nil {
+		return p.internal(ctx, sink, "chats", err)
+	}
+	if len(chats) == 0 {
+		if lang == "zh" {
+			return sink.Notice(ctx, "这个频道还没有对局。")
+		}
+		return sink.Notice(ctx, "No chats in this channel yet.")
+	}
+	ch, _ := p.opt.Store.Channel(ctx, in.Channel.Key())
+	var b strings.Builder
+	for _, c := range chats {
+		mark := " "
+		if c.ID == ch.CurrentChatID {
+			mark = "*"
+		}
+		fmt.Fprintf(&b, "%s %s  %s\n", mark, c.ID, c.Name)
+	}
+	return sink.Notice(ctx, strings.TrimRight(b.String(), "\n"))
+}
+
+func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Sink) error {
+	lang := p.langOf(in)
+	sub, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
+	switch strings.ToLower(sub) {
+	case "", "list":
+		var b strings.Builder
+		for _, c := range p.opt.Cards.List() {
+			fmt.Fprintf(&b, "- %s (%s)\n", c.Name, c.ID)
+		}
+		if b.Len() == 0 {
+			return sink.Notice(ctx, p.text(lang, msgNoCard))
+		}
+		return sink.Notice(ctx, strings.TrimRight(b.String(), "\n"))
+	case "show":
+		ch, err := p.opt.Store.Channel(ctx, in.Channel.Key())
+		c, ok := Card{}, false
+		if err == nil && ch.CardID != "" {
+			c, ok = p.opt.Cards.Get(ch.CardID)
+		}
+		if !ok {
+			c, ok = p.opt.Cards.Default()
+		}
+		if !ok {
+			return sink.Notice(ctx, p.text(lang, msgNoCard))
+		}
+		return sink.Notice(ctx, fmt.Sprintf("%s (%s)\n%s", c.Name, c.ID, truncateRunes(c.Description, 600)))
+	case "set":
+		if !in.CanManage {
+			return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+		}
+		c, ok := p.opt.Cards.Find(rest)
+		if !ok {
+			return sink.Notice(ctx, p.text(lang, msgUnknownCard, rest))
+		}
+		user, _ := p.persona(ctx, in)
+		st, err := p.resolve(ctx, in.Channel, user)
+		if err != nil && !errors.Is(err, ErrNoCard) {
+			return p.internal(ctx, sink, "card set", err)
+		}
+		if err == nil && st.card.ID == c.ID {
+			return sink.Notice(ctx, p.text(lang, msgCardSet, c.Name))
+		}
+		ch, err := p.opt.Store.Channel(ctx, in.Channel.Key())
+		if err != nil {
+			return p.internal(ctx, sink, "card set", err)
+		}
+		old := ch.CurrentChatID
+		chat, err := p.startChat(ctx, ch, c, user)
+		if err != nil {
+			return p.internal(ctx, sink, "card set", err)
+		}
+		if p.opt.Jobs != nil && old != "" {
+			_ = p.opt.Jobs.ChatEnded(ctx, old)
+		}
+		if err := sink.Notice(ctx, p.text(p.language(c), msgCardSet, c.Name)); err != nil {
+			return err
+		}
+		if chat.HeadID != "" {
+			return sink.Finish(ctx, c.Greeting(user))
+		}
+		return nil
+	}
+	return sink.Notice(ctx, "/card list | show | set NAME")
+}
+
+func (p *Pipeline) internal(ctx context.Context, sink Sink, what string, err error) error {
+	p.log.Error(what, "err", err)
+	_ = sink.Notice(ctx, p.text(p.opt.Language, msgInternal))
+	return err
+}
+
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

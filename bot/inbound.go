@@ -1,0 +1,81 @@
+package bot
+
+import (
+	"context"
+	"time"
+)
+
+// Platforms troupe speaks on.
+const (
+	PlatformDiscord  = "discord"
+	PlatformTelegram = "telegram"
+	PlatformConsole  = "console"
+)
+
+// Kinds of space.
+const (
+	SpaceGuild = "guild"
+	SpaceUser  = "user"
+	SpaceGroup = "group"
+	SpaceLocal = "local"
+)
+
+// ChannelRef names a platform conversation and the space its memory
+// belongs to.
+type ChannelRef struct {
+	Platform string
+	// ID is the platform's id of the channel, thread or chat.
+	ID string
+	// SpaceKind is SpaceGuild, SpaceUser, SpaceGroup or SpaceLocal.
+	SpaceKind string
+	// SpaceID is the platform id of the guild, user or group.
+	SpaceID string
+	// Group is true where several people play in the channel.
+	Group bool
+}
+
+// Key is the channel's id in the store.
+func (c ChannelRef) Key() string { return c.Platform + ":" + c.ID }
+
+// Space is the space's id in the store.
+func (c ChannelRef) Space() string { return c.Platform + ":" + c.SpaceKind + ":" + c.SpaceID }
+
+// Inbound is one normalized platform message.
+type Inbound struct {
+	Channel    ChannelRef
+	AuthorID   string
+	AuthorName string
+	Text       string
+	// MessageID is the platform's message id; a second delivery of the same
+	// id is ignored. Empty disables that check.
+	MessageID string
+	// CanManage is true when the author may run admin commands (/forget,
+	// /card set) in this channel.
+	CanManage bool
+	// Received is when the platform delivered the message.
+	Received time.Time
+}
+
+// UserKey identifies the author across channels of one platform.
+func (in Inbound) UserKey() string { return in.Channel.Platform + ":" + in.AuthorID }
+
+// Sink renders what the pipeline writes for one inbound message.
+type Sink interface {
+	// Typing is called when a reply starts; adapters show an indicator until
+	// the first Update.
+	Typing(ctx context.Context)
+	// Update receives the whole reply text so far; adapters decide how often
+	// to show it.
+	Update(ctx context.Context, text string) error
+	// Finish receives the final reply text.
+	Finish(ctx context.Context, text string) error
+	// Notice delivers a short message from troupe itself: an error, a
+	// command's answer.
+	Notice(ctx context.Context, text string) error
+}
+
+// Confirmer is a Sink that can ask a yes/no question with buttons. Sinks
+// without it get the question as a Notice and the answer as the next message.
+type Confirmer interface {
+	Confirm(ctx context.Context, question string, token string, expires time.Time) error
+}

@@ -1,0 +1,83 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Role is who wrote a message in a model request.
+type Role string
+
+// The roles a model request carries.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// PromptMessage is one message of a model request.
+type PromptMessage struct {
+	Role    Role
+	Content string
+}
+
+// ModelRequest is what the pipeline asks a model for.
+type ModelRequest struct {
+	Messages []PromptMessage
+	// MaxTokens caps the reply; 0 leaves the client's default.
+	MaxTokens int
+}
+
+// ModelResult is a finished model answer with the usage the API reported.
+type ModelResult struct {
+	Text             string
+	PromptTokens     int
+	CompletionTokens int
+	FinishReason     string
+	// ModelTime is the wall time spent waiting for the API.
+	ModelTime time.Duration
+}
+
+// Model streams a chat completion. onDelta receives each new piece of text in
+// order; an error from onDelta aborts the stream and is returned.
+type Model interface {
+	Stream(ctx context.Context, req ModelRequest, onDelta func(string) error) (ModelResult, error)
+}
+
+// ModelError describes a failed model call in terms a user can act on.
+type ModelError struct {
+	// Kind is one of "timeout", "rate_limited", "unavailable", "bad_request",
+	// "auth", "empty", "cut".
+	Kind       string
+	StatusCode int
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *ModelError) Error() string {
+	if e.Err != nil {
+		return "model: " + e.Kind + ": " + e.Err.Error()
+	}
+	return "model: " + e.Kind
+}
+
+func (e *ModelError) Unwrap() error { return e.Err }
+
+// Retryable reports whether trying the same call later may succeed.
+func (e *ModelError) Retryable() bool {
+	switch e.Kind {
+	case "timeout", "rate_limited", "unavailable", "cut", "empty":
+		return true
+	}
+	return false
+}
+
+// IsRetryable reports whether err is a model error worth retrying later.
+func IsRetryable(err error) bool {
+	var me *ModelError
+	if errors.As(err, &me) {
+		return me.Retryable()
+	}
+	return errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,268 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"troupe/config"
+	"troupe/memory"
+	"troupe/models"
+)
+
+// Jobs is what the pipeline tells the job queue after it changes a chat.
+type Jobs interface {
+	// AfterTurn is called after a reply is stored.
+	AfterTurn(ctx context.Context, t TurnDone) error
+	// ChatEnded is called when /new or /forget moves a channel off a chat.
+	ChatEnded(ctx context.Context, chatID string) error
+}
+
+// TurnDone describes a finished turn for the job queue.
+type TurnDone struct {
+	ChatID  string
+	CardID  string
+	SpaceID string
+	// CompactionDue is true when the compaction trigger holds.
+	CompactionDue bool
+	// Urgent is true when the prompt had to drop uncovered turns to fit.
+	Urgent bool
+}
+
+// MemoryService is the memory work commands run directly.
+type MemoryService interface {
+	Compact(ctx context.Context, chatID string, manual bool) (memory.Result, error)
+}
+
+// Options configures a Pipeline.
+type Options struct {
+	Store        *models.Store
+	Cards        *Library
+	Model        Model
+	Jobs         Jobs
+	Tokens       TokenCounter
+	MemoryConfig config.Memory
+	// Memory runs memory work that a command asks for directly (/compact).
+	Memory   MemoryService
+	Language string
+	// ContextWindow and MaxReplyTokens bound the prompt.
+	ContextWindow  int
+	MaxReplyTokens int
+	Logger         *slog.Logger
+	Now            func() time.Time
+}
+
+// TokenCounter estimates the prompt tokens of a message list for a chat,
+// and learns from the counts the API reports.
+type TokenCounter interface {
+	Estimate(key string, msgs []memory.Message) int
+	Observe(key string, estimated, actual int)
+}
+
+// Pipeline is the shared turn pipeline.
+type Pipeline struct {
+	opt     Options
+	log     *slog.Logger
+	mu      sync.Mutex
+	lanes   map[string]*lane
+	closed  bool
+	wg      sync.WaitGroup
+	stats   Stats
+	extra   map[string]CommandFunc
+	confirm confirmations
+}
+
+// CommandFunc handles a command that another package adds to the pipeline.
+type CommandFunc func(ctx context.Context, in Inbound, cmd Command, sink Sink) error
+
+// Stats counts what the pipeline did; safe to read with Snapshot.
+type Stats struct {
+	mu            sync.Mutex
+	Turns         int
+	Failed        int
+	PipelineTimes []time.Duration
+}
+
+// New returns a pipeline; it starts nothing.
+func New(opt Options) *Pipeline {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Language == "" {
+		opt.Language = "en"
+	}
+	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, extra: map[string]CommandFunc{}}
+}
+
+// lane serializes the turns of one channel: messages that arrive while a
+// reply is written wait in pending and become the next turn together.
+type lane struct {
+	mu      sync.Mutex
+	pending []pendingMsg
+	running bool
+	// busy is held while anything changes the channel's chat.
+	busy sync.Mutex
+}
+
+type pendingMsg struct {
+	in   Inbound
+	sink Sink
+}
+
+func (p *Pipeline) lane(key string) *lane {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	l, ok := p.lanes[key]
+	if !ok {
+		l = &lane{}
+		p.lanes[key] = l
+	}
+	return l
+}
+
+// Handle takes one inbound message. If a reply is being written in the
+// channel, the message joins the next turn and Handle returns at once;
+// otherwise Handle runs turns until the channel has nothing pending.
+func (p *Pipeline) Handle(ctx context.Context, in Inbound, sink Sink) error {
+	if err := p.begin(); err != nil {
+		_ = sink.Notice(ctx, p.text(p.opt.Language, msgShuttingDown))
+		return err
+	}
+	defer p.wg.Done()
+	l := p.lane(in.Channel.Key())
+	l.mu.Lock()
+	for _, pm := range l.pending {
+		if in.MessageID != "" && pm.in.MessageID == in.MessageID {
+			l.mu.Unlock()
+			return nil
+		}
+	}
+	l.pending = append(l.pending, pendingMsg{in: in, sink: sink})
+	if l.running {
+		l.mu.Unlock()
+		return nil
+	}
+	l.running = true
+	l.mu.Unlock()
+	var firstErr error
+	for {
+		l.mu.Lock()
+		batch := l.pending
+		l.pending = nil
+		if len(batch) == 0 {
+			l.running = false
+			l.mu.Unlock()
+			return firstErr
+		}
+		l.mu.Unlock()
+		l.busy.Lock()
+		err := p.turn(ctx, batch)
+		l.busy.Unlock()
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+}
+
+func (p *Pipeline) begin() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	p.wg.Add(1)
+	return nil
+}
+
+// Close stops taking new turns and waits for the running ones, up to ctx.
+func (p *Pipeline) Close(ctx context.Context) error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("bot: close: turns still running: %w", ctx.Err())
+	}
+}
+
+// chatState is a channel resolved to its card and current chat.
+type chatState struct {
+	channel models.Channel
+	card    Card
+	chat    models.Chat
+}
+
+// resolve finds (or creates) the space, channel, card and current chat.
+func (p *Pipeline) resolve(ctx context.Context, ref ChannelRef, userName string) (chatState, error) {
+	st := p.opt.Store
+	if err := st.EnsureSpace(ctx, models.Space{ID: ref.Space(), Platform: ref.Platform, Kind: ref.SpaceKind, ExternalID: ref.SpaceID}); err != nil {
+		return chatState{}, err
+	}
+	ch, err := st.EnsureChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space()})
+	if err != nil {
+		return chatState{}, err
+	}
+	card, err := p.channelCard(ch)
+	if err != nil {
+		return chatState{}, err
+	}
+	if ch.CurrentChatID != "" {
+		chat, err := st.Chat(ctx, ch.CurrentChatID)
+		if err == nil {
+			return chatState{channel: ch, card: card, chat: chat}, nil
+		}
+		if !errors.Is(err, models.ErrNotFound) {
+			return chatState{}, err
+		}
+	}
+	chat, err := p.startChat(ctx, ch, card, userName)
+	if err != nil {
+		return chatState{}, err
+	}
+	ch.CurrentChatID = chat.ID
+	ch.CardID = card.ID
+	return chatState{channel: ch, card: card, chat: chat}, nil
+}
+
+func (p *Pipeline) channelCard(ch models.Channel) (Card, error) {
+	if ch.CardID != "" {
+		if c, ok := p.opt.Cards.Get(ch.CardID); ok {
+			return c, nil
+		}
+	}
+	if c, ok := p.opt.Cards.Default(); ok {
+		return c, nil
+	}
+	return Card{}, ErrNoCard
+}
+
+// startChat opens a new chat of card in the channel with the card's greeting.
+func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card Card, userName string) (models.Chat, error) {
+	if err := p.opt.Store.UpsertCard(ctx, cardRow(card)); err != nil {
+		return models.Chat{}, err
+	}
+	name := fmt.Sprintf("%s %s", card.Name, p.opt.Now().UTC().Format("2006-01-02 15:04"))
+	var opening *models.Message
+	if g := card.Greeting(userName); g != "" {
+		opening = &models.Message{Role: memory.RoleAssistant, AuthorName: card.Name, Content: g}
+	}
+	return p.opt.Store.StartChat(ctx, ch.ID, card.ID, ch.SpaceID, name, opening)
+}
+
+// language picks the prompt language: the card's, else the configured one.
+func (p *Pipeline) language(c Card) string {
+	if c.Language != "" {
+		return c.Language
+	}
+	return p.opt.Language
+}

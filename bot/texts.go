@@ -1,0 +1,102 @@
+package bot
+
+import "fmt"
+
+// msgKey names a user-facing text.
+type msgKey int
+
+const (
+	msgShuttingDown msgKey = iota
+	msgModelFailed
+	msgModelTimeout
+	msgModelRateLimited
+	msgModelAuth
+	msgInternal
+	msgNoCard
+	msgHelp
+	msgNewChat
+	msgNothingToRegen
+	msgUnknownCommand
+	msgBusy
+	msgEmpty
+	msgNotAllowed
+	msgUnknownCard
+	msgCardSet
+	msgConfirmGone
+	msgNotYours
+	msgCancelled
+)
+
+var texts = map[string]map[msgKey]string{
+	"en": {
+		msgShuttingDown:     "troupe is restarting; please send that again in a minute.",
+		msgModelFailed:      "The model didn't answer (%s). Your message is saved: send /regen to try again.",
+		msgModelTimeout:     "The model took too long to answer. Your message is saved: send /regen to try again.",
+		msgModelRateLimited: "The model is rate limited right now. Your message is saved: send /regen in a little while.",
+		msgModelAuth:        "The model API refused troupe's credentials; ask whoever runs troupe to check the API key. Your message is saved.",
+		msgInternal:         "Something went wrong on troupe's side. Your message is saved: send /regen to try again.",
+		msgNoCard:           "No character is bound here yet. Use /card set NAME to choose one.",
+		msgHelp: "Commands:\n" +
+			"/new — start a new chat with the character (the old one is remembered)\n" +
+			"/regen — write the last reply again\n" +
+			"/compact — condense older turns into the relay summary now\n" +
+			"/forget [chat-id] — erase this chat (or an earlier one) from the character's memory\n" +
+			"/chats — list this channel's chats\n" +
+			"/memory — show what the character remembers of earlier chats\n" +
+			"/persona NAME [| description] — how the character should call and see you\n" +
+			"/card list | show | set NAME — the characters you can play with\n" +
+			"/help — this list",
+		msgNewChat:        "New chat started with %s.",
+		msgNothingToRegen: "There is no reply to write again yet.",
+		msgUnknownCommand: "Unknown command %s.",
+		msgBusy:           "A reply is being written; try again when it is done.",
+		msgEmpty:          "The model returned an empty reply. Your message is saved: send /regen to try again.",
+		msgNotAllowed:     "Only members who can manage messages here (or an admin role) may do that.",
+		msgUnknownCard:    "No card called %q. /card list shows them.",
+		msgCardSet:        "This channel now plays %s.",
+		msgConfirmGone:    "That question has expired or was already answered; nothing was changed.",
+		msgNotYours:       "Only the person who asked can answer that.",
+		msgCancelled:      "Cancelled; nothing was changed.",
+	},
+	"zh": {
+		msgShuttingDown:     "troupe 正在重启，请稍后再发一次。",
+		msgModelFailed:      "模型没有回应（%s）。你的消息已保存，发送 /regen 可重试。",
+		msgModelTimeout:     "模型回应超时。你的消息已保存，发送 /regen 可重试。",
+		msgModelRateLimited: "模型暂时限流。你的消息已保存，稍后发送 /regen 重试。",
+		msgModelAuth:        "模型接口拒绝了 troupe 的凭据，请联系部署者检查 API 密钥。你的消息已保存。",
+		msgInternal:         "troupe 内部出错了。你的消息已保存，发送 /regen 可重试。",
+		msgNoCard:           "这里还没有绑定角色。用 /card set 角色名 选择一个。",
+		msgHelp: "命令：\n" +
+			"/new — 和角色开始新的一局（旧的一局会被记住）\n" +
+			"/regen — 重写上一条回复\n" +
+			"/compact — 立即把较早的剧情压进前情提要\n" +
+			"/forget [局id] — 把这一局（或更早的某一局）从角色记忆里彻底删除\n" +
+			"/chats — 列出这个频道的各局\n" +
+			"/memory — 查看角色记得的往局\n" +
+			"/persona 名字 [| 描述] — 角色如何称呼、看待你\n" +
+			"/card list | show | set 名字 — 可选的角色\n" +
+			"/help — 本列表",
+		msgNewChat:        "已和%s开始新的一局。",
+		msgNothingToRegen: "还没有可以重写的回复。",
+		msgUnknownCommand: "未知命令 %s。",
+		msgBusy:           "正在写回复，请稍后再试。",
+		msgEmpty:          "模型返回了空回复。你的消息已保存，发送 /regen 可重试。",
+		msgNotAllowed:     "只有能管理这里消息的成员（或管理员角色）才能这样做。",
+		msgUnknownCard:    "没有叫 %q 的角色。/card list 可查看全部。",
+		msgCardSet:        "这个频道现在由%s出演。",
+		msgConfirmGone:    "这个确认已过期或已处理，没有做任何改动。",
+		msgNotYours:       "只有发起的人才能回答。",
+		msgCancelled:      "已取消，没有做任何改动。",
+	},
+}
+
+func (p *Pipeline) text(lang string, key msgKey, args ...any) string {
+	t, ok := texts[lang]
+	if !ok {
+		t = texts["en"]
+	}
+	if len(args) == 0 {
+		return t[key]
+	}
+	return fmt.Sprintf(t[key], args...)
+}

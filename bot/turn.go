@@ -1,0 +1,205 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"troupe/memory"
+	"troupe/models"
+)
+
+// turn stores a batch of user messages as one turn and writes the reply to
+// the last message's sink.
+func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
+	start := time.Now()
+	last := batch[len(batch)-1]
+	in, sink := last.in, last.sink
+	user, persona := p.persona(ctx, in)
+	st, err := p.resolve(ctx, in.Channel, user)
+	if errors.Is(err, ErrNoCard) {
+		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
+	}
+	if err != nil {
+		p.log.Error("resolve channel", "channel", in.Channel.Key(), "err", err)
+		_ = sink.Notice(ctx, p.text(p.opt.Language, msgInternal))
+		return err
+	}
+	lang := p.language(st.card)
+	msgs, err := p.newUserMessages(ctx, batch)
+	if err != nil {
+		p.log.Error("dedup", "chat_id", st.chat.ID, "err", err)
+		_ = sink.Notice(ctx, p.text(lang, msgInternal))
+		return err
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	err = p.opt.Store.Append(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs)
+	if errors.Is(err, models.ErrStale) {
+		// Another replica moved the head; re-read and try once more.
+		if st.chat, err = p.opt.Store.Chat(ctx, st.chat.ID); err == nil {
+			err = p.opt.Store.Append(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs)
+		}
+	}
+	if errors.Is(err, models.ErrDuplicate) {
+		return nil
+	}
+	if err != nil {
+		p.log.Error("store user message", "chat_id", st.chat.ID, "err", err)
+		_ = sink.Notice(ctx, p.text(lang, msgInternal))
+		return err
+	}
+	head := msgs[len(msgs)-1].ID
+	return p.reply(ctx, st, replyPlan{parent: head, expectHead: head, user: user, persona: persona, group: in.Channel.Group, start: start}, sink)
+}
+
+// newUserMessages turns a batch into messages to store, leaving out the
+// platform messages that were stored before.
+func (p *Pipeline) newUserMessages(ctx context.Context, batch []pendingMsg) ([]*models.Message, error) {
+	var keys []string
+	for _, b := range batch {
+		if b.in.MessageID != "" {
+			keys = append(keys, dedupKey(b.in))
+		}
+	}
+	seen, err := p.opt.Store.SeenDedupKeys(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var msgs []*models.Message
+	for _, b := range batch {
+		m := &models.Message{Role: memory.RoleUser, AuthorID: b.in.AuthorID, AuthorName: b.in.AuthorName, Content: b.in.Text}
+		if b.in.MessageID != "" {
+			k := dedupKey(b.in)
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			m.DedupKey = &k
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, nil
+}
+
+func dedupKey(in Inbound) string { return in.Channel.Key() + ":" + in.MessageID }
+
+// replyPlan says where a reply goes on the chat's tree.
+type replyPlan struct {
+	// parent is the message the reply answers; the prompt's branch ends there.
+	parent string
+	// expectHead is the chat's head when the reply is stored.
+	expectHead string
+	user       string
+	persona    string
+	group      bool
+	start      time.Time
+}
+
+// reply writes the model's answer to the branch ending at rp.parent.
+func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink Sink) error {
+	lang := p.language(st.card)
+	br, err := p.opt.Store.LoadBranch(ctx, rp.parent)
+	if err != nil {
+		p.log.Error("load branch", "chat_id", st.chat.ID, "err", err)
+		_ = sink.Notice(ctx, p.text(lang, msgInternal))
+		return err
+	}
+	prompt, urgent := p.prompt(ctx, st, br, rp)
+	sink.Typing(ctx)
+	var acc strings.Builder
+	pipelineTime := time.Since(rp.start)
+	res, err := p.opt.Model.Stream(ctx, ModelRequest{Messages: prompt.messages, MaxTokens: p.opt.MaxReplyTokens}, func(delta string) error {
+		acc.WriteString(delta)
+		if uerr := sink.Update(ctx, acc.String()); uerr != nil {
+			p.log.Warn("stream update", "chat_id", st.chat.ID, "err", uerr)
+		}
+		return nil
+	})
+	afterModel := time.Now()
+	text := strings.TrimSpace(res.Text)
+	if err == nil && text == "" {
+		err = &ModelError{Kind: "empty"}
+	}
+	if err != nil {
+		p.stats.fail()
+		p.log.Warn("model call failed", "chat_id", st.chat.ID, "err", err)
+		_ = sink.Notice(ctx, p.modelErrorText(lang, err))
+		return nil
+	}
+	msg := &models.Message{Role: memory.RoleAssistant, AuthorName: st.card.Name, Content: text,
+		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens}
+	if err := p.opt.Store.Append(ctx, st.chat.ID, rp.expectHead, rp.parent, []*models.Message{msg}); err != nil {
+		p.log.Error("store reply", "chat_id", st.chat.ID, "err", err)
+		_ = sink.Notice(ctx, p.text(lang, msgInternal))
+		return err
+	}
+	if err := sink.Finish(ctx, text); err != nil {
+		p.log.Error("deliver reply", "chat_id", st.chat.ID, "err", err)
+	}
+	if p.opt.Tokens != nil && res.PromptTokens > 0 {
+		p.opt.Tokens.Observe(st.chat.ID, prompt.estimated, res.PromptTokens)
+	}
+	turns := append(memory.TurnsOf(br.Uncovered), memory.Turn{ID: msg.ID, Role: memory.RoleAssistant, Content: text})
+	plan := memory.PlanCompaction(turns, p.compactParams(), false)
+	p.stats.done(pipelineTime + time.Since(afterModel))
+	if p.opt.Jobs != nil {
+		td := TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent}
+		if err := p.opt.Jobs.AfterTurn(ctx, td); err != nil {
+			// The sweeper finds owed work again; the turn itself is done.
+			p.log.Warn("enqueue after turn", "chat_id", st.chat.ID, "err", err)
+		}
+	}
+	return nil
+}
+
+func (p *Pipeline) compactParams() memory.CompactParams {
+	m := p.opt.MemoryConfig
+	return memory.CompactParams{Keep: m.Keep, Period: m.Period, MinCutChars: m.MinCutChars, ManualMinCutChars: m.ManualMinCutChars}
+}
+
+func (p *Pipeline) modelErrorText(lang string, err error) string {
+	var me *ModelError
+	if errors.As(err, &me) {
+		switch me.Kind {
+		case "timeout":
+			return p.text(lang, msgModelTimeout)
+		case "rate_limited":
+			return p.text(lang, msgModelRateLimited)
+		case "auth":
+			return p.text(lang, msgModelAuth)
+		case "empty":
+			return p.text(lang, msgEmpty)
+		}
+		return p.text(lang, msgModelFailed, me.Kind)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return p.text(lang, msgModelTimeout)
+	}
+	return p.text(lang, msgModelFailed, "error")
+}
+
+func (s *Stats) fail() {
+	s.mu.Lock()
+	s.Failed++
+	s.mu.Unlock()
+}
+
+func (s *Stats) done(d time.Duration) {
+	s.mu.Lock()
+	s.Turns++
+	if len(s.PipelineTimes) < 1_000_000 {
+		s.PipelineTimes = append(s.PipelineTimes, d)
+	}
+	s.mu.Unlock()
+}
+
+// PipelineTimes returns a copy of the recorded per-turn pipeline times (model
+// time excluded).
+func (p *Pipeline) PipelineTimes() []time.Duration {
+	p.stats.mu.Lock()
+	defer p.stats.mu.Unlock()
+	return append([]time.Duration(nil), p.stats.PipelineTimes...)
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"troupe/adapters/openai"
+	"troupe/bot"
+	"troupe/config"
+	"troupe/jobs"
+	"troupe/memory"
+	"troupe/models"
+)
+
+// app is troupe's wired components, shared by serve, worker and chat.
+type app struct {
+	cfg      config.Config
+	log      *slog.Logger
+	store    *models.Store
+	redis    *jobs.Redis
+	queue    *jobs.Queue
+	memory   *memory.Service
+	pipeline *bot.Pipeline
+	cards    *bot.Library
+}
+
+func newLogger(c config.Log, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(c.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*models.Store, error) {
+	return models.Open(ctx, cfg.Database.DSN.Value(), log)
+}
+
+// openApp connects storage and queue and builds the pipeline around cards.
+func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bot.Library) (*app, error) {
+	a := &app{cfg: cfg, log: log, cards: cards}
+	var err error
+	if a.store, err = openStore(ctx, cfg, log); err != nil {
+		return nil, err
+	}
+	if a.redis, err = jobs.OpenRedis(ctx, cfg.Redis.URL.Value()); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.queue = jobs.NewQueue(a.redis, log)
+	sm := cfg.ScribeModel()
+	scribe := openai.New(openai.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
+		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: sm.MaxRetries}, log)
+	a.memory = memory.NewService(a.store, scribeAdapter{scribe}, memoryConfig(cfg), log)
+	m := cfg.Model
+	model := openai.New(openai.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
+		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: m.MaxRetries}, log)
+	a.pipeline = bot.New(bot.Options{
+		Store:          a.store,
+		Cards:          cards,
+		Model:          model,
+		Jobs:           jobsBridge{q: a.queue, idle: cfg.Memory.IdleRecap},
+		Memory:         a.memory,
+		Tokens:         memory.NewPromptEstimator(),
+		MemoryConfig:   cfg.Memory,
+		Language:       cfg.Language,
+		ContextWindow:  m.ContextWindow,
+		MaxReplyTokens: m.MaxReplyTokens,
+		Logger:         log,
+	})
+	return a, nil
+}
+
+func memoryConfig(cfg config.Config) memory.Config {
+	m := cfg.Memory
+	return memory.Config{
+		Compact:          memory.CompactParams{Keep: m.Keep, Period: m.Period, MinCutChars: m.MinCutChars, ManualMinCutChars: m.ManualMinCutChars},
+		ResidentMaxChars: m.ResidentMaxChars,
+		EnvelopeChars:    m.EnvelopeChars,
+		MinUsefulChars:   m.MinUsefulChars,
+		RecapMaxChars:    m.RecapMaxChars,
+		Language:         cfg.Language,
+	}
+}
+
+// worker builds the job worker on the app's queue.
+func (a *app) worker() *jobs.Worker {
+	return jobs.NewWorker(a.redis, a.queue, a.memory, a.store, jobs.WorkerOptions{
+		SweepInterval: a.cfg.Memory.SweepInterval,
+	}, a.log)
+}
+
+// Close releases everything the app opened.
+func (a *app) Close() error {
+	var errs []error
+	if a.redis != nil {
+		errs = append(errs, a.redis.Close())
+	}
+	if a.store != nil {
+		errs = append(errs, a.store.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// scribeAdapter lets the OpenAI client serve as the memory scribe.
+type scribeAdapter struct{ c *openai.Client }
+
+func (s scribeAdapter) Complete(ctx context.Context, msgs []memory.Message) (string, error) {
+	req := bot.ModelRequest{Messages: make([]bot.PromptMessage, len(msgs))}
+	for i, m := range msgs {
+		req.Messages[i] = bot.PromptMessage{Role: bot.Role(m.Role), Content: m.Content}
+	}
+	res, err := s.c.Complete(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	return res.Text, nil
+}
+
+// jobsBridge tells the queue what a turn left owed.
+type jobsBridge struct {
+	q    *jobs.Queue
+	idle interface{ Seconds() float64 }
+}
+
+func (j jobsBridge) AfterTurn(ctx context.Context, t bot.TurnDone) error {
+	if t.CompactionDue {
+		return j.q.Compact(ctx, t.ChatID, t.Urgent)
+	}
+	return nil
+}
+
+func (j jobsBridge) ChatEnded(ctx context.Context, chatID string) error { return nil }
+
+// serve runs the adapters (when adapters is true) and the job workers until
+// ctx is done.
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bool) error {
+	cards, err := bot.LoadLibrary(cfg.Cards.Dir, cfg.Cards.Default)
+	if err != nil {
+		return err
+	}
+	a, err := openApp(ctx, cfg, log, cards)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if adapters && len(cards.List()) == 0 {
+		return fmt.Errorf("no cards in %s: put Tavern card JSON files there (see examples/cards)", cfg.Cards.Dir)
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	w := a.worker()
+	g.Go(func() error { return w.Run(gctx) })
+	if adapters {
+		names := []string{}
+		if cfg.Discord.Token != "" {
+			names = append(names, "discord")
+		}
+		if cfg.Telegram.Token != "" {
+			names = append(names, "telegram")
+		}
+		log.Info("serving", "adapters", strings.Join(names, ","), "cards", len(cards.List()))
+	}
+	return g.Wait()
+}

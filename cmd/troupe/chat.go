@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/term"
+
+	"troupe/adapters/console"
+	"troupe/bot"
+)
+
+func (c *cli) chatCmd() *cobra.Command {
+	var (
+		cardPath     string
+		user         string
+		noWorker     bool
+		drainTimeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "chat",
+		Short: "Roleplay with a character in the terminal",
+		Long: "Roleplay with a character in the terminal. With a terminal on stdin it streams replies;\n" +
+			"otherwise it reads one message per line and prints each reply, so scripts can drive it.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.load()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			interactive := isTerminal(c.stdin)
+			logCfg := cfg.Log
+			if interactive && logCfg.Level == "info" {
+				// Keep the conversation readable; warnings still show.
+				logCfg.Level = "warn"
+			}
+			log := newLogger(logCfg, c.stderr)
+			cards, err := bot.LoadLibrary(cfg.Cards.Dir, "")
+			if err != nil {
+				cards, _ = bot.NewLibrary(nil, "")
+			}
+			var card bot.Card
+			switch {
+			case cardPath != "":
+				if card, err = bot.LoadCard(cardPath); err != nil {
+					return usageError{fmt.Errorf("--card: %w", err)}
+				}
+				cards.Add(card)
+			case cfg.Cards.Default != "":
+				var ok bool
+				if card, ok = cards.Find(cfg.Cards.Default); !ok {
+					return usageError{fmt.Errorf("cards.default %q is not in %s", cfg.Cards.Default, cfg.Cards.Dir)}
+				}
+			default:
+				return usageError{fmt.Errorf("chat needs --card FILE (for example examples/cards/lantern-keeper.json)")}
+			}
+			a, err := openApp(ctx, cfg, log, cards)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			g, gctx := errgroup.WithContext(ctx)
+			workerCtx, stopWorker := context.WithCancel(gctx)
+			defer stopWorker()
+			if !noWorker {
+				w := a.worker()
+				g.Go(func() error { return w.Run(workerCtx) })
+			}
+			session := console.New(a.pipeline, console.Options{In: c.stdin, Out: c.stdout, User: user, CardID: card.ID, Interactive: interactive})
+			g.Go(func() error {
+				defer stopWorker()
+				if err := session.Run(gctx); err != nil {
+					return err
+				}
+				if noWorker {
+					return nil
+				}
+				if err := a.queue.Drain(gctx, drainTimeout); err != nil {
+					log.Warn("memory jobs not finished", "err", err)
+				}
+				return nil
+			})
+			return g.Wait()
+		},
+	}
+	cmd.Flags().StringVar(&cardPath, "card", "", "card file (Tavern V2 JSON)")
+	cmd.Flags().StringVar(&user, "user", defaultUser(), "your name in the story")
+	cmd.Flags().BoolVar(&noWorker, "no-worker", false, "don't run the memory job workers in this process")
+	cmd.Flags().DurationVar(&drainTimeout, "drain-timeout", 2*time.Minute, "how long to wait at the end for memory jobs")
+	return cmd
+}
+
+func defaultUser() string {
+	if u := os.Getenv("USER"); u != "" && u != "root" {
+		return u
+	}
+	return "Traveler"
+}
+
+func isTerminal(r any) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

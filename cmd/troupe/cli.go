@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"troupe/config"
+)
+
+// env is how the CLI reads the environment (os.LookupEnv, or a map in tests).
+type env func(string) (string, bool)
+
+// cli holds what every subcommand shares.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	lookup         env
+	configPath     string
+}
+
+// run executes one troupe command line.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup env) error {
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, lookup: lookup}
+	root := &cobra.Command{
+		Use:           "troupe",
+		Short:         "LLM characters for Discord, Telegram and the terminal, with memory",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentFlags().StringVar(&c.configPath, "config", "", "config file (default troupe.yaml if present)")
+	root.AddCommand(c.serveCmd(), c.workerCmd(), c.chatCmd(), c.migrateCmd(), c.versionCmd())
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && cmd != nil && isUsage(err) {
+		return usageError{err}
+	}
+	return err
+}
+
+func isUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "required flag", "accepts ", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// load reads and validates the configuration.
+func (c *cli) load() (config.Config, error) {
+	return config.Load(c.configPath, c.lookup)
+}
+
+func (c *cli) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print troupe's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(c.stdout, "troupe %s\n", version)
+			return err
+		},
+	}
+}
+
+func (c *cli) migrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Create or update the database schema",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.load()
+			if err != nil {
+				return err
+			}
+			log := newLogger(cfg.Log, c.stderr)
+			st, err := openStore(cmd.Context(), cfg, log)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			_, err = fmt.Fprintf(c.stdout, "migrated %s database\n", st.Dialect())
+			return err
+		},
+	}
+}
+
+func (c *cli) serveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Run the chat adapters and the job workers",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.load()
+			if err != nil {
+				return err
+			}
+			return serve(cmd.Context(), cfg, newLogger(cfg.Log, c.stderr), true)
+		},
+	}
+}
+
+func (c *cli) workerCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "worker",
+		Short: "Run the job workers only",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := c.load()
+			if err != nil {
+				return err
+			}
+			return serve(cmd.Context(), cfg, newLogger(cfg.Log, c.stderr), false)
+		},
+	}
+}
+
+// shutdownTimeout bounds how long in-flight replies may take after a stop.
+const shutdownTimeout = 30 * time.Second

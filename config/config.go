@@ -1,0 +1,188 @@
+// Package config loads troupe's configuration: defaults, a YAML file, and
+// TROUPE_* environment overrides, then validates the result.
+package config
+
+import (
+	"time"
+)
+
+// Config is the whole configuration of one troupe process.
+type Config struct {
+	Model    Model    `yaml:"model"`
+	Scribe   Model    `yaml:"scribe"`
+	Database Database `yaml:"database"`
+	Redis    Redis    `yaml:"redis"`
+	Memory   Memory   `yaml:"memory"`
+	Cards    Cards    `yaml:"cards"`
+	Language string   `yaml:"language"`
+	Discord  Discord  `yaml:"discord"`
+	Telegram Telegram `yaml:"telegram"`
+	Ops      Ops      `yaml:"ops"`
+	Log      Log      `yaml:"log"`
+}
+
+// Model configures an OpenAI-compatible chat model.
+type Model struct {
+	BaseURL        string        `yaml:"base_url"`
+	APIKey         Secret        `yaml:"api_key"`
+	Name           string        `yaml:"name"`
+	ContextWindow  int           `yaml:"context_window"`
+	MaxReplyTokens int           `yaml:"max_reply_tokens"`
+	Temperature    float64       `yaml:"temperature"`
+	Timeout        time.Duration `yaml:"timeout"`
+	MaxRetries     int           `yaml:"max_retries"`
+}
+
+// Database selects the store: sqlite://FILE or postgres://….
+type Database struct {
+	DSN Secret `yaml:"dsn"`
+}
+
+// Redis selects the job queue's Redis; empty runs an in-process Redis.
+type Redis struct {
+	URL Secret `yaml:"url"`
+}
+
+// Memory holds the constants of compaction and cross-chat memory.
+type Memory struct {
+	Keep              int           `yaml:"keep"`
+	Period            int           `yaml:"period"`
+	MinCutChars       int           `yaml:"min_cut_chars"`
+	ManualMinCutChars int           `yaml:"manual_min_cut_chars"`
+	ResidentMaxChars  int           `yaml:"resident_max_chars"`
+	EnvelopeChars     int           `yaml:"envelope_chars"`
+	MinUsefulChars    int           `yaml:"min_useful_chars"`
+	RecallTimeout     time.Duration `yaml:"recall_timeout"`
+	IdleRecap         time.Duration `yaml:"idle_recap"`
+	SweepInterval     time.Duration `yaml:"sweep_interval"`
+	RecapMaxChars     int           `yaml:"recap_max_chars"`
+}
+
+// Cards locates the card library.
+type Cards struct {
+	Dir     string `yaml:"dir"`
+	Default string `yaml:"default"`
+}
+
+// Discord configures the Discord adapter; it runs when Token is set.
+type Discord struct {
+	Token           Secret   `yaml:"token"`
+	APIBaseURL      string   `yaml:"api_base_url"`
+	ShardID         int      `yaml:"shard_id"`
+	ShardCount      int      `yaml:"shard_count"`
+	AllowDMs        bool     `yaml:"allow_dms"`
+	DevGuild        string   `yaml:"dev_guild"`
+	AdminRoles      []string `yaml:"admin_roles"`
+	AllowedGuilds   []string `yaml:"allowed_guilds"`
+	AllowedChannels []string `yaml:"allowed_channels"`
+}
+
+// Telegram configures the Telegram adapter; it runs when Token is set.
+type Telegram struct {
+	Token           Secret   `yaml:"token"`
+	APIEndpoint     string   `yaml:"api_endpoint"`
+	WebhookURL      string   `yaml:"webhook_url"`
+	WebhookListen   string   `yaml:"webhook_listen"`
+	WebhookSecret   Secret   `yaml:"webhook_secret"`
+	AllowGroups     bool     `yaml:"allow_groups"`
+	AllowedUsers    []string `yaml:"allowed_users"`
+	MaxMessageChars int      `yaml:"max_message_chars"`
+	RatePerMinute   int      `yaml:"rate_per_minute"`
+}
+
+// Ops configures the operations HTTP endpoint.
+type Ops struct {
+	Listen string `yaml:"listen"`
+}
+
+// Log configures logging.
+type Log struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// Secret is a string that never prints its value.
+type Secret string
+
+// String hides the value.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// Value returns the secret itself.
+func (s Secret) Value() string { return string(s) }
+
+// GoString hides the value from %#v.
+func (s Secret) GoString() string { return s.String() }
+
+// DefaultBaseURL is the OpenAI API.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Default returns the configuration with every default filled in.
+func Default() Config {
+	return Config{
+		Model: Model{
+			BaseURL:        DefaultBaseURL,
+			Name:           "gpt-4o-mini",
+			ContextWindow:  128000,
+			MaxReplyTokens: 1024,
+			Temperature:    0.9,
+			Timeout:        120 * time.Second,
+			MaxRetries:     2,
+		},
+		Database: Database{DSN: "sqlite://troupe.db"},
+		Memory: Memory{
+			Keep:              6,
+			Period:            30,
+			MinCutChars:       2000,
+			ManualMinCutChars: 500,
+			ResidentMaxChars:  1200,
+			EnvelopeChars:     4300,
+			MinUsefulChars:    200,
+			RecallTimeout:     5 * time.Second,
+			IdleRecap:         30 * time.Minute,
+			SweepInterval:     5 * time.Minute,
+			RecapMaxChars:     60000,
+		},
+		Cards:    Cards{Dir: "cards"},
+		Language: "en",
+		Discord:  Discord{ShardCount: 1},
+		Telegram: Telegram{MaxMessageChars: 4000, RatePerMinute: 20, WebhookListen: ":8443"},
+		Ops:      Ops{Listen: "127.0.0.1:9090"},
+		Log:      Log{Level: "info", Format: "text"},
+	}
+}
+
+// ScribeModel returns the scribe's model settings, each empty key taken from
+// the main model.
+func (c Config) ScribeModel() Model {
+	s, m := c.Scribe, c.Model
+	if s.BaseURL == "" {
+		s.BaseURL = m.BaseURL
+	}
+	if s.APIKey == "" {
+		s.APIKey = m.APIKey
+	}
+	if s.Name == "" {
+		s.Name = m.Name
+	}
+	if s.ContextWindow == 0 {
+		s.ContextWindow = m.ContextWindow
+	}
+	if s.MaxReplyTokens == 0 {
+		s.MaxReplyTokens = 4096
+	}
+	if s.Temperature == 0 {
+		s.Temperature = 0.3
+	}
+	if s.Timeout == 0 {
+		s.Timeout = 3 * m.Timeout
+	}
+	if s.MaxRetries == 0 {
+		s.MaxRetries = m.MaxRetries
+	}
+	return s
+}

@@ -1,0 +1,93 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Error is an invalid configuration value: the key and what is wrong.
+type Error struct {
+	Key     string
+	Problem string
+}
+
+func (e *Error) Error() string { return "config: " + e.Key + ": " + e.Problem }
+
+// Validate checks every key and returns an *Error for the first bad one.
+func (c Config) Validate() error {
+	checks := []struct {
+		key string
+		bad bool
+		msg string
+	}{
+		{"model.base_url", !isHTTPURL(c.Model.BaseURL), "must be an http(s) URL such as https://api.openai.com/v1"},
+		{"model.name", strings.TrimSpace(c.Model.Name) == "", "must name a model"},
+		{"model.context_window", c.Model.ContextWindow < 1024, "must be at least 1024 tokens"},
+		{"model.max_reply_tokens", c.Model.MaxReplyTokens < 16 || c.Model.MaxReplyTokens >= c.Model.ContextWindow/2, "must be at least 16 and below half of model.context_window"},
+		{"model.temperature", c.Model.Temperature < 0 || c.Model.Temperature > 2, "must be between 0 and 2"},
+		{"model.timeout", c.Model.Timeout <= 0, "must be a positive duration"},
+		{"model.max_retries", c.Model.MaxRetries < 0 || c.Model.MaxRetries > 10, "must be between 0 and 10"},
+		{"scribe.base_url", c.Scribe.BaseURL != "" && !isHTTPURL(c.Scribe.BaseURL), "must be an http(s) URL or empty (use the main model's)"},
+		{"scribe.temperature", c.Scribe.Temperature < 0 || c.Scribe.Temperature > 2, "must be between 0 and 2"},
+		{"scribe.timeout", c.Scribe.Timeout < 0, "must not be negative"},
+		{"database.dsn", !validDSN(string(c.Database.DSN)), "must be sqlite://FILE or postgres://…"},
+		{"redis.url", c.Redis.URL != "" && !strings.HasPrefix(string(c.Redis.URL), "redis://") && !strings.HasPrefix(string(c.Redis.URL), "rediss://"), "must be redis://HOST:PORT/DB, or empty for the in-process Redis"},
+		{"memory.keep", c.Memory.Keep < 1, "must be at least 1"},
+		{"memory.period", c.Memory.Period < 0, "must be 0 (off) or more"},
+		{"memory.min_cut_chars", c.Memory.MinCutChars < 0, "must not be negative"},
+		{"memory.manual_min_cut_chars", c.Memory.ManualMinCutChars < 0, "must not be negative"},
+		{"memory.resident_max_chars", c.Memory.ResidentMaxChars < 1, "must be positive"},
+		{"memory.envelope_chars", c.Memory.EnvelopeChars < c.Memory.MinUsefulChars, "must be at least memory.min_useful_chars"},
+		{"memory.min_useful_chars", c.Memory.MinUsefulChars < 0, "must not be negative"},
+		{"memory.recall_timeout", c.Memory.RecallTimeout <= 0, "must be a positive duration"},
+		{"memory.idle_recap", c.Memory.IdleRecap <= 0, "must be a positive duration"},
+		{"memory.sweep_interval", c.Memory.SweepInterval <= 0, "must be a positive duration"},
+		{"memory.recap_max_chars", c.Memory.RecapMaxChars < 1000, "must be at least 1000"},
+		{"language", c.Language != "en" && c.Language != "zh", "must be en or zh"},
+		{"discord.api_base_url", c.Discord.APIBaseURL != "" && !isHTTPURL(c.Discord.APIBaseURL), "must be an http(s) URL ending in /"},
+		{"discord.shard_count", c.Discord.ShardCount < 1, "must be at least 1"},
+		{"discord.shard_id", c.Discord.ShardID < 0 || c.Discord.ShardID >= c.Discord.ShardCount, "must be between 0 and discord.shard_count-1"},
+		{"telegram.api_endpoint", c.Telegram.APIEndpoint != "" && strings.Count(c.Telegram.APIEndpoint, "%s") != 2, "must contain two %s, like http://127.0.0.1:8081/bot%s/%s"},
+		{"telegram.webhook_url", c.Telegram.WebhookURL != "" && !isHTTPURL(c.Telegram.WebhookURL), "must be an https URL"},
+		{"telegram.webhook_secret", c.Telegram.WebhookURL != "" && c.Telegram.WebhookSecret == "", "must be set when telegram.webhook_url is"},
+		{"telegram.max_message_chars", c.Telegram.MaxMessageChars < 1, "must be positive"},
+		{"telegram.rate_per_minute", c.Telegram.RatePerMinute < 0, "must not be negative"},
+		{"log.level", !oneOf(c.Log.Level, "debug", "info", "warn", "error"), "must be debug, info, warn or error"},
+		{"log.format", !oneOf(c.Log.Format, "text", "json"), "must be text or json"},
+	}
+	for _, ch := range checks {
+		if ch.bad {
+			return &Error{Key: ch.key, Problem: ch.msg}
+		}
+	}
+	if c.Discord.APIBaseURL != "" && !strings.HasSuffix(c.Discord.APIBaseURL, "/") {
+		return &Error{Key: "discord.api_base_url", Problem: fmt.Sprintf("%q must end in /", c.Discord.APIBaseURL)}
+	}
+	return nil
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func validDSN(s string) bool {
+	switch {
+	case strings.HasPrefix(s, "sqlite://"):
+		return len(s) > len("sqlite://")
+	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		u, err := url.Parse(s)
+		return err == nil && u.Host != ""
+	}
+	return false
+}
+
+func oneOf(s string, options ...string) bool {
+	for _, o := range options {
+		if s == o {
+			return true
+		}
+	}
+	return false
+}

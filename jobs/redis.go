@@ -1,0 +1,58 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is a connection to the queue's Redis, real or in-process.
+type Redis struct {
+	Client   redis.UniversalClient
+	embedded *miniredis.Miniredis
+}
+
+// OpenRedis connects to url, or starts an in-process Redis (served over an
+// in-memory pipe, no port opened) when url is empty.
+func OpenRedis(ctx context.Context, url string) (*Redis, error) {
+	if url == "" {
+		m := miniredis.NewMiniRedis()
+		m.ClockTTL(true)
+		c := redis.NewClient(&redis.Options{
+			Dialer: func(context.Context, string, string) (net.Conn, error) { return m.Dial() },
+			// One pipe per connection; keep the pool small.
+			PoolSize: 16,
+		})
+		return &Redis{Client: c, embedded: m}, nil
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: redis url: %w", redactURLErr(err))
+	}
+	c := redis.NewClient(opt)
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("jobs: redis at %s: %w", opt.Addr, err)
+	}
+	return &Redis{Client: c}, nil
+}
+
+func redactURLErr(error) error { return fmt.Errorf("invalid redis URL") }
+
+// Embedded reports whether this is the in-process Redis.
+func (r *Redis) Embedded() bool { return r.embedded != nil }
+
+// Ping checks that Redis answers.
+func (r *Redis) Ping(ctx context.Context) error { return r.Client.Ping(ctx).Err() }
+
+// Close closes the connection and stops an in-process Redis.
+func (r *Redis) Close() error {
+	err := r.Client.Close()
+	if r.embedded != nil {
+		r.embedded.Close()
+	}
+	return err
+}

@@ -1,0 +1,176 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"troupe/memory"
+	"troupe/models"
+)
+
+// Memory is the memory work the worker runs.
+type Memory interface {
+	Compact(ctx context.Context, chatID string, manual bool) (memory.Result, error)
+	CompactionOwed(ctx context.Context, chat models.Chat) (bool, error)
+}
+
+// WorkerOptions configures a Worker.
+type WorkerOptions struct {
+	Concurrency int
+	// SweepInterval is how often owed work is re-derived; the sweeper also
+	// runs once at start.
+	SweepInterval time.Duration
+	// SweepWindow bounds the sweep to chats active this recently.
+	SweepWindow time.Duration
+	// PollInterval is how often idle queues and delayed tasks are checked.
+	PollInterval time.Duration
+}
+
+// Worker runs memory jobs from the queue and the periodic sweeper.
+type Worker struct {
+	srv   *asynq.Server
+	mux   *asynq.ServeMux
+	mem   Memory
+	store *models.Store
+	queue *Queue
+	opt   WorkerOptions
+	log   *slog.Logger
+}
+
+// NewWorker returns a worker; Run starts it.
+func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOptions, log *slog.Logger) *Worker {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = 4
+	}
+	if opt.SweepInterval <= 0 {
+		opt.SweepInterval = 5 * time.Minute
+	}
+	if opt.SweepWindow <= 0 {
+		opt.SweepWindow = 7 * 24 * time.Hour
+	}
+	if opt.PollInterval <= 0 {
+		opt.PollInterval = time.Second
+	}
+	log = log.With("component", "jobs")
+	w := &Worker{mem: mem, store: store, queue: q, opt: opt, log: log, mux: asynq.NewServeMux()}
+	w.srv = asynq.NewServerFromRedisClient(r.Client, asynq.Config{
+		Concurrency:              opt.Concurrency,
+		Queues:                   map[string]int{QueueUrgent: 6, QueueDefault: 3},
+		TaskCheckInterval:        opt.PollInterval / 4,
+		DelayedTaskCheckInterval: opt.PollInterval,
+		RetryDelayFunc:           retryDelay,
+		Logger:                   asynqLogger{log},
+		LogLevel:                 asynq.WarnLevel,
+		ShutdownTimeout:          20 * time.Second,
+		IsFailure:                func(err error) bool { return !errors.Is(err, errOwed) },
+	})
+	w.mux.HandleFunc(TypeCompact, w.handleCompact)
+	return w
+}
+
+// errOwed marks a job whose work stays owed for the sweeper, not retried now.
+var errOwed = errors.New("jobs: work stays owed")
+
+func retryDelay(n int, err error, _ *asynq.Task) time.Duration {
+	d := time.Duration(1<<min(n, 8)) * 2 * time.Second
+	return min(d, 10*time.Minute)
+}
+
+// Run processes jobs and sweeps until ctx is done; it leaves unfinished
+// jobs owed.
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.srv.Start(w.mux); err != nil {
+		return fmt.Errorf("jobs: start worker: %w", err)
+	}
+	w.log.Info("worker started", "concurrency", w.opt.Concurrency)
+	t := time.NewTicker(w.opt.SweepInterval)
+	defer t.Stop()
+	w.sweep(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			w.srv.Shutdown()
+			w.log.Info("worker stopped")
+			return nil
+		case <-t.C:
+			w.sweep(ctx)
+		}
+	}
+}
+
+// Sweep re-derives owed work from the database and enqueues it.
+func (w *Worker) Sweep(ctx context.Context) (int, error) {
+	since := time.Now().Add(-w.opt.SweepWindow).Unix()
+	chats, err := w.store.ActiveChatsSince(ctx, since, 5000)
+	if err != nil {
+		return 0, fmt.Errorf("jobs: sweep: %w", err)
+	}
+	n := 0
+	for _, c := range chats {
+		owed, err := w.mem.CompactionOwed(ctx, c)
+		if err != nil {
+			return n, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
+		}
+		if owed {
+			if err := w.queue.Compact(ctx, c.ID, false); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (w *Worker) sweep(ctx context.Context) {
+	n, err := w.Sweep(ctx)
+	if err != nil {
+		w.log.Warn("sweep", "err", err)
+		return
+	}
+	if n > 0 {
+		w.log.Info("sweep enqueued owed work", "jobs", n)
+	}
+}
+
+func (w *Worker) handleCompact(ctx context.Context, t *asynq.Task) error {
+	var p ChatPayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.ChatID == "" {
+		return fmt.Errorf("jobs: bad compact payload: %w", asynq.SkipRetry)
+	}
+	res, err := w.mem.Compact(ctx, p.ChatID, false)
+	return w.outcome(TypeCompact, p.ChatID, res, err)
+}
+
+// outcome turns a memory result into the task's result: success only with
+// a product or a recorded skip; a rejected output stays owed for the sweeper
+// instead of retrying at once.
+func (w *Worker) outcome(typ, key string, res memory.Result, err error) error {
+	var rej *memory.RejectedError
+	switch {
+	case errors.As(err, &rej):
+		return fmt.Errorf("%w: %v: %w", errOwed, err, asynq.SkipRetry)
+	case err != nil:
+		return fmt.Errorf("jobs: %s %s: %w", typ, key, err)
+	case res.Outcome == memory.Written && res.Product == "":
+		return fmt.Errorf("jobs: %s %s reported written without a product: %w", typ, key, asynq.SkipRetry)
+	}
+	return nil
+}
+
+// asynqLogger routes asynq's logs to slog.
+type asynqLogger struct{ l *slog.Logger }
+
+func (a asynqLogger) Debug(args ...any) { a.l.Debug(fmt.Sprint(args...)) }
+func (a asynqLogger) Info(args ...any)  { a.l.Info(fmt.Sprint(args...)) }
+func (a asynqLogger) Warn(args ...any)  { a.l.Warn(fmt.Sprint(args...)) }
+func (a asynqLogger) Error(args ...any) { a.l.Error(fmt.Sprint(args...)) }
+func (a asynqLogger) Fatal(args ...any) { a.l.Error(fmt.Sprint(args...)) }

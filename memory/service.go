@@ -1,0 +1,126 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"troupe/models"
+)
+
+// Scribe is the side model that writes summaries, recaps and handbooks.
+type Scribe interface {
+	Complete(ctx context.Context, msgs []Message) (string, error)
+}
+
+// Outcome is what a memory job did.
+type Outcome string
+
+// The outcomes of a memory job.
+const (
+	Written Outcome = "written"
+	Skipped Outcome = "skipped"
+	Failed  Outcome = "failed"
+)
+
+// Result is a memory job's checkable product: the row written, or why not.
+type Result struct {
+	Outcome Outcome
+	// Product is the id of the written row.
+	Product string
+	Reason  string
+}
+
+// RejectedError is a scribe answer that failed validation twice; retrying
+// at once will not help, the work stays owed for the sweeper.
+type RejectedError struct {
+	Kind   string
+	Reason string
+}
+
+func (e *RejectedError) Error() string {
+	return "memory: " + e.Kind + ": scribe output rejected twice: " + e.Reason
+}
+
+// ErrStaleRetries: the chat kept moving while the scribe wrote.
+var ErrStaleRetries = errors.New("memory: the chat kept changing while the scribe wrote; try later")
+
+// Config holds the memory constants.
+type Config struct {
+	Compact          CompactParams
+	ResidentMaxChars int
+	EnvelopeChars    int
+	MinUsefulChars   int
+	RecapMaxChars    int
+	Language         string
+}
+
+// Service runs memory jobs against the store and the scribe.
+type Service struct {
+	store  *models.Store
+	scribe Scribe
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// NewService returns a memory service.
+func NewService(store *models.Store, scribe Scribe, cfg Config, log *slog.Logger) *Service {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Service{store: store, scribe: scribe, cfg: cfg, log: log.With("component", "memory"), now: time.Now}
+}
+
+// Job kinds, as recorded in the job table.
+const (
+	KindCompact     = "compact"
+	KindRecap       = "recap"
+	KindConsolidate = "consolidate"
+)
+
+// record stores a job's outcome, logging if that fails.
+func (s *Service) record(ctx context.Context, kind, key string, res Result) {
+	err := s.store.RecordJob(ctx, models.JobRecord{Kind: kind, Key: key, Outcome: string(res.Outcome), Reason: res.Reason, Product: res.Product})
+	if err != nil {
+		s.log.Error("record job outcome", "kind", kind, "key", key, "err", err)
+	}
+}
+
+// ask calls the scribe and validates its answer; one repair call follows a
+// rejected answer. It returns the cleaned answer or a *RejectedError.
+func (s *Service) ask(ctx context.Context, kind, lang string, prompt []Message, validate func(string) (string, error)) (string, error) {
+	answer, err := s.scribe.Complete(ctx, prompt)
+	if err != nil {
+		return "", fmt.Errorf("memory: %s: scribe: %w", kind, err)
+	}
+	clean, verr := validate(answer)
+	if verr == nil {
+		return clean, nil
+	}
+	s.log.Warn("scribe output rejected; asking for a repair", "kind", kind, "reason", verr.Error())
+	answer, err = s.scribe.Complete(ctx, RepairPrompt(lang, prompt, answer, verr))
+	if err != nil {
+		return "", fmt.Errorf("memory: %s: scribe repair: %w", kind, err)
+	}
+	clean, verr = validate(answer)
+	if verr != nil {
+		return "", &RejectedError{Kind: kind, Reason: verr.Error()}
+	}
+	return clean, nil
+}
+
+// chatLanguage is the language of the chat's card, else the configured one.
+func (s *Service) chatLanguage(ctx context.Context, chat models.Chat) (lang, charName string) {
+	lang = s.cfg.Language
+	card, err := s.store.Card(ctx, chat.CardID)
+	if err != nil {
+		return lang, chat.CardID
+	}
+	if card.Language != "" {
+		lang = card.Language
+	}
+	return lang, card.Name
+}

@@ -1,0 +1,207 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// UpsertCard stores a card, replacing an older version with the same id.
+func (s *Store) UpsertCard(ctx context.Context, c Card) error {
+	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"name", "language", "data", "updated_at"}),
+	}).Create(&c).Error
+	if err != nil {
+		return fmt.Errorf("models: upsert card %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// Card returns the card with id, or ErrNotFound.
+func (s *Store) Card(ctx context.Context, id string) (Card, error) {
+	var c Card
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&c).Error
+	return c, notFound(err)
+}
+
+// EnsureSpace creates the space if it does not exist yet.
+func (s *Store) EnsureSpace(ctx context.Context, sp Space) error {
+	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&sp).Error
+	if err != nil {
+		return fmt.Errorf("models: ensure space %s: %w", sp.ID, err)
+	}
+	return nil
+}
+
+// EnsureChannel returns the channel with ch.ID, creating it from ch first if
+// it does not exist.
+func (s *Store) EnsureChannel(ctx context.Context, ch Channel) (Channel, error) {
+	db := s.db.WithContext(ctx)
+	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&ch).Error; err != nil {
+		return Channel{}, fmt.Errorf("models: ensure channel %s: %w", ch.ID, err)
+	}
+	return s.Channel(ctx, ch.ID)
+}
+
+// Channel returns the channel with id, or ErrNotFound.
+func (s *Store) Channel(ctx context.Context, id string) (Channel, error) {
+	var ch Channel
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&ch).Error
+	return ch, notFound(err)
+}
+
+// SetChannelCard binds a card to a channel; the next chat there plays it.
+func (s *Store) SetChannelCard(ctx context.Context, channelID, cardID string) error {
+	res := s.db.WithContext(ctx).Model(&Channel{}).Where("id = ?", channelID).
+		Updates(map[string]any{"card_id": cardID, "updated_at": s.now()})
+	if res.Error != nil {
+		return fmt.Errorf("models: set channel card: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SetChannelMentionOnly sets whether only mentions and replies are turns.
+func (s *Store) SetChannelMentionOnly(ctx context.Context, channelID string, on bool) error {
+	return s.db.WithContext(ctx).Model(&Channel{}).Where("id = ?", channelID).
+		Update("mention_only", on).Error
+}
+
+// StartChat opens a new chat of card in the channel, stores the opening
+// message (if any) as its first message, and makes it the channel's current
+// chat, all in one transaction.
+func (s *Store) StartChat(ctx context.Context, channelID, cardID, spaceID, name string, opening *Message) (Chat, error) {
+	now := s.now()
+	chat := Chat{ID: NewID(), ChannelID: channelID, CardID: cardID, SpaceID: spaceID, Name: name, CreatedAt: now, ActiveAt: now}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if opening != nil {
+			opening.ID = NewID()
+			opening.ChatID = chat.ID
+			opening.CreatedAt = now
+			chat.HeadID = opening.ID
+		}
+		if err := tx.Create(&chat).Error; err != nil {
+			return err
+		}
+		if opening != nil {
+			if err := tx.Create(opening).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Model(&Channel{}).Where("id = ?", channelID).
+			Updates(map[string]any{"current_chat_id": chat.ID, "card_id": cardID, "updated_at": now}).Error
+	})
+	if err != nil {
+		return Chat{}, fmt.Errorf("models: start chat in %s: %w", channelID, err)
+	}
+	return chat, nil
+}
+
+// Chat returns the chat with id, or ErrNotFound.
+func (s *Store) Chat(ctx context.Context, id string) (Chat, error) {
+	var c Chat
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&c).Error
+	return c, notFound(err)
+}
+
+// ChannelChats lists the chats of a channel, newest first.
+func (s *Store) ChannelChats(ctx context.Context, channelID string) ([]Chat, error) {
+	var chats []Chat
+	err := s.db.WithContext(ctx).Where("channel_id = ?", channelID).Order("id DESC").Find(&chats).Error
+	return chats, err
+}
+
+// Message returns the message with id, or ErrNotFound.
+func (s *Store) Message(ctx context.Context, id string) (Message, error) {
+	var m Message
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&m).Error
+	return m, notFound(err)
+}
+
+// SeenDedupKeys returns which of keys are already stored.
+func (s *Store) SeenDedupKeys(ctx context.Context, keys []string) (map[string]bool, error) {
+	seen := map[string]bool{}
+	if len(keys) == 0 {
+		return seen, nil
+	}
+	var found []string
+	err := s.db.WithContext(ctx).Model(&Message{}).Where("dedup_key IN ?", keys).Pluck("dedup_key", &found).Error
+	for _, k := range found {
+		seen[k] = true
+	}
+	return seen, err
+}
+
+// Append stores msgs as a chain under parentID and moves the chat's head to
+// the last of them, in one transaction. It returns ErrStale if the chat's
+// head is no longer expectHead, and ErrDuplicate if a message's dedup key was
+// already stored. The messages get their ids and parents filled in.
+func (s *Store) Append(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	now := s.now()
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var chat Chat
+		q := tx.Where("id = ?", chatID)
+		if s.dialect == "postgres" {
+			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+		}
+		if err := q.Take(&chat).Error; err != nil {
+			return notFound(err)
+		}
+		if chat.HeadID != expectHead {
+			return ErrStale
+		}
+		parent := parentID
+		for _, m := range msgs {
+			m.ID = NewID()
+			m.ChatID = chatID
+			m.ParentID = parent
+			m.CreatedAt = now
+			parent = m.ID
+		}
+		if err := tx.Create(msgs).Error; err != nil {
+			if errors.Is(err, gorm.ErrDuplicatedKey) || isUniqueViolation(err) {
+				return ErrDuplicate
+			}
+			return err
+		}
+		return tx.Model(&Chat{}).Where("id = ?", chatID).
+			Updates(map[string]any{"head_id": parent, "active_at": now}).Error
+	})
+	if err != nil {
+		if errors.Is(err, ErrStale) || errors.Is(err, ErrDuplicate) || errors.Is(err, ErrNotFound) {
+			return err
+		}
+		return fmt.Errorf("models: append to chat %s: %w", chatID, err)
+	}
+	return nil
+}
+
+// SetMessageUsage records the token usage the API reported for a reply.
+func (s *Store) SetMessageUsage(ctx context.Context, id string, prompt, completion int) error {
+	return s.db.WithContext(ctx).Model(&Message{}).Where("id = ?", id).
+		Updates(map[string]any{"prompt_tokens": prompt, "completion_tokens": completion}).Error
+}
+
+func isUniqueViolation(err error) bool {
+	msg := err.Error()
+	return containsAny(msg, "UNIQUE constraint failed", "duplicate key value", "SQLSTATE 23505")
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}

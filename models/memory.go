@@ -1,0 +1,107 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// InstallSummary stores a relay summary covering the chat's branch through
+// coversThroughID, in one transaction that first checks the chat has not
+// moved under the scribe: coversThroughID must still be on the branch of the
+// chat's head, and the active summary there must still be prevSummaryID
+// ("" for none). Otherwise it returns ErrStale and writes nothing.
+func (s *Store) InstallSummary(ctx context.Context, chatID, prevSummaryID, coversThroughID, content string, beats int) (Summary, error) {
+	sum := Summary{ID: NewID(), ChatID: chatID, CoversThroughID: coversThroughID, Content: content, Beats: beats, CreatedAt: s.now()}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var chat Chat
+		q := tx.Where("id = ?", chatID)
+		if s.dialect == "postgres" {
+			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+		}
+		if err := q.Take(&chat).Error; err != nil {
+			return notFound(err)
+		}
+		var rows []branchRow
+		if err := tx.Raw(branchSQL, chat.HeadID, MaxBranchWalk).Scan(&rows).Error; err != nil {
+			return err
+		}
+		active, onBranch := "", false
+		for _, r := range rows {
+			if r.SummaryID != nil {
+				active = *r.SummaryID
+				continue
+			}
+			if r.ID == coversThroughID {
+				onBranch = true
+			}
+		}
+		if active != prevSummaryID || !onBranch {
+			return ErrStale
+		}
+		return tx.Create(&sum).Error
+	})
+	if err != nil {
+		if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
+			return Summary{}, err
+		}
+		return Summary{}, fmt.Errorf("models: install summary for chat %s: %w", chatID, err)
+	}
+	return sum, nil
+}
+
+// ChatSummaries lists every summary of a chat, oldest first.
+func (s *Store) ChatSummaries(ctx context.Context, chatID string) ([]Summary, error) {
+	var out []Summary
+	err := s.db.WithContext(ctx).Where("chat_id = ?", chatID).Order("id").Find(&out).Error
+	return out, err
+}
+
+// Ledger returns a chat's ledger snapshot, or "" when it has none.
+func (s *Store) Ledger(ctx context.Context, chatID string) (string, error) {
+	var l Ledger
+	err := s.db.WithContext(ctx).Where("chat_id = ?", chatID).Take(&l).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return "", nil
+	}
+	return l.Snapshot, err
+}
+
+// RecordJob stores the outcome of a memory job for its key. A failure
+// increments the failure count; anything else resets it.
+func (s *Store) RecordJob(ctx context.Context, r JobRecord) error {
+	r.UpdatedAt = s.now()
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var old JobRecord
+		err := tx.Where("kind = ? AND key = ?", r.Kind, r.Key).Take(&old).Error
+		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+			return err
+		}
+		if r.Outcome == "failed" {
+			r.Failures = old.Failures + 1
+		}
+		return tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "kind"}, {Name: "key"}},
+			DoUpdates: clause.AssignmentColumns([]string{"outcome", "reason", "product", "failures", "updated_at"}),
+		}).Create(&r).Error
+	})
+}
+
+// Job returns the last recorded outcome of a job, or ErrNotFound.
+func (s *Store) Job(ctx context.Context, kind, key string) (JobRecord, error) {
+	var r JobRecord
+	err := s.db.WithContext(ctx).Where("kind = ? AND key = ?", kind, key).Take(&r).Error
+	return r, notFound(err)
+}
+
+// ActiveChatsSince returns the chats active since the Unix time since, most
+// recent first,
+// at most limit of them.
+func (s *Store) ActiveChatsSince(ctx context.Context, since int64, limit int) ([]Chat, error) {
+	var chats []Chat
+	err := s.db.WithContext(ctx).Where("active_at >= ?", unixTime(since)).Order("active_at DESC").Limit(limit).Find(&chats).Error
+	return chats, err
+}

@@ -1,0 +1,148 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"github.com/oklog/ulid/v2"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Store reads and writes troupe's tables.
+type Store struct {
+	db      *gorm.DB
+	dialect string
+	now     func() time.Time
+}
+
+// Open connects to dsn (sqlite://FILE or postgres://…) and migrates the schema.
+func Open(ctx context.Context, dsn string, log *slog.Logger) (*Store, error) {
+	s, err := Connect(dsn, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Connect opens the database without migrating it.
+func Connect(dsn string, log *slog.Logger) (*Store, error) {
+	var dialector gorm.Dialector
+	dialect := ""
+	switch {
+	case strings.HasPrefix(dsn, "sqlite://"):
+		dialect = "sqlite"
+		dialector = sqlite.Open(sqliteDSN(strings.TrimPrefix(dsn, "sqlite://")))
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		dialect = "postgres"
+		dialector = postgres.Open(dsn)
+	default:
+		return nil, fmt.Errorf("models: database dsn must start with sqlite:// or postgres://")
+	}
+	db, err := gorm.Open(dialector, &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true,
+		PrepareStmt:            dialect == "postgres",
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("models: open %s: %w", dialect, redactErr(err, dsn))
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("models: open %s: %w", dialect, err)
+	}
+	if dialect == "sqlite" {
+		// One writer at a time; WAL lets readers go on beside it.
+		sqlDB.SetMaxOpenConns(4)
+	} else {
+		sqlDB.SetMaxOpenConns(32)
+		sqlDB.SetMaxIdleConns(16)
+	}
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	_ = log
+	return &Store{db: db, dialect: dialect, now: func() time.Time { return time.Now().UTC() }}, nil
+}
+
+func sqliteDSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	return path + sep + q.Encode()
+}
+
+func redactErr(err error, dsn string) error {
+	u, perr := url.Parse(dsn)
+	if perr != nil || u.User == nil {
+		return err
+	}
+	if pw, ok := u.User.Password(); ok && pw != "" {
+		return errors.New(strings.ReplaceAll(err.Error(), pw, "[redacted]"))
+	}
+	return err
+}
+
+// Dialect is "sqlite" or "postgres".
+func (s *Store) Dialect() string { return s.dialect }
+
+// DB exposes the GORM handle for tests and maintenance commands.
+func (s *Store) DB() *gorm.DB { return s.db }
+
+// SetClock replaces the store's clock (tests).
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+// Migrate creates or updates every table.
+func (s *Store) Migrate(ctx context.Context) error {
+	if err := s.db.WithContext(ctx).AutoMigrate(All()...); err != nil {
+		return fmt.Errorf("models: migrate: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// Close releases the connections.
+func (s *Store) Close() error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// NewID returns a new sortable unique id.
+func NewID() string { return ulid.Make().String() }
+
+func notFound(err error) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return ErrNotFound
+	}
+	return err
+}
+
+func unixTime(sec int64) time.Time { return time.Unix(sec, 0).UTC() }

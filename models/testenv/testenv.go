@@ -1,0 +1,157 @@
+// Package testenv gives tests access to the throwaway PostgreSQL and Redis
+// servers that scripts/test starts.
+//
+// scripts/test exports:
+//
+//	TROUPE_TEST_POSTGRES_URL  postgres://postgres@127.0.0.1:PORT/troupe_test?sslmode=disable
+//	TROUPE_TEST_REDIS_URL     redis://127.0.0.1:PORT/0
+//	TROUPE_TEST_SERVICES=1    the services are meant to be up
+//
+// When a URL is not set, a test that needs it is skipped (a plain `go test`
+// on a developer machine). But if TROUPE_TEST_SERVICES is set to a true value,
+// the test fails instead, so a broken CI setup cannot pass by skipping
+// everything.
+//
+// Isolation: FreshPostgresDB creates a database for each test and drops it
+// when the test ends, so tests may call t.Parallel. Redis databases are few and
+// shared by all test binaries that run at the same time, so there is no
+// per-test Redis database. Instead, tests put RedisPrefix(t) in front of their
+// keys.
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+)
+
+const (
+	// PostgresURLEnv holds the URL of the test PostgreSQL database.
+	PostgresURLEnv = "TROUPE_TEST_POSTGRES_URL"
+	// RedisURLEnv holds the URL of the test Redis server.
+	RedisURLEnv = "TROUPE_TEST_REDIS_URL"
+	// ServicesEnv, set to a true value, turns a missing service into a
+	// test failure instead of a skip.
+	ServicesEnv = "TROUPE_TEST_SERVICES"
+)
+
+// servicesRequired reports whether TROUPE_TEST_SERVICES says the services
+// should be present.
+func servicesRequired() bool {
+	v, err := strconv.ParseBool(strings.TrimSpace(os.Getenv(ServicesEnv)))
+	return err == nil && v
+}
+
+func lookup(t testing.TB, env, what string) string {
+	t.Helper()
+	if v := strings.TrimSpace(os.Getenv(env)); v != "" {
+		return v
+	}
+	if servicesRequired() {
+		t.Fatalf("%s=1 but %s is not set; %s is required", ServicesEnv, env, what)
+	}
+	t.Skipf("%s not started; run scripts/test", what)
+	return ""
+}
+
+// PostgresURL returns $TROUPE_TEST_POSTGRES_URL. If it is not set, the test
+// is skipped, or fails when TROUPE_TEST_SERVICES=1.
+//
+// Every test that uses this URL shares one database. Use FreshPostgresDB to
+// get a database of your own.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	return lookup(t, PostgresURLEnv, "PostgreSQL")
+}
+
+// RedisURL returns $TROUPE_TEST_REDIS_URL. If it is not set, the test is
+// skipped, or fails when TROUPE_TEST_SERVICES=1.
+//
+// The server is shared by all tests, so use RedisPrefix for key names.
+func RedisURL(t testing.TB) string {
+	t.Helper()
+	return lookup(t, RedisURLEnv, "Redis")
+}
+
+// RedisPrefix returns a new key prefix, such as "troupetest:3f9c2a1b7d4e8f60:",
+// which no other test uses. It does not need Redis and deletes no keys: the
+// whole Redis server is thrown away after the run.
+func RedisPrefix(t testing.TB) string {
+	t.Helper()
+	return "troupetest:" + randomHex() + ":"
+}
+
+// FreshPostgresDB creates an empty database named t_<random> on the server
+// from PostgresURL and returns its URL. At the end of the test, the database
+// is dropped WITH (FORCE), which closes any connections still open to it.
+// Register cleanups that close your own connections after calling this. They
+// then run first.
+func FreshPostgresDB(t testing.TB) string {
+	t.Helper()
+	base := PostgresURL(t)
+
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		t.Fatalf("testenv: %s must be a postgres:// URL, got %q", PostgresURLEnv, base)
+	}
+	name := "t_" + randomHex()
+
+	if err := adminExec(base, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("testenv: create database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if err := adminExec(base, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("testenv: drop database %s: %v", name, err)
+		}
+	})
+
+	fresh := *u
+	fresh.Path = "/" + name
+	fresh.RawPath = ""
+	return fresh.String()
+}
+
+// adminExec runs one statement on its own short-lived connection. CREATE and
+// DROP DATABASE cannot run inside a transaction, and the connection must not
+// be to the database that is being dropped.
+func adminExec(dsn, stmt string) error {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	// This runs in t.Cleanup too, after the test's context is cancelled, so
+	// it has its own deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = db.ExecContext(ctx, stmt)
+	return err
+}
+
+// randomHex returns 16 random lowercase hex digits. The result is safe to
+// use in SQL identifiers and key names.
+func randomHex() string {
+	var b [8]byte
+	rand.Read(b[:]) // never fails since Go 1.24
+	return hex.EncodeToString(b[:])
+}
+
+// Available reports whether the test PostgreSQL and Redis are there to use:
+// true when scripts/test started them (TROUPE_TEST_SERVICES=1, and then a
+// missing URL fails the test that asks for it) or when both URLs are set.
+// Tests that run on several backends use it to add the real-service cases.
+func Available() bool {
+	if servicesRequired() {
+		return true
+	}
+	return os.Getenv(PostgresURLEnv) != "" && os.Getenv(RedisURLEnv) != ""
+}
