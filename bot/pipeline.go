@@ -266,3 +266,6 @@ func (p *Pipeline) language(c Card) string {
 	}
 	return p.opt.Language
 }
+
+// Cards returns the card library.
+func (p *Pipeline) Cards() *Library { return p.opt.Cards }

@@ -1,0 +1,117 @@
+package bot
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Split cuts text into pieces of at most limit characters (runes) each, for
+// platforms with a message length limit. It cuts at a paragraph break when it
+// can, else at a line break, else after a sentence, else at a space, and
+// never inside a word unless a single word is longer than limit. A cut inside
+// a ``` fence closes the fence at the end of the piece and reopens it at the
+// start of the next, so every piece renders on its own.
+func Split(text string, limit int) []string {
+	if limit < 16 {
+		limit = 16
+	}
+	text = strings.TrimSpace(text)
+	var out []string
+	for utf8.RuneCountInString(text) > limit {
+		budget := limit
+		// Leave room to close and reopen a fence that the cut lands in.
+		if strings.Contains(text, "```") {
+			budget = limit - 4
+		}
+		head := prefixRunes(text, budget)
+		cut := bestCut(head)
+		piece := strings.TrimRight(text[:cut], " \t\n")
+		rest := strings.TrimLeft(text[cut:], " \t\n")
+		if strings.Count(piece, "```")%2 == 1 {
+			lang := fenceLang(piece)
+			piece += "\n```"
+			rest = "```" + lang + "\n" + rest
+		}
+		if piece != "" {
+			out = append(out, piece)
+		}
+		text = rest
+	}
+	if text != "" {
+		out = append(out, text)
+	}
+	return out
+}
+
+// prefixRunes returns the longest prefix of s with at most n runes.
+func prefixRunes(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
+
+// bestCut returns the byte offset in head to cut at.
+func bestCut(head string) int {
+	min := len(head) / 3
+	if i := strings.LastIndex(head, "\n\n"); i > min {
+		return i
+	}
+	if i := strings.LastIndex(head, "\n"); i > min {
+		return i
+	}
+	if i := lastSentenceEnd(head); i > min {
+		return i
+	}
+	if i := strings.LastIndexFunc(head, unicode.IsSpace); i > min {
+		return i
+	}
+	// CJK text has no spaces: cutting between two Han characters is not
+	// inside a word.
+	if r, size := utf8.DecodeLastRuneInString(head); size > 0 && isCJK(r) {
+		return len(head)
+	}
+	if i := strings.LastIndexFunc(head, unicode.IsSpace); i > 0 {
+		return i
+	}
+	return len(head)
+}
+
+// lastSentenceEnd returns the offset just after the last sentence end in s.
+func lastSentenceEnd(s string) int {
+	best := -1
+	for i, r := range s {
+		switch r {
+		case '.', '!', '?', '…':
+			next := i + utf8.RuneLen(r)
+			if next < len(s) && (s[next] == ' ' || s[next] == '\n' || s[next] == '"' || s[next] == '*') {
+				best = next
+				if s[next] == '"' || s[next] == '*' {
+					best = next + 1
+				}
+			}
+		case '。', '！', '？', '」', '”':
+			best = i + utf8.RuneLen(r)
+		}
+	}
+	return best
+}
+
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+// fenceLang returns the language tag of the last fence opened in s.
+func fenceLang(s string) string {
+	i := strings.LastIndex(s, "```")
+	if i < 0 {
+		return ""
+	}
+	tag, _, _ := strings.Cut(s[i+3:], "\n")
+	return strings.TrimSpace(tag)
+}
