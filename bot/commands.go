@@ -62,6 +62,8 @@ func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink)
 		return p.withLane(ctx, in, func() error { return p.cmdRegen(ctx, in, sink) })
 	case "persona":
 		return p.cmdPersona(ctx, in, cmd.Args, sink)
+	case "compact":
+		return p.cmdCompact(ctx, in, sink)
 	case "chats":
 		return p.cmdChats(ctx, in, sink)
 	case "card":

@@ -25,6 +25,9 @@ const (
 	msgConfirmGone
 	msgNotYours
 	msgCancelled
+	msgCompacted
+	msgNotCompacted
+	msgCompactFailed
 )
 
 var texts = map[string]map[msgKey]string{
@@ -57,6 +60,9 @@ var texts = map[string]map[msgKey]string{
 		msgConfirmGone:    "That question has expired or was already answered; nothing was changed.",
 		msgNotYours:       "Only the person who asked can answer that.",
 		msgCancelled:      "Cancelled; nothing was changed.",
+		msgCompacted:      "Compacted: the relay summary now %s.",
+		msgNotCompacted:   "Nothing compacted: %s.",
+		msgCompactFailed:  "Compaction failed (%s); nothing was changed and it will be tried again.",
 	},
 	"zh": {
 		msgShuttingDown:     "troupe 正在重启，请稍后再发一次。",
@@ -87,6 +93,9 @@ var texts = map[string]map[msgKey]string{
 		msgConfirmGone:    "这个确认已过期或已处理，没有做任何改动。",
 		msgNotYours:       "只有发起的人才能回答。",
 		msgCancelled:      "已取消，没有做任何改动。",
+		msgCompacted:      "已压缩：前情提要现在 %s。",
+		msgNotCompacted:   "没有压缩：%s。",
+		msgCompactFailed:  "压缩失败（%s），没有任何改动，稍后会再试。",
 	},
 }
 

@@ -150,7 +150,7 @@ func ValidateSummary(lang, text string) (string, error) {
 					if i < next {
 						return "", fmt.Errorf("the heading %q appears twice", want)
 					}
-					return "", fmt.Errorf("the heading %q comes before %q; keep the five sections in order", want, h[next])
+					return "", fmt.Errorf("the section %q is missing (found %q in its place); write all five sections in order", h[next], want)
 				}
 			}
 		}

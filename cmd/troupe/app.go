@@ -168,5 +168,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bo
 		}
 		log.Info("serving", "adapters", strings.Join(names, ","), "cards", len(cards.List()))
 	}
+	g.Go(func() error {
+		<-gctx.Done()
+		// Stop taking turns; let the ones in flight finish.
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		defer cancel()
+		return a.pipeline.Close(sctx)
+	})
 	return g.Wait()
 }

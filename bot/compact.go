@@ -1,0 +1,75 @@
+package bot
+
+import (
+	"context"
+	"errors"
+
+	"troupe/memory"
+)
+
+// cmdCompact compacts the channel's chat now, with the manual minimum, and
+// says what it did or why not.
+func (p *Pipeline) cmdCompact(ctx context.Context, in Inbound, sink Sink) error {
+	lang := p.langOf(in)
+	l := p.lane(in.Channel.Key())
+	if !l.busy.TryLock() {
+		return sink.Notice(ctx, p.text(lang, msgBusy))
+	}
+	user, _ := p.persona(ctx, in)
+	st, err := p.resolve(ctx, in.Channel, user)
+	l.busy.Unlock()
+	if errors.Is(err, ErrNoCard) {
+		return sink.Notice(ctx, p.text(lang, msgNoCard))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "compact", err)
+	}
+	if p.opt.Memory == nil {
+		return sink.Notice(ctx, p.text(lang, msgCompactFailed, "memory is not configured"))
+	}
+	res, err := p.opt.Memory.Compact(ctx, st.chat.ID, true)
+	if err != nil {
+		p.log.Warn("manual compaction failed", "chat_id", st.chat.ID, "err", err)
+		var rej *memory.RejectedError
+		if errors.As(err, &rej) {
+			return sink.Notice(ctx, p.text(lang, msgCompactFailed, rej.Reason))
+		}
+		return sink.Notice(ctx, p.text(lang, msgCompactFailed, errorKind(err)))
+	}
+	switch res.Outcome {
+	case memory.Written:
+		return sink.Notice(ctx, p.text(lang, msgCompacted, res.Reason))
+	default:
+		return sink.Notice(ctx, p.text(lang, msgNotCompacted, localReason(lang, res.Reason)))
+	}
+}
+
+// errorKind is a short, safe description of err for users.
+func errorKind(err error) string {
+	var me *ModelError
+	if errors.As(err, &me) {
+		return "model " + me.Kind
+	}
+	if errors.Is(err, memory.ErrStaleRetries) {
+		return "the story kept moving"
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timeout"
+	}
+	return "internal error"
+}
+
+func localReason(lang, reason string) string {
+	if lang != "zh" {
+		return reason
+	}
+	switch reason {
+	case memory.ReasonTooFewBeats:
+		return "还没有足够早的剧情可压缩"
+	case memory.ReasonTooLittleCut:
+		return "可压缩的早期文字太少"
+	case memory.ReasonOff:
+		return "自动压缩已关闭"
+	}
+	return reason
+}

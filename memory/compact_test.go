@@ -1,0 +1,115 @@
+package memory
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// story builds a branch: an optional greeting, then beats of (user, reply),
+// each message of charsPer characters.
+func story(beats, charsPer int, greeting bool) []Turn {
+	var turns []Turn
+	if greeting {
+		turns = append(turns, Turn{ID: "g", Role: RoleAssistant, Content: strings.Repeat("g", charsPer)})
+	}
+	for i := 0; i < beats; i++ {
+		turns = append(turns,
+			Turn{ID: fmt.Sprintf("u%d", i), Role: RoleUser, Content: strings.Repeat("u", charsPer)},
+			Turn{ID: fmt.Sprintf("a%d", i), Role: RoleAssistant, Content: strings.Repeat("a", charsPer)})
+	}
+	return turns
+}
+
+func TestPlanCompactionTrigger(t *testing.T) {
+	t.Parallel()
+	params := CompactParams{Keep: 6, Period: 30, MinCutChars: 2000, ManualMinCutChars: 500}
+	tests := []struct {
+		name     string
+		turns    []Turn
+		params   CompactParams
+		manual   bool
+		due      bool
+		cutBeats int
+		reason   string
+	}{
+		{"35 beats is not enough", story(35, 100, false), params, false, false, 29, ReasonTooFewBeats},
+		{"36 beats triggers", story(36, 100, false), params, false, true, 30, ""},
+		{"37 beats triggers", story(37, 100, false), params, false, true, 31, ""},
+		// 30 cut beats × 2 messages: 1999 and 2000 characters in all.
+		{"cut of 1999 chars is too little", withCutChars(story(36, 1, false), 1999, 30), params, false, false, 30, ReasonTooLittleCut},
+		{"cut of 2000 chars is enough", withCutChars(story(36, 1, false), 2000, 30), params, false, true, 30, ""},
+		{"period 0 turns it off", story(100, 100, false), CompactParams{Keep: 6, Period: 0, MinCutChars: 2000, ManualMinCutChars: 500}, false, false, 0, ReasonOff},
+		{"manual ignores the period", story(10, 100, false), params, true, true, 4, ""},
+		{"manual needs 500 chars: 499", withCutChars(story(10, 1, false), 499, 4), params, true, false, 4, ReasonTooLittleCut},
+		{"manual needs 500 chars: 500", withCutChars(story(10, 1, false), 500, 4), params, true, true, 4, ""},
+		{"manual with only keep beats", story(6, 100, false), params, true, false, 0, ReasonTooFewBeats},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			plan := PlanCompaction(tt.turns, tt.params, tt.manual)
+			if plan.Due != tt.due {
+				t.Errorf("due = %v (%s), want %v", plan.Due, plan.Reason, tt.due)
+			}
+			if plan.CutBeats != tt.cutBeats {
+				t.Errorf("cut beats = %d, want %d", plan.CutBeats, tt.cutBeats)
+			}
+			if !tt.due && plan.Reason != tt.reason {
+				t.Errorf("reason = %q, want %q", plan.Reason, tt.reason)
+			}
+		})
+	}
+}
+
+// withCutChars sets the content of the first cutBeats beats so that they
+// hold exactly total characters.
+func withCutChars(turns []Turn, total, cutBeats int) []Turn {
+	n := cutBeats * 2
+	for i := 0; i < n; i++ {
+		size := total / n
+		if i < total%n {
+			size++
+		}
+		turns[i].Content = strings.Repeat("x", size)
+	}
+	return turns
+}
+
+func TestPlanCompactionCutEndsOnBeatBoundary(t *testing.T) {
+	t.Parallel()
+	turns := story(40, 100, true)
+	// A joined turn: two user messages in a row are one beat.
+	turns = append(turns, Turn{ID: "x1", Role: RoleUser, Content: "a"}, Turn{ID: "x2", Role: RoleUser, Content: "b"}, Turn{ID: "x3", Role: RoleAssistant, Content: "c"})
+	plan := PlanCompaction(turns, CompactParams{Keep: 6, Period: 30, MinCutChars: 2000}, false)
+	if !plan.Due {
+		t.Fatalf("not due: %s", plan.Reason)
+	}
+	if plan.Beats != 41 {
+		t.Errorf("beats = %d, want 41", plan.Beats)
+	}
+	last := plan.Cut[len(plan.Cut)-1]
+	next := turns[len(plan.Cut)]
+	if last.Role != RoleAssistant || next.Role != RoleUser {
+		t.Errorf("cut ends at %s/%s, want a reply followed by a user message", last.ID, next.ID)
+	}
+	if plan.Cut[0].ID != "g" {
+		t.Errorf("greeting not in the cut")
+	}
+	if got := len(BeatStarts(turns[len(plan.Cut):])); got != 6 {
+		t.Errorf("kept %d beats, want 6", got)
+	}
+}
+
+func TestDropOldestBeats(t *testing.T) {
+	t.Parallel()
+	turns := story(10, 10, true)
+	got, n := DropOldestBeats(turns, 6, 2)
+	if n != 2 || got[0].ID != "u2" {
+		t.Errorf("dropped %d, first kept %s; want 2, u2", n, got[0].ID)
+	}
+	got, n = DropOldestBeats(turns, 6, 50)
+	if n != 4 || len(BeatStarts(got)) != 6 {
+		t.Errorf("dropped %d leaving %d beats; want 4 and 6", n, len(BeatStarts(got)))
+	}
+}

@@ -1,0 +1,177 @@
+package models_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"troupe/models"
+	"troupe/models/testenv"
+)
+
+// eachStore runs fn on a fresh store of every backend.
+func eachStore(t *testing.T, fn func(t *testing.T, st *models.Store)) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, testenv.OpenStore(t, b))
+		})
+	}
+}
+
+// newChat makes a space, channel and chat with a greeting.
+func newChat(t *testing.T, st *models.Store, channel string) models.Chat {
+	t.Helper()
+	ctx := context.Background()
+	if err := st.EnsureSpace(ctx, models.Space{ID: "console:local:ada", Platform: "console", Kind: "local", ExternalID: "ada"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.EnsureChannel(ctx, models.Channel{ID: channel, Platform: "console", ExternalID: channel, SpaceID: "console:local:ada"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.UpsertCard(ctx, models.Card{ID: "maren", Name: "Maren", Data: "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	chat, err := st.StartChat(ctx, channel, "maren", "console:local:ada", "test", &models.Message{Role: "assistant", Content: "greeting"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chat
+}
+
+// appendBeat stores a user message and a reply at the chat's head.
+func appendBeat(t *testing.T, st *models.Store, chatID string, i int) (user, reply *models.Message) {
+	t.Helper()
+	ctx := context.Background()
+	chat, err := st.Chat(ctx, chatID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user = &models.Message{Role: "user", Content: fmt.Sprintf("user %d", i)}
+	reply = &models.Message{Role: "assistant", Content: fmt.Sprintf("reply %d", i)}
+	if err := st.Append(ctx, chatID, chat.HeadID, chat.HeadID, []*models.Message{user}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(ctx, chatID, user.ID, user.ID, []*models.Message{reply}); err != nil {
+		t.Fatal(err)
+	}
+	return user, reply
+}
+
+func TestBranchWalkStopsAtActiveSummary(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		chat := newChat(t, st, "console:a")
+		var replies []*models.Message
+		var users []*models.Message
+		for i := 0; i < 10; i++ {
+			u, r := appendBeat(t, st, chat.ID, i)
+			users = append(users, u)
+			replies = append(replies, r)
+		}
+		chat, _ = st.Chat(ctx, chat.ID)
+		br, err := st.LoadBranch(ctx, chat.HeadID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if br.Summary != nil || len(br.Uncovered) != 21 {
+			t.Fatalf("before summary: summary %v, %d uncovered; want none, 21", br.Summary, len(br.Uncovered))
+		}
+		if br.Uncovered[0].Content != "greeting" || br.Uncovered[20].Content != "reply 9" {
+			t.Errorf("branch out of order: %q … %q", br.Uncovered[0].Content, br.Uncovered[20].Content)
+		}
+		sum, err := st.InstallSummary(ctx, chat.ID, "", replies[3].ID, "S1", 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br, _ = st.LoadBranch(ctx, chat.HeadID)
+		if br.Summary == nil || br.Summary.ID != sum.ID || len(br.Uncovered) != 12 || br.Uncovered[0].Content != "user 4" {
+			t.Fatalf("after summary: got %d uncovered starting %q", len(br.Uncovered), br.Uncovered[0].Content)
+		}
+		// A second summary must name the first as the one it replaces.
+		if _, err := st.InstallSummary(ctx, chat.ID, "", replies[6].ID, "S2", 7); !errors.Is(err, models.ErrStale) {
+			t.Errorf("install over a changed active summary: err = %v, want ErrStale", err)
+		}
+		sum2, err := st.InstallSummary(ctx, chat.ID, sum.ID, replies[6].ID, "S2", 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br, _ = st.LoadBranch(ctx, chat.HeadID)
+		if br.Summary.ID != sum2.ID || len(br.Uncovered) != 6 {
+			t.Errorf("after second summary: active %s, %d uncovered; want %s, 6", br.Summary.ID, len(br.Uncovered), sum2.ID)
+		}
+		// A branch forked before the first summary's cut never sees it:
+		// regenerate the reply to user 2.
+		alt := &models.Message{Role: "assistant", Content: "reply 2 again"}
+		if err := st.Append(ctx, chat.ID, chat.HeadID, users[2].ID, []*models.Message{alt}); err != nil {
+			t.Fatal(err)
+		}
+		br, _ = st.LoadBranch(ctx, alt.ID)
+		if br.Summary != nil || len(br.Uncovered) != 7 {
+			t.Errorf("forked branch: summary %v, %d uncovered; want none, 7", br.Summary, len(br.Uncovered))
+		}
+		// The head moved off the summarized branch: installing there is stale.
+		if _, err := st.InstallSummary(ctx, chat.ID, sum2.ID, replies[8].ID, "S3", 9); !errors.Is(err, models.ErrStale) {
+			t.Errorf("install after fork: err = %v, want ErrStale", err)
+		}
+	})
+}
+
+func TestAppendGuardsHeadAndDuplicates(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		chat := newChat(t, st, "console:b")
+		key := "console:b:42"
+		m := &models.Message{Role: "user", Content: "hi", DedupKey: &key}
+		if err := st.Append(ctx, chat.ID, chat.HeadID, chat.HeadID, []*models.Message{m}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Append(ctx, chat.ID, chat.HeadID, chat.HeadID, []*models.Message{{Role: "user", Content: "x"}}); !errors.Is(err, models.ErrStale) {
+			t.Errorf("append at an old head: err = %v, want ErrStale", err)
+		}
+		dup := &models.Message{Role: "user", Content: "hi", DedupKey: &key}
+		if err := st.Append(ctx, chat.ID, m.ID, m.ID, []*models.Message{dup}); !errors.Is(err, models.ErrDuplicate) {
+			t.Errorf("append a seen platform message: err = %v, want ErrDuplicate", err)
+		}
+		seen, err := st.SeenDedupKeys(ctx, []string{key, "console:b:43"})
+		if err != nil || !seen[key] || seen["console:b:43"] {
+			t.Errorf("seen = %v (%v)", seen, err)
+		}
+		got, _ := st.Chat(ctx, chat.ID)
+		if got.HeadID != m.ID {
+			t.Errorf("head = %s, want %s (a failed append must not move it)", got.HeadID, m.ID)
+		}
+	})
+}
+
+func TestConcurrentAppendsOneWins(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		chat := newChat(t, st, "console:c")
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				errs <- st.Append(ctx, chat.ID, chat.HeadID, chat.HeadID, []*models.Message{{Role: "user", Content: fmt.Sprint(i)}})
+			}(i)
+		}
+		wg.Wait()
+		close(errs)
+		ok := 0
+		for err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case !errors.Is(err, models.ErrStale):
+				t.Errorf("unexpected error: %v", err)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("%d appends at the same head succeeded, want 1", ok)
+		}
+	})
+}
