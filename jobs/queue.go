@@ -113,11 +113,12 @@ func (q *Queue) Consolidate(ctx context.Context, cardID, spaceID string) error {
 func (q *Queue) Depth(ctx context.Context) (int, time.Duration, error) {
 	total := 0
 	var oldest time.Duration
-	for _, qn := range []string{QueueUrgent, QueueDefault} {
+	queues, err := q.insp.Queues()
+	if err != nil {
+		return 0, 0, fmt.Errorf("jobs: list queues: %w", err)
+	}
+	for _, qn := range queues {
 		info, err := q.insp.GetQueueInfo(qn)
-		if errors.Is(err, asynq.ErrQueueNotFound) {
-			continue
-		}
 		if err != nil {
 			return 0, 0, fmt.Errorf("jobs: queue info: %w", err)
 		}

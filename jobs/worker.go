@@ -77,6 +77,9 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 	return w
 }
 
+// maxCompactionsPerJob bounds the compactions one job runs back to back.
+const maxCompactionsPerJob = 8
+
 // errOwed marks a job whose work stays owed for the sweeper, not retried now.
 var errOwed = errors.New("jobs: work stays owed")
 
@@ -146,8 +149,18 @@ func (w *Worker) handleCompact(ctx context.Context, t *asynq.Task) error {
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.ChatID == "" {
 		return fmt.Errorf("jobs: bad compact payload: %w", asynq.SkipRetry)
 	}
-	res, err := w.mem.Compact(ctx, p.ChatID, false)
-	return w.outcome(TypeCompact, p.ChatID, res, err)
+	// A long backlog (an imported story, a queue that was down) may owe
+	// several compactions; finish them while the job holds the chat.
+	for i := 0; i < maxCompactionsPerJob; i++ {
+		res, err := w.mem.Compact(ctx, p.ChatID, false)
+		if err != nil || res.Outcome != memory.Written {
+			return w.outcome(TypeCompact, p.ChatID, res, err)
+		}
+		if err := w.outcome(TypeCompact, p.ChatID, res, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // outcome turns a memory result into the task's result: success only with

@@ -59,7 +59,7 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bo
 	sm := cfg.ScribeModel()
 	scribe := openai.New(openai.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
 		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: sm.MaxRetries}, log)
-	a.memory = memory.NewService(a.store, scribeAdapter{scribe}, memoryConfig(cfg), log)
+	a.memory = memory.NewService(a.store, openai.Scribe{C: scribe}, memoryConfig(cfg), log)
 	m := cfg.Model
 	model := openai.New(openai.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: m.MaxRetries}, log)
@@ -108,21 +108,6 @@ func (a *app) Close() error {
 		errs = append(errs, a.store.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// scribeAdapter lets the OpenAI client serve as the memory scribe.
-type scribeAdapter struct{ c *openai.Client }
-
-func (s scribeAdapter) Complete(ctx context.Context, msgs []memory.Message) (string, error) {
-	req := bot.ModelRequest{Messages: make([]bot.PromptMessage, len(msgs))}
-	for i, m := range msgs {
-		req.Messages[i] = bot.PromptMessage{Role: bot.Role(m.Role), Content: m.Content}
-	}
-	res, err := s.c.Complete(ctx, req)
-	if err != nil {
-		return "", err
-	}
-	return res.Text, nil
 }
 
 // jobsBridge tells the queue what a turn left owed.

@@ -1,0 +1,229 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"troupe/adapters/openai"
+	"troupe/adapters/openai/openaitest"
+	"troupe/config"
+	"troupe/jobs"
+	"troupe/memory"
+	"troupe/memory/memorytest"
+	"troupe/models"
+	"troupe/models/testenv"
+)
+
+// rig is a store with one long chat, a scribe on the fake model server, the
+// memory service, and a queue and worker on a Redis.
+type rig struct {
+	st     *models.Store
+	fake   *openaitest.Server
+	scribe *memorytest.Scribe
+	mem    *memory.Service
+	redis  *jobs.Redis
+	queue  *jobs.Queue
+	chatID string
+}
+
+type backend struct {
+	name     string
+	db       testenv.Backend
+	redisURL string
+}
+
+func backends(t *testing.T) []backend {
+	dbs := testenv.Backends(t)
+	out := []backend{{name: "sqlite+embedded", db: dbs[0]}}
+	if len(dbs) > 1 {
+		out = append(out, backend{name: "postgres+redis", db: dbs[1], redisURL: testenv.RedisURL(t)})
+	}
+	return out
+}
+
+func newRig(t *testing.T, b backend, beats int) *rig {
+	t.Helper()
+	ctx := context.Background()
+	r := &rig{st: testenv.OpenStore(t, b.db), fake: openaitest.NewServer(t), scribe: &memorytest.Scribe{}}
+	r.fake.SetResponder(r.scribe.Respond)
+	client := openai.New(openai.Config{BaseURL: r.fake.URL(), Model: "m", Timeout: 2 * time.Second, MaxRetries: -1}, nil)
+	mc := config.Default().Memory
+	r.mem = memory.NewService(r.st, openai.Scribe{C: client}, memory.Config{
+		Compact: memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars},
+	}, slog.New(slog.DiscardHandler))
+	var err error
+	if r.redis, err = jobs.OpenRedis(ctx, b.redisURL); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.redis.Close() })
+	if b.redisURL != "" {
+		// A shared server: start from an empty database.
+		r.redis.Client.FlushDB(ctx)
+	}
+	r.queue = jobs.NewQueue(r.redis, nil)
+	r.chatID = seedChat(t, r.st, beats)
+	return r
+}
+
+// seedChat stores a chat with a greeting and beats of (user, reply).
+func seedChat(t *testing.T, st *models.Store, beats int) string {
+	t.Helper()
+	ctx := context.Background()
+	must(t, st.EnsureSpace(ctx, models.Space{ID: "console:local:ada", Platform: "console", Kind: "local", ExternalID: "ada"}))
+	_, err := st.EnsureChannel(ctx, models.Channel{ID: "console:ada/maren", Platform: "console", ExternalID: "ada/maren", SpaceID: "console:local:ada"})
+	must(t, err)
+	must(t, st.UpsertCard(ctx, models.Card{ID: "maren", Name: "Maren", Language: "en", Data: "{}"}))
+	chat, err := st.StartChat(ctx, "console:ada/maren", "maren", "console:local:ada", "test", &models.Message{Role: "assistant", AuthorName: "Maren", Content: "The kettle rattles."})
+	must(t, err)
+	addBeats(t, st, chat.ID, beats)
+	return chat.ID
+}
+
+// addBeats appends beats of (user, reply) at the chat's head.
+func addBeats(t *testing.T, st *models.Store, chatID string, beats int) {
+	t.Helper()
+	ctx := context.Background()
+	chat, err := st.Chat(ctx, chatID)
+	must(t, err)
+	head := chat.HeadID
+	for i := 0; i < beats; i++ {
+		u := &models.Message{Role: "user", AuthorName: "Ada", Content: fmt.Sprintf("Line %d: I climb the stair and ask about the light, the storm and the boat.", i)}
+		a := &models.Message{Role: "assistant", AuthorName: "Maren", Content: fmt.Sprintf("Reply %d: *Maren trims the wick and answers slowly, watching the rain on the glass.*", i)}
+		must(t, st.Append(ctx, chat.ID, head, head, []*models.Message{u, a}))
+		head = a.ID
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (r *rig) startWorker(t *testing.T) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, jobs.WorkerOptions{PollInterval: 200 * time.Millisecond, SweepInterval: time.Hour}, nil)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	}
+}
+
+func (r *rig) waitSummaries(t *testing.T, n int) []models.Summary {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		sums, err := r.st.ChatSummaries(context.Background(), r.chatID)
+		must(t, err)
+		if len(sums) >= n {
+			return sums
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d summaries, want %d", len(sums), n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestCompactionJob(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newRig(t, b, 80)
+			stop := r.startWorker(t)
+			defer stop()
+			// A duplicate enqueue is folded into the first.
+			must(t, r.queue.Compact(context.Background(), r.chatID, false))
+			must(t, r.queue.Compact(context.Background(), r.chatID, false))
+			// 80 uncovered beats: one compaction covers all but the last 6.
+			sums := r.waitSummaries(t, 1)
+			must(t, r.queue.Drain(context.Background(), 10*time.Second))
+			if sums[0].Beats != 74 {
+				t.Errorf("first summary covers %d beats, want 74", sums[0].Beats)
+			}
+			// 40 more beats owe the next one, which merges the first.
+			addBeats(t, r.st, r.chatID, 40)
+			must(t, r.queue.Compact(context.Background(), r.chatID, false))
+			r.waitSummaries(t, 2)
+			must(t, r.queue.Drain(context.Background(), 10*time.Second))
+			sums, _ = r.st.ChatSummaries(context.Background(), r.chatID)
+			if len(sums) != 2 {
+				t.Fatalf("got %d summaries, want 2", len(sums))
+			}
+			if !strings.Contains(sums[1].Content, "Merged: Summary #1") || sums[1].Beats != 114 {
+				t.Errorf("second summary (%d beats) did not merge the first:\n%s", sums[1].Beats, sums[1].Content)
+			}
+			rec, err := r.st.Job(context.Background(), memory.KindCompact, r.chatID)
+			if err != nil || rec.Outcome != "skipped" {
+				t.Errorf("last job record = %+v (%v), want skipped after the backlog", rec, err)
+			}
+		})
+	}
+}
+
+func TestCompactionRejectedOutputStaysOwed(t *testing.T) {
+	faults := map[string]openaitest.Answer{
+		"garbage":         {Text: "I'd rather not summarize this."},
+		"missing section": {Text: "## Story so far\nx\n\n## Characters\ny\n\n## Current scene\nz"},
+		"empty scene":     {Text: "## Story so far\nx\n\n## Characters\ny\n\n## Promises and foreshadowing\n-\n\n## Facts ledger\n-\n\n## Current scene\n"},
+		"server error":    {Fault: openaitest.Fault500},
+		"timeout":         {Fault: openaitest.FaultHang},
+	}
+	for name, bad := range faults {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := newRig(t, backends(t)[0], 40)
+			broken := true
+			r.scribe.Break = func(string, int) (openaitest.Answer, bool) { return bad, broken }
+			ctx := context.Background()
+			_, err := r.mem.Compact(ctx, r.chatID, false)
+			if err == nil {
+				t.Fatal("compaction with a broken scribe reported success")
+			}
+			var rej *memory.RejectedError
+			validation := bad.Fault == openaitest.FaultNone
+			if validation != errors.As(err, &rej) {
+				t.Errorf("err = %v; rejected-output error: %v, want %v", err, errors.As(err, &rej), validation)
+			}
+			sums, _ := r.st.ChatSummaries(ctx, r.chatID)
+			if len(sums) != 0 {
+				t.Fatalf("a summary was installed from a broken answer")
+			}
+			rec, _ := r.st.Job(ctx, memory.KindCompact, r.chatID)
+			if rec.Outcome != "failed" || rec.Reason == "" {
+				t.Errorf("job record = %+v, want failed with a reason", rec)
+			}
+			chat, _ := r.st.Chat(ctx, r.chatID)
+			if owed, _ := r.mem.CompactionOwed(ctx, chat); !owed {
+				t.Errorf("compaction no longer owed after a failure")
+			}
+			broken = false
+			res, err := r.mem.Compact(ctx, r.chatID, false)
+			if err != nil || res.Outcome != memory.Written || res.Product == "" {
+				t.Fatalf("next attempt: %+v, %v; want written", res, err)
+			}
+		})
+	}
+}
+
+func TestSweeperFindsOwedWork(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newRig(t, b, 40)
+			// No job was ever enqueued: the queue was lost. The sweeper at the
+			// worker's start finds the owed compaction.
+			stop := r.startWorker(t)
+			defer stop()
+			r.waitSummaries(t, 1)
+		})
+	}
+}

@@ -1,0 +1,95 @@
+// Package memorytest is a scripted scribe for tests: it answers the memory
+// prompts troupe sends to the fake OpenAI server with well-formed outputs
+// (or, on request, broken ones), so memory jobs can run end to end.
+package memorytest
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"troupe/adapters/openai/openaitest"
+	"troupe/memory"
+)
+
+// Scribe answers memory prompts and passes every other request on.
+type Scribe struct {
+	mu sync.Mutex
+	// Next answers requests that are not memory prompts.
+	Next func(openaitest.Request) openaitest.Answer
+	// Break, when set, replaces the scribe's answer for the kind
+	// ("summary") with what it returns; return ok=false to answer normally.
+	Break     func(kind string, n int) (openaitest.Answer, bool)
+	summaries int
+}
+
+// Kind tells which memory prompt a request is, or "" for a chat turn.
+func Kind(req openaitest.Request) string {
+	if len(req.Messages) == 0 {
+		return ""
+	}
+	sys := req.Messages[0].Content
+	for _, lang := range []string{"en", "zh"} {
+		h := memory.SummaryHeadings[lang]
+		if strings.Contains(sys, h[0]) && strings.Contains(sys, h[4]) && strings.Contains(req.Messages[len(req.Messages)-1].Content+req.Messages[1].Content, "<conversation>") {
+			return "summary"
+		}
+	}
+	return ""
+}
+
+// Summaries counts the summaries written so far.
+func (s *Scribe) Summaries() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.summaries
+}
+
+// Respond is an openaitest responder.
+func (s *Scribe) Respond(req openaitest.Request) openaitest.Answer {
+	kind := Kind(req)
+	if kind == "" {
+		if s.Next != nil {
+			return s.Next(req)
+		}
+		return openaitest.DefaultResponder(req)
+	}
+	s.mu.Lock()
+	s.summaries++
+	n := s.summaries
+	s.mu.Unlock()
+	if s.Break != nil {
+		if a, ok := s.Break(kind, n); ok {
+			return a
+		}
+	}
+	return openaitest.Answer{Text: Summary(req, n)}
+}
+
+var lastLine = regexp.MustCompile(`(?s)\n([^\n]*)\n</conversation>`)
+var summaryMark = regexp.MustCompile(`Summary #\d+`)
+
+// Summary writes a valid relay summary for a summary request: it names its
+// number, the last transcript line, and every summary it merged.
+func Summary(req openaitest.Request, n int) string {
+	user := req.Messages[1].Content
+	lang := "en"
+	if strings.Contains(req.Messages[0].Content, memory.SummaryHeadings["zh"][0]) {
+		lang = "zh"
+	}
+	h := memory.SummaryHeadings[lang]
+	last := ""
+	if m := lastLine.FindStringSubmatch(user); m != nil {
+		last = m[1]
+		if r := []rune(last); len(r) > 60 {
+			last = string(r[:60])
+		}
+	}
+	merged := ""
+	if i := strings.Index(user, "<previous-summary>"); i >= 0 {
+		merged = strings.Join(summaryMark.FindAllString(user[i:], -1), ", ")
+	}
+	return fmt.Sprintf("%s\nSummary #%d. Through: %s. Merged: %s.\n\n%s\n- Everyone as before.\n\n%s\n- Promise %d stands.\n\n%s\n- Fact %d.\n\n%s\nThe scene after summary #%d.",
+		h[0], n, last, merged, h[1], h[2], n, h[3], n, h[4], n)
+}
