@@ -1,0 +1,91 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"troupe/bot"
+	"troupe/models"
+)
+
+// Bindings tells the adapter which channels play a card. The pipeline owns
+// the binding (/card set writes it); the adapter only asks.
+type Bindings interface {
+	// ChannelBinding returns the id of the card bound to the channel ("" when
+	// none) and whether only messages that mention or reply to the character
+	// count there.
+	ChannelBinding(ctx context.Context, ref bot.ChannelRef) (cardID string, mentionOnly bool, err error)
+}
+
+// StoreBindings reads bindings from the store's channel rows.
+func StoreBindings(st *models.Store) Bindings { return storeBindings{st: st} }
+
+type storeBindings struct{ st *models.Store }
+
+func (b storeBindings) ChannelBinding(ctx context.Context, ref bot.ChannelRef) (string, bool, error) {
+	ch, err := b.st.Channel(ctx, ref.Key())
+	if errors.Is(err, models.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return ch.CardID, ch.MentionOnly, nil
+}
+
+// binding is a channel's card and mention setting.
+type binding struct {
+	cardID      string
+	mentionOnly bool
+}
+
+// bindingTTL bounds how stale a cached binding may be: /card set in this
+// process clears its entry at once; one made by another replica shows after
+// at most this long.
+const bindingTTL = 30 * time.Second
+
+// bindingCache keeps recent bindings so that busy unbound channels cost no
+// query per message.
+type bindingCache struct {
+	src Bindings
+	mu  sync.Mutex
+	m   map[string]cachedBinding
+}
+
+type cachedBinding struct {
+	b  binding
+	at time.Time
+}
+
+func (c *bindingCache) get(ctx context.Context, ref bot.ChannelRef) (binding, error) {
+	key := ref.Key()
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	if ok && time.Since(e.at) < bindingTTL {
+		return e.b, nil
+	}
+	card, mention, err := c.src.ChannelBinding(ctx, ref)
+	if err != nil {
+		return binding{}, err
+	}
+	b := binding{cardID: card, mentionOnly: mention}
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]cachedBinding{}
+	}
+	if len(c.m) > 10000 {
+		clear(c.m)
+	}
+	c.m[key] = cachedBinding{b: b, at: time.Now()}
+	c.mu.Unlock()
+	return b, nil
+}
+
+func (c *bindingCache) forget(ref bot.ChannelRef) {
+	c.mu.Lock()
+	delete(c.m, ref.Key())
+	c.mu.Unlock()
+}

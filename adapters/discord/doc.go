@@ -1,0 +1,41 @@
+// Package discord is troupe's Discord adapter. It connects to the gateway
+// with discordgo, turns the messages of bound channels, threads and (when
+// allowed) direct messages into bot.Inbound messages for the shared pipeline,
+// offers the pipeline's commands as slash commands, and renders what the
+// pipeline writes.
+//
+// Which messages count: in a guild, a channel bound to a card (with /card set)
+// and every thread under it (a thread is its own channel and chat; its space
+// is the guild); in a channel set to mention-only, only messages that mention
+// the bot or reply to the character; direct messages when discord.allow_dms is
+// on (their space is the user). Messages of bots, of any webhook (the
+// character's own included) and of the bot itself never count, and
+// discord.allowed_guilds and discord.allowed_channels narrow everything.
+//
+// How the character speaks: through one webhook per channel, created on first
+// use and reused (a thread uses its parent's webhook with thread_id), with the
+// card's name and avatar; where the bot may not manage webhooks, and in direct
+// messages, as the bot with the card's name in bold. A typing indicator runs
+// until the first text; the first text is posted at once and then edited at
+// most once a second; the reply ends with a final edit. Replies longer than
+// Discord's 2000 characters are split with bot.Split. Rate limits are waited
+// out by discordgo; a reply that still cannot be posted is reported to the
+// pipeline as an error (which logs it with the chat id), logged here with the
+// channel id, and announced in the channel with a short notice when possible.
+//
+// Edits and deletes: Discord messages are stored as they were first sent.
+// An edit of a message that has not reached the pipeline yet replaces its
+// text. An edit of the author's latest message after it reached the pipeline
+// but before the reply to it started is passed on as a new message with the
+// edited text, so the coming turn sees the correction last. Edits after the
+// reply started, and edits of older messages, are ignored (use /regen).
+// Deleting a message, the character's included, changes no memory: use
+// /regen or /forget.
+//
+// Endpoints: discord.api_base_url sends every REST call to
+// <base>api/v10/… (the gateway address is whatever GET <base>api/v10/gateway/bot
+// returns), so a proxy or a test server such as package discordtest can stand
+// in for Discord. The adapter rewrites its own HTTP client's requests and
+// changes none of discordgo's package variables, so several adapters in one
+// process may talk to different servers.
+package discord
