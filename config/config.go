@@ -3,6 +3,9 @@
 package config
 
 import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -117,6 +120,18 @@ func (s Secret) Value() string { return string(s) }
 
 // GoString hides the value from %#v.
 func (s Secret) GoString() string { return s.String() }
+
+// Format hides the value from every fmt verb.
+func (s Secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
+
+// LogValue hides the value from slog.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalJSON hides the value from JSON output.
+func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(s.String()) }
+
+// MarshalYAML hides the value from YAML output.
+func (s Secret) MarshalYAML() (any, error) { return s.String(), nil }
 
 // DefaultBaseURL is the OpenAI API.
 const DefaultBaseURL = "https://api.openai.com/v1"

@@ -35,7 +35,7 @@ func Load(path string, lookup func(string) (string, bool)) (Config, error) {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-			return Config{}, &Error{Key: path, Problem: yamlProblem(err)}
+			return Config{}, fileError(path, data, err)
 		}
 	case errors.Is(err, os.ErrNotExist) && !explicit:
 	default:
