@@ -132,26 +132,27 @@ func (l *lane) begun(seq uint64) {
 	}
 }
 
-// edit applies a new text to message id: in the queue it replaces the text;
+// edit applies an edit (raw content, and text as the story sees it) to
+// message id: in the queue it replaces the content;
 // handed over, not yet in a started turn and its author's latest, it returns
 // the edit as a message to queue. Otherwise it returns nil.
-func (l *lane) edit(id, content string) *prepared {
+func (l *lane) edit(id, raw, text string) *prepared {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, q := range l.queue {
 		if q.msg != nil && q.msg.ID == id {
-			q.msg.Content = content
+			q.msg.Content = raw
 			return nil
 		}
 	}
 	h, ok := l.open[id]
-	if !ok || h.seq <= l.started || l.latest[h.author] != id || h.text == content {
+	if !ok || h.seq <= l.started || l.latest[h.author] != id || h.text == text {
 		return nil
 	}
-	h.text = content
+	h.text = text
 	h.edits++
 	prep := h.prep
-	prep.in.Text = content
+	prep.in.Text = text
 	prep.in.MessageID = editID(id, h.edits)
 	return &prep
 }

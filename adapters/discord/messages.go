@@ -23,13 +23,12 @@ func (a *Adapter) onMessageUpdate(s *discordgo.Session, mu *discordgo.MessageUpd
 	if mu.Message == nil || mu.EditedTimestamp == nil || !a.human(mu.Message) {
 		return
 	}
-	l := a.lanes.get(mu.ChannelID)
-	prep := l.edit(mu.ID, mu.Content)
-	if prep == nil {
+	text := a.clean(mu.Message)
+	if text == "" {
 		return
 	}
-	prep.in.Text = a.clean(mu.Message)
-	if prep.in.Text == "" {
+	prep := a.lanes.get(mu.ChannelID).edit(mu.ID, mu.Content, text)
+	if prep == nil {
 		return
 	}
 	a.log.Debug("edit passed on as a new message", "channel_id", mu.ChannelID, "message_id", mu.ID)

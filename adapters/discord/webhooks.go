@@ -1,0 +1,126 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+)
+
+// webhookName names the webhook troupe creates in a channel; each message
+// overrides it with the character's name.
+const webhookName = "troupe"
+
+// denyFor is how long a channel where the bot may not manage webhooks is left
+// alone before the adapter tries again.
+const denyFor = 10 * time.Minute
+
+// hooks caches one webhook per channel, created on first use and reused.
+type hooks struct {
+	mu  sync.Mutex
+	m   map[string]*hookSlot
+	ids map[string]bool
+}
+
+type hookSlot struct {
+	// mu serializes the lookup so a channel gets one webhook.
+	mu     sync.Mutex
+	hook   *discordgo.Webhook
+	denied time.Time
+}
+
+func (h *hooks) slot(channelID string) *hookSlot {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]*hookSlot{}
+	}
+	sl, ok := h.m[channelID]
+	if !ok {
+		sl = &hookSlot{}
+		h.m[channelID] = sl
+	}
+	return sl
+}
+
+// ours reports whether id is a webhook this adapter speaks through.
+func (h *hooks) ours(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ids[id]
+}
+
+func (h *hooks) remember(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ids == nil {
+		h.ids = map[string]bool{}
+	}
+	h.ids[id] = true
+}
+
+// drop forgets channelID's webhook (it was deleted).
+func (h *hooks) drop(channelID string) {
+	sl := h.slot(channelID)
+	sl.mu.Lock()
+	sl.hook = nil
+	sl.mu.Unlock()
+}
+
+// deny records that the bot may not use webhooks in channelID.
+func (h *hooks) deny(channelID string) {
+	sl := h.slot(channelID)
+	sl.mu.Lock()
+	sl.hook = nil
+	sl.denied = time.Now()
+	sl.mu.Unlock()
+}
+
+// webhook returns the channel's troupe webhook, finding or creating it. It
+// returns errNoWebhook where the bot may not manage webhooks.
+func (a *Adapter) webhook(ctx context.Context, s *discordgo.Session, channelID string) (*discordgo.Webhook, error) {
+	sl := a.hooks.slot(channelID)
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.hook != nil {
+		return sl.hook, nil
+	}
+	if !sl.denied.IsZero() && time.Since(sl.denied) < denyFor {
+		return nil, errNoWebhook
+	}
+	list, err := s.ChannelWebhooks(channelID, discordgo.WithContext(ctx))
+	if forbidden(err) {
+		sl.denied = time.Now()
+		a.log.Info("no Manage Webhooks permission; the character speaks as the bot", "channel_id", channelID)
+		return nil, errNoWebhook
+	}
+	if err != nil {
+		return nil, err
+	}
+	app, me := a.app(), a.bot()
+	for _, w := range list {
+		if w.Type == discordgo.WebhookTypeIncoming && w.Token != "" &&
+			((app != "" && w.ApplicationID == app) || (w.User != nil && w.User.ID == me)) {
+			sl.hook = w
+			a.hooks.remember(w.ID)
+			return w, nil
+		}
+	}
+	w, err := s.WebhookCreate(channelID, webhookName, "", discordgo.WithContext(ctx))
+	if forbidden(err) {
+		sl.denied = time.Now()
+		return nil, errNoWebhook
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w.Token == "" {
+		return nil, errors.New("discord: created webhook has no token")
+	}
+	a.log.Info("created webhook", "channel_id", channelID, "webhook_id", w.ID)
+	sl.hook = w
+	a.hooks.remember(w.ID)
+	return w, nil
+}
