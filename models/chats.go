@@ -29,18 +29,26 @@ func (s *Store) Card(ctx context.Context, id string) (Card, error) {
 	return c, notFound(err)
 }
 
-// EnsureSpace creates the space if it does not exist yet.
+// EnsureSpace creates the space if it does not exist yet. Spaces are never
+// deleted, so each process remembers the ones it has seen.
 func (s *Store) EnsureSpace(ctx context.Context, sp Space) error {
+	if _, ok := s.spaces.Load(sp.ID); ok {
+		return nil
+	}
 	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&sp).Error
 	if err != nil {
 		return fmt.Errorf("models: ensure space %s: %w", sp.ID, err)
 	}
+	s.spaces.Store(sp.ID, struct{}{})
 	return nil
 }
 
 // EnsureChannel returns the channel with ch.ID, creating it from ch first if
 // it does not exist.
 func (s *Store) EnsureChannel(ctx context.Context, ch Channel) (Channel, error) {
+	if got, err := s.Channel(ctx, ch.ID); err == nil || !errors.Is(err, ErrNotFound) {
+		return got, err
+	}
 	db := s.db.WithContext(ctx)
 	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&ch).Error; err != nil {
 		return Channel{}, fmt.Errorf("models: ensure channel %s: %w", ch.ID, err)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -21,6 +22,8 @@ type Store struct {
 	db      *gorm.DB
 	dialect string
 	now     func() time.Time
+	// spaces caches the ids of spaces known to exist.
+	spaces sync.Map
 }
 
 // Open connects to dsn (sqlite://FILE or postgres://…) and migrates the schema.
