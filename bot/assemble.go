@@ -29,6 +29,15 @@ func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, r
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
 	}
+	if p.opt.Memory != nil {
+		// No ledger or roster is kept yet, so the resident has the whole
+		// envelope up to its own maximum.
+		res, err := p.opt.Memory.Resident(ctx, st.card.ID, st.chat.SpaceID, 0)
+		if err != nil {
+			p.log.Warn("load resident summary", "chat_id", st.chat.ID, "err", err)
+		}
+		in.Resident = res
+	}
 	msgs := memory.Assemble(in)
 	if p.opt.Tokens == nil || p.opt.ContextWindow <= 0 {
 		return builtPrompt{messages: toPrompt(msgs)}, false

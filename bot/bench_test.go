@@ -32,6 +32,8 @@ func (j inlineJobs) AfterTurn(ctx context.Context, t bot.TurnDone) error {
 
 func (inlineJobs) ChatEnded(context.Context, string) error { return nil }
 
+func (inlineJobs) MemoryChanged(context.Context, string, string) error { return nil }
+
 // discardSink swallows a reply.
 type discardSink struct{ notices []string }
 

@@ -64,13 +64,14 @@ func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink)
 		return p.cmdPersona(ctx, in, cmd.Args, sink)
 	case "compact":
 		return p.cmdCompact(ctx, in, sink)
+	case "forget":
+		return p.cmdForget(ctx, in, cmd.Args, sink)
+	case "memory":
+		return p.cmdMemory(ctx, in, cmd.Args, sink)
 	case "chats":
 		return p.cmdChats(ctx, in, sink)
 	case "card":
 		return p.withLane(ctx, in, func() error { return p.cmdCard(ctx, in, cmd.Args, sink) })
-	}
-	if h, ok := p.extra[cmd.Name]; ok {
-		return h(ctx, in, cmd, sink)
 	}
 	return sink.Notice(ctx, p.text(p.langOf(in), msgUnknownCommand, "/"+cmd.Name)+"\n\n"+p.text(p.langOf(in), msgHelp))
 }

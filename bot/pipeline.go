@@ -17,8 +17,12 @@ import (
 type Jobs interface {
 	// AfterTurn is called after a reply is stored.
 	AfterTurn(ctx context.Context, t TurnDone) error
-	// ChatEnded is called when /new or /forget moves a channel off a chat.
+	// ChatEnded is called when /new or /card set moves a channel off a chat:
+	// its recap is owed now.
 	ChatEnded(ctx context.Context, chatID string) error
+	// MemoryChanged is called when /forget or a hand edit changed a card's
+	// memory in a space: its consolidation is owed.
+	MemoryChanged(ctx context.Context, cardID, spaceID string) error
 }
 
 // TurnDone describes a finished turn for the job queue.
@@ -32,9 +36,15 @@ type TurnDone struct {
 	Urgent bool
 }
 
-// MemoryService is the memory work commands run directly.
+// MemoryService is the memory work turns and commands run directly.
 type MemoryService interface {
 	Compact(ctx context.Context, chatID string, manual bool) (memory.Result, error)
+	// Resident returns the resident summary as injected, fitted to what
+	// others characters leave of the envelope.
+	Resident(ctx context.Context, cardID, spaceID string, others int) (string, error)
+	ForgetChat(ctx context.Context, chatID string) (memory.Forgotten, error)
+	Report(ctx context.Context, cardID, spaceID string) (memory.Report, error)
+	DeleteRecap(ctx context.Context, chatID string) error
 }
 
 // Options configures a Pipeline.
@@ -71,12 +81,8 @@ type Pipeline struct {
 	closed  bool
 	wg      sync.WaitGroup
 	stats   Stats
-	extra   map[string]CommandFunc
 	confirm confirmations
 }
-
-// CommandFunc handles a command that another package adds to the pipeline.
-type CommandFunc func(ctx context.Context, in Inbound, cmd Command, sink Sink) error
 
 // Stats counts what the pipeline did; safe to read with Snapshot.
 type Stats struct {
@@ -97,7 +103,7 @@ func New(opt Options) *Pipeline {
 	if opt.Language == "" {
 		opt.Language = "en"
 	}
-	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, extra: map[string]CommandFunc{}}
+	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}}
 }
 
 // lane serializes the turns of one channel: messages that arrive while a

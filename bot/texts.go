@@ -28,6 +28,15 @@ const (
 	msgCompacted
 	msgNotCompacted
 	msgCompactFailed
+	msgNothingToForget
+	msgAlreadyForgotten
+	msgNoSuchChat
+	msgForgetQuestion
+	msgForgotten
+	msgRecapDeleted
+	msgNoMemory
+	msgMemoryCounts
+	msgMemoryFailure
 )
 
 var texts = map[string]map[msgKey]string{
@@ -49,20 +58,29 @@ var texts = map[string]map[msgKey]string{
 			"/persona NAME [| description] — how the character should call and see you\n" +
 			"/card list | show | set NAME — the characters you can play with\n" +
 			"/help — this list",
-		msgNewChat:        "New chat started with %s.",
-		msgNothingToRegen: "There is no reply to write again yet.",
-		msgUnknownCommand: "Unknown command %s.",
-		msgBusy:           "A reply is being written; try again when it is done.",
-		msgEmpty:          "The model returned an empty reply. Your message is saved: send /regen to try again.",
-		msgNotAllowed:     "Only members who can manage messages here (or an admin role) may do that.",
-		msgUnknownCard:    "No card called %q. /card list shows them.",
-		msgCardSet:        "This channel now plays %s.",
-		msgConfirmGone:    "That question has expired or was already answered; nothing was changed.",
-		msgNotYours:       "Only the person who asked can answer that.",
-		msgCancelled:      "Cancelled; nothing was changed.",
-		msgCompacted:      "Compacted: the relay summary now %s.",
-		msgNotCompacted:   "Nothing compacted: %s.",
-		msgCompactFailed:  "Compaction failed (%s); nothing was changed and it will be tried again.",
+		msgNewChat:          "New chat started with %s.",
+		msgNothingToRegen:   "There is no reply to write again yet.",
+		msgUnknownCommand:   "Unknown command %s.",
+		msgBusy:             "A reply is being written; try again when it is done.",
+		msgEmpty:            "The model returned an empty reply. Your message is saved: send /regen to try again.",
+		msgNotAllowed:       "Only members who can manage messages here (or an admin role) may do that.",
+		msgUnknownCard:      "No card called %q. /card list shows them.",
+		msgCardSet:          "This channel now plays %s.",
+		msgConfirmGone:      "That question has expired or was already answered; nothing was changed.",
+		msgNotYours:         "Only the person who asked can answer that.",
+		msgCancelled:        "Cancelled; nothing was changed.",
+		msgCompacted:        "Compacted: the relay summary now %s.",
+		msgNotCompacted:     "Nothing compacted: %s.",
+		msgCompactFailed:    "Compaction failed (%s); nothing was changed and it will be tried again.",
+		msgNothingToForget:  "There is no chat here to forget.",
+		msgAlreadyForgotten: "That chat is already forgotten.",
+		msgNoSuchChat:       "No chat %q in this channel; /chats lists them.",
+		msgForgetQuestion:   "Forget the chat \"%s\" (%s)? Its messages, summaries and recap are deleted, and the character's memory keeps only what other chats also support. This cannot be undone.",
+		msgForgotten:        "Forgotten: \"%s\" is gone from the character's memory.",
+		msgRecapDeleted:     "The recap of chat %s is deleted; the memory will be rebuilt from the remaining chats.",
+		msgNoMemory:         "%s remembers no earlier chats here yet.",
+		msgMemoryCounts:     "Chats merged: %d · recaps owed: %d · last consolidation: %s",
+		msgMemoryFailure:    "Last failure (%s): %s",
 	},
 	"zh": {
 		msgShuttingDown:     "troupe 正在重启，请稍后再发一次。",
@@ -82,20 +100,29 @@ var texts = map[string]map[msgKey]string{
 			"/persona 名字 [| 描述] — 角色如何称呼、看待你\n" +
 			"/card list | show | set 名字 — 可选的角色\n" +
 			"/help — 本列表",
-		msgNewChat:        "已和%s开始新的一局。",
-		msgNothingToRegen: "还没有可以重写的回复。",
-		msgUnknownCommand: "未知命令 %s。",
-		msgBusy:           "正在写回复，请稍后再试。",
-		msgEmpty:          "模型返回了空回复。你的消息已保存，发送 /regen 可重试。",
-		msgNotAllowed:     "只有能管理这里消息的成员（或管理员角色）才能这样做。",
-		msgUnknownCard:    "没有叫 %q 的角色。/card list 可查看全部。",
-		msgCardSet:        "这个频道现在由%s出演。",
-		msgConfirmGone:    "这个确认已过期或已处理，没有做任何改动。",
-		msgNotYours:       "只有发起的人才能回答。",
-		msgCancelled:      "已取消，没有做任何改动。",
-		msgCompacted:      "已压缩：前情提要现在 %s。",
-		msgNotCompacted:   "没有压缩：%s。",
-		msgCompactFailed:  "压缩失败（%s），没有任何改动，稍后会再试。",
+		msgNewChat:          "已和%s开始新的一局。",
+		msgNothingToRegen:   "还没有可以重写的回复。",
+		msgUnknownCommand:   "未知命令 %s。",
+		msgBusy:             "正在写回复，请稍后再试。",
+		msgEmpty:            "模型返回了空回复。你的消息已保存，发送 /regen 可重试。",
+		msgNotAllowed:       "只有能管理这里消息的成员（或管理员角色）才能这样做。",
+		msgUnknownCard:      "没有叫 %q 的角色。/card list 可查看全部。",
+		msgCardSet:          "这个频道现在由%s出演。",
+		msgConfirmGone:      "这个确认已过期或已处理，没有做任何改动。",
+		msgNotYours:         "只有发起的人才能回答。",
+		msgCancelled:        "已取消，没有做任何改动。",
+		msgCompacted:        "已压缩：前情提要现在 %s。",
+		msgNotCompacted:     "没有压缩：%s。",
+		msgCompactFailed:    "压缩失败（%s），没有任何改动，稍后会再试。",
+		msgNothingToForget:  "这里没有可以遗忘的对局。",
+		msgAlreadyForgotten: "这一局已经被遗忘了。",
+		msgNoSuchChat:       "这个频道里没有对局 %q，/chats 可查看全部。",
+		msgForgetQuestion:   "要遗忘「%s」（%s）吗？它的消息、摘要和复盘都会删除，角色的记忆里只保留其他局也支持的内容。此操作无法撤销。",
+		msgForgotten:        "已遗忘：「%s」已从角色的记忆里删除。",
+		msgRecapDeleted:     "对局 %s 的复盘已删除，记忆将用其余各局重建。",
+		msgNoMemory:         "%s在这里还没有关于往局的记忆。",
+		msgMemoryCounts:     "已合并的局：%d · 待合并：%d · 上次合并：%s",
+		msgMemoryFailure:    "上次失败（%s）：%s",
 	},
 }
 

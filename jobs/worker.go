@@ -18,6 +18,9 @@ import (
 type Memory interface {
 	Compact(ctx context.Context, chatID string, manual bool) (memory.Result, error)
 	CompactionOwed(ctx context.Context, chat models.Chat) (bool, error)
+	Recap(ctx context.Context, chatID string) (memory.Result, error)
+	RecapOwed(ctx context.Context, chat models.Chat) (bool, error)
+	Consolidate(ctx context.Context, cardID, spaceID string) (memory.Result, error)
 }
 
 // WorkerOptions configures a Worker.
@@ -30,6 +33,8 @@ type WorkerOptions struct {
 	SweepWindow time.Duration
 	// PollInterval is how often idle queues and delayed tasks are checked.
 	PollInterval time.Duration
+	// IdleRecap is how long a chat rests before its recap is owed.
+	IdleRecap time.Duration
 }
 
 // Worker runs memory jobs from the queue and the periodic sweeper.
@@ -60,6 +65,9 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 	if opt.PollInterval <= 0 {
 		opt.PollInterval = time.Second
 	}
+	if opt.IdleRecap <= 0 {
+		opt.IdleRecap = 30 * time.Minute
+	}
 	log = log.With("component", "jobs")
 	w := &Worker{mem: mem, store: store, queue: q, opt: opt, log: log, mux: asynq.NewServeMux()}
 	w.srv = asynq.NewServerFromRedisClient(r.Client, asynq.Config{
@@ -74,6 +82,8 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 		IsFailure:                func(err error) bool { return !errors.Is(err, errOwed) },
 	})
 	w.mux.HandleFunc(TypeCompact, w.handleCompact)
+	w.mux.HandleFunc(TypeRecap, w.handleRecap)
+	w.mux.HandleFunc(TypeConsolidate, w.handleConsolidate)
 	return w
 }
 
@@ -118,6 +128,7 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("jobs: sweep: %w", err)
 	}
 	n := 0
+	idleBefore := time.Now().Add(-w.opt.IdleRecap)
 	for _, c := range chats {
 		owed, err := w.mem.CompactionOwed(ctx, c)
 		if err != nil {
@@ -129,6 +140,28 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 			}
 			n++
 		}
+		if c.ActiveAt.After(idleBefore) {
+			continue
+		}
+		if owed, err = w.mem.RecapOwed(ctx, c); err != nil {
+			return n, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
+		}
+		if owed {
+			if err := w.queue.Recap(ctx, c.ID, 0); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	keys, err := w.store.OwedConsolidations(ctx)
+	if err != nil {
+		return n, fmt.Errorf("jobs: sweep consolidations: %w", err)
+	}
+	for _, k := range keys {
+		if err := w.queue.Consolidate(ctx, k.CardID, k.SpaceID); err != nil {
+			return n, err
+		}
+		n++
 	}
 	return n, nil
 }
@@ -161,6 +194,33 @@ func (w *Worker) handleCompact(ctx context.Context, t *asynq.Task) error {
 		}
 	}
 	return nil
+}
+
+func (w *Worker) handleRecap(ctx context.Context, t *asynq.Task) error {
+	var p ChatPayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.ChatID == "" {
+		return fmt.Errorf("jobs: bad recap payload: %w", asynq.SkipRetry)
+	}
+	res, err := w.mem.Recap(ctx, p.ChatID)
+	if err == nil && res.Outcome == memory.Written {
+		chat, cerr := w.store.Chat(ctx, p.ChatID)
+		if cerr == nil {
+			// A failed enqueue is found again by the sweeper.
+			if qerr := w.queue.Consolidate(ctx, chat.CardID, chat.SpaceID); qerr != nil {
+				w.log.Warn("enqueue consolidation", "chat_id", p.ChatID, "err", qerr)
+			}
+		}
+	}
+	return w.outcome(TypeRecap, p.ChatID, res, err)
+}
+
+func (w *Worker) handleConsolidate(ctx context.Context, t *asynq.Task) error {
+	var p SpacePayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.CardID == "" || p.SpaceID == "" {
+		return fmt.Errorf("jobs: bad consolidate payload: %w", asynq.SkipRetry)
+	}
+	res, err := w.mem.Consolidate(ctx, p.CardID, p.SpaceID)
+	return w.outcome(TypeConsolidate, p.CardID+"|"+p.SpaceID, res, err)
 }
 
 // outcome turns a memory result into the task's result: success only with

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -95,6 +96,7 @@ func memoryConfig(cfg config.Config) memory.Config {
 func (a *app) worker() *jobs.Worker {
 	return jobs.NewWorker(a.redis, a.queue, a.memory, a.store, jobs.WorkerOptions{
 		SweepInterval: a.cfg.Memory.SweepInterval,
+		IdleRecap:     a.cfg.Memory.IdleRecap,
 	}, a.log)
 }
 
@@ -110,20 +112,31 @@ func (a *app) Close() error {
 	return errors.Join(errs...)
 }
 
-// jobsBridge tells the queue what a turn left owed.
+// jobsBridge tells the queue what a turn or command left owed.
 type jobsBridge struct {
 	q    *jobs.Queue
-	idle interface{ Seconds() float64 }
+	idle time.Duration
 }
 
+// AfterTurn enqueues a due compaction and (re)starts the chat's idle timer.
 func (j jobsBridge) AfterTurn(ctx context.Context, t bot.TurnDone) error {
+	var errs []error
 	if t.CompactionDue {
-		return j.q.Compact(ctx, t.ChatID, t.Urgent)
+		errs = append(errs, j.q.Compact(ctx, t.ChatID, t.Urgent))
 	}
-	return nil
+	errs = append(errs, j.q.Recap(ctx, t.ChatID, j.idle))
+	return errors.Join(errs...)
 }
 
-func (j jobsBridge) ChatEnded(ctx context.Context, chatID string) error { return nil }
+// ChatEnded owes the ended chat's recap now.
+func (j jobsBridge) ChatEnded(ctx context.Context, chatID string) error {
+	return j.q.Recap(ctx, chatID, 0)
+}
+
+// MemoryChanged owes the consolidation of a card's memory in a space.
+func (j jobsBridge) MemoryChanged(ctx context.Context, cardID, spaceID string) error {
+	return j.q.Consolidate(ctx, cardID, spaceID)
+}
 
 // serve runs the adapters (when adapters is true) and the job workers until
 // ctx is done.

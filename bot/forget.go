@@ -1,0 +1,152 @@
+package bot
+
+import (
+	"context"
+	"errors"
+
+	"strings"
+	"time"
+
+	"troupe/models"
+)
+
+// cmdForget asks to confirm, then deletes the channel's current chat (or an
+// earlier chat of the channel named by id) and everything only it supports.
+func (p *Pipeline) cmdForget(ctx context.Context, in Inbound, args string, sink Sink) error {
+	lang := p.langOf(in)
+	if !in.CanManage {
+		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+	}
+	if p.opt.Memory == nil {
+		return sink.Notice(ctx, p.text(lang, msgInternal))
+	}
+	ch, err := p.opt.Store.Channel(ctx, in.Channel.Key())
+	if errors.Is(err, models.ErrNotFound) {
+		return sink.Notice(ctx, p.text(lang, msgNothingToForget))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "forget", err)
+	}
+	chatID := strings.TrimSpace(args)
+	if chatID == "" {
+		chatID = ch.CurrentChatID
+	}
+	chat, err := p.opt.Store.Chat(ctx, chatID)
+	if errors.Is(err, models.ErrNotFound) || (err == nil && chat.ChannelID != ch.ID) {
+		if _, terr := p.opt.Store.Tombstone(ctx, chatID); terr == nil {
+			return sink.Notice(ctx, p.text(lang, msgAlreadyForgotten))
+		}
+		return sink.Notice(ctx, p.text(lang, msgNoSuchChat, chatID))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "forget", err)
+	}
+	question := p.text(lang, msgForgetQuestion, chat.Name, chat.ID)
+	return p.ask(ctx, in, question, sink, func(ctx context.Context, _ bool, sink Sink) error {
+		return p.forget(ctx, in, chat, sink)
+	})
+}
+
+// forget runs a confirmed /forget.
+func (p *Pipeline) forget(ctx context.Context, in Inbound, chat models.Chat, sink Sink) error {
+	lang := p.langOf(in)
+	var wasCurrent bool
+	err := p.withLane(ctx, in, func() error {
+		ch, err := p.opt.Store.Channel(ctx, in.Channel.Key())
+		if err != nil {
+			return err
+		}
+		wasCurrent = ch.CurrentChatID == chat.ID
+		f, err := p.opt.Memory.ForgetChat(ctx, chat.ID)
+		if err != nil {
+			return err
+		}
+		if p.opt.Jobs != nil {
+			if err := p.opt.Jobs.MemoryChanged(ctx, f.CardID, f.SpaceID); err != nil {
+				// The sweeper finds the owed consolidation.
+				p.log.Warn("enqueue consolidation after forget", "chat_id", chat.ID, "err", err)
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, models.ErrNotFound) {
+		return sink.Notice(ctx, p.text(lang, msgAlreadyForgotten))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "forget", err)
+	}
+	if err := sink.Notice(ctx, p.text(lang, msgForgotten, chat.Name)); err != nil {
+		return err
+	}
+	if !wasCurrent {
+		return nil
+	}
+	// The channel goes on with a fresh chat and the greeting.
+	return p.Greet(ctx, in, sink)
+}
+
+// cmdMemory shows the resident summary as it is injected, with counts; the
+// admin subcommands "rebuild" and "delete-recap CHAT" take the hard path.
+func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink Sink) error {
+	lang := p.langOf(in)
+	if p.opt.Memory == nil {
+		return sink.Notice(ctx, p.text(lang, msgInternal))
+	}
+	user, _ := p.persona(ctx, in)
+	var st chatState
+	err := p.withLane(ctx, in, func() (err error) {
+		st, err = p.resolve(ctx, in.Channel, user)
+		return err
+	})
+	if errors.Is(err, ErrNoCard) {
+		return sink.Notice(ctx, p.text(lang, msgNoCard))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "memory", err)
+	}
+	sub, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
+	switch strings.ToLower(sub) {
+	case "":
+	case "delete-recap":
+		if !in.CanManage {
+			return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+		}
+		chat, err := p.opt.Store.Chat(ctx, strings.TrimSpace(rest))
+		if err != nil || chat.CardID != st.card.ID || chat.SpaceID != st.chat.SpaceID {
+			return sink.Notice(ctx, p.text(lang, msgNoSuchChat, strings.TrimSpace(rest)))
+		}
+		if err := p.opt.Memory.DeleteRecap(ctx, chat.ID); err != nil {
+			if errors.Is(err, models.ErrNotFound) {
+				return sink.Notice(ctx, p.text(lang, msgNoSuchChat, chat.ID))
+			}
+			return p.internal(ctx, sink, "delete recap", err)
+		}
+		if p.opt.Jobs != nil {
+			_ = p.opt.Jobs.MemoryChanged(ctx, st.card.ID, st.chat.SpaceID)
+		}
+		return sink.Notice(ctx, p.text(lang, msgRecapDeleted, chat.ID))
+	default:
+		return sink.Notice(ctx, "/memory [delete-recap CHAT-ID]")
+	}
+	rep, err := p.opt.Memory.Report(ctx, st.card.ID, st.chat.SpaceID)
+	if err != nil {
+		return p.internal(ctx, sink, "memory report", err)
+	}
+	var b strings.Builder
+	if rep.Resident == "" {
+		b.WriteString(p.text(lang, msgNoMemory, st.card.Name))
+	} else {
+		b.WriteString(rep.Resident)
+	}
+	b.WriteString("\n\n")
+	last := "—"
+	if !rep.LastConsolidation.IsZero() {
+		last = rep.LastConsolidation.UTC().Format(time.RFC3339)
+	}
+	b.WriteString(p.text(lang, msgMemoryCounts, rep.Merged, rep.Owed, last))
+	if rep.LastFailureReason != "" {
+		b.WriteString("\n")
+		b.WriteString(p.text(lang, msgMemoryFailure, rep.LastFailure.UTC().Format(time.RFC3339), truncateRunes(rep.LastFailureReason, 300)))
+	}
+	return sink.Notice(ctx, b.String())
+}

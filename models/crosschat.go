@@ -1,0 +1,374 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Recap returns a chat's recap, or ErrNotFound.
+func (s *Store) Recap(ctx context.Context, chatID string) (Recap, error) {
+	var r Recap
+	err := s.db.WithContext(ctx).Where("chat_id = ?", chatID).Take(&r).Error
+	return r, notFound(err)
+}
+
+// InstallRecap stores a chat's recap and its manifest entry's recap hash in
+// one transaction. It returns ErrNotFound when the chat was deleted.
+func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
+	r.UpdatedAt = s.now()
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(&Chat{}).Where("id = ?", r.ChatID).Count(&n).Error; err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
+		if err := tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "chat_id"}},
+			DoUpdates: clause.AssignmentColumns([]string{"chat_name", "content", "hash", "fingerprint", "updated_at"}),
+		}).Create(&r).Error; err != nil {
+			return err
+		}
+		e := ManifestEntry{CardID: r.CardID, SpaceID: r.SpaceID, ChatID: r.ChatID, ChatName: r.ChatName, RecapHash: r.Hash, UpdatedAt: r.UpdatedAt}
+		return tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "card_id"}, {Name: "space_id"}, {Name: "chat_id"}},
+			DoUpdates: clause.AssignmentColumns([]string{"chat_name", "recap_hash", "updated_at"}),
+		}).Create(&e).Error
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("models: install recap of %s: %w", r.ChatID, err)
+	}
+	return err
+}
+
+// MemoryState is a card's cross-chat memory in a space.
+type MemoryState struct {
+	CardID   string
+	SpaceID  string
+	Handbook string
+	Resident string
+	Entries  []ManifestEntry
+	Recaps   []Recap
+}
+
+// Version identifies the state's contents; it changes when the handbook, the
+// resident or any recap does.
+func (m MemoryState) Version() string {
+	v := fmt.Sprintf("%d:%s|%d:%s|", len(m.Handbook), m.Handbook, len(m.Resident), m.Resident)
+	for _, r := range m.Recaps {
+		v += r.ChatID + "=" + r.Hash + ";"
+	}
+	return v
+}
+
+// LoadMemory reads a card's cross-chat memory in a space.
+func (s *Store) LoadMemory(ctx context.Context, cardID, spaceID string) (MemoryState, error) {
+	return loadMemory(s.db.WithContext(ctx), cardID, spaceID)
+}
+
+func loadMemory(db *gorm.DB, cardID, spaceID string) (MemoryState, error) {
+	st := MemoryState{CardID: cardID, SpaceID: spaceID}
+	var hb Handbook
+	if err := db.Where("card_id = ? AND space_id = ?", cardID, spaceID).Take(&hb).Error; err == nil {
+		st.Handbook = hb.Content
+	} else if !errors.Is(err, gorm.ErrRecordNotFound) {
+		return st, err
+	}
+	var rs ResidentSummary
+	if err := db.Where("card_id = ? AND space_id = ?", cardID, spaceID).Take(&rs).Error; err == nil {
+		st.Resident = rs.Content
+	} else if !errors.Is(err, gorm.ErrRecordNotFound) {
+		return st, err
+	}
+	if err := db.Where("card_id = ? AND space_id = ?", cardID, spaceID).Order("chat_id").Find(&st.Entries).Error; err != nil {
+		return st, err
+	}
+	if err := db.Where("card_id = ? AND space_id = ?", cardID, spaceID).Order("chat_id").Find(&st.Recaps).Error; err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// Consolidation is a validated consolidation result to install.
+type Consolidation struct {
+	CardID, SpaceID string
+	// Version is the MemoryState.Version the result was written from.
+	Version  string
+	Handbook string
+	Resident string
+	// Merged maps each merged chat to the recap hash it merged.
+	Merged map[string]string
+	// Deleted lists chats whose deletion the result carries out.
+	Deleted []string
+}
+
+// InstallConsolidation installs a handbook and resident with the history of
+// the replaced versions and the manifest's merged hashes, in one
+// transaction. It returns ErrStale if the memory changed since c.Version.
+func (s *Store) InstallConsolidation(ctx context.Context, c Consolidation) error {
+	now := s.now()
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		cur, err := loadMemory(tx, c.CardID, c.SpaceID)
+		if err != nil {
+			return err
+		}
+		if cur.Version() != c.Version {
+			return ErrStale
+		}
+		if err := replaceMemory(tx, cur, c.Handbook, c.Resident, "consolidation", now); err != nil {
+			return err
+		}
+		for chatID, hash := range c.Merged {
+			if err := tx.Model(&ManifestEntry{}).Where("card_id = ? AND space_id = ? AND chat_id = ?", c.CardID, c.SpaceID, chatID).
+				Updates(map[string]any{"merged_hash": hash, "updated_at": now}).Error; err != nil {
+				return err
+			}
+		}
+		if len(c.Deleted) > 0 {
+			if err := tx.Where("card_id = ? AND space_id = ? AND chat_id IN ?", c.CardID, c.SpaceID, c.Deleted).Delete(&ManifestEntry{}).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrStale) {
+		return fmt.Errorf("models: install consolidation for %s/%s: %w", c.CardID, c.SpaceID, err)
+	}
+	return err
+}
+
+// replaceMemory moves the current handbook and resident to history and
+// writes the new ones (an empty text deletes the row).
+func replaceMemory(tx *gorm.DB, cur MemoryState, handbook, resident, reason string, now time.Time) error {
+	for _, h := range []struct{ kind, old, new string }{{"handbook", cur.Handbook, handbook}, {"resident", cur.Resident, resident}} {
+		if h.old == h.new {
+			continue
+		}
+		if h.old != "" {
+			if err := tx.Create(&MemoryHistory{ID: NewID(), CardID: cur.CardID, SpaceID: cur.SpaceID, Kind: h.kind, Content: h.old, Reason: reason, CreatedAt: now}).Error; err != nil {
+				return err
+			}
+		}
+	}
+	if err := upsertText(tx, &Handbook{CardID: cur.CardID, SpaceID: cur.SpaceID, Content: handbook, UpdatedAt: now}, handbook); err != nil {
+		return err
+	}
+	return upsertText(tx, &ResidentSummary{CardID: cur.CardID, SpaceID: cur.SpaceID, Content: resident, UpdatedAt: now}, resident)
+}
+
+func upsertText(tx *gorm.DB, row any, text string) error {
+	if text == "" {
+		var key struct{ CardID, SpaceID string }
+		switch r := row.(type) {
+		case *Handbook:
+			key.CardID, key.SpaceID = r.CardID, r.SpaceID
+		case *ResidentSummary:
+			key.CardID, key.SpaceID = r.CardID, r.SpaceID
+		}
+		return tx.Where("card_id = ? AND space_id = ?", key.CardID, key.SpaceID).Delete(row).Error
+	}
+	return tx.Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "card_id"}, {Name: "space_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"content", "updated_at"}),
+	}).Create(row).Error
+}
+
+// Purge rewrites a handbook and resident without a deleted chat.
+type Purge func(handbook, resident string) (string, string)
+
+// ForgetChat deletes a chat and everything only it supports, in one
+// transaction: its messages, summaries, recap, memory chunks, ledger and job
+// records, keeping a tombstone; the manifest keeps the merged hash so the
+// next consolidation sees the deletion; purge rewrites the handbook and
+// resident at once (the old versions are deleted too, not kept in history,
+// so no text of the chat remains). It returns the tombstone.
+func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tombstone, error) {
+	now := s.now()
+	var ts Tombstone
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var chat Chat
+		if err := tx.Where("id = ?", chatID).Take(&chat).Error; err != nil {
+			return notFound(err)
+		}
+		ts = Tombstone{ChatID: chat.ID, CardID: chat.CardID, SpaceID: chat.SpaceID, DeletedAt: now}
+		if err := tx.Create(&ts).Error; err != nil {
+			return err
+		}
+		for _, del := range []struct {
+			model any
+			where string
+		}{
+			{&Message{}, "chat_id = ?"}, {&Summary{}, "chat_id = ?"}, {&Recap{}, "chat_id = ?"},
+			{&MemoryChunk{}, "chat_id = ?"}, {&Ledger{}, "chat_id = ?"}, {&JobRecord{}, "key = ?"}, {&Chat{}, "id = ?"},
+		} {
+			if err := tx.Where(del.where, chatID).Delete(del.model).Error; err != nil {
+				return err
+			}
+		}
+		if err := tx.Model(&Channel{}).Where("current_chat_id = ?", chatID).Update("current_chat_id", "").Error; err != nil {
+			return err
+		}
+		// The manifest keeps only ids and hashes: enough to see the deletion.
+		q := tx.Where("card_id = ? AND space_id = ? AND chat_id = ?", chat.CardID, chat.SpaceID, chatID)
+		if err := q.Session(&gorm.Session{}).Where("merged_hash = ''").Delete(&ManifestEntry{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Model(&ManifestEntry{}).Where("card_id = ? AND space_id = ? AND chat_id = ?", chat.CardID, chat.SpaceID, chatID).
+			Updates(map[string]any{"recap_hash": "", "chat_name": "", "updated_at": now}).Error; err != nil {
+			return err
+		}
+		cur, err := loadMemory(tx, chat.CardID, chat.SpaceID)
+		if err != nil {
+			return err
+		}
+		if purge == nil {
+			return nil
+		}
+		hb, rs := purge(cur.Handbook, cur.Resident)
+		if err := upsertText(tx, &Handbook{CardID: cur.CardID, SpaceID: cur.SpaceID, Content: hb, UpdatedAt: now}, hb); err != nil {
+			return err
+		}
+		if err := upsertText(tx, &ResidentSummary{CardID: cur.CardID, SpaceID: cur.SpaceID, Content: rs, UpdatedAt: now}, rs); err != nil {
+			return err
+		}
+		// History may hold older versions that mention the chat: rewrite
+		// them the same way.
+		var hist []MemoryHistory
+		if err := tx.Where("card_id = ? AND space_id = ?", chat.CardID, chat.SpaceID).Find(&hist).Error; err != nil {
+			return err
+		}
+		for _, h := range hist {
+			var text string
+			if h.Kind == "handbook" {
+				text, _ = purge(h.Content, "")
+			} else {
+				_, text = purge("", h.Content)
+			}
+			if text == h.Content {
+				continue
+			}
+			if err := tx.Model(&MemoryHistory{}).Where("id = ?", h.ID).Update("content", text).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return ts, err
+		}
+		return ts, fmt.Errorf("models: forget chat %s: %w", chatID, err)
+	}
+	return ts, nil
+}
+
+// Tombstone returns a forgotten chat's tombstone, or ErrNotFound.
+func (s *Store) Tombstone(ctx context.Context, chatID string) (Tombstone, error) {
+	var t Tombstone
+	err := s.db.WithContext(ctx).Where("chat_id = ?", chatID).Take(&t).Error
+	return t, notFound(err)
+}
+
+// EditMemory replaces the handbook and/or resident by hand (the hard path):
+// the old versions go to history and every merged hash is cleared, so the
+// next consolidation rebuilds from all remaining recaps. A nil text leaves
+// that file as it is.
+func (s *Store) EditMemory(ctx context.Context, cardID, spaceID string, handbook, resident *string, reason string) error {
+	now := s.now()
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		cur, err := loadMemory(tx, cardID, spaceID)
+		if err != nil {
+			return err
+		}
+		hb, rs := cur.Handbook, cur.Resident
+		if handbook != nil {
+			hb = *handbook
+		}
+		if resident != nil {
+			rs = *resident
+		}
+		if err := replaceMemory(tx, cur, hb, rs, reason, now); err != nil {
+			return err
+		}
+		return clearMerged(tx, cardID, spaceID, now)
+	})
+}
+
+func clearMerged(tx *gorm.DB, cardID, spaceID string, now time.Time) error {
+	// Entries of chats whose recap is gone leave with their merge marks.
+	if err := tx.Where("card_id = ? AND space_id = ? AND recap_hash = ''", cardID, spaceID).Delete(&ManifestEntry{}).Error; err != nil {
+		return err
+	}
+	return tx.Model(&ManifestEntry{}).Where("card_id = ? AND space_id = ?", cardID, spaceID).
+		Updates(map[string]any{"merged_hash": "", "updated_at": now}).Error
+}
+
+// DeleteRecap deletes a chat's recap by hand (the hard path): purge removes
+// what only it supported, the old files go to history, and every merged hash
+// is cleared so the next consolidation rebuilds from the remaining recaps.
+func (s *Store) DeleteRecap(ctx context.Context, chatID string, purge Purge) error {
+	now := s.now()
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var r Recap
+		if err := tx.Where("chat_id = ?", chatID).Take(&r).Error; err != nil {
+			return notFound(err)
+		}
+		if err := tx.Where("chat_id = ?", chatID).Delete(&Recap{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Model(&ManifestEntry{}).Where("card_id = ? AND space_id = ? AND chat_id = ?", r.CardID, r.SpaceID, chatID).
+			Update("recap_hash", "").Error; err != nil {
+			return err
+		}
+		cur, err := loadMemory(tx, r.CardID, r.SpaceID)
+		if err != nil {
+			return err
+		}
+		hb, rs := purge(cur.Handbook, cur.Resident)
+		if err := replaceMemory(tx, cur, hb, rs, "recap deleted by hand", now); err != nil {
+			return err
+		}
+		return clearMerged(tx, r.CardID, r.SpaceID, now)
+	})
+}
+
+// MemoryKey is a (card, space) pair.
+type MemoryKey struct{ CardID, SpaceID string }
+
+// MemoryKeys lists every (card, space) pair that has chats or memory.
+func (s *Store) MemoryKeys(ctx context.Context) ([]MemoryKey, error) {
+	var keys []MemoryKey
+	err := s.db.WithContext(ctx).Raw(`SELECT card_id, space_id FROM chats
+		UNION SELECT card_id, space_id FROM manifest_entries
+		UNION SELECT card_id, space_id FROM handbooks ORDER BY 1, 2`).Scan(&keys).Error
+	return keys, err
+}
+
+// OwedConsolidations lists the pairs whose manifest has a recap not merged
+// or a merged chat whose recap is gone.
+func (s *Store) OwedConsolidations(ctx context.Context) ([]MemoryKey, error) {
+	var keys []MemoryKey
+	err := s.db.WithContext(ctx).Model(&ManifestEntry{}).Distinct("card_id", "space_id").
+		Where("recap_hash <> merged_hash").Scan(&keys).Error
+	return keys, err
+}
+
+// SpaceChats lists the chats of a card in a space, newest first.
+func (s *Store) SpaceChats(ctx context.Context, cardID, spaceID string) ([]Chat, error) {
+	var chats []Chat
+	err := s.db.WithContext(ctx).Where("card_id = ? AND space_id = ?", cardID, spaceID).Order("id DESC").Find(&chats).Error
+	return chats, err
+}
+
+// HandbookTime returns when the handbook of a card in a space was written.
+func (s *Store) HandbookTime(ctx context.Context, cardID, spaceID string) (time.Time, error) {
+	var hb Handbook
+	err := s.db.WithContext(ctx).Where("card_id = ? AND space_id = ?", cardID, spaceID).Take(&hb).Error
+	return hb.UpdatedAt, notFound(err)
+}
