@@ -114,9 +114,11 @@ func Forget(text, chatID string) string {
 		if l.block == chatID {
 			continue
 		}
-		if l.block == "" && strings.Contains(l.text, tag) {
+		if strings.Contains(l.text, tag) {
 			rest := strings.ReplaceAll(l.text, tag, "")
-			if len(Tags(rest)) == 0 {
+			// Inside another chat's block the line is that chat's own
+			// record: it stays, without the deleted chat's tag.
+			if l.block == "" && len(Tags(rest)) == 0 {
 				continue
 			}
 			l.text = strings.TrimRight(collapseSpaces(rest), " \t")

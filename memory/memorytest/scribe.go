@@ -22,6 +22,15 @@ type Scribe struct {
 	// ("summary") with what it returns; return ok=false to answer normally.
 	Break     func(kind string, n int) (openaitest.Answer, bool)
 	summaries int
+	counts    map[string]int
+}
+
+// Count returns how many answers of a kind ("summary", "recap",
+// "consolidate") the scribe wrote.
+func (s *Scribe) Count(kind string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[kind]
 }
 
 // Kind tells which memory prompt a request is, or "" for a chat turn.
@@ -31,6 +40,12 @@ func Kind(req openaitest.Request) string {
 	}
 	sys := req.Messages[0].Content
 	for _, lang := range []string{"en", "zh"} {
+		if strings.Contains(sys, memory.Markers[lang][0]) {
+			return "consolidate"
+		}
+		if strings.Contains(sys, memory.RecapHeadings[lang][0]) && strings.Contains(sys, memory.RecapHeadings[lang][4]) {
+			return "recap"
+		}
 		h := memory.SummaryHeadings[lang]
 		if strings.Contains(sys, h[0]) && strings.Contains(sys, h[4]) && strings.Contains(req.Messages[len(req.Messages)-1].Content+req.Messages[1].Content, "<conversation>") {
 			return "summary"
@@ -56,13 +71,25 @@ func (s *Scribe) Respond(req openaitest.Request) openaitest.Answer {
 		return openaitest.DefaultResponder(req)
 	}
 	s.mu.Lock()
-	s.summaries++
-	n := s.summaries
+	if s.counts == nil {
+		s.counts = map[string]int{}
+	}
+	s.counts[kind]++
+	n := s.counts[kind]
+	if kind == "summary" {
+		s.summaries++
+	}
 	s.mu.Unlock()
 	if s.Break != nil {
 		if a, ok := s.Break(kind, n); ok {
 			return a
 		}
+	}
+	switch kind {
+	case "recap":
+		return openaitest.Answer{Text: Recap(req, n)}
+	case "consolidate":
+		return openaitest.Answer{Text: Consolidate(req)}
 	}
 	return openaitest.Answer{Text: Summary(req, n)}
 }
