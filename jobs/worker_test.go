@@ -41,7 +41,7 @@ func backends(t *testing.T) []backend {
 	dbs := testenv.Backends(t)
 	out := []backend{{name: "sqlite+embedded", db: dbs[0]}}
 	if len(dbs) > 1 {
-		out = append(out, backend{name: "postgres+redis", db: dbs[1], redisURL: testenv.RedisURL(t)})
+		out = append(out, backend{name: "postgres+redis", db: dbs[1], redisURL: testenv.FreshRedisURL(t)})
 	}
 	return out
 }
@@ -61,10 +61,6 @@ func newRig(t *testing.T, b backend, beats int) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.redis.Close() })
-	if b.redisURL != "" {
-		// A shared server: start from an empty database.
-		r.redis.Client.FlushDB(ctx)
-	}
 	r.queue = jobs.NewQueue(r.redis, nil)
 	r.chatID = seedChat(t, r.st, beats)
 	return r

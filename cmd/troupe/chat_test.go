@@ -31,7 +31,7 @@ func backends(t *testing.T) map[string]map[string]string {
 		_ = pg
 		out["postgres+redis"] = map[string]string{
 			"TROUPE_DATABASE_DSN": testenv.FreshPostgresDB(t),
-			"TROUPE_REDIS_URL":    testenv.RedisURL(t),
+			"TROUPE_REDIS_URL":    testenv.FreshRedisURL(t),
 		}
 	}
 	return out

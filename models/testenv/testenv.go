@@ -20,10 +20,13 @@
 package testenv
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -154,4 +157,50 @@ func Available() bool {
 		return true
 	}
 	return os.Getenv(PostgresURLEnv) != "" && os.Getenv(RedisURLEnv) != ""
+}
+
+// FreshRedisURL returns the URL of a Redis database (a numbered one on the
+// test server, started with --databases 1024) that no other test in this run
+// uses, emptied first. Queues keep their keys under fixed names, so tests
+// that run job workers need a database of their own.
+func FreshRedisURL(t testing.TB) string {
+	t.Helper()
+	base := RedisURL(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("parse %s: %v", RedisURLEnv, err)
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+	if err != nil {
+		t.Fatalf("redis: %v", err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	cmd := func(args ...string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
+		if _, err := conn.Write([]byte(b.String())); err != nil {
+			t.Fatalf("redis: %v", err)
+		}
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("redis: %v", err)
+		}
+		return strings.TrimSpace(line)
+	}
+	reply := cmd("INCR", "troupe:testenv:next-db")
+	n, err := strconv.Atoi(strings.TrimPrefix(reply, ":"))
+	if err != nil {
+		t.Fatalf("redis INCR: %q", reply)
+	}
+	db := n%1023 + 1
+	if reply := cmd("SELECT", strconv.Itoa(db)); reply != "+OK" {
+		t.Fatalf("redis SELECT %d: %q (is the server started with --databases 1024?)", db, reply)
+	}
+	cmd("FLUSHDB")
+	u.Path = "/" + strconv.Itoa(db)
+	return u.String()
 }

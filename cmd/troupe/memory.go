@@ -1,0 +1,255 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"troupe/bot"
+	"troupe/models"
+)
+
+func (c *cli) memoryCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "memory",
+		Short: "Inspect and edit what characters remember across chats",
+	}
+	cmd.AddCommand(c.memoryShowCmd(), c.memoryForgetCmd(), c.memoryEditCmd(), c.memoryDeleteRecapCmd())
+	return cmd
+}
+
+// withMemory opens the app without cards, for memory maintenance.
+func (c *cli) withMemory(cmd *cobra.Command, fn func(a *app) error) error {
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	lib, _ := bot.NewLibrary(nil, "")
+	a, err := openApp(cmd.Context(), cfg, newLogger(cfg.Log, c.stderr), lib)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(a)
+}
+
+// memoryView is one (card, space) pair in full.
+type memoryView struct {
+	CardID   string                 `json:"card_id"`
+	SpaceID  string                 `json:"space_id"`
+	Resident string                 `json:"resident"`
+	Handbook string                 `json:"handbook"`
+	Recaps   []models.Recap         `json:"recaps"`
+	Manifest []models.ManifestEntry `json:"manifest"`
+	Chats    []models.Chat          `json:"chats"`
+}
+
+func (c *cli) memoryShowCmd() *cobra.Command {
+	var card, space string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Print a card's memory in a space, or list every (card, space) pair",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if (card == "") != (space == "") {
+				return usageError{errors.New("memory show: give both --card and --space, or neither")}
+			}
+			return c.withMemory(cmd, func(a *app) error {
+				ctx := cmd.Context()
+				keys := []models.MemoryKey{{CardID: card, SpaceID: space}}
+				if card == "" {
+					var err error
+					if keys, err = a.store.MemoryKeys(ctx); err != nil {
+						return err
+					}
+					if !asJSON {
+						for _, k := range keys {
+							fmt.Fprintf(c.stdout, "%s\t%s\n", k.CardID, k.SpaceID)
+						}
+						return nil
+					}
+				}
+				var views []memoryView
+				for _, k := range keys {
+					st, err := a.store.LoadMemory(ctx, k.CardID, k.SpaceID)
+					if err != nil {
+						return err
+					}
+					chats, err := a.store.SpaceChats(ctx, k.CardID, k.SpaceID)
+					if err != nil {
+						return err
+					}
+					views = append(views, memoryView{CardID: k.CardID, SpaceID: k.SpaceID, Resident: st.Resident, Handbook: st.Handbook, Recaps: st.Recaps, Manifest: st.Entries, Chats: chats})
+				}
+				if asJSON {
+					enc := json.NewEncoder(c.stdout)
+					enc.SetIndent("", "  ")
+					if card != "" {
+						return enc.Encode(views[0])
+					}
+					return enc.Encode(views)
+				}
+				v := views[0]
+				w := c.stdout
+				fmt.Fprintf(w, "== resident (%s / %s) ==\n%s\n\n== handbook ==\n%s\n\n== recaps ==\n", v.CardID, v.SpaceID, v.Resident, v.Handbook)
+				for _, r := range v.Recaps {
+					fmt.Fprintf(w, "-- %s (%s) --\n%s\n", r.ChatID, r.ChatName, r.Content)
+				}
+				fmt.Fprintln(w, "\n== manifest ==")
+				for _, e := range v.Manifest {
+					fmt.Fprintf(w, "%s\trecap=%.12s\tmerged=%.12s\n", e.ChatID, e.RecapHash, e.MergedHash)
+				}
+				fmt.Fprintln(w, "\n== chats ==")
+				for _, ch := range v.Chats {
+					fmt.Fprintf(w, "%s\t%s\t%s\n", ch.ID, ch.ChannelID, ch.Name)
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&card, "card", "", "card id")
+	cmd.Flags().StringVar(&space, "space", "", "space id (e.g. discord:guild:123, telegram:user:42, console:local:ada)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func (c *cli) memoryForgetCmd() *cobra.Command {
+	var chatID string
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "forget",
+		Short: "Forget a chat: delete it and everything only it supports (as /forget does)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if chatID == "" {
+				return usageError{errors.New("memory forget: --chat is required")}
+			}
+			if !yes {
+				return usageError{errors.New("memory forget cannot be undone: add --yes to confirm")}
+			}
+			return c.withMemory(cmd, func(a *app) error {
+				ctx := cmd.Context()
+				f, err := a.memory.ForgetChat(ctx, chatID)
+				if errors.Is(err, models.ErrNotFound) {
+					if _, terr := a.store.Tombstone(ctx, chatID); terr == nil {
+						fmt.Fprintf(c.stdout, "chat %s was already forgotten\n", chatID)
+						return nil
+					}
+					return fmt.Errorf("no chat %s", chatID)
+				}
+				if err != nil {
+					return err
+				}
+				// An in-process queue ends with this command; the sweeper of
+				// the next worker finds the owed consolidation.
+				if err := a.queue.Consolidate(ctx, f.CardID, f.SpaceID); err != nil {
+					a.log.Warn("enqueue consolidation", "err", err)
+				}
+				_, err = fmt.Fprintf(c.stdout, "forgot chat %s (card %s, space %s)\n", chatID, f.CardID, f.SpaceID)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&chatID, "chat", "", "chat id (see `troupe memory show`)")
+	cmd.Flags().BoolVar(&yes, "yes", false, "confirm")
+	return cmd
+}
+
+func (c *cli) memoryEditCmd() *cobra.Command {
+	var card, space, handbookPath, residentPath string
+	cmd := &cobra.Command{
+		Use:   "edit",
+		Short: "Replace the handbook and/or resident summary by hand (the next consolidation rebuilds around your text)",
+		Long: "Replace the handbook and/or resident summary by hand. Use - to read from stdin.\n" +
+			"Lines without [chat:ID] tags count as yours and are always kept. The old versions go to\n" +
+			"history and every merged mark is cleared, so the next consolidation re-merges all recaps.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if card == "" || space == "" || (handbookPath == "" && residentPath == "") {
+				return usageError{errors.New("memory edit: --card, --space and --handbook and/or --resident are required")}
+			}
+			read := func(path string) (*string, error) {
+				if path == "" {
+					return nil, nil
+				}
+				var data []byte
+				var err error
+				if path == "-" {
+					data, err = io.ReadAll(c.stdin)
+				} else {
+					data, err = os.ReadFile(path)
+				}
+				if err != nil {
+					return nil, err
+				}
+				s := strings.TrimSpace(string(data))
+				return &s, nil
+			}
+			hb, err := read(handbookPath)
+			if err != nil {
+				return usageError{err}
+			}
+			rs, err := read(residentPath)
+			if err != nil {
+				return usageError{err}
+			}
+			return c.withMemory(cmd, func(a *app) error {
+				ctx := cmd.Context()
+				if err := a.store.EditMemory(ctx, card, space, hb, rs, "edited by hand"); err != nil {
+					return err
+				}
+				if err := a.queue.Consolidate(ctx, card, space); err != nil {
+					a.log.Warn("enqueue consolidation", "err", err)
+				}
+				_, err := fmt.Fprintf(c.stdout, "memory of %s in %s replaced; it is rebuilt on the next consolidation\n", card, space)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&card, "card", "", "card id")
+	cmd.Flags().StringVar(&space, "space", "", "space id")
+	cmd.Flags().StringVar(&handbookPath, "handbook", "", "file with the new handbook (- for stdin)")
+	cmd.Flags().StringVar(&residentPath, "resident", "", "file with the new resident summary (- for stdin)")
+	return cmd
+}
+
+func (c *cli) memoryDeleteRecapCmd() *cobra.Command {
+	var chatID string
+	cmd := &cobra.Command{
+		Use:   "delete-recap",
+		Short: "Delete one chat's recap by hand; the memory is rebuilt from the remaining recaps",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if chatID == "" {
+				return usageError{errors.New("memory delete-recap: --chat is required")}
+			}
+			return c.withMemory(cmd, func(a *app) error {
+				ctx := cmd.Context()
+				r, err := a.store.Recap(ctx, chatID)
+				if errors.Is(err, models.ErrNotFound) {
+					return fmt.Errorf("chat %s has no recap", chatID)
+				}
+				if err != nil {
+					return err
+				}
+				if err := a.memory.DeleteRecap(ctx, chatID); err != nil {
+					return err
+				}
+				if err := a.queue.Consolidate(ctx, r.CardID, r.SpaceID); err != nil {
+					a.log.Warn("enqueue consolidation", "err", err)
+				}
+				_, err = fmt.Fprintf(c.stdout, "deleted the recap of chat %s\n", chatID)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&chatID, "chat", "", "chat id")
+	return cmd
+}
+
