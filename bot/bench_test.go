@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
 	"troupe/adapters/openai"
 	"troupe/adapters/openai/openaitest"
@@ -54,6 +55,16 @@ type benchRig struct {
 
 func newBenchRig(tb testing.TB, dsn string) *benchRig {
 	tb.Helper()
+	return newRigWith(tb, dsn, nil)
+}
+
+// newBenchRigClock is a rig on a fresh SQLite file whose pipeline reads now.
+func newBenchRigClock(tb testing.TB, now func() time.Time) *benchRig {
+	tb.Helper()
+	return newRigWith(tb, "sqlite://"+filepath.Join(tb.TempDir(), "clock.db"), now)
+}
+
+func newRigWith(tb testing.TB, dsn string, now func() time.Time) *benchRig {
 	st, err := models.Open(context.Background(), dsn, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -71,7 +82,7 @@ func newBenchRig(tb testing.TB, dsn string) *benchRig {
 	}
 	lib, _ := bot.NewLibrary([]bot.Card{card}, "")
 	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: memory.NewPromptEstimator(),
-		MemoryConfig: mc, Language: "en", ContextWindow: 128000, MaxReplyTokens: 1024})
+		MemoryConfig: mc, Language: "en", ContextWindow: 128000, MaxReplyTokens: 1024, Now: now})
 	return &benchRig{st: st, fake: fake, p: p, mem: mem}
 }
 

@@ -1,0 +1,115 @@
+package bot_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"troupe/bot"
+	"troupe/models"
+)
+
+// confirmSink records notices and the confirmation token.
+type confirmSink struct {
+	discardSink
+	mu      sync.Mutex
+	token   string
+	expires time.Time
+}
+
+func (s *confirmSink) Confirm(_ context.Context, q, token string, exp time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.token, s.expires = token, exp
+	return nil
+}
+
+func (s *confirmSink) last() string {
+	if len(s.notices) == 0 {
+		return ""
+	}
+	return s.notices[len(s.notices)-1]
+}
+
+func TestForgetPermissionsAndExpiry(t *testing.T) {
+	r := newBenchRig(t, "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
+	ctx := context.Background()
+	guild := bot.ChannelRef{Platform: "discord", ID: "c1", SpaceKind: bot.SpaceGuild, SpaceID: "g1", Group: true}
+	member := bot.Inbound{Channel: guild, AuthorID: "u1", AuthorName: "Ada", Text: "Hello", MessageID: "m1"}
+	if err := r.p.Handle(ctx, member, &discardSink{}); err != nil {
+		t.Fatal(err)
+	}
+	ch, _ := r.st.Channel(ctx, guild.Key())
+	chatID := ch.CurrentChatID
+
+	// A member who cannot manage messages is refused.
+	s := &confirmSink{}
+	must(t, r.p.Exec(ctx, member, bot.Command{Name: "forget"}, s))
+	if s.token != "" || !strings.Contains(s.last(), "manage messages") {
+		t.Errorf("unprivileged /forget: token %q, notice %q", s.token, s.last())
+	}
+
+	admin := member
+	admin.CanManage = true
+	admin.AuthorID = "u2"
+	s = &confirmSink{}
+	must(t, r.p.Exec(ctx, admin, bot.Command{Name: "forget"}, s))
+	if s.token == "" {
+		t.Fatalf("no confirmation asked: %v", s.notices)
+	}
+	// Someone else cannot answer it.
+	must(t, r.p.Answer(ctx, member, s.token, true, s))
+	if _, err := r.st.Chat(ctx, chatID); err != nil {
+		t.Fatalf("another member's answer forgot the chat")
+	}
+	// Cancel changes nothing.
+	must(t, r.p.Answer(ctx, admin, s.token, false, s))
+	if _, err := r.st.Chat(ctx, chatID); err != nil || !strings.Contains(s.last(), "Cancelled") {
+		t.Fatalf("cancel: %v, %q", err, s.last())
+	}
+	// A pressed-again button is harmless.
+	must(t, r.p.Answer(ctx, admin, s.token, true, s))
+	if _, err := r.st.Chat(ctx, chatID); err != nil || !strings.Contains(s.last(), "expired or was already answered") {
+		t.Fatalf("second press: %v, %q", err, s.last())
+	}
+
+	// An expired question does nothing.
+	clock := time.Now()
+	r2 := newBenchRigClock(t, func() time.Time { return clock })
+	must(t, r2.p.Handle(ctx, member, &discardSink{}))
+	ch2, _ := r2.st.Channel(ctx, guild.Key())
+	s = &confirmSink{}
+	must(t, r2.p.Exec(ctx, admin, bot.Command{Name: "forget"}, s))
+	clock = clock.Add(bot.ConfirmTTL + time.Second)
+	must(t, r2.p.Answer(ctx, admin, s.token, true, s))
+	if _, err := r2.st.Chat(ctx, ch2.CurrentChatID); err != nil {
+		t.Fatalf("an expired confirmation forgot the chat")
+	}
+
+	// Confirmed: the chat is gone and the channel starts afresh.
+	s = &confirmSink{}
+	must(t, r.p.Exec(ctx, admin, bot.Command{Name: "forget"}, s))
+	must(t, r.p.Answer(ctx, admin, s.token, true, s))
+	if _, err := r.st.Chat(ctx, chatID); err == nil {
+		t.Fatal("confirmed /forget left the chat")
+	}
+	ch, _ = r.st.Channel(ctx, guild.Key())
+	if ch.CurrentChatID == "" || ch.CurrentChatID == chatID {
+		t.Errorf("channel did not start a fresh chat: %q", ch.CurrentChatID)
+	}
+	var n int64
+	r.st.DB().Model(&models.Message{}).Where("chat_id = ?", chatID).Count(&n)
+	if n != 0 {
+		t.Errorf("%d messages of the forgotten chat remain", n)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
