@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"troupe/adapters/openai"
 	"troupe/adapters/openai/openaitest"
 	"troupe/config"
@@ -54,7 +56,8 @@ func newRig(t *testing.T, b backend, beats int) *rig {
 	client := openai.New(openai.Config{BaseURL: r.fake.URL(), Model: "m", Timeout: 2 * time.Second, MaxRetries: -1}, nil)
 	mc := config.Default().Memory
 	r.mem = memory.NewService(r.st, openai.Scribe{C: client}, memory.Config{
-		Compact: memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars},
+		Compact:          memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars},
+		ResidentMaxChars: mc.ResidentMaxChars, EnvelopeChars: mc.EnvelopeChars, MinUsefulChars: mc.MinUsefulChars, Language: "en",
 	}, slog.New(slog.DiscardHandler))
 	var err error
 	if r.redis, err = jobs.OpenRedis(ctx, b.redisURL); err != nil {
@@ -222,4 +225,79 @@ func TestSweeperFindsOwedWork(t *testing.T) {
 			r.waitSummaries(t, 1)
 		})
 	}
+}
+
+func TestRecapIdleDebounceThenConsolidation(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newRig(t, b, 3)
+			ctx := context.Background()
+			insp := asynq.NewInspectorFromRedisClient(r.redis.Client)
+			must(t, r.queue.Recap(ctx, r.chatID, 2*time.Second))
+			first := scheduledAt(t, insp, r.chatID)
+			// asynq schedules in whole seconds.
+			time.Sleep(1100 * time.Millisecond)
+			// A new message pushes the idle timer back.
+			must(t, r.queue.Recap(ctx, r.chatID, 2*time.Second))
+			second := scheduledAt(t, insp, r.chatID)
+			if !second.After(first) {
+				t.Errorf("recap not pushed back: %v then %v", first, second)
+			}
+			stop := r.startWorker(t)
+			defer stop()
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				rec, err := r.st.Recap(ctx, r.chatID)
+				mem, _ := r.st.LoadMemory(ctx, "maren", "console:local:ada")
+				if err == nil && strings.Contains(mem.Resident, "[chat:"+r.chatID+"]") {
+					if time.Since(second) < -100*time.Millisecond {
+						t.Errorf("recap ran before the idle time")
+					}
+					if len(mem.Entries) != 1 || mem.Entries[0].MergedHash != rec.Hash {
+						t.Errorf("manifest = %+v, want the recap merged", mem.Entries)
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no recap and consolidation: recap err %v, resident %q", err, mem.Resident)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			// Unchanged chat: a second recap is skipped and recorded.
+			res, err := r.mem.Recap(ctx, r.chatID)
+			if err != nil || res.Outcome != memory.Skipped || res.Reason != memory.ReasonUnchanged {
+				t.Errorf("second recap = %+v, %v; want skipped, unchanged", res, err)
+			}
+			// The hard path: a hand edit clears the merged marks and the next
+			// consolidation rebuilds around the edit.
+			edited := "# Earlier chats\n- A note written by hand."
+			must(t, r.st.EditMemory(ctx, "maren", "console:local:ada", nil, &edited, "test"))
+			mem, _ := r.st.LoadMemory(ctx, "maren", "console:local:ada")
+			if mem.Entries[0].MergedHash != "" {
+				t.Fatalf("edit did not clear merged marks")
+			}
+			res, err = r.mem.Consolidate(ctx, "maren", "console:local:ada")
+			if err != nil || res.Outcome != memory.Written {
+				t.Fatalf("rebuild: %+v, %v", res, err)
+			}
+			mem, _ = r.st.LoadMemory(ctx, "maren", "console:local:ada")
+			if !strings.Contains(mem.Resident, "- A note written by hand.") || !strings.Contains(mem.Resident, "[chat:"+r.chatID+"]") {
+				t.Errorf("rebuilt resident lost the hand edit or the chat:\n%s", mem.Resident)
+			}
+			var hist int64
+			r.st.DB().Model(&models.MemoryHistory{}).Count(&hist)
+			if hist == 0 {
+				t.Errorf("replaced versions were not kept in history")
+			}
+		})
+	}
+}
+
+func scheduledAt(t *testing.T, insp *asynq.Inspector, chatID string) time.Time {
+	t.Helper()
+	info, err := insp.GetTaskInfo(jobs.QueueDefault, jobs.TypeRecap+":"+chatID)
+	if err != nil {
+		t.Fatalf("recap task: %v", err)
+	}
+	return info.NextProcessAt
 }
