@@ -14,10 +14,18 @@ type builtPrompt struct {
 	estimated int
 }
 
+// promptMargin keeps the count's error from ever overflowing the context;
+// within nearLimit of the budget the prompt is counted precisely.
+const (
+	promptMargin = 1.05
+	nearLimit    = 1.25
+)
+
 // prompt assembles the turn's prompt from the branch. When it would not fit
 // context_window − max_reply_tokens it drops the oldest uncovered beats
-// (never the last keep) and reports urgent, so a compaction is queued.
-func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, rp replyPlan) (builtPrompt, bool) {
+// (never the last keep) and reports urgent, so a compaction is queued; if
+// even that does not fit it returns ErrPromptTooLarge and nothing is sent.
+func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
 	lang := p.language(st.card)
 	in := memory.AssembleInput{
 		Language:    lang,
@@ -40,12 +48,19 @@ func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, r
 	}
 	msgs := memory.Assemble(in)
 	if p.opt.Tokens == nil || p.opt.ContextWindow <= 0 {
-		return builtPrompt{messages: toPrompt(msgs)}, false
+		return builtPrompt{messages: toPrompt(msgs)}, false, nil
 	}
-	budget := p.opt.ContextWindow - p.opt.MaxReplyTokens
-	est := p.opt.Tokens.Estimate(st.chat.ID, msgs)
+	budget := float64(p.opt.ContextWindow - p.opt.MaxReplyTokens)
+	count := func(msgs []memory.Message) int {
+		est := p.opt.Tokens.Estimate(st.chat.ID, msgs)
+		if float64(est)*nearLimit > budget {
+			est = max(est, p.opt.Tokens.Precise(st.chat.ID, msgs))
+		}
+		return est
+	}
+	est := count(msgs)
 	urgent := false
-	for est > budget {
+	for float64(est)*promptMargin > budget {
 		history, dropped := memory.DropOldestBeats(in.History, p.opt.MemoryConfig.Keep, 1)
 		if dropped == 0 {
 			break
@@ -53,12 +68,15 @@ func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, r
 		urgent = true
 		in.History = history
 		msgs = memory.Assemble(in)
-		est = p.opt.Tokens.Estimate(st.chat.ID, msgs)
+		est = count(msgs)
 	}
 	if urgent {
 		p.log.Warn("prompt over budget: dropped oldest beats", "chat_id", st.chat.ID, "estimate", est, "budget", budget)
 	}
-	return builtPrompt{messages: toPrompt(msgs), estimated: est}, urgent
+	if float64(est)*promptMargin > budget {
+		return builtPrompt{}, true, ErrPromptTooLarge
+	}
+	return builtPrompt{messages: toPrompt(msgs), estimated: est}, urgent, nil
 }
 
 func toPrompt(msgs []memory.Message) []PromptMessage {

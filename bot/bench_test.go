@@ -25,7 +25,7 @@ type inlineJobs struct{ mem *memory.Service }
 
 func (j inlineJobs) AfterTurn(ctx context.Context, t bot.TurnDone) error {
 	if t.CompactionDue {
-		_, err := j.mem.Compact(ctx, t.ChatID, false)
+		_, err := j.mem.Compact(ctx, t.ChatID, t.Urgent)
 		return err
 	}
 	return nil
@@ -55,16 +55,16 @@ type benchRig struct {
 
 func newBenchRig(tb testing.TB, dsn string) *benchRig {
 	tb.Helper()
-	return newRigWith(tb, dsn, nil)
+	return newRigWith(tb, dsn, nil, 128000)
 }
 
 // newBenchRigClock is a rig on a fresh SQLite file whose pipeline reads now.
 func newBenchRigClock(tb testing.TB, now func() time.Time) *benchRig {
 	tb.Helper()
-	return newRigWith(tb, "sqlite://"+filepath.Join(tb.TempDir(), "clock.db"), now)
+	return newRigWith(tb, "sqlite://"+filepath.Join(tb.TempDir(), "clock.db"), now, 128000)
 }
 
-func newRigWith(tb testing.TB, dsn string, now func() time.Time) *benchRig {
+func newRigWith(tb testing.TB, dsn string, now func() time.Time, contextWindow int) *benchRig {
 	st, err := models.Open(context.Background(), dsn, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -82,7 +82,7 @@ func newRigWith(tb testing.TB, dsn string, now func() time.Time) *benchRig {
 	}
 	lib, _ := bot.NewLibrary([]bot.Card{card}, "")
 	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: memory.NewPromptEstimator(),
-		MemoryConfig: mc, Language: "en", ContextWindow: 128000, MaxReplyTokens: 1024, Now: now})
+		MemoryConfig: mc, Language: "en", ContextWindow: contextWindow, MaxReplyTokens: 256, Now: now})
 	return &benchRig{st: st, fake: fake, p: p, mem: mem}
 }
 

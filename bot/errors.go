@@ -10,4 +10,6 @@ var (
 	ErrBusy = errors.New("bot: a reply is being written")
 	// ErrClosed: the pipeline is shutting down and takes no new turns.
 	ErrClosed = errors.New("bot: shutting down")
+	// ErrPromptTooLarge: even the last keep beats do not fit the context.
+	ErrPromptTooLarge = errors.New("bot: prompt does not fit the model's context window")
 )

@@ -69,6 +69,8 @@ type Options struct {
 // and learns from the counts the API reports.
 type TokenCounter interface {
 	Estimate(key string, msgs []memory.Message) int
+	// Precise is slower and closer; used near the limit.
+	Precise(key string, msgs []memory.Message) int
 	Observe(key string, estimated, actual int)
 }
 

@@ -37,6 +37,7 @@ const (
 	msgNoMemory
 	msgMemoryCounts
 	msgMemoryFailure
+	msgTooLarge
 )
 
 var texts = map[string]map[msgKey]string{
@@ -81,6 +82,7 @@ var texts = map[string]map[msgKey]string{
 		msgNoMemory:         "%s remembers no earlier chats here yet.",
 		msgMemoryCounts:     "Chats merged: %d · recaps owed: %d · last consolidation: %s",
 		msgMemoryFailure:    "Last failure (%s): %s",
+		msgTooLarge:         "The latest turns no longer fit the model's context window. Your message is saved; older turns are being condensed — send /regen in a moment, or use a model with a larger context_window.",
 	},
 	"zh": {
 		msgShuttingDown:     "troupe 正在重启，请稍后再发一次。",
@@ -123,6 +125,7 @@ var texts = map[string]map[msgKey]string{
 		msgNoMemory:         "%s在这里还没有关于往局的记忆。",
 		msgMemoryCounts:     "已合并的局：%d · 待合并：%d · 上次合并：%s",
 		msgMemoryFailure:    "上次失败（%s）：%s",
+		msgTooLarge:         "最近几轮已经超出模型的上下文长度。你的消息已保存，较早的剧情正在压缩——稍后发送 /regen 重试，或换用 context_window 更大的模型。",
 	},
 }
 

@@ -107,7 +107,12 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
 		return err
 	}
-	prompt, urgent := p.prompt(ctx, st, br, rp)
+	prompt, urgent, err := p.prompt(ctx, st, br, rp)
+	if err != nil {
+		p.log.Warn("prompt too large", "chat_id", st.chat.ID, "err", err)
+		p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: true, Urgent: true})
+		return sink.Notice(ctx, p.text(lang, msgTooLarge))
+	}
 	sink.Typing(ctx)
 	var acc strings.Builder
 	pipelineTime := time.Since(rp.start)
@@ -145,14 +150,19 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	turns := append(memory.TurnsOf(br.Uncovered), memory.Turn{ID: msg.ID, Role: memory.RoleAssistant, Content: text})
 	plan := memory.PlanCompaction(turns, p.compactParams(), false)
 	p.stats.done(pipelineTime + time.Since(afterModel))
-	if p.opt.Jobs != nil {
-		td := TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent}
-		if err := p.opt.Jobs.AfterTurn(ctx, td); err != nil {
-			// The sweeper finds owed work again; the turn itself is done.
-			p.log.Warn("enqueue after turn", "chat_id", st.chat.ID, "err", err)
-		}
-	}
+	p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
 	return nil
+}
+
+// afterTurn tells the job queue what the turn left owed.
+func (p *Pipeline) afterTurn(ctx context.Context, st chatState, td TurnDone) {
+	if p.opt.Jobs == nil {
+		return
+	}
+	if err := p.opt.Jobs.AfterTurn(ctx, td); err != nil {
+		// The sweeper finds owed work again; the turn itself is done.
+		p.log.Warn("enqueue after turn", "chat_id", st.chat.ID, "err", err)
+	}
 }
 
 func (p *Pipeline) compactParams() memory.CompactParams {

@@ -27,6 +27,8 @@ const (
 // ChatPayload is the payload of per-chat jobs: only keys.
 type ChatPayload struct {
 	ChatID string `json:"chat_id"`
+	// Urgent compactions run with the manual minimum: a prompt overflowed.
+	Urgent bool `json:"urgent,omitempty"`
 }
 
 // SpacePayload is the payload of per-(card, space) jobs.
@@ -83,7 +85,7 @@ func (q *Queue) Compact(ctx context.Context, chatID string, urgent bool) error {
 	if urgent {
 		queue = QueueUrgent
 	}
-	return q.enqueue(ctx, TypeCompact, chatID, ChatPayload{ChatID: chatID}, asynq.Queue(queue))
+	return q.enqueue(ctx, TypeCompact, chatID, ChatPayload{ChatID: chatID, Urgent: urgent}, asynq.Queue(queue))
 }
 
 // Recap enqueues the chat's recap after delay. A recap already scheduled is

@@ -185,7 +185,7 @@ func (w *Worker) handleCompact(ctx context.Context, t *asynq.Task) error {
 	// A long backlog (an imported story, a queue that was down) may owe
 	// several compactions; finish them while the job holds the chat.
 	for i := 0; i < maxCompactionsPerJob; i++ {
-		res, err := w.mem.Compact(ctx, p.ChatID, false)
+		res, err := w.mem.Compact(ctx, p.ChatID, p.Urgent && i == 0)
 		if err != nil || res.Outcome != memory.Written {
 			return w.outcome(TypeCompact, p.ChatID, res, err)
 		}

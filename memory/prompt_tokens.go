@@ -1,13 +1,33 @@
 package memory
 
+import "sync"
+
 // PromptEstimator estimates a prompt's tokens with the calibrated estimator
-// and learns, per chat, from the prompt tokens the API reports.
+// and learns, per chat, from the prompt tokens the API reports. Near the
+// context limit, Precise counts with the real BPE instead.
 type PromptEstimator struct {
-	cal *Calibration
+	cal   *Calibration
+	once  sync.Once
+	exact *TokenCounter
 }
 
 // NewPromptEstimator returns an estimator with a fresh calibration.
 func NewPromptEstimator() *PromptEstimator { return &PromptEstimator{cal: NewCalibration(0)} }
+
+// Precise counts msgs with the o200k tokenizer (loaded on first use), scaled
+// by what the chat's API reports. It is slower than Estimate: use it only
+// when a prompt is close to the limit.
+func (p *PromptEstimator) Precise(key string, msgs []Message) int {
+	p.once.Do(func() { p.exact, _ = NewTokenCounter(EncodingO200K) })
+	if p.exact == nil {
+		return p.Estimate(key, msgs)
+	}
+	n := 3
+	for _, m := range msgs {
+		n += 4 + p.exact.Count(m.Content)
+	}
+	return p.cal.Adjust(key, n)
+}
 
 // Estimate returns the estimated prompt tokens of msgs for the chat key,
 // with OpenAI's per-message overhead.
