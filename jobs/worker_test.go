@@ -301,3 +301,34 @@ func scheduledAt(t *testing.T, insp *asynq.Inspector, chatID string) time.Time {
 	}
 	return info.NextProcessAt
 }
+
+// TestCompactionStaleGuard moves the chat's head to a fork before the cut
+// (a /regen there) while the scribe writes: the result is discarded and the
+// work re-derived on the new branch.
+func TestCompactionStaleGuard(t *testing.T) {
+	r := newRig(t, backends(t)[0], 40)
+	ctx := context.Background()
+	forked := false
+	r.scribe.Break = func(kind string, n int) (openaitest.Answer, bool) {
+		if kind == "summary" && !forked {
+			forked = true
+			chat, _ := r.st.Chat(ctx, r.chatID)
+			br, _ := r.st.LoadBranch(ctx, chat.HeadID)
+			early := br.Uncovered[3] // beat 1's user message
+			alt := &models.Message{Role: "assistant", AuthorName: "Maren", Content: "A different answer."}
+			must(t, r.st.Append(ctx, r.chatID, chat.HeadID, early.ID, []*models.Message{alt}))
+		}
+		return openaitest.Answer{}, false
+	}
+	res, err := r.mem.Compact(ctx, r.chatID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !forked || res.Outcome != memory.Skipped {
+		t.Errorf("result = %+v, want skipped after re-deriving on the short fork", res)
+	}
+	sums, _ := r.st.ChatSummaries(ctx, r.chatID)
+	if len(sums) != 0 {
+		t.Errorf("a summary of the abandoned branch was installed")
+	}
+}
