@@ -252,4 +252,3 @@ func (c *cli) memoryDeleteRecapCmd() *cobra.Command {
 	cmd.Flags().StringVar(&chatID, "chat", "", "chat id")
 	return cmd
 }
-
