@@ -113,3 +113,29 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestReplayedUnansweredMessageGetsItsReply(t *testing.T) {
+	r := newBenchRig(t, "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
+	ctx := context.Background()
+	in := inbound("replay", 1)
+	// The reply fails (as if the process died mid-reply): the message is kept.
+	r.fake.Script(openaitestFault500())
+	must(t, r.p.Handle(ctx, in, &discardSink{}))
+	before := r.fake.Count()
+	// The platform delivers the same message again after a restart.
+	must(t, r.p.Handle(ctx, in, &discardSink{}))
+	if r.fake.Count() == before {
+		t.Fatal("the replayed, unanswered message got no reply")
+	}
+	// Delivered a third time, now answered: ignored.
+	before = r.fake.Count()
+	must(t, r.p.Handle(ctx, in, &discardSink{}))
+	if r.fake.Count() != before {
+		t.Error("an answered duplicate was answered again")
+	}
+	var n int64
+	r.st.DB().Model(&models.Message{}).Where("role = ?", "user").Count(&n)
+	if n != 1 {
+		t.Errorf("%d user messages stored, want 1", n)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"troupe/adapters/openai/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 )
@@ -68,3 +69,5 @@ func TestPromptNeverOverflows(t *testing.T) {
 		t.Errorf("an overflowing story was never compacted")
 	}
 }
+
+func openaitestFault500() openaitest.Answer { return openaitest.Answer{Fault: openaitest.Fault500} }

@@ -34,7 +34,7 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return err
 	}
 	if len(msgs) == 0 {
-		return nil
+		return p.replayedUnanswered(ctx, st, batch, sink)
 	}
 	err = p.opt.Store.Append(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs)
 	if errors.Is(err, models.ErrStale) {
@@ -53,6 +53,22 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 	}
 	head := msgs[len(msgs)-1].ID
 	return p.reply(ctx, st, replyPlan{parent: head, expectHead: head, user: user, persona: persona, group: in.Channel.Group, start: start}, sink)
+}
+
+// replayedUnanswered writes the missing reply when a platform delivers again
+// a message that was stored but never answered (a crash or a shutdown
+// between storing it and storing the reply); any other duplicate is ignored.
+func (p *Pipeline) replayedUnanswered(ctx context.Context, st chatState, batch []pendingMsg, sink Sink) error {
+	last := batch[len(batch)-1].in
+	if last.MessageID == "" || st.chat.HeadID == "" {
+		return nil
+	}
+	head, err := p.opt.Store.Message(ctx, st.chat.HeadID)
+	if err != nil || head.Role != memory.RoleUser || head.DedupKey == nil || *head.DedupKey != dedupKey(last) {
+		return nil
+	}
+	user, persona := p.persona(ctx, last)
+	return p.reply(ctx, st, replyPlan{parent: head.ID, expectHead: head.ID, user: user, persona: persona, group: last.Channel.Group, start: time.Now()}, sink)
 }
 
 // newUserMessages turns a batch into messages to store, leaving out the

@@ -27,10 +27,7 @@ func (c ctxClient) Do(req *http.Request) (*http.Response, error) {
 
 // bot returns the connected API with its requests bound to ctx.
 func (a *Adapter) bot(ctx context.Context) *tgbotapi.BotAPI {
-	a.mu.RLock()
-	base := a.api
-	a.mu.RUnlock()
-	b := *base
+	b := *a.api
 	b.Client = ctxClient{ctx: ctx, c: a.httpc}
 	return &b
 }

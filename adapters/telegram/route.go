@@ -187,7 +187,7 @@ func findMention(text, name string) (int, int, bool) {
 			return 0, 0, false
 		}
 		start, end := from+i, from+i+len(at)
-		if end == len(text) || !isNameByte(text[end]) {
+		if (start == 0 || !isNameByte(text[start-1])) && (end == len(text) || !isNameByte(text[end])) {
 			return start, end, true
 		}
 		from = end

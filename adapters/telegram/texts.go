@@ -17,6 +17,8 @@ const (
 	txtUnknownCard
 	txtYes
 	txtNo
+	txtNotAllowed
+	txtFailed
 )
 
 var texts = map[string]map[textKey]string{
@@ -28,6 +30,8 @@ var texts = map[string]map[textKey]string{
 		txtUnknownCard: "That character is no longer available; send /start to choose again.",
 		txtYes:         "Yes",
 		txtNo:          "Cancel",
+		txtNotAllowed:  "Only the group's admins can choose the character.",
+		txtFailed:      "Something went wrong on troupe's side; please try again in a moment.",
 	},
 	"zh": {
 		txtTooLong:     "这条消息有 %d 个字，上限是 %d。请写短一些，或分几次发送。",
@@ -37,6 +41,8 @@ var texts = map[string]map[textKey]string{
 		txtUnknownCard: "这个角色已经不在了，发送 /start 重新选择。",
 		txtYes:         "确认",
 		txtNo:          "取消",
+		txtNotAllowed:  "只有群管理员才能选择角色。",
+		txtFailed:      "troupe 内部出错了，请稍后再试。",
 	},
 }
 

@@ -11,7 +11,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"troupe/adapters/discord"
 	"troupe/adapters/openai"
+	"troupe/adapters/telegram"
 	"troupe/bot"
 	"troupe/config"
 	"troupe/jobs"
@@ -139,35 +141,59 @@ func (j jobsBridge) MemoryChanged(ctx context.Context, cardID, spaceID string) e
 }
 
 // serve runs the adapters (when adapters is true) and the job workers until
-// ctx is done.
+// ctx is done. On shutdown the adapters stop taking messages first, then the
+// pipeline lets the replies in flight finish (up to shutdownTimeout), and
+// the workers leave unfinished jobs owed.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bool) error {
 	cards, err := bot.LoadLibrary(cfg.Cards.Dir, cfg.Cards.Default)
 	if err != nil {
 		return err
+	}
+	if adapters && len(cards.List()) == 0 {
+		return fmt.Errorf("no cards in %s: put Tavern card JSON files there (see examples/cards)", cfg.Cards.Dir)
 	}
 	a, err := openApp(ctx, cfg, log, cards)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	if adapters && len(cards.List()) == 0 {
-		return fmt.Errorf("no cards in %s: put Tavern card JSON files there (see examples/cards)", cfg.Cards.Dir)
+	var runners []interface{ Run(context.Context) error }
+	var names []string
+	if adapters {
+		if cfg.Discord.Token != "" {
+			d, err := discord.New(cfg.Discord, a.pipeline, log)
+			if err != nil {
+				return err
+			}
+			runners, names = append(runners, d), append(names, "discord")
+		}
+		if cfg.Telegram.Token != "" {
+			tg, err := telegram.New(cfg.Telegram, a.pipeline, a.store, log)
+			if err != nil {
+				return err
+			}
+			runners, names = append(runners, tg), append(names, "telegram")
+		}
+		if len(runners) == 0 {
+			log.Warn("no adapter configured: set discord.token and/or telegram.token; running the workers only")
+		}
 	}
+	log.Info("serving", "adapters", strings.Join(names, ","), "cards", len(cards.List()), "database", a.store.Dialect(), "embedded_redis", a.redis.Embedded())
 	g, gctx := errgroup.WithContext(ctx)
 	w := a.worker()
 	g.Go(func() error { return w.Run(gctx) })
-	if adapters {
-		names := []string{}
-		if cfg.Discord.Token != "" {
-			names = append(names, "discord")
-		}
-		if cfg.Telegram.Token != "" {
-			names = append(names, "telegram")
-		}
-		log.Info("serving", "adapters", strings.Join(names, ","), "cards", len(cards.List()))
+	adaptersDone := make(chan struct{})
+	ag, actx := errgroup.WithContext(gctx)
+	for _, r := range runners {
+		ag.Go(func() error { return r.Run(actx) })
 	}
 	g.Go(func() error {
+		defer close(adaptersDone)
+		return ag.Wait()
+	})
+	g.Go(func() error {
 		<-gctx.Done()
+		<-adaptersDone
 		// Stop taking turns; let the ones in flight finish.
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		defer cancel()

@@ -56,9 +56,9 @@ func visible(text, mode string) (string, *apiError) {
 	switch strings.ToLower(mode) {
 	case "":
 	case "html":
-		var err error
-		if shown, err = parseHTML(text); err != nil {
-			return "", badRequest("can't parse entities: " + err.Error())
+		var refused string
+		if shown, refused = parseHTML(text); refused != "" {
+			return "", badRequest("can't parse entities: " + refused)
 		}
 	default:
 		return "", badRequest("unsupported parse_mode " + mode + " in telegramtest")

@@ -14,10 +14,10 @@ var htmlTags = map[string]bool{
 }
 
 // parseHTML returns the text a client shows for s sent with parse_mode
-// HTML, or the reason Telegram refuses it. Like Telegram, it accepts only
+// HTML, or, in Telegram's words, why Telegram refuses it. Like Telegram, it accepts only
 // the supported tags, properly nested, and the entities &lt; &gt; &amp;
 // &quot; and numeric ones; any other < or & is an error.
-func parseHTML(s string) (string, error) {
+func parseHTML(s string) (shown, refused string) {
 	var out strings.Builder
 	var open []string
 	for i := 0; i < len(s); {
@@ -25,7 +25,7 @@ func parseHTML(s string) (string, error) {
 		case '<':
 			end := strings.IndexByte(s[i:], '>')
 			if end < 0 {
-				return "", fmt.Errorf("Can't find end of the tag starting at byte offset %d", i)
+				return "", fmt.Sprintf("Can't find end of the tag starting at byte offset %d", i)
 			}
 			tag := s[i+1 : i+end]
 			closing := strings.HasPrefix(tag, "/")
@@ -37,12 +37,12 @@ func parseHTML(s string) (string, error) {
 			}
 			switch {
 			case !htmlTags[name] && closing:
-				return "", fmt.Errorf("Unexpected end tag at byte offset %d", i)
+				return "", fmt.Sprintf("Unexpected end tag at byte offset %d", i)
 			case !htmlTags[name]:
-				return "", fmt.Errorf("Unsupported start tag %q at byte offset %d", name, i)
+				return "", fmt.Sprintf("Unsupported start tag %q at byte offset %d", name, i)
 			case closing:
 				if len(open) == 0 || open[len(open)-1] != name {
-					return "", fmt.Errorf("Unmatched end tag at byte offset %d", i)
+					return "", fmt.Sprintf("Unmatched end tag at byte offset %d", i)
 				}
 				open = open[:len(open)-1]
 			default:
@@ -52,25 +52,25 @@ func parseHTML(s string) (string, error) {
 		case '&':
 			end := strings.IndexByte(s[i:], ';')
 			if end < 0 || end > 10 {
-				return "", fmt.Errorf("Character entity expected at byte offset %d", i)
+				return "", fmt.Sprintf("Character entity expected at byte offset %d", i)
 			}
 			r, ok := entity(s[i+1 : i+end])
 			if !ok {
-				return "", fmt.Errorf("Unsupported HTML entity %q at byte offset %d", s[i:i+end+1], i)
+				return "", fmt.Sprintf("Unsupported HTML entity %q at byte offset %d", s[i:i+end+1], i)
 			}
 			out.WriteString(r)
 			i += end + 1
 		case '>':
-			return "", fmt.Errorf("Unexpected > at byte offset %d", i)
+			return "", fmt.Sprintf("Unexpected > at byte offset %d", i)
 		default:
 			out.WriteByte(s[i])
 			i++
 		}
 	}
 	if len(open) > 0 {
-		return "", fmt.Errorf("Can't find end tag corresponding to start tag %q", open[len(open)-1])
+		return "", fmt.Sprintf("Can't find end tag corresponding to start tag %q", open[len(open)-1])
 	}
-	return out.String(), nil
+	return out.String(), ""
 }
 
 func entity(name string) (string, bool) {

@@ -140,27 +140,37 @@ func (s *Server) getUpdates(r *http.Request, p url.Values) (any, *apiError) {
 	}
 	timeout, _ := strconv.Atoi(p.Get("timeout"))
 	deadline := time.Now().Add(time.Duration(timeout) * time.Second)
+	// The offset confirms, and Telegram forgets, the updates below it when
+	// the request arrives.
+	s.mu.Lock()
+	if s.webhookURL != "" {
+		s.mu.Unlock()
+		return nil, &apiError{code: 409, description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"}
+	}
+	if offset > 0 {
+		kept := s.queue[:0]
+		for _, q := range s.queue {
+			if q.id >= offset {
+				kept = append(kept, q)
+			}
+		}
+		s.queue = kept
+	}
+	s.mu.Unlock()
 	for {
 		s.mu.Lock()
 		if s.webhookURL != "" {
 			s.mu.Unlock()
 			return nil, &apiError{code: 409, description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"}
 		}
-		if offset > 0 {
-			kept := s.queue[:0]
-			for _, q := range s.queue {
-				if q.id >= offset {
-					kept = append(kept, q)
-				}
-			}
-			s.queue = kept
-		}
 		ready := []json.RawMessage{}
 		for _, q := range s.queue {
 			if len(ready) == limit {
 				break
 			}
-			ready = append(ready, q.raw)
+			if q.id >= offset {
+				ready = append(ready, q.raw)
+			}
 		}
 		wake := s.wake
 		s.mu.Unlock()

@@ -1,0 +1,235 @@
+// Package telegram is the Telegram adapter. It receives updates by long
+// polling (the offset and the updates in hand are saved in the database, so a
+// restart neither replays nor skips) or by a webhook checked against its
+// secret token; turns private chats, and group messages addressed to the bot
+// when groups are allowed, into inbound messages for the shared pipeline, one
+// chat's in order and different chats' at once; offers the commands with
+// inline keyboards (choosing a card, confirming /forget); and renders
+// replies: the typing action, streaming edits at most once a second, HTML
+// escaped text with a plain-text fallback, splitting at Telegram's 4096
+// characters, and flood control (429) waited out.
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"troupe/bot"
+	"troupe/config"
+	"troupe/models"
+)
+
+// allowedUpdates are the update kinds the adapter asks Telegram for.
+var allowedUpdates = []string{"message", "callback_query"}
+
+// Adapter connects one Telegram bot to the pipeline.
+type Adapter struct {
+	cfg   config.Telegram
+	p     *bot.Pipeline
+	store *models.Store
+	log   *slog.Logger
+	httpc *http.Client
+	hook  *url.URL
+
+	// Pacing and patience; tests shorten some of them.
+	now          func() time.Time
+	editInterval time.Duration
+	typingEvery  time.Duration
+	typingMax    time.Duration
+	pollTimeout  int // seconds
+	drainTimeout time.Duration
+	maxWaits     int
+
+	limiter *rateLimiter
+	seen    *seenSet
+
+	running atomic.Bool
+	// ready is set once Run has connected; the fields below are written
+	// before it and only read after.
+	ready atomic.Bool
+	api   *tgbotapi.BotAPI
+	rt    router
+	work  context.Context
+	inbox *inbox
+
+	wg sync.WaitGroup
+
+	qmu    sync.Mutex
+	queues map[int64]*chatQueue
+}
+
+// New returns an adapter for the bot cfg names, on pipeline p, keeping its
+// update offset in store. It does no I/O; errors come back for a missing
+// token, pipeline or store, and for a bad endpoint or webhook setting.
+func New(cfg config.Telegram, p *bot.Pipeline, store *models.Store, log *slog.Logger) (*Adapter, error) {
+	if cfg.Token.Value() == "" {
+		return nil, errors.New("telegram: no bot token")
+	}
+	if p == nil || store == nil {
+		return nil, errors.New("telegram: a pipeline and a store are required")
+	}
+	if cfg.APIEndpoint != "" && strings.Count(cfg.APIEndpoint, "%s") != 2 {
+		return nil, errors.New("telegram: api_endpoint must contain two %s, like http://127.0.0.1:8081/bot%s/%s")
+	}
+	var hook *url.URL
+	if cfg.WebhookURL != "" {
+		u, err := url.Parse(cfg.WebhookURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("telegram: webhook_url %q is not an http(s) URL", cfg.WebhookURL)
+		}
+		if cfg.WebhookSecret.Value() == "" {
+			return nil, errors.New("telegram: webhook_secret must be set with webhook_url")
+		}
+		if cfg.WebhookListen == "" {
+			return nil, errors.New("telegram: webhook_listen must be set with webhook_url")
+		}
+		hook = u
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a := &Adapter{
+		cfg: cfg, p: p, store: store, hook: hook,
+		log:          log.With("component", "telegram"),
+		httpc:        &http.Client{},
+		now:          time.Now,
+		editInterval: time.Second,
+		typingEvery:  4 * time.Second,
+		typingMax:    3 * time.Minute,
+		pollTimeout:  25,
+		drainTimeout: 20 * time.Second,
+		maxWaits:     5,
+		seen:         newSeenSet(10000),
+		queues:       map[int64]*chatQueue{},
+	}
+	a.limiter = newRateLimiter(cfg.RatePerMinute, time.Now)
+	return a, nil
+}
+
+// Run connects (getMe), publishes the commands, and receives updates until
+// ctx is done: by webhook when webhook_url is set, else by long polling.
+// On the way out it stops receiving, lets the replies in progress finish
+// (for up to 20 s; then they are cancelled and their updates stay pending
+// for the next start) and returns nil. Errors come back when the token is
+// refused (ErrUnauthorized), the webhook cannot be set or served, or the
+// saved offset cannot be read.
+func (a *Adapter) Run(ctx context.Context) error {
+	if !a.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	defer a.running.Store(false)
+	api, err := a.connect(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	a.api, a.work = api, work
+	a.rt = router{self: api.Self, allowGroups: a.cfg.AllowGroups, allowed: newAllowList(a.cfg.AllowedUsers)}
+	a.inbox = nil
+	if a.hook == nil {
+		a.inbox = &inbox{store: a.store, key: offsetKey(api.Self.ID)}
+	}
+	a.ready.Store(true)
+	a.log.Info("connected", "bot", api.Self.UserName, "mode", a.mode())
+	if err := a.publishCommands(ctx); err != nil && ctx.Err() == nil {
+		a.log.Warn("publish commands", "err", err)
+	}
+	if a.hook != nil {
+		err = a.serveWebhook(ctx)
+	} else {
+		err = a.poll(ctx)
+	}
+	a.ready.Store(false)
+	a.drain(cancelWork)
+	a.log.Info("stopped")
+	return err
+}
+
+func (a *Adapter) mode() string {
+	if a.hook != nil {
+		return "webhook"
+	}
+	return "polling"
+}
+
+// connect calls getMe until it answers: a refused token is an error at
+// once, a network failure or a 5xx is retried with backoff until ctx ends.
+func (a *Adapter) connect(ctx context.Context) (*tgbotapi.BotAPI, error) {
+	endpoint := a.cfg.APIEndpoint
+	if endpoint == "" {
+		endpoint = tgbotapi.APIEndpoint
+	}
+	backoff := time.Second
+	for {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		api, err := tgbotapi.NewBotAPIWithClient(a.cfg.Token.Value(), endpoint, ctxClient{ctx: cctx, c: a.httpc})
+		cancel()
+		if err == nil {
+			api.Client = a.httpc
+			return api, nil
+		}
+		err = apiError("getMe", a.cfg.Token.Value(), err)
+		if e, ok := asAPI(err); ok && (e.Code == 401 || e.Code == 404) {
+			return nil, fmt.Errorf("%w: %v", ErrUnauthorized, err)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		d, limited := retryAfter(err)
+		if !limited {
+			d, backoff = backoff, min(2*backoff, 30*time.Second)
+		}
+		a.log.Warn("connect failed, retrying", "err", err, "retry_in", d)
+		if err := sleep(ctx, d); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// publishCommands sets the command menu from bot.Commands.
+func (a *Adapter) publishCommands(ctx context.Context) error {
+	cmds := make([]tgbotapi.BotCommand, 0, len(bot.Commands))
+	for _, c := range bot.Commands {
+		cmds = append(cmds, tgbotapi.BotCommand{Command: c.Name, Description: c.Description})
+	}
+	_, err := a.do(ctx, "setMyCommands", tgbotapi.NewSetMyCommands(cmds...), true)
+	return err
+}
+
+// drain waits for the chats' work to end; after drainTimeout it cancels the
+// work and waits a little more.
+func (a *Adapter) drain(cancelWork context.CancelFunc) {
+	done := make(chan struct{})
+	go func() {
+		a.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(a.drainTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	a.log.Warn("replies still running at shutdown; cancelling them, their updates stay pending")
+	cancelWork()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		a.log.Error("replies did not stop after cancellation")
+	}
+}

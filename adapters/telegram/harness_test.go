@@ -1,0 +1,267 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"troupe/adapters/openai"
+	"troupe/adapters/openai/openaitest"
+	"troupe/adapters/telegram/telegramtest"
+	"troupe/bot"
+	"troupe/config"
+	"troupe/memory"
+	"troupe/models"
+)
+
+var (
+	alice = telegramtest.User{ID: 1001, FirstName: "Alice", UserName: "alice", LanguageCode: "en"}
+	bob   = telegramtest.User{ID: 1002, FirstName: "Bob", UserName: "bob", LanguageCode: "en"}
+)
+
+// harness runs the adapter against a fake Bot API, a fake model and a
+// SQLite store. start may be called again after stop: a restart on the same
+// store, with a new pipeline and adapter.
+type harness struct {
+	t     *testing.T
+	tg    *telegramtest.Server
+	ai    *openaitest.Server
+	store *models.Store
+	lib   *bot.Library
+	cfg   config.Telegram
+	// tune adjusts each new adapter before it runs.
+	tune func(*Adapter)
+
+	a      *Adapter
+	p      *bot.Pipeline
+	cancel context.CancelFunc
+	done   chan error
+	logs   *logBuffer
+}
+
+func newHarness(t *testing.T, cards ...string) *harness {
+	t.Helper()
+	ctx := context.Background()
+	st, err := models.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "t.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if len(cards) == 0 {
+		cards = []string{"lantern-keeper"}
+	}
+	var cs []bot.Card
+	for _, name := range cards {
+		c, err := bot.LoadCard(filepath.Join("..", "..", "examples", "cards", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	lib, err := bot.NewLibrary(cs, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := telegramtest.NewServer(t)
+	cfg := config.Default().Telegram
+	cfg.Token = config.Secret(tg.Token())
+	cfg.APIEndpoint = tg.Endpoint()
+	h := &harness{t: t, tg: tg, ai: openaitest.NewServer(t), store: st, lib: lib, cfg: cfg, logs: &logBuffer{}}
+	t.Cleanup(h.stop)
+	return h
+}
+
+// start runs a new pipeline and adapter and waits until the commands are
+// published.
+func (h *harness) start() {
+	h.t.Helper()
+	model := openai.New(openai.Config{BaseURL: h.ai.URL(), Model: "m"}, nil)
+	m := config.Default().Memory
+	mem := memory.NewService(h.store, openai.Scribe{C: model}, memory.Config{
+		Compact:          memory.CompactParams{Keep: m.Keep, Period: m.Period, MinCutChars: m.MinCutChars, ManualMinCutChars: m.ManualMinCutChars},
+		ResidentMaxChars: m.ResidentMaxChars, EnvelopeChars: m.EnvelopeChars, MinUsefulChars: m.MinUsefulChars,
+		RecapMaxChars: m.RecapMaxChars, Language: "en",
+	}, nil)
+	h.p = bot.New(bot.Options{Store: h.store, Cards: h.lib, Model: model, Memory: mem, MemoryConfig: m, Language: "en"})
+	a, err := New(h.cfg, h.p, h.store, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	a.drainTimeout = 5 * time.Second
+	if h.tune != nil {
+		h.tune(a)
+	}
+	published := len(h.tg.Calls("setMyCommands"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	h.a, h.cancel, h.done = a, cancel, done
+	waitFor(h.t, "commands published", func() bool { return len(h.tg.Calls("setMyCommands")) > published })
+}
+
+// stop cancels Run and waits for it to return.
+func (h *harness) stop() {
+	h.t.Helper()
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	select {
+	case err := <-h.done:
+		if err != nil {
+			h.t.Errorf("Run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		h.t.Fatal("Run did not return after cancel")
+	}
+	h.cancel = nil
+	if strings.Contains(h.logs.String(), h.tg.Token()) {
+		h.t.Error("the bot token reached the log")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.p.Close(ctx); err != nil {
+		h.t.Errorf("pipeline close: %v", err)
+	}
+}
+
+// texts returns the visible texts of the bot's messages in a chat.
+func (h *harness) texts(chatID int64) []string {
+	var out []string
+	for _, m := range h.tg.Messages(chatID) {
+		out = append(out, m.Text)
+	}
+	return out
+}
+
+// waitText waits until a bot message in the chat contains sub and returns
+// it.
+func (h *harness) waitText(chatID int64, sub string) telegramtest.Message {
+	h.t.Helper()
+	var got telegramtest.Message
+	waitFor(h.t, "a message containing "+sub, func() bool {
+		for _, m := range h.tg.Messages(chatID) {
+			if strings.Contains(m.Text, sub) {
+				got = m
+				return true
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// count returns how many bot messages in the chat contain sub.
+func (h *harness) count(chatID int64, sub string) int {
+	n := 0
+	for _, t := range h.texts(chatID) {
+		if strings.Contains(t, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+// chatCalls returns the calls of method made for a chat.
+func (h *harness) chatCalls(method string, chatID int64) []telegramtest.Call {
+	var out []telegramtest.Call
+	for _, c := range h.tg.Calls(method) {
+		if c.Params.Get("chat_id") == itoa(chatID) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// inboxState reads the saved polling state.
+func (h *harness) inboxState() inboxState {
+	h.t.Helper()
+	raw, err := h.store.Setting(context.Background(), offsetKey(h.tg.Bot().ID))
+	if err != nil {
+		h.t.Fatalf("read offset: %v", err)
+	}
+	var st inboxState
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		h.t.Fatal(err)
+	}
+	return st
+}
+
+// messages returns the stored messages of the channel's chats, oldest first.
+func (h *harness) messages(chatID int64) []models.Message {
+	h.t.Helper()
+	var chats []models.Chat
+	if err := h.store.DB().Where("channel_id = ?", "telegram:"+itoa(chatID)).Find(&chats).Error; err != nil {
+		h.t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range chats {
+		ids = append(ids, c.ID)
+	}
+	var msgs []models.Message
+	if err := h.store.DB().Where("chat_id IN ?", ids).Order("id").Find(&msgs).Error; err != nil {
+		h.t.Fatal(err)
+	}
+	return msgs
+}
+
+// slowWhen makes the model answer a request whose last user message
+// contains marker only after delay; others get the default answer.
+func (h *harness) slowWhen(marker string, delay time.Duration) {
+	h.ai.SetResponder(func(req openaitest.Request) openaitest.Answer {
+		ans := openaitest.DefaultResponder(req)
+		if last := lastUser(req); strings.Contains(last, marker) {
+			ans.Latency = delay
+		}
+		return ans
+	})
+}
+
+func lastUser(req openaitest.Request) string {
+	last := ""
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			last = m.Content
+		}
+	}
+	return last
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// logBuffer collects the adapter's log lines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,201 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"time"
+	"unicode/utf8"
+
+	"troupe/bot"
+)
+
+// chatQueue holds one chat's events. One goroutine at a time handles them
+// in order; different chats run at once.
+type chatQueue struct {
+	events   []event
+	draining bool
+	// live counts the pipeline calls of the chat still running, and idle is
+	// closed when that count falls back to zero. A message handed to the
+	// pipeline is written by its own call or joins the turn of a call
+	// already running; either way it is done when the chat is idle again.
+	live int
+	idle chan struct{}
+}
+
+// dispatch applies the limits and queues ev for its chat. Everything it
+// drops is finished at once.
+func (a *Adapter) dispatch(ev event) {
+	switch ev.kind {
+	case evText, evCommand:
+		ok, warn := a.limiter.allow(ev.userID)
+		switch {
+		case !ok && !warn:
+			a.log.Debug("rate limited, dropped", "chat_id", ev.chatID, "user_id", ev.userID)
+			a.finish(ev)
+			return
+		case !ok:
+			ev.kind, ev.notice = evNotice, say(ev.lang, txtRateLimited, a.cfg.RatePerMinute)
+		case ev.kind == evText && a.cfg.MaxMessageChars > 0:
+			if n := utf8.RuneCountInString(ev.in.Text); n > a.cfg.MaxMessageChars {
+				ev.kind, ev.notice = evNotice, say(ev.lang, txtTooLong, n, a.cfg.MaxMessageChars)
+			}
+		}
+	case evCallback:
+		// Answer at once: the client shows a spinner until then, and
+		// Telegram refuses answers that come late.
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			if err := a.answerCallback(a.work, ev.callbackID, ev.notice); err != nil {
+				a.log.Warn("answer callback", "chat_id", ev.chatID, "err", err)
+			}
+		}()
+		if ev.notice != "" {
+			a.finish(ev)
+			return
+		}
+	}
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
+	q := a.queues[ev.chatID]
+	if q == nil {
+		q = &chatQueue{}
+		a.queues[ev.chatID] = q
+	}
+	q.events = append(q.events, ev)
+	if !q.draining {
+		q.draining = true
+		a.wg.Add(1)
+		go a.drainChat(ev.chatID, q)
+	}
+}
+
+// drainChat handles a chat's events until none is left. After the work is
+// cancelled the rest stay pending for the next start.
+func (a *Adapter) drainChat(chatID int64, q *chatQueue) {
+	defer a.wg.Done()
+	for {
+		a.qmu.Lock()
+		if len(q.events) == 0 || a.work.Err() != nil {
+			q.draining = false
+			a.forgetIdle(chatID, q)
+			a.qmu.Unlock()
+			return
+		}
+		ev := q.events[0]
+		q.events = q.events[1:]
+		a.qmu.Unlock()
+		a.process(q, ev)
+	}
+}
+
+// forgetIdle drops a chat's queue when nothing of it runs; a.qmu is held.
+func (a *Adapter) forgetIdle(chatID int64, q *chatQueue) {
+	if !q.draining && len(q.events) == 0 && q.live == 0 && a.queues[chatID] == q {
+		delete(a.queues, chatID)
+	}
+}
+
+func (a *Adapter) process(q *chatQueue, ev event) {
+	ctx := a.work
+	switch ev.kind {
+	case evNotice:
+		if err := a.notice(ctx, ev.chatID, ev.replyTo, ev.notice); err != nil {
+			a.log.Warn("send notice", "chat_id", ev.chatID, "err", err)
+		}
+		a.finish(ev)
+	case evText:
+		a.text(ctx, q, ev)
+	case evCommand:
+		a.waitIdle(ctx, q)
+		a.settle(ev, a.command(ctx, ev))
+	case evCallback:
+		a.waitIdle(ctx, q)
+		a.settle(ev, a.button(ctx, ev))
+	}
+}
+
+// text hands a message to the pipeline. The call runs on its own; the
+// queue moves on once the pipeline has either started a turn with the
+// message (the sink's first call) or taken it into the turn being written
+// (the call returns at once), so the chat's next message joins that turn in
+// order.
+func (a *Adapter) text(ctx context.Context, q *chatQueue, ev event) {
+	s := a.newSink(ev)
+	done := make(chan struct{})
+	// herr is written before done is closed, and read after idle is.
+	var herr error
+	a.qmu.Lock()
+	if q.live == 0 {
+		q.idle = make(chan struct{})
+	}
+	q.live++
+	idle := q.idle
+	a.qmu.Unlock()
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer func() {
+			a.qmu.Lock()
+			if q.live--; q.live == 0 {
+				close(q.idle)
+			}
+			a.forgetIdle(ev.chatID, q)
+			a.qmu.Unlock()
+		}()
+		defer close(done)
+		herr = a.p.Handle(ctx, ev.in, s)
+		if herr != nil {
+			a.log.Warn("turn failed", "chat_id", ev.chatID, "update_id", ev.update.UpdateID, "err", herr)
+		}
+	}()
+	select {
+	case <-s.started:
+	case <-done:
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		<-idle
+		s.close()
+		a.settle(ev, herr)
+	}()
+}
+
+// waitIdle waits until no turn of the chat runs, so a command or a
+// button acts after the messages sent before it.
+func (a *Adapter) waitIdle(ctx context.Context, q *chatQueue) {
+	a.qmu.Lock()
+	idle := q.idle
+	busy := q.live > 0
+	a.qmu.Unlock()
+	if !busy {
+		return
+	}
+	select {
+	case <-idle:
+	case <-ctx.Done():
+	}
+}
+
+// settle finishes ev unless the pipeline refused it because it is shutting
+// down: then the update stays pending and is handled after the restart.
+func (a *Adapter) settle(ev event, err error) {
+	if errors.Is(err, bot.ErrClosed) {
+		return
+	}
+	a.finish(ev)
+}
+
+// finish records ev's update as handled. After the work was cancelled it
+// stays pending, to be handled again on the next start.
+func (a *Adapter) finish(ev event) {
+	if a.inbox == nil || a.work.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.inbox.done(ctx, ev.update.UpdateID); err != nil {
+		a.log.Error("record handled update", "update_id", ev.update.UpdateID, "err", err)
+	}
+}

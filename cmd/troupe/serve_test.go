@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"troupe/adapters/openai/openaitest"
+	"troupe/adapters/telegram/telegramtest"
+	"troupe/memory/memorytest"
+)
+
+// TestServeTelegram runs `troupe serve` with a Telegram token against the
+// fake Bot API and the fake model: a DM is answered through the binary's own
+// wiring, and a stop signal ends it cleanly.
+func TestServeTelegram(t *testing.T) {
+	fake := openaitest.NewServer(t)
+	scribe := &memorytest.Scribe{}
+	fake.SetResponder(scribe.Respond)
+	tg := telegramtest.NewServer(t)
+	cards := t.TempDir()
+	data, err := os.ReadFile("../../examples/cards/lantern-keeper.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cards, "lantern-keeper.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := testEnv(map[string]string{
+		"TROUPE_DATABASE_DSN":          "sqlite://" + filepath.Join(t.TempDir(), "t.db"),
+		"TROUPE_MODEL_BASE_URL":        fake.URL(),
+		"TROUPE_CARDS_DIR":             cards,
+		"TROUPE_LOG_LEVEL":             "warn",
+		"TROUPE_TELEGRAM_TOKEN":        tg.Token(),
+		"TROUPE_TELEGRAM_API_ENDPOINT": tg.Endpoint(),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var out, errOut bytes.Buffer
+	go func() { done <- run(ctx, []string{"serve"}, strings.NewReader(""), &out, &errOut, env) }()
+	ada := telegramtest.User{ID: 42, FirstName: "Ada"}
+	tg.SendText(ada, "Hello from Telegram.")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		answered := false
+		for _, m := range tg.Messages(42) {
+			if strings.Contains(m.Text, `You said "Hello from Telegram."`) {
+				answered = true
+			}
+		}
+		if answered {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no reply in the DM; messages: %+v\nstderr: %s", tg.Messages(42), errOut.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(tg.Commands()) == 0 {
+		t.Errorf("commands were not published at start")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve ended with %v\n%s", err, errOut.String())
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
