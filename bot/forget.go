@@ -75,6 +75,7 @@ func (p *Pipeline) forget(ctx context.Context, in Inbound, chat models.Chat, sin
 	if err != nil {
 		return p.internal(ctx, sink, "forget", err)
 	}
+	p.opt.Observer.Forgotten(in.Channel.Platform)
 	if err := sink.Notice(ctx, p.text(lang, msgForgotten, chat.Name)); err != nil {
 		return err
 	}

@@ -63,6 +63,8 @@ type Options struct {
 	MaxReplyTokens int
 	Logger         *slog.Logger
 	Now            func() time.Time
+	// Observer receives metrics; nil observes nothing.
+	Observer Observer
 }
 
 // TokenCounter estimates the prompt tokens of a message list for a chat,
@@ -104,6 +106,9 @@ func New(opt Options) *Pipeline {
 	}
 	if opt.Language == "" {
 		opt.Language = "en"
+	}
+	if opt.Observer == nil {
+		opt.Observer = nopObserver{}
 	}
 	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}}
 }

@@ -125,6 +125,7 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	}
 	prompt, urgent, err := p.prompt(ctx, st, br, rp)
 	if err != nil {
+		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "too_large", Pipeline: time.Since(rp.start)})
 		p.log.Warn("prompt too large", "chat_id", st.chat.ID, "err", err)
 		p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: true, Urgent: true})
 		return sink.Notice(ctx, p.text(lang, msgTooLarge))
@@ -146,6 +147,7 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	}
 	if err != nil {
 		p.stats.fail()
+		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: afterModel.Sub(rp.start) - pipelineTime, PromptMessages: len(prompt.messages)})
 		p.log.Warn("model call failed", "chat_id", st.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.modelErrorText(lang, err))
 		return nil
@@ -158,14 +160,18 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 		return err
 	}
 	if err := sink.Finish(ctx, text); err != nil {
-		p.log.Error("deliver reply", "chat_id", st.chat.ID, "err", err)
+		p.opt.Observer.SendFailed(st.channel.Platform)
+		p.log.Error("deliver reply", "chat_id", st.chat.ID, "channel", st.channel.ID, "err", err)
 	}
 	if p.opt.Tokens != nil && res.PromptTokens > 0 {
 		p.opt.Tokens.Observe(st.chat.ID, prompt.estimated, res.PromptTokens)
 	}
 	turns := append(memory.TurnsOf(br.Uncovered), memory.Turn{ID: msg.ID, Role: memory.RoleAssistant, Content: text})
 	plan := memory.PlanCompaction(turns, p.compactParams(), false)
-	p.stats.done(pipelineTime + time.Since(afterModel))
+	own := pipelineTime + time.Since(afterModel)
+	p.stats.done(own)
+	p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "answered", Pipeline: own, Model: afterModel.Sub(rp.start) - pipelineTime,
+		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, PromptMessages: len(prompt.messages)})
 	p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
 	return nil
 }

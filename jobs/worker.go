@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -35,6 +36,15 @@ type WorkerOptions struct {
 	PollInterval time.Duration
 	// IdleRecap is how long a chat rests before its recap is owed.
 	IdleRecap time.Duration
+	// Observer is told each job's outcome; nil observes nothing.
+	Observer Observer
+}
+
+// Observer is told the outcome of each memory job: kind is "compact",
+// "recap" or "consolidate"; outcome is "written", "skipped", "rejected"
+// (the scribe's output failed validation twice) or "failed".
+type Observer interface {
+	JobObserved(kind, outcome string)
 }
 
 // Worker runs memory jobs from the queue and the periodic sweeper.
@@ -228,6 +238,17 @@ func (w *Worker) handleConsolidate(ctx context.Context, t *asynq.Task) error {
 // instead of retrying at once.
 func (w *Worker) outcome(typ, key string, res memory.Result, err error) error {
 	var rej *memory.RejectedError
+	if w.opt.Observer != nil {
+		kind := strings.TrimPrefix(typ, "memory:")
+		switch {
+		case errors.As(err, &rej):
+			w.opt.Observer.JobObserved(kind, "rejected")
+		case err != nil:
+			w.opt.Observer.JobObserved(kind, "failed")
+		default:
+			w.opt.Observer.JobObserved(kind, string(res.Outcome))
+		}
+	}
 	switch {
 	case errors.As(err, &rej):
 		return fmt.Errorf("%w: %v: %w", errOwed, err, asynq.SkipRetry)

@@ -13,6 +13,7 @@ import (
 
 	"troupe/adapters/discord"
 	"troupe/adapters/openai"
+	"troupe/adapters/ops"
 	"troupe/adapters/telegram"
 	"troupe/bot"
 	"troupe/config"
@@ -31,6 +32,7 @@ type app struct {
 	memory   *memory.Service
 	pipeline *bot.Pipeline
 	cards    *bot.Library
+	metrics  *ops.Metrics
 }
 
 func newLogger(c config.Log, w io.Writer) *slog.Logger {
@@ -59,6 +61,7 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bo
 		return nil, err
 	}
 	a.queue = jobs.NewQueue(a.redis, log)
+	a.metrics = ops.NewMetrics(a.queue)
 	sm := cfg.ScribeModel()
 	scribe := openai.New(openai.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
 		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: sm.MaxRetries}, log)
@@ -78,6 +81,7 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bo
 		ContextWindow:  m.ContextWindow,
 		MaxReplyTokens: m.MaxReplyTokens,
 		Logger:         log,
+		Observer:       a.metrics,
 	})
 	return a, nil
 }
@@ -99,6 +103,7 @@ func (a *app) worker() *jobs.Worker {
 	return jobs.NewWorker(a.redis, a.queue, a.memory, a.store, jobs.WorkerOptions{
 		SweepInterval: a.cfg.Memory.SweepInterval,
 		IdleRecap:     a.cfg.Memory.IdleRecap,
+		Observer:      a.metrics,
 	}, a.log)
 }
 
@@ -182,6 +187,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bo
 	g, gctx := errgroup.WithContext(ctx)
 	w := a.worker()
 	g.Go(func() error { return w.Run(gctx) })
+	if cfg.Ops.Listen != "" {
+		srv := ops.NewServer(cfg.Ops.Listen, a.metrics, map[string]ops.Check{"database": a.store.Ping, "redis": a.redis.Ping}, log)
+		g.Go(func() error { return srv.Run(gctx) })
+	}
 	adaptersDone := make(chan struct{})
 	ag, actx := errgroup.WithContext(gctx)
 	for _, r := range runners {

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +33,9 @@ func TestServeTelegram(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cards, "lantern-keeper.json"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	opsAddr := freeAddr(t)
 	env := testEnv(map[string]string{
+		"TROUPE_OPS_LISTEN":            opsAddr,
 		"TROUPE_DATABASE_DSN":          "sqlite://" + filepath.Join(t.TempDir(), "t.db"),
 		"TROUPE_MODEL_BASE_URL":        fake.URL(),
 		"TROUPE_CARDS_DIR":             cards,
@@ -64,6 +69,21 @@ func TestServeTelegram(t *testing.T) {
 	if len(tg.Commands()) == 0 {
 		t.Errorf("commands were not published at start")
 	}
+	// The operations endpoint reports health, readiness and the turn.
+	for path, want := range map[string]string{
+		"/healthz": "ok",
+		"/readyz":  "database: ok",
+		"/metrics": `troupe_turns_total{outcome="answered",platform="telegram"} 1`,
+	} {
+		body := httpGet(t, "http://"+opsAddr+path)
+		if !strings.Contains(body, want) {
+			t.Errorf("GET %s: %q not in\n%.2000s", path, want, body)
+		}
+	}
+	var hout bytes.Buffer
+	if err := run(context.Background(), []string{"health"}, nil, &hout, &errOut, env); err != nil || !strings.Contains(hout.String(), "ok") {
+		t.Errorf("troupe health: %v %q", err, hout.String())
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -73,4 +93,25 @@ func TestServeTelegram(t *testing.T) {
 	case <-time.After(40 * time.Second):
 		t.Fatal("serve did not stop")
 	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

@@ -1,0 +1,34 @@
+package bot
+
+import "time"
+
+// Observer is told what the pipeline did, for metrics. All methods must be
+// safe for concurrent use and quick.
+type Observer interface {
+	// TurnObserved reports a finished turn: its outcome ("answered",
+	// "failed", "too_large"), the pipeline's own time and the model's time,
+	// the tokens the API reported and the prompt's size in messages.
+	TurnObserved(t TurnStats)
+	// Forgotten reports a confirmed /forget.
+	Forgotten(platform string)
+	// SendFailed reports a reply a platform could not deliver.
+	SendFailed(platform string)
+}
+
+// TurnStats describes one turn for an Observer.
+type TurnStats struct {
+	Platform         string
+	Outcome          string
+	Pipeline         time.Duration
+	Model            time.Duration
+	PromptTokens     int
+	CompletionTokens int
+	PromptMessages   int
+}
+
+// nopObserver observes nothing.
+type nopObserver struct{}
+
+func (nopObserver) TurnObserved(TurnStats) {}
+func (nopObserver) Forgotten(string)       {}
+func (nopObserver) SendFailed(string)      {}
