@@ -189,7 +189,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bo
 	g.Go(func() error { return w.Run(gctx) })
 	if cfg.Ops.Listen != "" {
 		srv := ops.NewServer(cfg.Ops.Listen, a.metrics, map[string]ops.Check{"database": a.store.Ping, "redis": a.redis.Ping}, log)
-		g.Go(func() error { return srv.Run(gctx) })
+		g.Go(func() error {
+			// A second process on the same machine (serve next to worker)
+			// keeps running without its own endpoint.
+			if err := srv.Run(gctx); err != nil {
+				log.Warn("operations endpoint not available; set ops.listen to a free address", "addr", cfg.Ops.Listen, "err", err)
+			}
+			return nil
+		})
 	}
 	adaptersDone := make(chan struct{})
 	ag, actx := errgroup.WithContext(gctx)
