@@ -38,6 +38,7 @@ const (
 	msgMemoryCounts
 	msgMemoryFailure
 	msgTooLarge
+	msgInterrupted
 )
 
 var texts = map[string]map[msgKey]string{
@@ -82,6 +83,7 @@ var texts = map[string]map[msgKey]string{
 		msgNoMemory:         "%s remembers no earlier chats here yet.",
 		msgMemoryCounts:     "Chats merged: %d · recaps owed: %d · last consolidation: %s",
 		msgMemoryFailure:    "Last failure (%s): %s",
+		msgInterrupted:      "The reply was interrupted (troupe is restarting). Your message is saved: send /regen when it is back.",
 		msgTooLarge:         "The latest turns no longer fit the model's context window. Your message is saved; older turns are being condensed — send /regen in a moment, or use a model with a larger context_window.",
 	},
 	"zh": {
@@ -125,6 +127,7 @@ var texts = map[string]map[msgKey]string{
 		msgNoMemory:         "%s在这里还没有关于往局的记忆。",
 		msgMemoryCounts:     "已合并的局：%d · 待合并：%d · 上次合并：%s",
 		msgMemoryFailure:    "上次失败（%s）：%s",
+		msgInterrupted:      "回复被打断了（troupe 正在重启）。你的消息已保存，恢复后发送 /regen 即可。",
 		msgTooLarge:         "最近几轮已经超出模型的上下文长度。你的消息已保存，较早的剧情正在压缩——稍后发送 /regen 重试，或换用 context_window 更大的模型。",
 	},
 }

@@ -145,6 +145,16 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	if err == nil && text == "" {
 		err = &ModelError{Kind: "empty"}
 	}
+	if err != nil && ctx.Err() != nil {
+		// Shutting down (or the platform gave up): the message is kept and
+		// the user hears why the reply stopped.
+		p.stats.fail()
+		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "interrupted", Pipeline: pipelineTime})
+		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = sink.Notice(nctx, p.text(lang, msgInterrupted))
+		return nil
+	}
 	if err != nil {
 		p.stats.fail()
 		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: afterModel.Sub(rp.start) - pipelineTime, PromptMessages: len(prompt.messages)})

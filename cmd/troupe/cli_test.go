@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"troupe/adapters/openai/openaitest"
 	"troupe/models"
@@ -76,4 +80,60 @@ func TestFailedTurnKeepsTheMessage(t *testing.T) {
 	if n != 1 {
 		t.Errorf("the user's message is stored %d times, want once", n)
 	}
+}
+
+// TestShutdownInterruptsReplyKeepsMessage stops troupe while a reply is
+// being written: the user is told, the message is kept, nothing hangs.
+func TestShutdownInterruptsReplyKeepsMessage(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.NewServer(t)
+	fake.Script(openaitest.Answer{Text: "A reply that takes its time.", Latency: 5 * time.Second})
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "t.db")
+	env := testEnv(map[string]string{"TROUPE_DATABASE_DSN": dsn, "TROUPE_MODEL_BASE_URL": fake.URL(), "TROUPE_CARDS_DIR": t.TempDir(), "TROUPE_LOG_LEVEL": "error"})
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"chat", "--card", "../../examples/cards/lantern-keeper.json", "--user", "Ada", "--no-worker"}, pr, &out, io.Discard, env)
+	}()
+	fmt.Fprintln(pw, "Tell me a long story.")
+	for fake.Count() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	pw.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("chat did not stop")
+	}
+	if !strings.Contains(out.String(), "interrupted") {
+		t.Errorf("the user was not told the reply was interrupted:\n%s", out.String())
+	}
+	st, _ := models.Open(context.Background(), dsn, nil)
+	defer st.Close()
+	var n int64
+	st.DB().Model(&models.Message{}).Where("content = ?", "Tell me a long story.").Count(&n)
+	if n != 1 {
+		t.Errorf("the interrupted message is stored %d times, want once", n)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
