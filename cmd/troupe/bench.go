@@ -1,0 +1,486 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"troupe/adapters/openai/openaitest"
+	"troupe/bot"
+	"troupe/config"
+	"troupe/memory"
+	"troupe/memory/memorytest"
+	"troupe/models"
+)
+
+// defaultBenchCard is the card bench plays when --card is not given; a
+// small built-in card stands in when the file is not there (bench run
+// outside the source tree).
+const defaultBenchCard = "examples/cards/lantern-keeper.json"
+
+// benchOptions are bench's flags.
+type benchOptions struct {
+	channels int
+	turns    int
+	latency  time.Duration
+	jsonPath string
+	dsn      string
+	redis    string
+	keepDB   bool
+	card     string
+}
+
+// benchResult is what one bench run measured. Times are in milliseconds,
+// sizes in MiB.
+type benchResult struct {
+	Database        string  `json:"database"`
+	Redis           string  `json:"redis"`
+	Card            string  `json:"card"`
+	Channels        int     `json:"channels"`
+	TurnsPerChannel int     `json:"turns_per_channel"`
+	ModelLatencyMS  float64 `json:"model_latency_ms"`
+
+	Turns          int     `json:"turns"`
+	Replies        int     `json:"replies"`
+	FailedTurns    int     `json:"failed_turns"`
+	WallSeconds    float64 `json:"wall_seconds"`
+	TurnsPerSecond float64 `json:"turns_per_second"`
+	PipelineP50MS  float64 `json:"pipeline_p50_ms"`
+	PipelineP99MS  float64 `json:"pipeline_p99_ms"`
+	PipelineMaxMS  float64 `json:"pipeline_max_ms"`
+	// PromptTokensFirst and PromptTokensLast are the mean prompt tokens of
+	// the first and of the last turn of each channel, as the model reported
+	// them.
+	PromptTokensFirst float64 `json:"prompt_tokens_first"`
+	PromptTokensLast  float64 `json:"prompt_tokens_last"`
+
+	MessagesStored  int64 `json:"messages_stored"`
+	SummariesStored int64 `json:"summaries_stored"`
+	ChatRequests    int64 `json:"chat_requests"`
+	ScribeRequests  int   `json:"scribe_requests"`
+	// JobsDrainSeconds is how long the worker took, after the last turn,
+	// to finish the memory jobs the turns left owed.
+	JobsDrainSeconds float64 `json:"jobs_drain_seconds"`
+
+	PeakRSSMiB    float64 `json:"peak_rss_mib"`
+	PeakRSSSource string  `json:"peak_rss_source"`
+	SQLitePath    string  `json:"sqlite_path,omitempty"`
+}
+
+func (c *cli) benchCmd() *cobra.Command {
+	var o benchOptions
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the turn pipeline under load against a fake model",
+		Long: `Measure the turn pipeline under load. bench starts a fake OpenAI-compatible
+model on loopback, builds the real pipeline and job worker in this process, and
+plays --channels conversations of --turns turns each at once (turns in order
+within a conversation). It reports turns per second, the pipeline's own time per
+turn (model time excluded), prompt tokens at the first and the last turn, the
+messages stored and the peak memory of the process (which includes the fake
+model and, by default, the database and Redis).
+
+By default it runs on a temporary SQLite file and an in-process Redis, never on
+the configured database. --dsn postgres://… --redis redis://… benchmarks the
+deployed shape; use a database and a Redis db that hold nothing you need, as
+bench writes C×T turns into them. The memory settings (memory.period and the
+rest) come from the configuration and TROUPE_* variables as usual.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.channels < 1 || o.turns < 1 {
+				return usageError{errors.New("--channels and --turns must be at least 1")}
+			}
+			if o.latency < 0 {
+				return usageError{errors.New("--latency must not be negative")}
+			}
+			cfg, err := c.load()
+			if err != nil {
+				return err
+			}
+			logCfg := cfg.Log
+			if logCfg.Level == "info" {
+				// Keep the report readable; warnings still show.
+				logCfg.Level = "warn"
+			}
+			card, cardSource, err := benchCard(o.card)
+			if err != nil {
+				return usageError{fmt.Errorf("--card: %w", err)}
+			}
+			res, err := runBench(cmd.Context(), cfg, o, card, newLogger(logCfg, c.stderr))
+			if res == nil {
+				return err
+			}
+			res.Card = cardSource
+			if werr := c.writeBench(res, o.jsonPath); werr != nil {
+				return errors.Join(err, werr)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.channels, "channels", 100, "conversations played at once")
+	f.IntVar(&o.turns, "turns", 20, "turns per conversation")
+	f.DurationVar(&o.latency, "latency", 0, "how long the fake model waits before each reply")
+	f.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to this file (- for stdout)")
+	f.StringVar(&o.dsn, "dsn", "", "database to use (sqlite://FILE or postgres://…); default a temporary SQLite file")
+	f.StringVar(&o.redis, "redis", "", "Redis to queue jobs on (redis://…); default an in-process Redis")
+	f.BoolVar(&o.keepDB, "keep-db", false, "keep the temporary SQLite file and print its path")
+	f.StringVar(&o.card, "card", defaultBenchCard, "card file to play")
+	return cmd
+}
+
+// benchCard loads the card at path; when path is the default and the file
+// is not there, it returns the built-in card.
+func benchCard(path string) (bot.Card, string, error) {
+	card, err := bot.LoadCard(path)
+	if err == nil {
+		return card, path, nil
+	}
+	if path == defaultBenchCard && errors.Is(err, os.ErrNotExist) {
+		return builtinBenchCard(), "built-in", nil
+	}
+	return bot.Card{}, "", err
+}
+
+func builtinBenchCard() bot.Card {
+	return bot.Card{
+		ID:          "bench-keeper",
+		Name:        "Maren",
+		Language:    "en",
+		Description: "Maren keeps the lighthouse on Gull Rock, two hours by boat from the harbour town of Weyport. She has tended the light alone since her brother was lost at sea.",
+		Personality: "Dry, patient, observant. Short sentences, long silences. Kind in deeds rather than words.",
+		Scenario:    "A storm has driven {{user}}'s boat onto the rocks below the lighthouse; Maren has sat them by the stove.",
+		FirstMes:    "*The kettle rattles on the stove. Maren sets a chipped mug in front of you.* \"Drink that. It's only tea, but it's hot. Who are you running from?\"",
+	}
+}
+
+// benchRun is one bench run's moving parts.
+type benchRun struct {
+	o      benchOptions
+	app    *app
+	fake   *openaitest.Server
+	scribe *memorytest.Scribe
+	// chatRequests counts the chat turns that reached the fake model.
+	chatRequests atomic.Int64
+	// tag keeps this run's channels apart from an earlier run's in a reused
+	// database.
+	tag string
+}
+
+// runBench runs the benchmark. It returns the results whenever it measured
+// something, with an error when turns failed or went unstored.
+func runBench(ctx context.Context, cfg config.Config, o benchOptions, card bot.Card, log *slog.Logger) (*benchResult, error) {
+	r := &benchRun{o: o, scribe: &memorytest.Scribe{}, tag: strconv.FormatInt(time.Now().UnixNano(), 36)}
+	r.fake = openaitest.Start()
+	defer r.fake.Close()
+	r.fake.SetRecording(false)
+	r.fake.SetPromptTokenCounter(memory.EstimateTokens)
+	r.scribe.Next = func(req openaitest.Request) openaitest.Answer {
+		r.chatRequests.Add(1)
+		a := openaitest.DefaultResponder(req)
+		a.Latency = o.latency
+		return a
+	}
+	r.fake.SetResponder(r.scribe.Respond)
+
+	dsn, sqlitePath := o.dsn, ""
+	if dsn == "" {
+		dir, err := os.MkdirTemp("", "troupe-bench-")
+		if err != nil {
+			return nil, fmt.Errorf("bench: temporary database: %w", err)
+		}
+		sqlitePath = filepath.Join(dir, "bench.db")
+		dsn = "sqlite://" + sqlitePath
+		if !o.keepDB {
+			defer os.RemoveAll(dir)
+		}
+	}
+	cfg.Database.DSN = config.Secret(dsn)
+	cfg.Redis.URL = config.Secret(o.redis)
+	cfg.Model.BaseURL, cfg.Model.APIKey = r.fake.URL(), "bench"
+	cfg.Scribe.BaseURL, cfg.Scribe.APIKey = r.fake.URL(), "bench"
+
+	lib, err := bot.NewLibrary([]bot.Card{card}, "")
+	if err != nil {
+		return nil, err
+	}
+	if r.app, err = openApp(ctx, cfg, log, lib); err != nil {
+		return nil, err
+	}
+	defer r.app.Close()
+
+	res := &benchResult{
+		Database: r.app.store.Dialect(), Redis: "redis",
+		Channels: o.channels, TurnsPerChannel: o.turns, Turns: o.channels * o.turns,
+		ModelLatencyMS: ms(o.latency),
+	}
+	if r.app.redis.Embedded() {
+		res.Redis = "embedded"
+	}
+	if o.keepDB {
+		res.SQLitePath = sqlitePath
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	workerCtx, stopWorker := context.WithCancel(gctx)
+	defer stopWorker()
+	w := r.app.worker()
+	g.Go(func() error { return w.Run(workerCtx) })
+
+	measureErr := r.measure(gctx, res)
+	stopWorker()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if measureErr != nil {
+		return nil, measureErr
+	}
+	res.PeakRSSMiB, res.PeakRSSSource = peakRSS()
+	return res, r.verdict(res)
+}
+
+// measure drives the turns, lets the worker catch up and reads back what
+// was stored.
+func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
+	start := time.Now()
+	replies, err := r.drive(ctx)
+	if err != nil {
+		return err
+	}
+	wall := time.Since(start)
+	res.Replies = replies
+	res.FailedTurns = res.Turns - replies
+	res.WallSeconds = wall.Seconds()
+	res.TurnsPerSecond = float64(replies) / wall.Seconds()
+	times := r.app.pipeline.PipelineTimes()
+	slices.Sort(times)
+	if n := len(times); n > 0 {
+		res.PipelineP50MS = ms(times[n/2])
+		res.PipelineP99MS = ms(times[min(n-1, n*99/100)])
+		res.PipelineMaxMS = ms(times[n-1])
+	}
+
+	drainStart := time.Now()
+	if err := r.app.queue.Drain(ctx, 2*time.Minute); err != nil {
+		r.app.log.Warn("bench: memory jobs not finished", "err", err)
+	}
+	res.JobsDrainSeconds = time.Since(drainStart).Seconds()
+	res.ChatRequests = r.chatRequests.Load()
+	for _, kind := range []string{"summary", "recap", "consolidate"} {
+		res.ScribeRequests += r.scribe.Count(kind)
+	}
+	return r.readBack(ctx, res)
+}
+
+// drive plays every channel's turns, one goroutine per channel, and returns
+// how many turns were answered.
+func (r *benchRun) drive(ctx context.Context) (int, error) {
+	var (
+		wg       sync.WaitGroup
+		replies  atomic.Int64
+		errMu    sync.Mutex
+		firstErr error
+	)
+	for i := range r.o.channels {
+		wg.Go(func() {
+			ref := bot.ChannelRef{Platform: "bench", ID: fmt.Sprintf("%s-%d", r.tag, i), SpaceKind: bot.SpaceLocal, SpaceID: "bench"}
+			sink := &benchSink{}
+			for t := range r.o.turns {
+				if ctx.Err() != nil {
+					return
+				}
+				in := bot.Inbound{Channel: ref, AuthorID: "bench", AuthorName: "Ada", MessageID: fmt.Sprintf("%d-%d", i, t),
+					Text:     fmt.Sprintf("Beat %d: I climb the stair, look at the sea and ask about the light and the brother who was lost.", t+1),
+					Received: time.Now()}
+				before := *sink
+				err := r.app.pipeline.Handle(ctx, in, sink)
+				if err == nil && sink.finished > before.finished && sink.notices == before.notices {
+					replies.Add(1)
+					continue
+				}
+				if err != nil {
+					errMu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					errMu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("bench: interrupted: %w", err)
+	}
+	if firstErr != nil {
+		r.app.log.Warn("bench: turn failed", "err", firstErr)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := r.app.pipeline.Close(sctx); err != nil {
+		return 0, err
+	}
+	return int(replies.Load()), nil
+}
+
+// readBack counts what this run stored and the prompt tokens of each
+// channel's first and last reply.
+func (r *benchRun) readBack(ctx context.Context, res *benchResult) error {
+	db := r.app.store.DB().WithContext(ctx)
+	chats := db.Model(&models.Chat{}).Select("id").Where("channel_id LIKE ?", "bench:"+r.tag+"-%")
+	if err := db.Model(&models.Message{}).Where("chat_id IN (?)", chats).Count(&res.MessagesStored).Error; err != nil {
+		return fmt.Errorf("bench: count messages: %w", err)
+	}
+	if err := db.Model(&models.Summary{}).Where("chat_id IN (?)", chats).Count(&res.SummariesStored).Error; err != nil {
+		return fmt.Errorf("bench: count summaries: %w", err)
+	}
+	var rows []struct {
+		ChatID       string
+		PromptTokens int
+	}
+	err := db.Model(&models.Message{}).Select("chat_id, prompt_tokens").
+		Where("chat_id IN (?) AND role = ? AND prompt_tokens > 0", chats, memory.RoleAssistant).
+		Order("id").Scan(&rows).Error
+	if err != nil {
+		return fmt.Errorf("bench: read prompt tokens: %w", err)
+	}
+	type span struct{ first, last int }
+	per := map[string]*span{}
+	for _, row := range rows {
+		if s, ok := per[row.ChatID]; ok {
+			s.last = row.PromptTokens
+		} else {
+			per[row.ChatID] = &span{row.PromptTokens, row.PromptTokens}
+		}
+	}
+	for _, s := range per {
+		res.PromptTokensFirst += float64(s.first)
+		res.PromptTokensLast += float64(s.last)
+	}
+	if n := float64(len(per)); n > 0 {
+		res.PromptTokensFirst /= n
+		res.PromptTokensLast /= n
+	}
+	return nil
+}
+
+// verdict fails a run whose turns did not all get answered and stored.
+func (r *benchRun) verdict(res *benchResult) error {
+	var errs []error
+	if res.FailedTurns > 0 {
+		errs = append(errs, fmt.Errorf("bench: %d of %d turns failed", res.FailedTurns, res.Turns))
+	}
+	if want := int64(2 * res.Turns); res.MessagesStored < want {
+		errs = append(errs, fmt.Errorf("bench: %d messages stored, want at least %d", res.MessagesStored, want))
+	}
+	return errors.Join(errs...)
+}
+
+// benchSink counts what the pipeline writes to one channel. Turns within a
+// channel are sequential, so it needs no lock.
+type benchSink struct {
+	finished int
+	notices  int
+}
+
+var _ bot.Sink = (*benchSink)(nil)
+
+func (*benchSink) Typing(context.Context)               {}
+func (*benchSink) Update(context.Context, string) error { return nil }
+func (s *benchSink) Finish(context.Context, string) error {
+	s.finished++
+	return nil
+}
+func (s *benchSink) Notice(context.Context, string) error {
+	s.notices++
+	return nil
+}
+
+// peakRSS returns the process's peak resident set in MiB, from VmHWM in
+// /proc/self/status, or else the memory the Go runtime obtained from the
+// system.
+func peakRSS() (float64, string) {
+	if f, err := os.Open("/proc/self/status"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
+			if !ok {
+				continue
+			}
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err == nil {
+				return kb / 1024, "VmHWM"
+			}
+		}
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.Sys) / (1 << 20), "runtime.MemStats.Sys"
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// writeBench prints the results as a table, and as JSON to jsonPath when
+// set. With --json - the JSON goes to stdout and the table to stderr.
+func (c *cli) writeBench(res *benchResult, jsonPath string) error {
+	table := c.stdout
+	if jsonPath == "-" {
+		table = c.stderr
+	}
+	if err := printBench(table, res); err != nil {
+		return err
+	}
+	if jsonPath == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if jsonPath == "-" {
+		_, err = c.stdout.Write(data)
+		return err
+	}
+	if err := os.WriteFile(jsonPath, data, 0o644); err != nil {
+		return fmt.Errorf("bench: write results: %w", err)
+	}
+	return nil
+}
+
+func printBench(w io.Writer, r *benchResult) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "troupe bench\t%d channels × %d turns, model latency %s\n", r.Channels, r.TurnsPerChannel, time.Duration(r.ModelLatencyMS*float64(time.Millisecond)))
+	fmt.Fprintf(tw, "backends\t%s + %s redis\n", r.Database, r.Redis)
+	fmt.Fprintf(tw, "card\t%s\n", r.Card)
+	fmt.Fprintf(tw, "turns\t%d (%d answered, %d failed)\n", r.Turns, r.Replies, r.FailedTurns)
+	fmt.Fprintf(tw, "wall time\t%.2f s\n", r.WallSeconds)
+	fmt.Fprintf(tw, "turns per second\t%.1f\n", r.TurnsPerSecond)
+	fmt.Fprintf(tw, "pipeline p50 / p99 / max\t%.2f / %.2f / %.2f ms (model time excluded)\n", r.PipelineP50MS, r.PipelineP99MS, r.PipelineMaxMS)
+	fmt.Fprintf(tw, "prompt tokens per turn\t%.0f at the start, %.0f at the end\n", r.PromptTokensFirst, r.PromptTokensLast)
+	fmt.Fprintf(tw, "messages stored\t%d (summaries %d)\n", r.MessagesStored, r.SummariesStored)
+	fmt.Fprintf(tw, "model requests\t%d chat, %d scribe (jobs drained in %.2f s)\n", r.ChatRequests, r.ScribeRequests, r.JobsDrainSeconds)
+	fmt.Fprintf(tw, "peak RSS\t%.1f MiB (%s)\n", r.PeakRSSMiB, r.PeakRSSSource)
+	if r.SQLitePath != "" {
+		fmt.Fprintf(tw, "database kept\t%s\n", r.SQLitePath)
+	}
+	return tw.Flush()
+}
