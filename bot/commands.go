@@ -81,6 +81,8 @@ func (p *Pipeline) withLane(ctx context.Context, in Inbound, fn func() error) er
 	l := p.lane(in.Channel.Key())
 	l.busy.Lock()
 	defer l.busy.Unlock()
+	unlock := p.crossLock(ctx, "channel:"+in.Channel.Key())
+	defer unlock()
 	return fn()
 }
 
@@ -269,16 +271,15 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 			return sink.Notice(ctx, p.text(lang, msgUnknownCard, rest))
 		}
 		user, _ := p.persona(ctx, in)
-		st, err := p.resolve(ctx, in.Channel, user)
-		if err != nil && !errors.Is(err, ErrNoCard) {
+		if err := p.opt.Store.EnsureSpace(ctx, models.Space{ID: in.Channel.Space(), Platform: in.Channel.Platform, Kind: in.Channel.SpaceKind, ExternalID: in.Channel.SpaceID}); err != nil {
 			return p.internal(ctx, sink, "card set", err)
 		}
-		if err == nil && st.card.ID == c.ID {
-			return sink.Notice(ctx, p.text(lang, msgCardSet, c.Name))
-		}
-		ch, err := p.opt.Store.Channel(ctx, in.Channel.Key())
+		ch, err := p.opt.Store.EnsureChannel(ctx, models.Channel{ID: in.Channel.Key(), Platform: in.Channel.Platform, ExternalID: in.Channel.ID, SpaceID: in.Channel.Space()})
 		if err != nil {
 			return p.internal(ctx, sink, "card set", err)
+		}
+		if ch.CardID == c.ID && ch.CurrentChatID != "" {
+			return sink.Notice(ctx, p.text(lang, msgCardSet, c.Name))
 		}
 		old := ch.CurrentChatID
 		chat, err := p.startChat(ctx, ch, c, user)
@@ -295,8 +296,23 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 			return sink.Finish(ctx, c.Greeting(user))
 		}
 		return nil
+	case "mention":
+		if !in.CanManage {
+			return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+		}
+		on := strings.EqualFold(strings.TrimSpace(rest), "on")
+		if !on && !strings.EqualFold(strings.TrimSpace(rest), "off") {
+			return sink.Notice(ctx, "/card mention on | off")
+		}
+		if _, err := p.opt.Store.EnsureChannel(ctx, models.Channel{ID: in.Channel.Key(), Platform: in.Channel.Platform, ExternalID: in.Channel.ID, SpaceID: in.Channel.Space()}); err != nil {
+			return p.internal(ctx, sink, "card mention", err)
+		}
+		if err := p.opt.Store.SetChannelMentionOnly(ctx, in.Channel.Key(), on); err != nil {
+			return p.internal(ctx, sink, "card mention", err)
+		}
+		return sink.Notice(ctx, p.text(lang, msgMentionOnly, map[bool]string{true: "on", false: "off"}[on]))
 	}
-	return sink.Notice(ctx, "/card list | show | set NAME")
+	return sink.Notice(ctx, "/card list | show | set NAME | mention on|off")
 }
 
 func (p *Pipeline) internal(ctx context.Context, sink Sink, what string, err error) error {

@@ -27,7 +27,9 @@ func (p *Pipeline) cmdCompact(ctx context.Context, in Inbound, sink Sink) error 
 	if p.opt.Memory == nil {
 		return sink.Notice(ctx, p.text(lang, msgCompactFailed, "memory is not configured"))
 	}
+	unlock := p.crossLock(ctx, "memory:compact:"+st.chat.ID)
 	res, err := p.opt.Memory.Compact(ctx, st.chat.ID, true)
+	unlock()
 	if err != nil {
 		p.log.Warn("manual compaction failed", "chat_id", st.chat.ID, "err", err)
 		var rej *memory.RejectedError

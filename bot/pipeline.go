@@ -65,6 +65,15 @@ type Options struct {
 	Now            func() time.Time
 	// Observer receives metrics; nil observes nothing.
 	Observer Observer
+	// Locker serializes a channel's turns across processes; nil relies on
+	// the in-process lanes alone (one serve process).
+	Locker Locker
+}
+
+// Locker hands out locks shared by every troupe process.
+type Locker interface {
+	// Lock waits for the lock on key and returns its release.
+	Lock(ctx context.Context, key string) (func(), error)
 }
 
 // TokenCounter estimates the prompt tokens of a message list for a chat,
@@ -175,7 +184,9 @@ func (p *Pipeline) Handle(ctx context.Context, in Inbound, sink Sink) error {
 		}
 		l.mu.Unlock()
 		l.busy.Lock()
+		unlock := p.crossLock(ctx, "channel:"+in.Channel.Key())
 		err := p.turn(ctx, batch)
+		unlock()
 		l.busy.Unlock()
 		if err != nil && firstErr == nil {
 			firstErr = err
@@ -191,6 +202,24 @@ func (p *Pipeline) begin() error {
 	}
 	p.wg.Add(1)
 	return nil
+}
+
+// crossLock takes the channel's lock shared with other processes. If Redis
+// is unreachable the turn goes on under the in-process lane alone: answering
+// matters more than the rare race the lock prevents, and the store's head
+// check still refuses a conflicting write.
+func (p *Pipeline) crossLock(ctx context.Context, key string) func() {
+	if p.opt.Locker == nil {
+		return func() {}
+	}
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	unlock, err := p.opt.Locker.Lock(lctx, key)
+	if err != nil {
+		p.log.Warn("cross-process lock unavailable; going on without it", "key", key, "err", err)
+		return func() {}
+	}
+	return unlock
 }
 
 // Close stops taking new turns and waits for the running ones, up to ctx.

@@ -153,3 +153,35 @@ func (p *Pipeline) Answer(ctx context.Context, in Inbound, token string, yes boo
 	}
 	return cf.run(ctx, true, sink)
 }
+
+// ChannelBinding returns the card bound to a channel ("" when none) and
+// whether only mentions and replies count there. A channel troupe has never
+// seen is unbound.
+func (p *Pipeline) ChannelBinding(ctx context.Context, ref ChannelRef) (string, bool, error) {
+	ch, err := p.opt.Store.Channel(ctx, ref.Key())
+	if errors.Is(err, models.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return ch.CardID, ch.MentionOnly, nil
+}
+
+// Revise replaces the text of a message still waiting for its turn (a user
+// edited it before the reply started). It reports whether one was waiting.
+func (p *Pipeline) Revise(in Inbound) bool {
+	if in.MessageID == "" {
+		return false
+	}
+	l := p.lane(in.Channel.Key())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.pending {
+		if l.pending[i].in.MessageID == in.MessageID && l.pending[i].in.AuthorID == in.AuthorID {
+			l.pending[i].in.Text = in.Text
+			return true
+		}
+	}
+	return false
+}

@@ -39,6 +39,7 @@ const (
 	msgMemoryFailure
 	msgTooLarge
 	msgInterrupted
+	msgMentionOnly
 )
 
 var texts = map[string]map[msgKey]string{
@@ -83,6 +84,7 @@ var texts = map[string]map[msgKey]string{
 		msgNoMemory:         "%s remembers no earlier chats here yet.",
 		msgMemoryCounts:     "Chats merged: %d · recaps owed: %d · last consolidation: %s",
 		msgMemoryFailure:    "Last failure (%s): %s",
+		msgMentionOnly:      "Mention-only is %s: with on, the character answers only messages that mention it or reply to it.",
 		msgInterrupted:      "The reply was interrupted (troupe is restarting). Your message is saved: send /regen when it is back.",
 		msgTooLarge:         "The latest turns no longer fit the model's context window. Your message is saved; older turns are being condensed — send /regen in a moment, or use a model with a larger context_window.",
 	},
@@ -127,6 +129,7 @@ var texts = map[string]map[msgKey]string{
 		msgNoMemory:         "%s在这里还没有关于往局的记忆。",
 		msgMemoryCounts:     "已合并的局：%d · 待合并：%d · 上次合并：%s",
 		msgMemoryFailure:    "上次失败（%s）：%s",
+		msgMentionOnly:      "仅提及模式：%s。开启后，角色只回应提及它或回复它的消息。",
 		msgInterrupted:      "回复被打断了（troupe 正在重启）。你的消息已保存，恢复后发送 /regen 即可。",
 		msgTooLarge:         "最近几轮已经超出模型的上下文长度。你的消息已保存，较早的剧情正在压缩——稍后发送 /regen 重试，或换用 context_window 更大的模型。",
 	},

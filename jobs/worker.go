@@ -56,6 +56,7 @@ type Worker struct {
 	queue *Queue
 	opt   WorkerOptions
 	log   *slog.Logger
+	locks *Locker
 }
 
 // NewWorker returns a worker; Run starts it.
@@ -79,7 +80,7 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 		opt.IdleRecap = 30 * time.Minute
 	}
 	log = log.With("component", "jobs")
-	w := &Worker{mem: mem, store: store, queue: q, opt: opt, log: log, mux: asynq.NewServeMux()}
+	w := &Worker{mem: mem, store: store, queue: q, opt: opt, log: log, mux: asynq.NewServeMux(), locks: NewLocker(r)}
 	w.srv = asynq.NewServerFromRedisClient(r.Client, asynq.Config{
 		Concurrency:              opt.Concurrency,
 		Queues:                   map[string]int{QueueUrgent: 6, QueueDefault: 3},
@@ -91,10 +92,44 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 		ShutdownTimeout:          20 * time.Second,
 		IsFailure:                func(err error) bool { return !errors.Is(err, errOwed) },
 	})
+	w.mux.Use(w.exclusive)
 	w.mux.HandleFunc(TypeCompact, w.handleCompact)
 	w.mux.HandleFunc(TypeRecap, w.handleRecap)
 	w.mux.HandleFunc(TypeConsolidate, w.handleConsolidate)
 	return w
+}
+
+// exclusive runs a task only while it holds its key's lock, so no two
+// processes ever work on the same chat's (or card and space's) memory at
+// once, even when a person's /compact races a queued job. A busy key is
+// retried later.
+func (w *Worker) exclusive(next asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		key := "memory:" + t.Type() + ":" + lockKey(t)
+		if strings.HasPrefix(t.Type(), TypeCompact) {
+			key = "memory:compact:" + lockKey(t)
+		}
+		unlock, err := w.locks.TryLock(ctx, key)
+		if err != nil {
+			return fmt.Errorf("jobs: %s: %w", key, err)
+		}
+		defer unlock()
+		return next.ProcessTask(ctx, t)
+	})
+}
+
+// lockKey is the chat id or "card|space" a task is about.
+func lockKey(t *asynq.Task) string {
+	var p struct {
+		ChatID  string `json:"chat_id"`
+		CardID  string `json:"card_id"`
+		SpaceID string `json:"space_id"`
+	}
+	_ = json.Unmarshal(t.Payload(), &p)
+	if p.ChatID != "" {
+		return p.ChatID
+	}
+	return p.CardID + "|" + p.SpaceID
 }
 
 // maxCompactionsPerJob bounds the compactions one job runs back to back.

@@ -32,11 +32,12 @@ type Adapter struct {
 	tuning   tuning
 
 	mu      sync.Mutex
-	s       *discordgo.Session
 	botID   string
 	appID   string
 	running bool
 	stopped bool
+	// readyAt is when the gateway last said READY or RESUMED.
+	readyAt time.Time
 
 	// work is the context of everything the adapter does for an event; it
 	// outlives Run's context by the drain time so running turns can finish.
@@ -189,9 +190,6 @@ func (a *Adapter) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	a.s = s
-	a.mu.Unlock()
 	if err := s.Open(); err != nil {
 		return fmt.Errorf("discord: connect: %w", err)
 	}
@@ -215,6 +213,7 @@ func (a *Adapter) apiName() string {
 
 func (a *Adapter) shutdown(s *discordgo.Session) error {
 	a.log.Info("closing gateway connection")
+	a.awaitHeartbeat(s)
 	closeErr := s.Close()
 	a.mu.Lock()
 	a.stopped = true
@@ -237,6 +236,26 @@ func (a *Adapter) shutdown(s *discordgo.Session) error {
 		return fmt.Errorf("discord: close: %w", closeErr)
 	}
 	return nil
+}
+
+// awaitHeartbeat waits (up to two seconds) until the gateway acknowledged a
+// heartbeat sent after the last READY or RESUMED. discordgo's heartbeat
+// goroutine, if it has not sent its first heartbeat when Close runs, sends it
+// on the closed connection afterwards and starts reconnecting on its own.
+func (a *Adapter) awaitHeartbeat(s *discordgo.Session) {
+	a.mu.Lock()
+	since := a.readyAt
+	a.mu.Unlock()
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		s.RLock()
+		acked := s.LastHeartbeatAck.After(since)
+		s.RUnlock()
+		if acked {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // begin counts a piece of work that shutdown waits for; it reports false once
@@ -277,6 +296,7 @@ func (a *Adapter) app() string {
 
 func (a *Adapter) onReady(s *discordgo.Session, r *discordgo.Ready) {
 	a.mu.Lock()
+	a.readyAt = time.Now()
 	if r.User != nil {
 		a.botID = r.User.ID
 	}
@@ -290,5 +310,8 @@ func (a *Adapter) onReady(s *discordgo.Session, r *discordgo.Ready) {
 }
 
 func (a *Adapter) onResumed(s *discordgo.Session, r *discordgo.Resumed) {
+	a.mu.Lock()
+	a.readyAt = time.Now()
+	a.mu.Unlock()
 	a.log.Info("gateway session resumed")
 }

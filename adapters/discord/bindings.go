@@ -24,6 +24,9 @@ func StoreBindings(st *models.Store) Bindings { return storeBindings{st: st} }
 
 type storeBindings struct{ st *models.Store }
 
+var _ Bindings = storeBindings{}
+
+// ChannelBinding reads the channel's row; a channel without one is unbound.
 func (b storeBindings) ChannelBinding(ctx context.Context, ref bot.ChannelRef) (string, bool, error) {
 	ch, err := b.st.Channel(ctx, ref.Key())
 	if errors.Is(err, models.ErrNotFound) {
@@ -52,6 +55,8 @@ type bindingCache struct {
 	src Bindings
 	mu  sync.Mutex
 	m   map[string]cachedBinding
+	// gen counts forgets, so that a lookup that raced one is not cached.
+	gen uint64
 }
 
 type cachedBinding struct {
@@ -63,6 +68,7 @@ func (c *bindingCache) get(ctx context.Context, ref bot.ChannelRef) (binding, er
 	key := ref.Key()
 	c.mu.Lock()
 	e, ok := c.m[key]
+	gen := c.gen
 	c.mu.Unlock()
 	if ok && time.Since(e.at) < bindingTTL {
 		return e.b, nil
@@ -73,6 +79,10 @@ func (c *bindingCache) get(ctx context.Context, ref bot.ChannelRef) (binding, er
 	}
 	b := binding{cardID: card, mentionOnly: mention}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return b, nil
+	}
 	if c.m == nil {
 		c.m = map[string]cachedBinding{}
 	}
@@ -80,12 +90,20 @@ func (c *bindingCache) get(ctx context.Context, ref bot.ChannelRef) (binding, er
 		clear(c.m)
 	}
 	c.m[key] = cachedBinding{b: b, at: time.Now()}
-	c.mu.Unlock()
 	return b, nil
 }
 
 func (c *bindingCache) forget(ref bot.ChannelRef) {
 	c.mu.Lock()
 	delete(c.m, ref.Key())
+	c.gen++
 	c.mu.Unlock()
+}
+
+// cached reports whether a binding of ref is cached (tests).
+func (c *bindingCache) cached(ref bot.ChannelRef) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.m[ref.Key()]
+	return ok
 }

@@ -18,7 +18,11 @@ type lanes struct {
 }
 
 type lane struct {
+	ls *lanes
+	id string
 	mu sync.Mutex
+	// gone is set when the lane left the map; pushes must find the new one.
+	gone bool
 	// queue holds messages not yet handed to the pipeline.
 	queue []*queued
 	// working is true while a goroutine drains the queue.
@@ -64,31 +68,56 @@ func (ls *lanes) get(channelID string) *lane {
 	}
 	l, ok := ls.m[channelID]
 	if !ok {
-		l = &lane{open: map[string]*handed{}, latest: map[string]string{}}
+		l = &lane{ls: ls, id: channelID, open: map[string]*handed{}, latest: map[string]string{}}
 		ls.m[channelID] = l
 	}
 	return l
 }
 
-// push queues q and reports whether the caller must start draining.
-func (l *lane) push(q *queued) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.queue = append(l.queue, q)
-	if l.working {
-		return false
+// lookup returns channelID's lane, or nil when there is none.
+func (ls *lanes) lookup(channelID string) *lane {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.m[channelID]
+}
+
+// push queues q in channelID's lane and returns the lane when the caller
+// must start draining it.
+func (ls *lanes) push(channelID string, q *queued) *lane {
+	for {
+		l := ls.get(channelID)
+		l.mu.Lock()
+		if l.gone {
+			l.mu.Unlock()
+			continue
+		}
+		l.queue = append(l.queue, q)
+		start := !l.working
+		l.working = true
+		l.mu.Unlock()
+		if start {
+			return l
+		}
+		return nil
 	}
-	l.working = true
-	return true
 }
 
 // pop takes the next queued message, or reports that the queue is empty
-// (and stops working).
+// (and stops working; a lane with nothing an edit could still reach leaves
+// the map).
 func (l *lane) pop() (*queued, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.queue) == 0 {
 		l.working = false
+		if len(l.open) == 0 {
+			l.ls.mu.Lock()
+			if l.ls.m[l.id] == l {
+				delete(l.ls.m, l.id)
+			}
+			l.ls.mu.Unlock()
+			l.gone = true
+		}
 		return nil, false
 	}
 	q := l.queue[0]

@@ -27,8 +27,20 @@ func (a *Adapter) onMessageUpdate(s *discordgo.Session, mu *discordgo.MessageUpd
 	if text == "" {
 		return
 	}
-	prep := a.lanes.get(mu.ChannelID).edit(mu.ID, mu.Content, text)
+	l := a.lanes.lookup(mu.ChannelID)
+	if l == nil {
+		return
+	}
+	prep := l.edit(mu.ID, mu.Content, text)
 	if prep == nil {
+		return
+	}
+	// Still waiting in the pipeline (a reply is being written): the edit
+	// replaces the text the next turn will use.
+	revised := prep.in
+	revised.MessageID, revised.Text = mu.ID, text
+	if a.p.Revise(revised) {
+		a.log.Debug("edit replaced a waiting message", "channel_id", mu.ChannelID, "message_id", mu.ID)
 		return
 	}
 	a.log.Debug("edit passed on as a new message", "channel_id", mu.ChannelID, "message_id", mu.ID)
@@ -47,12 +59,11 @@ func (a *Adapter) human(m *discordgo.Message) bool {
 // enqueue puts q in its channel's lane and starts the lane's worker if none
 // runs.
 func (a *Adapter) enqueue(s *discordgo.Session, channelID string, q *queued) {
-	l := a.lanes.get(channelID)
-	if !l.push(q) {
+	l := a.lanes.push(channelID, q)
+	if l == nil {
 		return
 	}
 	if !a.spawn(func() { a.drain(s, l) }) {
-		l.pop()
 		a.log.Warn("message arrived while stopping; not handled", "channel_id", channelID)
 	}
 }
@@ -81,7 +92,7 @@ func (a *Adapter) drain(s *discordgo.Session, l *lane) {
 		admitted := make(chan struct{})
 		var once sync.Once
 		admit := func() { once.Do(func() { close(admitted) }) }
-		r := a.newReply(prep.pl, prep.sp, func() { l.begun(seq); admit() })
+		r := a.newReply(s, prep.pl, prep.sp, func() { l.begun(seq); admit() })
 		r.ref = q.msg
 		if !a.spawn(func() {
 			defer admit()

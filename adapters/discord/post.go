@@ -62,10 +62,10 @@ func noMentions() *discordgo.MessageAllowedMentions {
 }
 
 // post sends one piece of the character's text to pl: through the channel's
-// webhook when it can, else as the bot with the name in bold (first says
-// whether this is the reply's first message).
-func (a *Adapter) post(ctx context.Context, s *discordgo.Session, pl place, sp speaker, content string, first bool) (*posted, error) {
-	if !pl.dm() {
+// webhook when it can, else (or when asBot) as the bot with the name in bold
+// (first says whether this is the reply's first message).
+func (a *Adapter) post(ctx context.Context, s *discordgo.Session, pl place, sp speaker, content string, first, asBot bool) (*posted, error) {
+	if !pl.dm() && !asBot {
 		for attempt := 0; attempt < 2; attempt++ {
 			h, err := a.webhook(ctx, s, pl.hookChannel())
 			if err != nil {

@@ -82,6 +82,7 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bo
 		MaxReplyTokens: m.MaxReplyTokens,
 		Logger:         log,
 		Observer:       a.metrics,
+		Locker:         jobs.NewLocker(a.redis),
 	})
 	return a, nil
 }

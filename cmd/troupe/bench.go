@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +46,7 @@ type benchOptions struct {
 	redis    string
 	keepDB   bool
 	card     string
+	profile  string
 }
 
 // benchResult is what one bench run measured. Times are in milliseconds,
@@ -65,6 +67,10 @@ type benchResult struct {
 	PipelineP50MS  float64 `json:"pipeline_p50_ms"`
 	PipelineP99MS  float64 `json:"pipeline_p99_ms"`
 	PipelineMaxMS  float64 `json:"pipeline_max_ms"`
+	// CPUMSPerTurn is this process's CPU time (user and system, the fake
+	// model included) per answered turn while the turns ran; 0 where
+	// /proc/self/stat is not there.
+	CPUMSPerTurn float64 `json:"cpu_ms_per_turn"`
 	// PromptTokensFirst and PromptTokensLast are the mean prompt tokens of
 	// the first and of the last turn of each channel, as the model reported
 	// them.
@@ -143,6 +149,7 @@ rest) come from the configuration and TROUPE_* variables as usual.`,
 	f.StringVar(&o.redis, "redis", "", "Redis to queue jobs on (redis://…); default an in-process Redis")
 	f.BoolVar(&o.keepDB, "keep-db", false, "keep the temporary SQLite file and print its path")
 	f.StringVar(&o.card, "card", defaultBenchCard, "card file to play")
+	f.StringVar(&o.profile, "profile", "", "write CPU, block and mutex profiles of the turns to this directory")
 	return cmd
 }
 
@@ -259,16 +266,26 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card bot.C
 // measure drives the turns, lets the worker catch up and reads back what
 // was stored.
 func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
-	start := time.Now()
-	replies, err := r.drive(ctx)
+	stopProfile, err := startProfiles(r.o.profile)
 	if err != nil {
 		return err
 	}
-	wall := time.Since(start)
+	start, cpuStart := time.Now(), processCPU()
+	replies, err := r.drive(ctx)
+	wall, cpu := time.Since(start), processCPU()-cpuStart
+	if perr := stopProfile(); err == nil {
+		err = perr
+	}
+	if err != nil {
+		return err
+	}
 	res.Replies = replies
 	res.FailedTurns = res.Turns - replies
 	res.WallSeconds = wall.Seconds()
 	res.TurnsPerSecond = float64(replies) / wall.Seconds()
+	if replies > 0 {
+		res.CPUMSPerTurn = ms(cpu) / float64(replies)
+	}
 	times := r.app.pipeline.PipelineTimes()
 	slices.Sort(times)
 	if n := len(times); n > 0 {
@@ -436,6 +453,67 @@ func peakRSS() (float64, string) {
 	return float64(m.Sys) / (1 << 20), "runtime.MemStats.Sys"
 }
 
+// startProfiles starts a CPU profile and block and mutex sampling when dir
+// is set; the returned function writes the profiles to dir.
+func startProfiles(dir string) (stop func() error, err error) {
+	if dir == "" {
+		return func() error { return nil }, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("bench: profile: %w", err)
+	}
+	cpu, err := os.Create(filepath.Join(dir, "cpu.pprof"))
+	if err != nil {
+		return nil, fmt.Errorf("bench: profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		cpu.Close()
+		return nil, fmt.Errorf("bench: profile: %w", err)
+	}
+	runtime.SetBlockProfileRate(int(time.Microsecond))
+	runtime.SetMutexProfileFraction(5)
+	return func() error {
+		pprof.StopCPUProfile()
+		errs := []error{cpu.Close()}
+		for _, name := range []string{"block", "mutex", "heap"} {
+			f, err := os.Create(filepath.Join(dir, name+".pprof"))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			errs = append(errs, pprof.Lookup(name).WriteTo(f, 0), f.Close())
+		}
+		runtime.SetBlockProfileRate(0)
+		runtime.SetMutexProfileFraction(0)
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("bench: profile: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// processCPU returns the user and system time the process has used, from
+// /proc/self/stat (in clock ticks of 10 ms), or 0 where that is not there.
+func processCPU() time.Duration {
+	data, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces; the fields after it start at
+	// field 3 (state), so utime and stime (fields 14 and 15) are 11 and 12.
+	i := strings.LastIndexByte(string(data), ')')
+	fields := strings.Fields(string(data[i+1:]))
+	if i < 0 || len(fields) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // writeBench prints the results as a table, and as JSON to jsonPath when
@@ -469,12 +547,13 @@ func (c *cli) writeBench(res *benchResult, jsonPath string) error {
 func printBench(w io.Writer, r *benchResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "troupe bench\t%d channels × %d turns, model latency %s\n", r.Channels, r.TurnsPerChannel, time.Duration(r.ModelLatencyMS*float64(time.Millisecond)))
-	fmt.Fprintf(tw, "backends\t%s + %s redis\n", r.Database, r.Redis)
+	fmt.Fprintf(tw, "backends\t%s + %s\n", r.Database, map[string]string{"embedded": "embedded redis"}[r.Redis]+map[bool]string{true: "redis"}[r.Redis != "embedded"])
 	fmt.Fprintf(tw, "card\t%s\n", r.Card)
 	fmt.Fprintf(tw, "turns\t%d (%d answered, %d failed)\n", r.Turns, r.Replies, r.FailedTurns)
 	fmt.Fprintf(tw, "wall time\t%.2f s\n", r.WallSeconds)
 	fmt.Fprintf(tw, "turns per second\t%.1f\n", r.TurnsPerSecond)
 	fmt.Fprintf(tw, "pipeline p50 / p99 / max\t%.2f / %.2f / %.2f ms (model time excluded)\n", r.PipelineP50MS, r.PipelineP99MS, r.PipelineMaxMS)
+	fmt.Fprintf(tw, "process CPU per turn\t%.2f ms (fake model included)\n", r.CPUMSPerTurn)
 	fmt.Fprintf(tw, "prompt tokens per turn\t%.0f at the start, %.0f at the end\n", r.PromptTokensFirst, r.PromptTokensLast)
 	fmt.Fprintf(tw, "messages stored\t%d (summaries %d)\n", r.MessagesStored, r.SummariesStored)
 	fmt.Fprintf(tw, "model requests\t%d chat, %d scribe (jobs drained in %.2f s)\n", r.ChatRequests, r.ScribeRequests, r.JobsDrainSeconds)

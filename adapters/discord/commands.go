@@ -1,0 +1,203 @@
+package discord
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/bwmarrin/discordgo"
+
+	"troupe/bot"
+)
+
+// registerCommands replaces the application's slash commands with troupe's:
+// in discord.dev_guild when set (they show at once there), else globally.
+func (a *Adapter) registerCommands(ctx context.Context, s *discordgo.Session) error {
+	app := a.app()
+	if app == "" {
+		return fmt.Errorf("discord: register commands: READY named no application")
+	}
+	cmds, err := s.ApplicationCommandBulkOverwrite(app, a.cfg.DevGuild, a.commandDefs(), discordgo.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("discord: register commands: %w", err)
+	}
+	a.log.Info("slash commands registered", "count", len(cmds), "guild_id", a.cfg.DevGuild)
+	return nil
+}
+
+// commandDefs are the slash commands: the pipeline's commands, with the
+// options Discord needs to offer their arguments.
+func (a *Adapter) commandDefs() []*discordgo.ApplicationCommand {
+	// Where the commands show: guilds, and the bot's DMs when those play.
+	contexts := []discordgo.InteractionContextType{discordgo.InteractionContextGuild}
+	if a.cfg.AllowDMs {
+		contexts = append(contexts, discordgo.InteractionContextBotDM)
+	}
+	installs := []discordgo.ApplicationIntegrationType{discordgo.ApplicationIntegrationGuildInstall}
+	str := discordgo.ApplicationCommandOptionString
+	sub := discordgo.ApplicationCommandOptionSubCommand
+	options := map[string][]*discordgo.ApplicationCommandOption{
+		"card": {
+			{Type: sub, Name: "set", Description: "Choose the character who plays in this channel", Options: []*discordgo.ApplicationCommandOption{
+				{Type: str, Name: "card", Description: "The card's name or id", Required: true, Autocomplete: true},
+			}},
+			{Type: sub, Name: "list", Description: "List the characters you can play with"},
+			{Type: sub, Name: "show", Description: "Show who plays in this channel"},
+		},
+		"forget": {
+			{Type: str, Name: "chat", Description: "A chat id from /chats (default: this channel's current chat)"},
+		},
+		"persona": {
+			{Type: str, Name: "name", Description: "What the character should call you", MaxLength: 60},
+			{Type: str, Name: "description", Description: "How the character should see you", MaxLength: 2000},
+		},
+		"memory": {
+			{Type: str, Name: "action", Description: "What to do with the memory (empty: show it)"},
+		},
+	}
+	var out []*discordgo.ApplicationCommand
+	for _, c := range bot.Commands {
+		out = append(out, &discordgo.ApplicationCommand{
+			Name: c.Name, Description: c.Description, Options: options[c.Name],
+			Contexts: &contexts, IntegrationTypes: &installs,
+		})
+	}
+	return out
+}
+
+// commandOf turns a slash command's data into the pipeline's command.
+func commandOf(d discordgo.ApplicationCommandInteractionData) bot.Command {
+	cmd := bot.Command{Name: d.Name}
+	opt := func(opts []*discordgo.ApplicationCommandInteractionDataOption, name string) string {
+		for _, o := range opts {
+			if o.Name == name && o.Type == discordgo.ApplicationCommandOptionString {
+				return strings.TrimSpace(o.StringValue())
+			}
+		}
+		return ""
+	}
+	switch d.Name {
+	case "card":
+		if len(d.Options) > 0 {
+			s := d.Options[0]
+			cmd.Args = s.Name
+			if card := opt(s.Options, "card"); card != "" {
+				cmd.Args += " " + card
+			}
+		}
+	case "forget":
+		cmd.Args = opt(d.Options, "chat")
+	case "persona":
+		name, desc := opt(d.Options, "name"), opt(d.Options, "description")
+		cmd.Args = name
+		if desc != "" {
+			cmd.Args = name + " | " + desc
+		}
+	case "memory":
+		cmd.Args = opt(d.Options, "action")
+	}
+	return cmd
+}
+
+// public reports whether a command's answer is for the whole channel: the
+// ones that change what the character says there. Everything else is
+// answered to the caller alone.
+func public(cmd bot.Command) bool {
+	switch cmd.Name {
+	case "new", "regen":
+		return true
+	case "card":
+		return strings.HasPrefix(cmd.Args, "set")
+	}
+	return false
+}
+
+// needsCard reports whether a command only makes sense where a character
+// plays; in an unbound guild channel it is refused rather than binding the
+// channel as a side effect.
+func needsCard(cmd bot.Command) bool {
+	switch cmd.Name {
+	case "card", "help", "persona", "start":
+		return false
+	}
+	return true
+}
+
+// canManage reports whether the caller may run admin commands: Manage
+// Channels for /card set, Manage Messages for everything else, from the
+// member's permissions in the channel, or a role in discord.admin_roles (by
+// id or name). In DMs the caller owns the space.
+func (a *Adapter) canManage(s *discordgo.Session, i *discordgo.Interaction, cmd bot.Command) bool {
+	m := i.Member
+	if m == nil {
+		return true
+	}
+	need := int64(discordgo.PermissionManageMessages)
+	if cmd.Name == "card" && strings.HasPrefix(cmd.Args, "set") {
+		need = discordgo.PermissionManageChannels
+	}
+	if m.Permissions&(discordgo.PermissionAdministrator|need) != 0 {
+		return true
+	}
+	for _, id := range m.Roles {
+		if a.roles[strings.ToLower(id)] {
+			return true
+		}
+		if r, err := s.State.Role(i.GuildID, id); err == nil {
+			s.State.RLock()
+			name := strings.ToLower(r.Name)
+			s.State.RUnlock()
+			if a.roles[name] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// autocomplete offers the library's cards whose name or id contains what was
+// typed, in any case.
+func (a *Adapter) autocomplete(s *discordgo.Session, i *discordgo.Interaction) {
+	typed := ""
+	var walk func([]*discordgo.ApplicationCommandInteractionDataOption)
+	walk = func(opts []*discordgo.ApplicationCommandInteractionDataOption) {
+		for _, o := range opts {
+			if o.Focused {
+				typed, _ = o.Value.(string)
+			}
+			walk(o.Options)
+		}
+	}
+	walk(i.ApplicationCommandData().Options)
+	choices := cardChoices(a.p.Cards(), typed)
+	err := s.InteractionRespond(i, &discordgo.InteractionResponse{
+		Type: discordgo.InteractionApplicationCommandAutocompleteResult,
+		Data: &discordgo.InteractionResponseData{Choices: choices},
+	}, discordgo.WithContext(a.work))
+	if err != nil {
+		a.log.Warn("autocomplete", "err", err)
+	}
+}
+
+// cardChoices lists up to 25 cards matching typed.
+func cardChoices(lib *bot.Library, typed string) []*discordgo.ApplicationCommandOptionChoice {
+	q := strings.ToLower(strings.TrimSpace(typed))
+	choices := []*discordgo.ApplicationCommandOptionChoice{}
+	for _, c := range lib.List() {
+		if q != "" && !strings.Contains(strings.ToLower(c.Name), q) && !strings.Contains(c.ID, q) {
+			continue
+		}
+		name := c.Name
+		if !strings.EqualFold(c.Name, c.ID) {
+			name += " (" + c.ID + ")"
+		}
+		if r := []rune(name); len(r) > 100 {
+			name = string(r[:99]) + "…"
+		}
+		choices = append(choices, &discordgo.ApplicationCommandOptionChoice{Name: name, Value: c.ID})
+		if len(choices) == 25 {
+			break
+		}
+	}
+	return choices
+}

@@ -1,0 +1,224 @@
+package discord
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"troupe/adapters/discord/discordtest"
+	"troupe/adapters/openai"
+	"troupe/adapters/openai/openaitest"
+	"troupe/bot"
+	"troupe/config"
+	"troupe/memory"
+	"troupe/models"
+)
+
+// cardAvatar is the avatar the test card speaks with.
+const cardAvatar = "https://cdn.example.com/maren.png"
+
+// harness is an adapter on a pipeline with a fake model, connected to a
+// fake Discord with one guild and one bound channel.
+type harness struct {
+	t       *testing.T
+	discord *discordtest.Server
+	model   *openaitest.Server
+	store   *models.Store
+	p       *bot.Pipeline
+	a       *Adapter
+	clock   *clock
+	logs    *syncBuffer
+
+	guild, channel string
+	ada, bob       discordtest.User
+
+	cancel context.CancelFunc
+	done   chan error
+}
+
+type setup struct {
+	cfg    func(*config.Discord)
+	before func(*discordtest.Server)
+	tuning func(*tuning)
+}
+
+// clock is the pipeline's clock; tests move it to expire questions.
+type clock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.off += d
+	c.mu.Unlock()
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func newHarness(t *testing.T, su setup) *harness {
+	t.Helper()
+	ctx := context.Background()
+	st, err := models.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "t.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	model := openaitest.NewServer(t)
+	card, err := bot.LoadCard("../../examples/cards/lantern-keeper.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	card.Avatar = cardAvatar
+	lib, err := bot.NewLibrary([]bot.Card{card}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	client := openai.New(openai.Config{BaseURL: model.URL(), Model: "m"}, nil)
+	mc := config.Default().Memory
+	mem := memory.NewService(st, openai.Scribe{C: client}, memory.Config{
+		Compact:          memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars},
+		ResidentMaxChars: mc.ResidentMaxChars, EnvelopeChars: mc.EnvelopeChars, MinUsefulChars: mc.MinUsefulChars,
+		RecapMaxChars: mc.RecapMaxChars, Language: "en",
+	}, log)
+	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Memory: mem,
+		MemoryConfig: mc, Language: "en", Now: clk.now, Logger: log})
+
+	d := discordtest.NewServer(t, discordtest.Options{Echo: true})
+	h := &harness{t: t, discord: d, model: model, store: st, p: p, clock: clk, logs: logs,
+		ada: discordtest.User{ID: d.NewID(), Username: "ada", GlobalName: "Ada"},
+		bob: discordtest.User{ID: d.NewID(), Username: "bob"}}
+	h.guild = d.AddGuild("Lantern Hall")
+	h.channel = d.AddChannel(h.guild, "roleplay")
+	if err := p.Bind(ctx, h.ref(h.channel), card.ID); err != nil {
+		t.Fatal(err)
+	}
+	if su.before != nil {
+		su.before(d)
+	}
+	cfg := config.Discord{Token: config.Secret(d.Token()), APIBaseURL: d.URL(), ShardCount: 1, AllowDMs: true}
+	if su.cfg != nil {
+		su.cfg(&cfg)
+	}
+	a, err := New(cfg, p, log, WithBindings(StoreBindings(st)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.tuning.retryWait = 20 * time.Millisecond
+	a.tuning.drain = 10 * time.Second
+	if su.tuning != nil {
+		su.tuning(&a.tuning)
+	}
+	h.a = a
+	runCtx, cancel := context.WithCancel(ctx)
+	h.cancel, h.done = cancel, make(chan error, 1)
+	go func() { h.done <- a.Run(runCtx) }()
+	t.Cleanup(h.stop)
+	d.WaitConnected(10 * time.Second)
+	return h
+}
+
+// stop shuts the adapter down and dumps its log when the test failed.
+func (h *harness) stop() {
+	h.cancel()
+	select {
+	case err := <-h.done:
+		if err != nil {
+			h.t.Errorf("Run: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		h.t.Errorf("Run did not return after cancel")
+	}
+	if h.t.Failed() {
+		h.t.Logf("adapter log:\n%s", h.logs.String())
+	}
+}
+
+func (h *harness) ref(channelID string) bot.ChannelRef {
+	return bot.ChannelRef{Platform: bot.PlatformDiscord, ID: channelID, SpaceKind: bot.SpaceGuild, SpaceID: h.guild, Group: true}
+}
+
+// say posts a message of ada's in the bound channel.
+func (h *harness) say(text string) string {
+	return h.discord.Post(discordtest.Post{ChannelID: h.channel, Author: h.ada, Content: text})
+}
+
+// characterMessages are the messages the character posted in a channel
+// (through a webhook, or as the bot with the name in bold).
+func (h *harness) characterMessages(channelID string) []discordtest.Message {
+	var out []discordtest.Message
+	for _, m := range h.discord.Messages(channelID) {
+		if (m.WebhookID != "" && m.Interaction == "" && m.Username == "Maren") || (m.AuthorID == h.discord.Bot().ID && m.Interaction == "" && strings.HasPrefix(m.Content, "**Maren**")) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// waitFor polls cond until it holds or timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, cond func() bool, format string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, fmt.Sprintf(format, args...))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// userTexts are the user messages stored in a channel's current chat.
+func (h *harness) userTexts(channelID string) []string {
+	h.t.Helper()
+	ctx := context.Background()
+	ch, err := h.store.Channel(ctx, "discord:"+channelID)
+	if err != nil {
+		return nil
+	}
+	var msgs []models.Message
+	if err := h.store.DB().Where("chat_id = ? AND role = ?", ch.CurrentChatID, "user").Order("id").Find(&msgs).Error; err != nil {
+		h.t.Fatal(err)
+	}
+	var out []string
+	for _, m := range msgs {
+		out = append(out, m.Content)
+	}
+	return out
+}
+
+// replied reports whether the character's n-th message in a channel is
+// complete and quotes the user's text (the fake model echoes it).
+func (h *harness) replied(channelID string, n int, quote string) bool {
+	msgs := h.characterMessages(channelID)
+	return len(msgs) >= n && strings.Contains(msgs[n-1].Content, quote) && strings.Contains(msgs[n-1].Content, "listening")
+}

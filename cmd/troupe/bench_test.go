@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBench(t *testing.T) {
+	for name, vals := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			args := []string{"bench", "--channels", "4", "--turns", "5", "--json", "-"}
+			wantDB, wantRedis := "sqlite", "embedded"
+			if dsn := vals["TROUPE_DATABASE_DSN"]; strings.HasPrefix(dsn, "postgres") {
+				args = append(args, "--dsn", dsn, "--redis", vals["TROUPE_REDIS_URL"])
+				wantDB, wantRedis = "postgres", "redis"
+			}
+			// The configured database is not bench's: without --dsn it
+			// plays on a temporary file.
+			env := testEnv(map[string]string{"TROUPE_LOG_LEVEL": "warn", "TROUPE_DATABASE_DSN": "postgres://nowhere.invalid/troupe"})
+			var out, errOut bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if err := run(ctx, args, strings.NewReader(""), &out, &errOut, env); err != nil {
+				t.Fatalf("run: %v\nstderr: %s", err, errOut.String())
+			}
+			t.Logf("report:\n%s", errOut.String())
+			var got benchResult
+			if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+				t.Fatalf("stdout is not the JSON results: %v\n%s", err, out.String())
+			}
+			if got.Turns != 20 || got.Replies != 20 || got.FailedTurns != 0 {
+				t.Errorf("got turns %d, replies %d, failed %d; want 20, 20, 0", got.Turns, got.Replies, got.FailedTurns)
+			}
+			if got.MessagesStored < 40 {
+				t.Errorf("got messages_stored %d, want at least 40", got.MessagesStored)
+			}
+			if got.ChatRequests != 20 {
+				t.Errorf("got chat_requests %d, want 20", got.ChatRequests)
+			}
+			if got.TurnsPerSecond <= 0 {
+				t.Errorf("got turns_per_second %v, want > 0", got.TurnsPerSecond)
+			}
+			if got.PipelineP50MS <= 0 || got.PipelineP50MS > got.PipelineP99MS || got.PipelineP99MS > got.PipelineMaxMS {
+				t.Errorf("got pipeline p50 %v, p99 %v, max %v; want 0 < p50 <= p99 <= max", got.PipelineP50MS, got.PipelineP99MS, got.PipelineMaxMS)
+			}
+			if got.PromptTokensFirst <= 0 || got.PromptTokensLast <= got.PromptTokensFirst {
+				t.Errorf("got prompt tokens %v at the start, %v at the end; want a positive start and growth without compaction",
+					got.PromptTokensFirst, got.PromptTokensLast)
+			}
+			if got.PeakRSSMiB <= 0 {
+				t.Errorf("got peak_rss_mib %v, want > 0", got.PeakRSSMiB)
+			}
+			if got.Database != wantDB || got.Redis != wantRedis {
+				t.Errorf("got backends %s + %s, want %s + %s", got.Database, got.Redis, wantDB, wantRedis)
+			}
+			if got.Card != "built-in" {
+				t.Errorf("got card %q, want the built-in one (the example is not reachable from the package dir)", got.Card)
+			}
+			if !strings.Contains(errOut.String(), "turns per second") {
+				t.Errorf("the table did not go to stderr:\n%s", errOut.String())
+			}
+		})
+	}
+}
+
+func TestBenchUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"no channels", []string{"bench", "--channels", "0"}},
+		{"negative latency", []string{"bench", "--latency", "-1s"}},
+		{"missing card", []string{"bench", "--card", "no/such/card.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var out, errOut bytes.Buffer
+			err := run(t.Context(), tt.args, strings.NewReader(""), &out, &errOut, testEnv(nil))
+			if got := exitCode(err, &errOut); got != 2 {
+				t.Errorf("got exit code %d (%v), want 2", got, err)
+			}
+		})
+	}
+}
