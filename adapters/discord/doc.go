@@ -25,10 +25,12 @@
 //
 // Edits and deletes: Discord messages are stored as they were first sent.
 // An edit of a message that has not reached the pipeline yet replaces its
-// text. An edit of the author's latest message after it reached the pipeline
-// but before the reply to it started is passed on as a new message with the
-// edited text, so the coming turn sees the correction last. Edits after the
-// reply started, and edits of older messages, are ignored (use /regen).
+// text. An edit of the author's latest message while it waits in the
+// pipeline (a reply to earlier messages is being written) replaces the text
+// its turn will use. If its turn has already been stored but the reply has
+// not started, the edited text is passed on as a new message, so the coming
+// turn sees the correction last. Edits after the reply started, and edits of
+// older messages, are ignored (use /regen).
 // Deleting a message, the character's included, changes no memory: use
 // /regen or /forget.
 //
