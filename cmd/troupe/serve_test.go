@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"troupe/adapters/discord/discordtest"
 	"troupe/adapters/openai/openaitest"
 	"troupe/adapters/telegram/telegramtest"
 	"troupe/memory/memorytest"
+	"troupe/models"
 )
 
 // TestServeTelegram runs `troupe serve` with a Telegram token against the
@@ -114,4 +116,86 @@ func httpGet(t *testing.T, url string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// TestServeDiscord runs `troupe serve` with a Discord token against the fake
+// Discord: commands are registered, a bound channel's message is answered
+// through a webhook under the card's name.
+func TestServeDiscord(t *testing.T) {
+	fake := openaitest.NewServer(t)
+	fake.SetResponder((&memorytest.Scribe{}).Respond)
+	d := discordtest.NewServer(t, discordtest.Options{Payloads: os.DirFS("../../adapters/discord/testdata")})
+	guild := d.AddGuild("Lantern Hall")
+	channel := d.AddChannel(guild, "roleplay")
+	cards := t.TempDir()
+	data, err := os.ReadFile("../../examples/cards/lantern-keeper.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cards, "lantern-keeper.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "t.db")
+	// Bind the channel as /card set would.
+	st, err := models.Open(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	space := "discord:guild:" + guild
+	if err := st.EnsureSpace(context.Background(), models.Space{ID: space, Platform: "discord", Kind: "guild", ExternalID: guild}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.EnsureChannel(context.Background(), models.Channel{ID: "discord:" + channel, Platform: "discord", ExternalID: channel, SpaceID: space, CardID: "lantern-keeper"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	env := testEnv(map[string]string{
+		"TROUPE_DATABASE_DSN":         dsn,
+		"TROUPE_MODEL_BASE_URL":       fake.URL(),
+		"TROUPE_CARDS_DIR":            cards,
+		"TROUPE_LOG_LEVEL":            "warn",
+		"TROUPE_OPS_LISTEN":           "",
+		"TROUPE_DISCORD_TOKEN":        d.Token(),
+		"TROUPE_DISCORD_API_BASE_URL": d.URL(),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var out, errOut syncBuffer
+	go func() { done <- run(ctx, []string{"serve"}, strings.NewReader(""), &out, &errOut, env) }()
+	d.WaitConnected(20 * time.Second)
+	ada := discordtest.User{ID: d.NewID(), Username: "ada", GlobalName: "Ada"}
+	d.Post(discordtest.Post{ChannelID: channel, Author: ada, Content: "Hello from Discord."})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var reply *discordtest.Message
+		for _, m := range d.Messages(channel) {
+			// Several people may play in a guild channel: the prompt names them.
+			if strings.Contains(m.Content, `You said "Ada: Hello from Discord."`) {
+				reply = &m
+			}
+		}
+		if reply != nil {
+			if reply.WebhookID == "" || reply.Username != "Maren" {
+				t.Errorf("reply not spoken through a webhook as the card: %+v", *reply)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no reply in the channel; stderr: %s", errOut.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(d.Commands("")) == 0 {
+		t.Errorf("no slash commands registered at start")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve ended with %v", err)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("serve did not stop")
+	}
 }
