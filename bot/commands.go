@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 
 	"troupe/models"
 )
@@ -23,10 +24,15 @@ func ParseCommand(text string) (Command, bool) {
 	if !strings.HasPrefix(text, "/") || len(text) < 2 {
 		return Command{}, false
 	}
-	name, args, _ := strings.Cut(text[1:], " ")
+	// Any white space ends the name: a full-width space (U+3000) from a
+	// Chinese keyboard, a tab or a line break as well as " ".
+	name, args := text[1:], ""
+	if i := strings.IndexFunc(name, unicode.IsSpace); i >= 0 {
+		name, args = name[:i], name[i:]
+	}
 	name, _, _ = strings.Cut(name, "@")
 	name = strings.ToLower(strings.TrimSpace(name))
-	if name == "" || strings.ContainsAny(name, "/\n\t") {
+	if name == "" || strings.Contains(name, "/") {
 		return Command{}, false
 	}
 	return Command{Name: name, Args: strings.TrimSpace(args)}, true

@@ -26,10 +26,18 @@ func Split(text string, limit int) []string {
 		}
 		head := prefixRunes(text, budget)
 		cut := bestCut(head)
-		piece := strings.TrimRight(text[:cut], " \t\n")
-		rest := strings.TrimLeft(text[cut:], " \t\n")
-		if strings.Count(piece, "```")%2 == 1 {
-			lang := fenceLang(piece)
+		// The fence reopened in front of the rest must not give back all
+		// the cut took, or the loop never ends: cut at the budget then,
+		// and drop a language tag too long to reopen.
+		if inFence, lang := fenceAt(text[:cut]); inFence && !progresses(text[:cut], lang) {
+			cut = len(head)
+		}
+		piece := strings.TrimRightFunc(text[:cut], unicode.IsSpace)
+		rest := strings.TrimLeftFunc(text[cut:], unicode.IsSpace)
+		if inFence, lang := fenceAt(piece); inFence {
+			if !progresses(piece, lang) {
+				lang = ""
+			}
 			piece += "\n```"
 			rest = "```" + lang + "\n" + rest
 		}
@@ -104,6 +112,20 @@ func lastSentenceEnd(s string) int {
 
 func isCJK(r rune) bool {
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+// fenceAt reports whether s ends inside a ``` fence, and its language tag.
+func fenceAt(s string) (bool, string) {
+	if strings.Count(s, "```")%2 == 0 {
+		return false, ""
+	}
+	return true, fenceLang(s)
+}
+
+// progresses reports whether cutting off piece and reopening its fence with
+// lang in front of the rest leaves less text than before.
+func progresses(piece, lang string) bool {
+	return utf8.RuneCountInString(piece) > utf8.RuneCountInString("```"+lang+"\n")
 }
 
 // fenceLang returns the language tag of the last fence opened in s.

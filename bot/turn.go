@@ -86,7 +86,7 @@ func (p *Pipeline) newUserMessages(ctx context.Context, batch []pendingMsg) ([]*
 	}
 	var msgs []*models.Message
 	for _, b := range batch {
-		m := &models.Message{Role: memory.RoleUser, AuthorID: b.in.AuthorID, AuthorName: b.in.AuthorName, Content: b.in.Text}
+		m := &models.Message{Role: memory.RoleUser, AuthorID: b.in.AuthorID, AuthorName: storable(b.in.AuthorName), Content: storable(b.in.Text)}
 		if b.in.MessageID != "" {
 			k := dedupKey(b.in)
 			if seen[k] {
@@ -101,6 +101,12 @@ func (p *Pipeline) newUserMessages(ctx context.Context, batch []pendingMsg) ([]*
 }
 
 func dedupKey(in Inbound) string { return in.Channel.Key() + ":" + in.MessageID }
+
+// storable makes platform text fit a text column: PostgreSQL refuses NUL
+// bytes and invalid UTF-8, so NULs go and invalid bytes become U+FFFD.
+func storable(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+}
 
 // replyPlan says where a reply goes on the chat's tree.
 type replyPlan struct {

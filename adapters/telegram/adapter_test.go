@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -413,7 +414,17 @@ func TestRestartResumesPendingUpdates(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.tune = func(a *Adapter) { a.drainTimeout = 200 * time.Millisecond }
-	h.slowWhen("slow", time.Minute)
+	// Only the first call hangs: after the restart the question that was
+	// cut off is answered (the pipeline replies to a replayed message it
+	// stored but never answered), then the second thought.
+	var calls atomic.Int32
+	h.ai.SetResponder(func(req openaitest.Request) openaitest.Answer {
+		ans := openaitest.DefaultResponder(req)
+		if calls.Add(1) == 1 {
+			ans.Latency = time.Minute
+		}
+		return ans
+	})
 	h.start()
 	h.tg.SendText(alice, "a slow question")
 	waitFor(t, "the model asked", func() bool { return h.ai.Count() == 1 })
@@ -426,6 +437,7 @@ func TestRestartResumesPendingUpdates(t *testing.T) {
 		t.Fatalf("pending after a cut-off shutdown: got %d updates, want both", len(st.Pending))
 	}
 	h.start()
+	h.waitText(alice.ID, `You said "a slow question"`)
 	h.waitText(alice.ID, `You said "and a second thought"`)
 	waitFor(t, "nothing left pending", func() bool { return len(h.inboxState().Pending) == 0 })
 	var users []string
