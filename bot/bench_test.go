@@ -73,7 +73,7 @@ func newRigWith(tb testing.TB, dsn string, now func() time.Time, contextWindow i
 	fake := openaitest.NewServer(tb)
 	scribe := &memorytest.Scribe{}
 	fake.SetResponder(scribe.Respond)
-	client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1}, nil)
+	client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	mc := config.Default().Memory
 	mem := memory.NewService(st, openai.Scribe{C: client}, memory.Config{Compact: memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars}}, slog.New(slog.DiscardHandler))
 	card, err := bot.LoadCard("../examples/cards/lantern-keeper.json")
