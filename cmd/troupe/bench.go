@@ -547,7 +547,11 @@ func (c *cli) writeBench(res *benchResult, jsonPath string) error {
 func printBench(w io.Writer, r *benchResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "troupe bench\t%d channels × %d turns, model latency %s\n", r.Channels, r.TurnsPerChannel, time.Duration(r.ModelLatencyMS*float64(time.Millisecond)))
-	fmt.Fprintf(tw, "backends\t%s + %s\n", r.Database, map[string]string{"embedded": "embedded redis"}[r.Redis]+map[bool]string{true: "redis"}[r.Redis != "embedded"])
+	redis := "redis"
+	if r.Redis == "embedded" {
+		redis = "embedded redis"
+	}
+	fmt.Fprintf(tw, "backends\t%s + %s\n", r.Database, redis)
 	fmt.Fprintf(tw, "card\t%s\n", r.Card)
 	fmt.Fprintf(tw, "turns\t%d (%d answered, %d failed)\n", r.Turns, r.Replies, r.FailedTurns)
 	fmt.Fprintf(tw, "wall time\t%.2f s\n", r.WallSeconds)
