@@ -3,11 +3,24 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
+	"sync"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 )
+
+// quietRedis routes go-redis's own messages (dial failures while Redis is
+// away, which the callers already handle) to slog at debug level.
+type quietRedis struct{}
+
+func (quietRedis) Printf(ctx context.Context, format string, v ...any) {
+	slog.Default().DebugContext(ctx, fmt.Sprintf(format, v...), "component", "go-redis")
+}
+
+var quietOnce sync.Once
 
 // Redis is a connection to the queue's Redis, real or in-process.
 type Redis struct {
@@ -18,6 +31,7 @@ type Redis struct {
 // OpenRedis connects to url, or starts an in-process Redis (served over an
 // in-memory pipe, no port opened) when url is empty.
 func OpenRedis(ctx context.Context, url string) (*Redis, error) {
+	quietOnce.Do(func() { redis.SetLogger(quietRedis{}) })
 	if url == "" {
 		m := miniredis.NewMiniRedis()
 		m.ClockTTL(true)
@@ -32,6 +46,11 @@ func OpenRedis(ctx context.Context, url string) (*Redis, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs: redis url: %w", redactURLErr(err))
 	}
+	// Fail fast while Redis is away: turns go on without the queue and the
+	// sweeper re-derives what was owed once it is back.
+	opt.DialTimeout = time.Second
+	opt.ReadTimeout = 3 * time.Second
+	opt.WriteTimeout = 3 * time.Second
 	c := redis.NewClient(opt)
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()

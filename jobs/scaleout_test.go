@@ -99,4 +99,3 @@ func seedNamedChat(t *testing.T, st *models.Store, n, beats int) string {
 	}
 	return chat.ID
 }
-
