@@ -47,10 +47,11 @@ func (s *discardSink) Notice(_ context.Context, t string) error {
 }
 
 type benchRig struct {
-	st   *models.Store
-	fake *openaitest.Server
-	p    *bot.Pipeline
-	mem  *memory.Service
+	st     *models.Store
+	fake   *openaitest.Server
+	p      *bot.Pipeline
+	mem    *memory.Service
+	client *openai.Client
 }
 
 func newBenchRig(tb testing.TB, dsn string) *benchRig {
@@ -83,7 +84,7 @@ func newRigWith(tb testing.TB, dsn string, now func() time.Time, contextWindow i
 	lib, _ := bot.NewLibrary([]bot.Card{card}, "")
 	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: memory.NewPromptEstimator(),
 		MemoryConfig: mc, Language: "en", ContextWindow: contextWindow, MaxReplyTokens: 256, Now: now})
-	return &benchRig{st: st, fake: fake, p: p, mem: mem}
+	return &benchRig{st: st, fake: fake, p: p, mem: mem, client: client}
 }
 
 func inbound(ch string, i int) bot.Inbound {

@@ -68,6 +68,8 @@ type Options struct {
 	// Locker serializes a channel's turns across processes; nil relies on
 	// the in-process lanes alone (one serve process).
 	Locker Locker
+	// Limits bound what one user can ask.
+	Limits Limits
 }
 
 // Locker hands out locks shared by every troupe process.
@@ -95,6 +97,7 @@ type Pipeline struct {
 	wg      sync.WaitGroup
 	stats   Stats
 	confirm confirmations
+	rate    rateLimiter
 }
 
 // Stats counts what the pipeline did; safe to read with Snapshot.
@@ -119,7 +122,7 @@ func New(opt Options) *Pipeline {
 	if opt.Observer == nil {
 		opt.Observer = nopObserver{}
 	}
-	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}}
+	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute}}
 }
 
 // lane serializes the turns of one channel: messages that arrive while a
@@ -157,6 +160,16 @@ func (p *Pipeline) Handle(ctx context.Context, in Inbound, sink Sink) error {
 		return err
 	}
 	defer p.wg.Done()
+	if tooLong(in.Text, p.opt.Limits.MaxChars) {
+		return sink.Notice(ctx, p.text(p.langOf(in), msgTooLong, p.opt.Limits.MaxChars))
+	}
+	// The console's one local user is not limited.
+	if ok, notify := p.rate.allow(in.UserKey(), p.opt.Now()); !ok && in.Channel.Platform != PlatformConsole {
+		if notify {
+			return sink.Notice(ctx, p.text(p.langOf(in), msgSlowDown))
+		}
+		return nil
+	}
 	l := p.lane(in.Channel.Key())
 	l.mu.Lock()
 	for _, pm := range l.pending {

@@ -32,7 +32,7 @@ func FuzzSplit(f *testing.F) {
 		f.Add(s.text, s.repeat, s.limit)
 	}
 	f.Fuzz(func(t *testing.T, text string, repeat, limit int) {
-		text = strings.Repeat(text, 1+int(uint(repeat)%uint(1+20000/max(1, len(text)))))
+		text = strings.Repeat(text, 1+int(uint(repeat)%uint(1+8000/max(1, len(text)))))
 		if limit < 16 || limit > 4096 {
 			limit = 16 + int(uint(limit)%(4096-16+1))
 		}
@@ -68,44 +68,61 @@ func FuzzSplit(f *testing.F) {
 // without.
 func splitKeepsText(text string, pieces []string) bool {
 	want := dropSpace(text)
+	type state struct {
+		k   int
+		syn string
+		pos int
+	}
+	// Readings that fail meet again: remember them, or runs of fences
+	// take exponential time.
+	failed := map[state]bool{}
 	// match reports whether pieces[k:] are what Split makes of the text
 	// syn + want[pos:], syn being fence lines Split put in front.
-	var match func(k int, syn string, pos int) bool
-	match = func(k int, syn string, pos int) bool {
-		if k == len(pieces) {
-			return syn == "" && pos == len(want)
+	var match func(st state) bool
+	// consume reports whether raw, a piece less any fence Split closed,
+	// starts the text of st, and the pieces after it make the rest.
+	consume := func(st state, raw string, closed bool) bool {
+		got := dropSpace(raw)
+		if !strings.HasPrefix(st.syn+want[st.pos:min(len(want), st.pos+len(got))], got) {
+			return false
 		}
-		p := pieces[k]
-		last := k == len(pieces)-1
-		try := func(raw string, closed bool) bool {
-			got := dropSpace(raw)
-			rest := syn + want[pos:min(len(want), pos+len(got))]
-			if !strings.HasPrefix(rest, got) {
-				return false
-			}
-			nextSyn, nextPos := "", pos
-			if len(got) <= len(syn) {
-				nextSyn = syn[len(got):]
-			} else {
-				nextPos = pos + len(got) - len(syn)
-			}
-			if !closed {
-				return match(k+1, nextSyn, nextPos)
-			}
-			// The fence reopens with the language of the last one opened,
-			// or none when that tag is too long to repeat.
-			return match(k+1, "```"+dropSpace(fenceLang(raw))+nextSyn, nextPos) ||
-				fenceLang(raw) != "" && match(k+1, "```"+nextSyn, nextPos)
+		next := state{k: st.k + 1, pos: st.pos}
+		if len(got) <= len(st.syn) {
+			next.syn = st.syn[len(got):]
+		} else {
+			next.pos += len(got) - len(st.syn)
 		}
+		if !closed {
+			return match(next)
+		}
+		// The fence reopens with the language of the last one opened, or
+		// none when that tag is too long to repeat.
+		lang := dropSpace(fenceLang(raw))
+		bare := next
+		next.syn = "```" + lang + next.syn
+		bare.syn = "```" + bare.syn
+		return match(next) || lang != "" && match(bare)
+	}
+	match = func(st state) bool {
+		if st.k == len(pieces) {
+			return st.syn == "" && st.pos == len(want)
+		}
+		if failed[st] {
+			return false
+		}
+		p, last := pieces[st.k], st.k == len(pieces)-1
 		// Split closes a fence exactly when the piece it cut holds an odd
 		// number of them.
-		if (last || strings.Count(p, "```")%2 == 0) && try(p, false) {
-			return true
+		ok := (last || strings.Count(p, "```")%2 == 0) && consume(st, p, false)
+		if raw, cut := strings.CutSuffix(p, "\n```"); !ok && cut && !last && strings.Count(raw, "```")%2 == 1 {
+			ok = consume(st, raw, true)
 		}
-		raw, ok := strings.CutSuffix(p, "\n```")
-		return ok && !last && strings.Count(raw, "```")%2 == 1 && try(raw, true)
+		if !ok {
+			failed[st] = true
+		}
+		return ok
 	}
-	return match(0, "", 0)
+	return match(state{})
 }
 
 // dropSpace returns s without its white space, other bytes untouched.

@@ -40,6 +40,8 @@ const (
 	msgTooLarge
 	msgInterrupted
 	msgMentionOnly
+	msgTooLong
+	msgSlowDown
 )
 
 var texts = map[string]map[msgKey]string{
@@ -84,6 +86,8 @@ var texts = map[string]map[msgKey]string{
 		msgNoMemory:         "%s remembers no earlier chats here yet.",
 		msgMemoryCounts:     "Chats merged: %d · recaps owed: %d · last consolidation: %s",
 		msgMemoryFailure:    "Last failure (%s): %s",
+		msgTooLong:          "That message is too long (the limit is %d characters); it was not sent to the character. Please shorten it.",
+		msgSlowDown:         "You're writing faster than the character can keep up; please wait a moment before the next message.",
 		msgMentionOnly:      "Mention-only is %s: with on, the character answers only messages that mention it or reply to it.",
 		msgInterrupted:      "The reply was interrupted (troupe is restarting). Your message is saved: send /regen when it is back.",
 		msgTooLarge:         "The latest turns no longer fit the model's context window. Your message is saved; older turns are being condensed — send /regen in a moment, or use a model with a larger context_window.",
@@ -129,6 +133,8 @@ var texts = map[string]map[msgKey]string{
 		msgNoMemory:         "%s在这里还没有关于往局的记忆。",
 		msgMemoryCounts:     "已合并的局：%d · 待合并：%d · 上次合并：%s",
 		msgMemoryFailure:    "上次失败（%s）：%s",
+		msgTooLong:          "这条消息太长了（上限 %d 字），没有交给角色，请缩短后再发。",
+		msgSlowDown:         "你发得比角色回得快，请稍等片刻再发下一条。",
 		msgMentionOnly:      "仅提及模式：%s。开启后，角色只回应提及它或回复它的消息。",
 		msgInterrupted:      "回复被打断了（troupe 正在重启）。你的消息已保存，恢复后发送 /regen 即可。",
 		msgTooLarge:         "最近几轮已经超出模型的上下文长度。你的消息已保存，较早的剧情正在压缩——稍后发送 /regen 重试，或换用 context_window 更大的模型。",

@@ -20,6 +20,7 @@ type Config struct {
 	Language string   `yaml:"language"`
 	Discord  Discord  `yaml:"discord"`
 	Telegram Telegram `yaml:"telegram"`
+	Limits   Limits   `yaml:"limits"`
 	Ops      Ops      `yaml:"ops"`
 	Log      Log      `yaml:"log"`
 }
@@ -91,6 +92,12 @@ type Telegram struct {
 	AllowedUsers    []string `yaml:"allowed_users"`
 	MaxMessageChars int      `yaml:"max_message_chars"`
 	RatePerMinute   int      `yaml:"rate_per_minute"`
+}
+
+// Limits bound what one user can ask of troupe, on every platform.
+type Limits struct {
+	RatePerMinute   int `yaml:"rate_per_minute"`
+	MaxMessageChars int `yaml:"max_message_chars"`
 }
 
 // Ops configures the operations HTTP endpoint.
@@ -166,6 +173,7 @@ func Default() Config {
 		Language: "en",
 		Discord:  Discord{ShardCount: 1},
 		Telegram: Telegram{MaxMessageChars: 4000, RatePerMinute: 20, WebhookListen: ":8443"},
+		Limits:   Limits{RatePerMinute: 20, MaxMessageChars: 8000},
 		Ops:      Ops{Listen: "127.0.0.1:9090"},
 		Log:      Log{Level: "info", Format: "text"},
 	}

@@ -53,6 +53,8 @@ func (c Config) Validate() error {
 		{"telegram.webhook_secret", c.Telegram.WebhookURL != "" && c.Telegram.WebhookSecret == "", "must be set when telegram.webhook_url is"},
 		{"telegram.max_message_chars", c.Telegram.MaxMessageChars < 1, "must be positive"},
 		{"telegram.rate_per_minute", c.Telegram.RatePerMinute < 0, "must not be negative"},
+		{"limits.rate_per_minute", c.Limits.RatePerMinute < 0, "must be 0 (off) or more"},
+		{"limits.max_message_chars", c.Limits.MaxMessageChars < 0, "must be 0 (no limit) or more"},
 		{"log.level", !oneOf(c.Log.Level, "debug", "info", "warn", "error"), "must be debug, info, warn or error"},
 		{"log.format", !oneOf(c.Log.Format, "text", "json"), "must be text or json"},
 	}
