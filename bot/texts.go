@@ -42,6 +42,7 @@ const (
 	msgMentionOnly
 	msgTooLong
 	msgSlowDown
+	msgNotStored
 )
 
 var texts = map[string]map[msgKey]string{
@@ -87,6 +88,7 @@ var texts = map[string]map[msgKey]string{
 		msgMemoryCounts:     "Chats merged: %d · recaps owed: %d · last consolidation: %s",
 		msgMemoryFailure:    "Last failure (%s): %s",
 		msgTooLong:          "That message is too long (the limit is %d characters); it was not sent to the character. Please shorten it.",
+		msgNotStored:        "troupe can't reach its database right now, so that message was not kept; please send it again in a moment.",
 		msgSlowDown:         "You're writing faster than the character can keep up; please wait a moment before the next message.",
 		msgMentionOnly:      "Mention-only is %s: with on, the character answers only messages that mention it or reply to it.",
 		msgInterrupted:      "The reply was interrupted (troupe is restarting). Your message is saved: send /regen when it is back.",
@@ -134,6 +136,7 @@ var texts = map[string]map[msgKey]string{
 		msgMemoryCounts:     "已合并的局：%d · 待合并：%d · 上次合并：%s",
 		msgMemoryFailure:    "上次失败（%s）：%s",
 		msgTooLong:          "这条消息太长了（上限 %d 字），没有交给角色，请缩短后再发。",
+		msgNotStored:        "troupe 暂时连不上数据库，这条消息没有保存；请稍后再发一次。",
 		msgSlowDown:         "你发得比角色回得快，请稍等片刻再发下一条。",
 		msgMentionOnly:      "仅提及模式：%s。开启后，角色只回应提及它或回复它的消息。",
 		msgInterrupted:      "回复被打断了（troupe 正在重启）。你的消息已保存，恢复后发送 /regen 即可。",

@@ -23,14 +23,14 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 	}
 	if err != nil {
 		p.log.Error("resolve channel", "channel", in.Channel.Key(), "err", err)
-		_ = sink.Notice(ctx, p.text(p.opt.Language, msgInternal))
+		_ = sink.Notice(ctx, p.text(p.opt.Language, msgNotStored))
 		return err
 	}
 	lang := p.language(st.card)
 	msgs, err := p.newUserMessages(ctx, batch)
 	if err != nil {
 		p.log.Error("dedup", "chat_id", st.chat.ID, "err", err)
-		_ = sink.Notice(ctx, p.text(lang, msgInternal))
+		_ = sink.Notice(ctx, p.text(lang, msgNotStored))
 		return err
 	}
 	if len(msgs) == 0 {
@@ -48,7 +48,7 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 	}
 	if err != nil {
 		p.log.Error("store user message", "chat_id", st.chat.ID, "err", err)
-		_ = sink.Notice(ctx, p.text(lang, msgInternal))
+		_ = sink.Notice(ctx, p.text(lang, msgNotStored))
 		return err
 	}
 	head := msgs[len(msgs)-1].ID

@@ -131,3 +131,49 @@ func TestRedisOutageDuringConversation(t *testing.T) {
 		t.Fatalf("chat: %v", err)
 	}
 }
+
+// TestPostgresRestartDuringConversation stops and restarts PostgreSQL in the
+// middle of a console conversation: while it is down the user gets a short
+// error and nothing crashes; once it is back the conversation goes on by
+// itself.
+func TestPostgresRestartDuringConversation(t *testing.T) {
+	if !testenv.Available() {
+		t.Log("runs where scripts/test provides PostgreSQL")
+		return
+	}
+	pg := testenv.StartPrivatePostgres(t)
+	fake := openaitest.NewServer(t)
+	env := testEnv(map[string]string{
+		"TROUPE_DATABASE_DSN": pg.URL(), "TROUPE_MODEL_BASE_URL": fake.URL(), "TROUPE_CARDS_DIR": t.TempDir(), "TROUPE_LOG_LEVEL": "error",
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	pr, pw := io.Pipe()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"chat", "--card", "../../examples/cards/lantern-keeper.json", "--user", "Ada", "--no-worker"}, pr, &out, io.Discard, env)
+	}()
+	waitOut := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(out.String(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %q:\n%s", want, out.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	fmt.Fprintln(pw, "Before the restart.")
+	waitOut(`You said "Before the restart."`)
+	pg.Stop(t)
+	fmt.Fprintln(pw, "While the database is down.")
+	waitOut("can't reach its database")
+	pg.Start(t)
+	fmt.Fprintln(pw, "After the restart.")
+	waitOut(`You said "After the restart."`)
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("chat: %v", err)
+	}
+}
