@@ -89,14 +89,15 @@ func ParseCard(data []byte) (Card, error) {
 	case "zh", "en":
 		c.Language = lang
 	case "":
-		c.Language = guessLanguage(c.Description + c.FirstMes + c.Personality + c.Scenario)
+		c.Language = GuessLanguage(c.Description + c.FirstMes + c.Personality + c.Scenario)
 	default:
 		return Card{}, fmt.Errorf("%w: extensions.troupe.language %q is not zh or en", ErrCardInvalid, lang)
 	}
 	return c, nil
 }
 
-func guessLanguage(text string) string {
+// GuessLanguage returns "zh" for text that is mostly Chinese, else "en".
+func GuessLanguage(text string) string {
 	han, letters := 0, 0
 	for _, r := range text {
 		switch {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"troupe/memory"
 )
 
 // Split cuts text into pieces of at most limit characters (runes) each, for
@@ -24,7 +26,7 @@ func Split(text string, limit int) []string {
 		if strings.Contains(text, "```") {
 			budget = limit - 4
 		}
-		head := prefixRunes(text, budget)
+		head := memory.PrefixRunes(text, budget)
 		cut := bestCut(head)
 		// The fence reopened in front of the rest must not give back all
 		// the cut took, or the loop never ends: cut at the budget then,
@@ -50,18 +52,6 @@ func Split(text string, limit int) []string {
 		out = append(out, text)
 	}
 	return out
-}
-
-// prefixRunes returns the longest prefix of s with at most n runes.
-func prefixRunes(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
 }
 
 // bestCut returns the byte offset in head to cut at.

@@ -2,7 +2,6 @@ package telegram
 
 import (
 	"strings"
-	"unicode"
 
 	"troupe/bot"
 )
@@ -43,19 +42,4 @@ func utf16Len(s string) int {
 		}
 	}
 	return n
-}
-
-// isChinese reports whether text is mostly Han characters, to pick the
-// language of the adapter's own words around a pipeline question.
-func isChinese(text string) bool {
-	han, letters := 0, 0
-	for _, r := range text {
-		switch {
-		case unicode.Is(unicode.Han, r):
-			han++
-		case unicode.IsLetter(r):
-			letters++
-		}
-	}
-	return han*4 > letters
 }

@@ -217,7 +217,7 @@ func (s *sink) Confirm(ctx context.Context, question, token string, _ time.Time)
 		return &APIError{Method: "sendMessage", Code: 400, Description: "confirmation token too long for callback data"}
 	}
 	lang := "en"
-	if isChinese(question) {
+	if bot.GuessLanguage(question) == "zh" {
 		lang = "zh"
 	}
 	kb := tgbotapi.NewInlineKeyboardMarkup(tgbotapi.NewInlineKeyboardRow(
