@@ -209,7 +209,7 @@ func (p *Pipeline) cmdPersona(ctx context.Context, in Inbound, args string, sink
 		}
 		return sink.Notice(ctx, "The name may have at most 60 characters and the description 2000.")
 	}
-	if err := p.opt.Store.SetPersona(ctx, models.Persona{UserKey: in.UserKey(), Name: name, Description: desc}); err != nil {
+	if err := p.opt.Store.SetPersona(ctx, models.Persona{UserKey: in.UserKey(), Name: storable(name), Description: storable(desc)}); err != nil {
 		return p.internal(ctx, sink, "persona", err)
 	}
 	if lang == "zh" {

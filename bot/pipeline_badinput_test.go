@@ -10,6 +10,7 @@ import (
 
 	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
+	"troupe/config"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
@@ -104,36 +105,56 @@ func TestBadInputOversizedMessage(t *testing.T) {
 		fmt.Fprintf(&b, "Line %d: the rain keeps on at the lantern glass. 雨一直打在灯罩上，第%d行。\n", i, i)
 	}
 	text := strings.TrimSpace(b.String())
+	type outcome int
+	const (
+		answered outcome = iota // stored and answered
+		tooLarge                // stored; the prompt would not fit the window
+		refused                 // over limits.max_message_chars: a notice, not stored
+	)
 	tests := []struct {
 		name   string
 		window int
-		// answered: the model replies; else the user is told the message
-		// is too long and it stays stored.
-		answered bool
+		// maxChars is limits.max_message_chars; 0 turns it off.
+		maxChars int
+		want     outcome
 	}{
-		{"fits the context window: answered", 128000, true},
-		{"over the context window: refused, kept", 8192, false},
+		{"no limit, fits the context window: answered", 128000, 0, answered},
+		{"no limit, over the context window: kept, the user told", 8192, 0, tooLarge},
+		{"default limit: refused before the model", 128000, config.Default().Limits.MaxMessageChars, refused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := newRigWith(t, "sqlite://"+filepath.Join(t.TempDir(), "t.db"), nil, tt.window)
-			s := send(t, r, "big", 1, text)
-			if got := lastUserMessage(t, r.st, "console:big").Content; got != text {
-				t.Fatalf("stored %d bytes, want the %d sent", len(got), len(text))
+			if tt.maxChars > 0 {
+				r.p = bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: r.client, MemoryConfig: config.Default().Memory,
+					Language: "en", Limits: bot.Limits{MaxChars: tt.maxChars}})
 			}
-			if !tt.answered {
+			s := send(t, r, "big", 1, text)
+			switch tt.want {
+			case refused:
+				if s.final != "" || len(s.notices) != 1 || r.fake.Count() != 0 {
+					t.Fatalf("got reply %.40q, notices %q and %d model calls; want one notice and none", s.final, s.notices, r.fake.Count())
+				}
+				if _, err := r.st.Channel(context.Background(), "console:big"); err == nil {
+					t.Errorf("a refused message started a chat")
+				}
+				return
+			case tooLarge:
 				if s.final != "" || len(s.notices) != 1 {
 					t.Fatalf("got reply %.40q and notices %q, want one notice", s.final, s.notices)
 				}
-				return
+			case answered:
+				if s.final == "" || len(s.notices) > 0 {
+					t.Fatalf("got reply %.40q and notices %q, want a reply", s.final, s.notices)
+				}
+				req := lastTurnRequest(t, r.fake)
+				if last := req.Messages[len(req.Messages)-1].Content; !strings.Contains(last, text) {
+					t.Errorf("the model got %d bytes of the %d-byte message", len(last), len(text))
+				}
 			}
-			if s.final == "" || len(s.notices) > 0 {
-				t.Fatalf("got reply %.40q and notices %q, want a reply", s.final, s.notices)
-			}
-			req := lastTurnRequest(t, r.fake)
-			if last := req.Messages[len(req.Messages)-1].Content; !strings.Contains(last, text) {
-				t.Errorf("the model got %d bytes of the %d-byte message", len(last), len(text))
+			if got := lastUserMessage(t, r.st, "console:big").Content; got != text {
+				t.Errorf("stored %d bytes, want the %d sent", len(got), len(text))
 			}
 		})
 	}

@@ -34,8 +34,8 @@ func Split(text string, limit int) []string {
 		if inFence, lang := fenceAt(text[:cut]); inFence && !progresses(text[:cut], lang) {
 			cut = len(head)
 		}
-		piece := strings.TrimRightFunc(text[:cut], unicode.IsSpace)
-		rest := strings.TrimLeftFunc(text[cut:], unicode.IsSpace)
+		piece := strings.TrimRight(text[:cut], " \t\n")
+		rest := strings.TrimLeft(text[cut:], " \t\n")
 		if inFence, lang := fenceAt(piece); inFence {
 			if !progresses(piece, lang) {
 				lang = ""
@@ -43,7 +43,9 @@ func Split(text string, limit int) []string {
 			piece += "\n```"
 			rest = "```" + lang + "\n" + rest
 		}
-		if piece != "" {
+		// A run of other white space (U+3000, \r) can fill a piece:
+		// platforms refuse a blank message.
+		if strings.TrimSpace(piece) != "" {
 			out = append(out, piece)
 		}
 		text = rest

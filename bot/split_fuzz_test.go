@@ -27,7 +27,9 @@ func FuzzSplit(f *testing.F) {
 		{"``` " + strings.Repeat("b", 100), 1, 16},
 		{"x", 5000, 4096},
 		{"*She smiles.* \"Yes!\" 「好。」她点头。", 20, 40},
-		{"a\u3000\u3000\u3000\u3000\u3000\u3000\u3000\u3000\u3000\u3000\u3000\u3000\u3000\u3000\u3000\u3000\u3000\u3000b", 1, 16},
+		{"\u3000\u3000雨下到第三天，河面上起了雾。\n\n", 20, 40},
+		{"你好。" + strings.Repeat("\u3000", 30) + "再见", 1, 16},
+		{"aaaaaaaaaaaaaaaaaaa" + strings.Repeat("\r", 20) + "bbbbbbbbbbbbbbbbbbbbb", 1, 16},
 	} {
 		f.Add(s.text, s.repeat, s.limit)
 	}

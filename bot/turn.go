@@ -168,7 +168,7 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 		_ = sink.Notice(ctx, p.modelErrorText(lang, err))
 		return nil
 	}
-	msg := &models.Message{Role: memory.RoleAssistant, AuthorName: st.card.Name, Content: text,
+	msg := &models.Message{Role: memory.RoleAssistant, AuthorName: st.card.Name, Content: storable(text),
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens}
 	if err := p.opt.Store.Append(ctx, st.chat.ID, rp.expectHead, rp.parent, []*models.Message{msg}); err != nil {
 		p.log.Error("store reply", "chat_id", st.chat.ID, "err", err)

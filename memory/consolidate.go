@@ -112,8 +112,15 @@ func ParseConsolidation(answer string, c ConsolidationCheck) (handbook, resident
 	mk := Markers[langOr(c.Language)]
 	text := stripFence(answer)
 	i := strings.Index(text, mk[0])
-	j := strings.Index(text, mk[1])
-	if i < 0 || j < 0 || j < i {
+	j := -1
+	if i >= 0 {
+		// The markers share their "=====" ends: look for the second one
+		// after the whole first, or they may overlap.
+		if k := strings.Index(text[i+len(mk[0]):], mk[1]); k >= 0 {
+			j = i + len(mk[0]) + k
+		}
+	}
+	if i < 0 || j < 0 {
 		return "", "", fmt.Errorf("the marker lines %q and %q must both be present, in that order", mk[0], mk[1])
 	}
 	if strings.TrimSpace(text[:i]) != "" {

@@ -28,7 +28,11 @@ func StripTags(text string) string {
 	}
 	lines := strings.Split(text, "\n")
 	for i, l := range lines {
-		lines[i] = strings.TrimRight(tagRe.ReplaceAllString(l, ""), " \t")
+		// Removing a tag can join its neighbours into another one.
+		for tagRe.MatchString(l) {
+			l = tagRe.ReplaceAllString(l, "")
+		}
+		lines[i] = strings.TrimRight(l, " \t")
 	}
 	return strings.Join(lines, "\n")
 }
@@ -115,7 +119,12 @@ func Forget(text, chatID string) string {
 			continue
 		}
 		if strings.Contains(l.text, tag) {
-			rest := strings.ReplaceAll(l.text, tag, "")
+			rest := l.text
+			// Removing a tag can join its neighbours into it again
+			// ("[chat:[chat:c1]c1]"): remove until none is left.
+			for strings.Contains(rest, tag) {
+				rest = strings.ReplaceAll(rest, tag, "")
+			}
 			// Inside another chat's block the line is that chat's own
 			// record: it stays, without the deleted chat's tag.
 			if l.block == "" && len(Tags(rest)) == 0 {
@@ -170,7 +179,11 @@ func FitResident(lang, text string, others int, b Budget) string {
 	}
 	marker := ResidentMarker[langOr(lang)]
 	room := allowance - utf8.RuneCountInString(marker) - 1
-	head := prefixRunesMem(text, max(room, 0))
+	if room < 1 {
+		// Not even the marker fits (min_useful_chars below its length).
+		return ""
+	}
+	head := PrefixRunes(text, room)
 	cut := len(head)
 	if i := strings.LastIndex(head, "\n\n"); i >= 0 && utf8.RuneCountInString(head[:i]) >= b.MinUseful {
 		cut = i
@@ -180,7 +193,8 @@ func FitResident(lang, text string, others int, b Budget) string {
 	return strings.TrimRight(head[:cut], " \t\n") + "\n" + marker
 }
 
-func prefixRunesMem(s string, n int) string {
+// PrefixRunes returns the longest prefix of s with at most n runes.
+func PrefixRunes(s string, n int) string {
 	i := 0
 	for j := range s {
 		if i == n {
