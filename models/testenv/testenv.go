@@ -7,10 +7,10 @@
 //	TROUPE_TEST_REDIS_URL     redis://127.0.0.1:PORT/0
 //	TROUPE_TEST_SERVICES=1    the services are meant to be up
 //
-// When a URL is not set, a test that needs it is skipped (a plain `go test`
-// on a developer machine). But if TROUPE_TEST_SERVICES is set to a true value,
-// the test fails instead, so a broken CI setup cannot pass by skipping
-// everything.
+// Tests ask Available before they add the real-service cases, so a plain
+// `go test` on a developer machine runs the SQLite and embedded-Redis cases
+// only. Asking for a URL that is not set fails the test: when
+// TROUPE_TEST_SERVICES is true, a broken CI setup cannot pass quietly.
 //
 // Isolation: FreshPostgresDB creates a database for each test and drops it
 // when the test ends, so tests may call t.Parallel. Redis databases are few and
@@ -62,12 +62,13 @@ func lookup(t testing.TB, env, what string) string {
 	if servicesRequired() {
 		t.Fatalf("%s=1 but %s is not set; %s is required", ServicesEnv, env, what)
 	}
-	t.Skipf("%s not started; run scripts/test", what)
+	// Callers check Available first; reaching here is a test bug.
+	t.Fatalf("%s not started (%s is empty); run scripts/test", what, env)
 	return ""
 }
 
-// PostgresURL returns $TROUPE_TEST_POSTGRES_URL. If it is not set, the test
-// is skipped, or fails when TROUPE_TEST_SERVICES=1.
+// PostgresURL returns $TROUPE_TEST_POSTGRES_URL; the test fails if it is
+// not set.
 //
 // Every test that uses this URL shares one database. Use FreshPostgresDB to
 // get a database of your own.
@@ -76,8 +77,7 @@ func PostgresURL(t testing.TB) string {
 	return lookup(t, PostgresURLEnv, "PostgreSQL")
 }
 
-// RedisURL returns $TROUPE_TEST_REDIS_URL. If it is not set, the test is
-// skipped, or fails when TROUPE_TEST_SERVICES=1.
+// RedisURL returns $TROUPE_TEST_REDIS_URL; the test fails if it is not set.
 //
 // The server is shared by all tests, so use RedisPrefix for key names.
 func RedisURL(t testing.TB) string {

@@ -16,6 +16,10 @@ import (
 
 func TestTestenvPostgres(t *testing.T) {
 	t.Parallel()
+	if !testenv.Available() {
+		t.Log("the services are started by scripts/test")
+		return
+	}
 	base := testenv.PostgresURL(t)
 
 	var name string
@@ -59,6 +63,10 @@ func TestTestenvPostgres(t *testing.T) {
 
 func TestTestenvPostgresParallel(t *testing.T) {
 	t.Parallel()
+	if !testenv.Available() {
+		t.Log("the services are started by scripts/test")
+		return
+	}
 	testenv.PostgresURL(t)
 	seen := make(chan string, 8)
 	t.Run("group", func(t *testing.T) {
@@ -85,6 +93,10 @@ func TestTestenvPostgresParallel(t *testing.T) {
 
 func TestTestenvRedis(t *testing.T) {
 	t.Parallel()
+	if !testenv.Available() {
+		t.Log("the services are started by scripts/test")
+		return
+	}
 	raw := testenv.RedisURL(t)
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "redis" || u.Host == "" {
