@@ -244,6 +244,8 @@ func TestForgetConfirmCancelExpiryAndRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 	chat := ch.CurrentChatID
+	// The reply shows while it streams; it is stored when it is done.
+	waitFor(t, 10*time.Second, func() bool { return h.chatMessages(chat) == 3 }, "the greeting, message and reply stored")
 	before := h.chatMessages(chat)
 
 	t.Run("unprivileged member is refused", func(t *testing.T) {
