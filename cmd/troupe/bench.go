@@ -59,14 +59,22 @@ type benchResult struct {
 	TurnsPerChannel int     `json:"turns_per_channel"`
 	ModelLatencyMS  float64 `json:"model_latency_ms"`
 
-	Turns          int     `json:"turns"`
-	Replies        int     `json:"replies"`
-	FailedTurns    int     `json:"failed_turns"`
+	Turns       int `json:"turns"`
+	Replies     int `json:"replies"`
+	FailedTurns int `json:"failed_turns"`
+	// FirstFailure is what the first failed turn said or returned.
+	FirstFailure   string  `json:"first_failure,omitempty"`
 	WallSeconds    float64 `json:"wall_seconds"`
 	TurnsPerSecond float64 `json:"turns_per_second"`
 	PipelineP50MS  float64 `json:"pipeline_p50_ms"`
 	PipelineP99MS  float64 `json:"pipeline_p99_ms"`
 	PipelineMaxMS  float64 `json:"pipeline_max_ms"`
+	// The steady state leaves out each channel's opening turn, which
+	// creates its channel and chat: the turns after every channel opened.
+	SteadyTurnsPerSecond float64 `json:"steady_turns_per_second"`
+	SteadyP50MS          float64 `json:"steady_pipeline_p50_ms"`
+	SteadyP99MS          float64 `json:"steady_pipeline_p99_ms"`
+	SteadyMaxMS          float64 `json:"steady_pipeline_max_ms"`
 	// CPUMSPerTurn is this process's CPU time (user and system, the fake
 	// model included) per answered turn while the turns ran; 0 where
 	// /proc/self/stat is not there.
@@ -98,7 +106,8 @@ func (c *cli) benchCmd() *cobra.Command {
 		Long: `Measure the turn pipeline under load. bench starts a fake OpenAI-compatible
 model on loopback, builds the real pipeline and job worker in this process, and
 plays --channels conversations of --turns turns each at once (turns in order
-within a conversation). It reports turns per second, the pipeline's own time per
+within a conversation; with --latency the conversations start spread over one
+latency, so turns arrive as a stream rather than in waves). It reports turns per second, the pipeline's own time per
 turn (model time excluded), prompt tokens at the first and the last turn, the
 messages stored and the peak memory of the process (which includes the fake
 model and, by default, the database and Redis).
@@ -186,6 +195,14 @@ type benchRun struct {
 	scribe *memorytest.Scribe
 	// chatRequests counts the chat turns that reached the fake model.
 	chatRequests atomic.Int64
+	// firstFailure is what the first failed turn said.
+	firstFailure string
+	// The steady state starts when every channel has played its opening
+	// turn: steadyFrom is the number of pipeline times recorded by then.
+	steadyFrom    int
+	steadyStart   time.Time
+	steadyWall    time.Duration
+	steadyReplies int64
 	// tag keeps this run's channels apart from an earlier run's in a reused
 	// database.
 	tag string
@@ -223,6 +240,8 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card bot.C
 	cfg.Redis.URL = config.Secret(o.redis)
 	cfg.Model.BaseURL, cfg.Model.APIKey = r.fake.URL(), "bench"
 	cfg.Scribe.BaseURL, cfg.Scribe.APIKey = r.fake.URL(), "bench"
+	// The per-user rate limit would throttle the load itself.
+	cfg.Limits.RatePerMinute = 0
 
 	lib, err := bot.NewLibrary([]bot.Card{card}, "")
 	if err != nil {
@@ -281,17 +300,18 @@ func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
 	}
 	res.Replies = replies
 	res.FailedTurns = res.Turns - replies
+	res.FirstFailure = r.firstFailure
 	res.WallSeconds = wall.Seconds()
 	res.TurnsPerSecond = float64(replies) / wall.Seconds()
 	if replies > 0 {
 		res.CPUMSPerTurn = ms(cpu) / float64(replies)
 	}
 	times := r.app.pipeline.PipelineTimes()
-	slices.Sort(times)
-	if n := len(times); n > 0 {
-		res.PipelineP50MS = ms(times[n/2])
-		res.PipelineP99MS = ms(times[min(n-1, n*99/100)])
-		res.PipelineMaxMS = ms(times[n-1])
+	steady := slices.Clone(times[min(r.steadyFrom, len(times)):])
+	res.PipelineP50MS, res.PipelineP99MS, res.PipelineMaxMS = percentiles(times)
+	res.SteadyP50MS, res.SteadyP99MS, res.SteadyMaxMS = percentiles(steady)
+	if r.steadyReplies > 0 {
+		res.SteadyTurnsPerSecond = float64(r.steadyReplies) / r.steadyWall.Seconds()
 	}
 
 	drainStart := time.Now()
@@ -307,23 +327,40 @@ func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
 }
 
 // drive plays every channel's turns, one goroutine per channel, and returns
-// how many turns were answered.
+// how many turns were answered. Every channel's opening turn (which creates
+// its channel and chat rows) finishes before any channel plays its second,
+// so that the steady-state figures leave the openings out.
 func (r *benchRun) drive(ctx context.Context) (int, error) {
 	var (
-		wg       sync.WaitGroup
-		replies  atomic.Int64
-		errMu    sync.Mutex
-		firstErr error
+		wg, openings sync.WaitGroup
+		replies      atomic.Int64
+		failMu       sync.Mutex
+		firstFailure string
 	)
+	opened := make(chan struct{})
+	openings.Add(r.o.channels)
 	for i := range r.o.channels {
 		wg.Go(func() {
+			opening := sync.OnceFunc(openings.Done)
+			defer opening()
 			ref := bot.ChannelRef{Platform: "bench", ID: fmt.Sprintf("%s-%d", r.tag, i), SpaceKind: bot.SpaceLocal, SpaceID: "bench"}
 			sink := &benchSink{}
+			// Spread the channels' turns over one model latency, so that
+			// they arrive as a stream rather than in waves of C.
+			stagger := r.o.latency * time.Duration(i) / time.Duration(r.o.channels)
 			for t := range r.o.turns {
-				if ctx.Err() != nil {
+				if t == 1 {
+					opening()
+					select {
+					case <-opened:
+					case <-ctx.Done():
+						return
+					}
+				}
+				if t <= 1 && !sleepCtx(ctx, stagger) {
 					return
 				}
-				in := bot.Inbound{Channel: ref, AuthorID: "bench", AuthorName: "Ada", MessageID: fmt.Sprintf("%d-%d", i, t),
+				in := bot.Inbound{Channel: ref, AuthorID: fmt.Sprint("bench-", i), AuthorName: "Ada", MessageID: fmt.Sprintf("%d-%d", i, t),
 					Text:     fmt.Sprintf("Beat %d: I climb the stair, look at the sea and ask about the light and the brother who was lost.", t+1),
 					Received: time.Now()}
 				before := *sink
@@ -332,29 +369,61 @@ func (r *benchRun) drive(ctx context.Context) (int, error) {
 					replies.Add(1)
 					continue
 				}
+				why := sink.lastNotice
 				if err != nil {
-					errMu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					errMu.Unlock()
+					why = err.Error()
+				} else if why == "" {
+					why = "no reply and no notice"
 				}
+				failMu.Lock()
+				if firstFailure == "" {
+					firstFailure = why
+				}
+				failMu.Unlock()
 			}
 		})
 	}
+	openings.Wait()
+	r.steadyFrom, r.steadyStart, r.steadyReplies = len(r.app.pipeline.PipelineTimes()), time.Now(), replies.Load()
+	close(opened)
 	wg.Wait()
+	r.steadyWall, r.steadyReplies = time.Since(r.steadyStart), replies.Load()-r.steadyReplies
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("bench: interrupted: %w", err)
 	}
-	if firstErr != nil {
-		r.app.log.Warn("bench: turn failed", "err", firstErr)
-	}
+	r.firstFailure = firstFailure
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	if err := r.app.pipeline.Close(sctx); err != nil {
 		return 0, err
 	}
 	return int(replies.Load()), nil
+}
+
+// percentiles returns the median, the 99th percentile and the maximum of
+// times, in milliseconds; it sorts times.
+func percentiles(times []time.Duration) (p50, p99, maxMS float64) {
+	n := len(times)
+	if n == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(times)
+	return ms(times[n/2]), ms(times[min(n-1, n*99/100)]), ms(times[n-1])
+}
+
+// sleepCtx waits d or until ctx is done; it reports whether d passed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // readBack counts what this run stored and the prompt tokens of each
@@ -413,8 +482,9 @@ func (r *benchRun) verdict(res *benchResult) error {
 // benchSink counts what the pipeline writes to one channel. Turns within a
 // channel are sequential, so it needs no lock.
 type benchSink struct {
-	finished int
-	notices  int
+	finished   int
+	notices    int
+	lastNotice string
 }
 
 var _ bot.Sink = (*benchSink)(nil)
@@ -425,8 +495,9 @@ func (s *benchSink) Finish(context.Context, string) error {
 	s.finished++
 	return nil
 }
-func (s *benchSink) Notice(context.Context, string) error {
+func (s *benchSink) Notice(_ context.Context, text string) error {
 	s.notices++
+	s.lastNotice = text
 	return nil
 }
 
@@ -554,9 +625,15 @@ func printBench(w io.Writer, r *benchResult) error {
 	fmt.Fprintf(tw, "backends\t%s + %s\n", r.Database, redis)
 	fmt.Fprintf(tw, "card\t%s\n", r.Card)
 	fmt.Fprintf(tw, "turns\t%d (%d answered, %d failed)\n", r.Turns, r.Replies, r.FailedTurns)
+	if r.FirstFailure != "" {
+		fmt.Fprintf(tw, "first failure\t%s\n", r.FirstFailure)
+	}
 	fmt.Fprintf(tw, "wall time\t%.2f s\n", r.WallSeconds)
 	fmt.Fprintf(tw, "turns per second\t%.1f\n", r.TurnsPerSecond)
 	fmt.Fprintf(tw, "pipeline p50 / p99 / max\t%.2f / %.2f / %.2f ms (model time excluded)\n", r.PipelineP50MS, r.PipelineP99MS, r.PipelineMaxMS)
+	if r.TurnsPerChannel > 1 {
+		fmt.Fprintf(tw, "after the openings\t%.1f turns/s; pipeline %.2f / %.2f / %.2f ms\n", r.SteadyTurnsPerSecond, r.SteadyP50MS, r.SteadyP99MS, r.SteadyMaxMS)
+	}
 	fmt.Fprintf(tw, "process CPU per turn\t%.2f ms (fake model included)\n", r.CPUMSPerTurn)
 	fmt.Fprintf(tw, "prompt tokens per turn\t%.0f at the start, %.0f at the end\n", r.PromptTokensFirst, r.PromptTokensLast)
 	fmt.Fprintf(tw, "messages stored\t%d (summaries %d)\n", r.MessagesStored, r.SummariesStored)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +88,36 @@ func TestBenchUsage(t *testing.T) {
 				t.Errorf("got exit code %d (%v), want 2", got, err)
 			}
 		})
+	}
+}
+
+func TestBenchJSONFileAndKeepDB(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "bench.json")
+	var out, errOut bytes.Buffer
+	args := []string{"bench", "--channels", "2", "--turns", "2", "--json", path, "--keep-db"}
+	if err := run(t.Context(), args, strings.NewReader(""), &out, &errOut, testEnv(map[string]string{"TROUPE_LOG_LEVEL": "warn"})); err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, errOut.String())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got benchResult
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatalf("results file is not JSON: %v\n%s", err, data)
+	}
+	if got.Turns != 4 || got.MessagesStored < 8 {
+		t.Errorf("got turns %d, messages_stored %d; want 4 and at least 8", got.Turns, got.MessagesStored)
+	}
+	if got.SQLitePath == "" {
+		t.Fatal("got no sqlite_path with --keep-db")
+	}
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(got.SQLitePath)) })
+	if _, err := os.Stat(got.SQLitePath); err != nil {
+		t.Errorf("kept database: %v", err)
+	}
+	if !strings.Contains(out.String(), "database kept") || !strings.Contains(out.String(), got.SQLitePath) {
+		t.Errorf("the table on stdout does not name the kept database:\n%s", out.String())
 	}
 }

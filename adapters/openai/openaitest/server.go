@@ -34,12 +34,24 @@ type Server struct {
 	completionTokens func(string) int
 	dimension        int
 	requests         []Request
+	// seq counts every request, recorded or not.
+	seq int
+	// unrecorded stops keeping requests (SetRecording(false)).
+	unrecorded bool
 }
 
 // NewServer starts a fake server on loopback and closes it when the test
 // ends.
 func NewServer(t testing.TB) *Server {
 	t.Helper()
+	s := Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start starts a fake server on loopback outside a test (a benchmark
+// command, a demo); the caller must Close it.
+func Start() *Server {
 	s := &Server{
 		done:             make(chan struct{}),
 		responder:        DefaultResponder,
@@ -53,7 +65,6 @@ func NewServer(t testing.TB) *Server {
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("/", s.handleNotFound)
 	s.srv = httptest.NewServer(mux)
-	t.Cleanup(s.Close)
 	return s
 }
 
@@ -124,7 +135,17 @@ func (s *Server) SetEmbeddingDimension(n int) {
 	s.dimension = n
 }
 
-// Requests returns a copy of every request received so far, oldest first.
+// SetRecording turns keeping requests on (the default) or off. A server
+// that answers many requests, such as a load test's, turns it off so that
+// memory does not grow with every request; Requests and Last then see only
+// the requests kept while it was on, and Count still counts every request.
+func (s *Server) SetRecording(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unrecorded = !on
+}
+
+// Requests returns a copy of every request recorded so far, oldest first.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -137,10 +158,11 @@ func (s *Server) Requests() []Request {
 func (s *Server) Count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.requests)
+	return s.seq
 }
 
-// Last returns the most recent request; ok is false when there was none.
+// Last returns the most recent recorded request; ok is false when there was
+// none.
 func (s *Server) Last() (req Request, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -150,12 +172,16 @@ func (s *Server) Last() (req Request, ok bool) {
 	return s.requests[len(s.requests)-1], true
 }
 
-// record numbers req, stores it and returns the numbered copy.
+// record numbers req, stores it unless recording is off, and returns the
+// numbered copy.
 func (s *Server) record(req Request) Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	req.Seq = len(s.requests) + 1
-	s.requests = append(s.requests, req)
+	s.seq++
+	req.Seq = s.seq
+	if !s.unrecorded {
+		s.requests = append(s.requests, req)
+	}
 	return req
 }
 
