@@ -105,18 +105,28 @@ func (c *cli) benchCmd() *cobra.Command {
 		Short: "Measure the turn pipeline under load against a fake model",
 		Long: `Measure the turn pipeline under load. bench starts a fake OpenAI-compatible
 model on loopback, builds the real pipeline and job worker in this process, and
-plays --channels conversations of --turns turns each at once (turns in order
-within a conversation; with --latency the conversations start spread over one
-latency, so turns arrive as a stream rather than in waves). It reports turns per second, the pipeline's own time per
-turn (model time excluded), prompt tokens at the first and the last turn, the
-messages stored and the peak memory of the process (which includes the fake
-model and, by default, the database and Redis).
+plays --channels conversations of --turns turns each at once: one goroutine per
+conversation, its turns in order. Every conversation's opening turn (which
+creates its channel and chat) finishes before any plays its second; the
+"after the openings" line reports the turns after that point. With --latency
+the conversations are spread over one latency, so that turns arrive as a
+stream rather than in waves.
+
+It reports turns per second, the pipeline's own time per turn (model time
+excluded, queueing for the database and the CPU included), this process's CPU
+per turn, the prompt tokens of the first and the last turn of a conversation,
+the messages stored, and the peak memory of the process (which holds the fake
+model and, by default, the database and Redis too). It fails when a turn went
+unanswered or fewer than 2×C×T messages were stored. --profile DIR writes
+CPU, block and mutex profiles of the turns for go tool pprof.
 
 By default it runs on a temporary SQLite file and an in-process Redis, never on
 the configured database. --dsn postgres://… --redis redis://… benchmarks the
-deployed shape; use a database and a Redis db that hold nothing you need, as
-bench writes C×T turns into them. The memory settings (memory.period and the
-rest) come from the configuration and TROUPE_* variables as usual.`,
+deployed shape; give it a database and a Redis db that hold nothing you need.
+The memory settings come from the configuration and TROUPE_* variables as
+usual: with the default memory.period (30) and keep (6), compaction starts
+after 36 turns, so use --turns 100 (or a smaller TROUPE_MEMORY_PERIOD) to see
+prompts stop growing. The per-user rate limit is off during the bench.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.channels < 1 || o.turns < 1 {
@@ -134,7 +144,7 @@ rest) come from the configuration and TROUPE_* variables as usual.`,
 				// Keep the report readable; warnings still show.
 				logCfg.Level = "warn"
 			}
-			card, cardSource, err := benchCard(o.card)
+			card, cardSource, err := benchCard(o.card, cmd.Flags().Changed("card"))
 			if err != nil {
 				return usageError{fmt.Errorf("--card: %w", err)}
 			}
@@ -162,14 +172,14 @@ rest) come from the configuration and TROUPE_* variables as usual.`,
 	return cmd
 }
 
-// benchCard loads the card at path; when path is the default and the file
-// is not there, it returns the built-in card.
-func benchCard(path string) (bot.Card, string, error) {
+// benchCard loads the card at path; when no --card was given and the
+// default file is not there, it returns the built-in card.
+func benchCard(path string, given bool) (bot.Card, string, error) {
 	card, err := bot.LoadCard(path)
 	if err == nil {
 		return card, path, nil
 	}
-	if path == defaultBenchCard && errors.Is(err, os.ErrNotExist) {
+	if !given && errors.Is(err, os.ErrNotExist) {
 		return builtinBenchCard(), "built-in", nil
 	}
 	return bot.Card{}, "", err
