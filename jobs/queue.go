@@ -29,6 +29,8 @@ type ChatPayload struct {
 	ChatID string `json:"chat_id"`
 	// Urgent compactions run with the manual minimum: a prompt overflowed.
 	Urgent bool `json:"urgent,omitempty"`
+	// Now runs a recap without waiting for the chat to go idle.
+	Now bool `json:"now,omitempty"`
 }
 
 // SpacePayload is the payload of per-(card, space) jobs.
@@ -88,22 +90,30 @@ func (q *Queue) Compact(ctx context.Context, chatID string, urgent bool) error {
 	return q.enqueue(ctx, TypeCompact, chatID, ChatPayload{ChatID: chatID, Urgent: urgent}, asynq.Queue(queue))
 }
 
-// Recap enqueues the chat's recap after delay. A recap already scheduled is
-// pushed back (debounce): each new message restarts the idle timer.
-func (q *Queue) Recap(ctx context.Context, chatID string, delay time.Duration) error {
+// RecapWhenIdle makes sure the chat's recap runs once the chat has been idle
+// for idle: one enqueue, a no-op while a recap task is already waiting. The
+// task itself looks at the chat's last activity when it runs and waits
+// again if the chat moved on (the debounce), so a turn costs one round trip.
+func (q *Queue) RecapWhenIdle(ctx context.Context, chatID string, idle time.Duration) error {
+	return q.enqueue(ctx, TypeRecap, chatID, ChatPayload{ChatID: chatID}, asynq.ProcessIn(idle), asynq.Queue(QueueDefault), asynq.MaxRetry(maxIdleWaits))
+}
+
+// RecapNow runs the chat's recap as soon as a worker is free (a chat that
+// ended with /new), replacing one that waits for the chat to go idle.
+func (q *Queue) RecapNow(ctx context.Context, chatID string) error {
 	id := taskID(TypeRecap, chatID)
-	queue := QueueDefault
-	if delay <= 0 {
-		queue = QueueUrgent
-	}
 	for _, qn := range []string{QueueDefault, QueueUrgent} {
 		// Only a waiting task can be deleted; a running one is left alone.
 		if err := q.insp.DeleteTask(qn, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
-			q.log.Debug("recap debounce: task not deletable", "chat_id", chatID, "err", err)
+			q.log.Debug("recap now: waiting task not deletable", "chat_id", chatID, "err", err)
 		}
 	}
-	return q.enqueue(ctx, TypeRecap, chatID, ChatPayload{ChatID: chatID}, asynq.ProcessIn(delay), asynq.Queue(queue))
+	return q.enqueue(ctx, TypeRecap, chatID, ChatPayload{ChatID: chatID, Now: true}, asynq.Queue(QueueUrgent))
 }
+
+// maxIdleWaits bounds how often a recap task waits again for its chat to go
+// idle; a chat busy for longer is found again by the sweeper.
+const maxIdleWaits = 10000
 
 // Consolidate enqueues the consolidation of a card's memory in a space.
 func (q *Queue) Consolidate(ctx context.Context, cardID, spaceID string) error {

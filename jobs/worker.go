@@ -90,7 +90,10 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 		Logger:                   asynqLogger{log},
 		LogLevel:                 asynq.WarnLevel,
 		ShutdownTimeout:          20 * time.Second,
-		IsFailure:                func(err error) bool { return !errors.Is(err, errOwed) },
+		IsFailure: func(err error) bool {
+			var ni notIdle
+			return !errors.Is(err, errOwed) && !errors.As(err, &ni)
+		},
 	})
 	w.mux.Use(w.exclusive)
 	w.mux.HandleFunc(TypeCompact, w.handleCompact)
@@ -138,7 +141,16 @@ const maxCompactionsPerJob = 8
 // errOwed marks a job whose work stays owed for the sweeper, not retried now.
 var errOwed = errors.New("jobs: work stays owed")
 
+// notIdle defers a recap until its chat has rested for the idle time.
+type notIdle struct{ wait time.Duration }
+
+func (e notIdle) Error() string { return fmt.Sprintf("jobs: chat still active; recap in %s", e.wait) }
+
 func retryDelay(n int, err error, _ *asynq.Task) time.Duration {
+	var ni notIdle
+	if errors.As(err, &ni) {
+		return ni.wait
+	}
 	d := time.Duration(1<<min(n, 8)) * 2 * time.Second
 	return min(d, 10*time.Minute)
 }
@@ -192,7 +204,7 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 			return n, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
 		}
 		if owed {
-			if err := w.queue.Recap(ctx, c.ID, 0); err != nil {
+			if err := w.queue.RecapWhenIdle(ctx, c.ID, 0); err != nil {
 				return n, err
 			}
 			n++
@@ -245,6 +257,15 @@ func (w *Worker) handleRecap(ctx context.Context, t *asynq.Task) error {
 	var p ChatPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.ChatID == "" {
 		return fmt.Errorf("jobs: bad recap payload: %w", asynq.SkipRetry)
+	}
+	if !p.Now {
+		chat, err := w.store.Chat(ctx, p.ChatID)
+		if err == nil {
+			if rest := time.Since(chat.ActiveAt); rest < w.opt.IdleRecap {
+				// The chat moved on since the task was set: wait again.
+				return notIdle{wait: w.opt.IdleRecap - rest + 100*time.Millisecond}
+			}
+		}
 	}
 	res, err := w.mem.Recap(ctx, p.ChatID)
 	if err == nil && res.Outcome == memory.Written {

@@ -297,12 +297,12 @@ func (s *Service) DeleteRecap(ctx context.Context, chatID string) error {
 // Resident returns the resident summary of a card in a space as it is
 // injected: tags stripped and fitted to the budget left by others characters.
 func (s *Service) Resident(ctx context.Context, cardID, spaceID string, others int) (string, error) {
-	st, err := s.store.LoadMemory(ctx, cardID, spaceID)
-	if err != nil {
+	text, err := s.store.Resident(ctx, cardID, spaceID)
+	if err != nil || text == "" {
 		return "", err
 	}
 	lang, _ := s.cardLanguage(ctx, cardID)
-	return FitResident(lang, StripTags(st.Resident), others, s.Budget()), nil
+	return FitResident(lang, StripTags(text), others, s.Budget()), nil
 }
 
 // Budget returns the injection budget.

@@ -157,17 +157,6 @@ func (s *Store) Append(ctx context.Context, chatID, expectHead, parentID string,
 	}
 	now := s.now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var chat Chat
-		q := tx.Where("id = ?", chatID)
-		if s.dialect == "postgres" {
-			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-		}
-		if err := q.Take(&chat).Error; err != nil {
-			return notFound(err)
-		}
-		if chat.HeadID != expectHead {
-			return ErrStale
-		}
 		parent := parentID
 		for _, m := range msgs {
 			m.ID = NewID()
@@ -176,14 +165,30 @@ func (s *Store) Append(ctx context.Context, chatID, expectHead, parentID string,
 			m.CreatedAt = now
 			parent = m.ID
 		}
+		// Moving the head only where it still is expectHead both checks and
+		// locks the chat in one statement.
+		res := tx.Model(&Chat{}).Where("id = ? AND head_id = ?", chatID, expectHead).
+			Updates(map[string]any{"head_id": parent, "active_at": now})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			var n int64
+			if err := tx.Model(&Chat{}).Where("id = ?", chatID).Count(&n).Error; err != nil {
+				return err
+			}
+			if n == 0 {
+				return ErrNotFound
+			}
+			return ErrStale
+		}
 		if err := tx.Create(msgs).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) || isUniqueViolation(err) {
 				return ErrDuplicate
 			}
 			return err
 		}
-		return tx.Model(&Chat{}).Where("id = ?", chatID).
-			Updates(map[string]any{"head_id": parent, "active_at": now}).Error
+		return nil
 	})
 	if err != nil {
 		if errors.Is(err, ErrStale) || errors.Is(err, ErrDuplicate) || errors.Is(err, ErrNotFound) {

@@ -372,3 +372,13 @@ func (s *Store) HandbookTime(ctx context.Context, cardID, spaceID string) (time.
 	err := s.db.WithContext(ctx).Where("card_id = ? AND space_id = ?", cardID, spaceID).Take(&hb).Error
 	return hb.UpdatedAt, notFound(err)
 }
+
+// Resident returns the resident summary of a card in a space, "" when none.
+func (s *Store) Resident(ctx context.Context, cardID, spaceID string) (string, error) {
+	var texts []string
+	err := s.db.WithContext(ctx).Model(&ResidentSummary{}).Where("card_id = ? AND space_id = ?", cardID, spaceID).Limit(1).Pluck("content", &texts).Error
+	if err != nil || len(texts) == 0 {
+		return "", err
+	}
+	return texts[0], nil
+}

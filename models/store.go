@@ -56,7 +56,9 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 	db, err := gorm.Open(dialector, &gorm.Config{
 		Logger:                 logger.Discard,
 		SkipDefaultTransaction: true,
-		PrepareStmt:            dialect == "postgres",
+		// pgx already caches statements per connection; GORM's own cache
+		// would prepare again inside every transaction.
+		PrepareStmt: false,
 		NowFunc:                func() time.Time { return time.Now().UTC() },
 	})
 	if err != nil {
@@ -71,7 +73,9 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		sqlDB.SetMaxOpenConns(4)
 	} else {
 		sqlDB.SetMaxOpenConns(32)
-		sqlDB.SetMaxIdleConns(16)
+		// Keep every connection: opening new ones under load costs more
+		// than the idle ones do.
+		sqlDB.SetMaxIdleConns(32)
 	}
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	_ = log

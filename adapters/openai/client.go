@@ -114,6 +114,9 @@ func New(cfg Config, logger *slog.Logger) *Client {
 		occ.BaseURL = cfg.BaseURL
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
+	// Many chats talk to one API host at once: reuse their connections
+	// (each new one is a TLS handshake).
+	base.MaxIdleConnsPerHost = 128
 	occ.HTTPClient = &http.Client{Transport: &recordingTransport{base: base}}
 	return &Client{
 		cfg:    cfg,

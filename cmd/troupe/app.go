@@ -133,13 +133,13 @@ func (j jobsBridge) AfterTurn(ctx context.Context, t bot.TurnDone) error {
 	if t.CompactionDue {
 		errs = append(errs, j.q.Compact(ctx, t.ChatID, t.Urgent))
 	}
-	errs = append(errs, j.q.Recap(ctx, t.ChatID, j.idle))
+	errs = append(errs, j.q.RecapWhenIdle(ctx, t.ChatID, j.idle))
 	return errors.Join(errs...)
 }
 
 // ChatEnded owes the ended chat's recap now.
 func (j jobsBridge) ChatEnded(ctx context.Context, chatID string) error {
-	return j.q.Recap(ctx, chatID, 0)
+	return j.q.RecapNow(ctx, chatID)
 }
 
 // MemoryChanged owes the consolidation of a card's memory in a space.
