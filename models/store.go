@@ -59,7 +59,7 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		// pgx already caches statements per connection; GORM's own cache
 		// would prepare again inside every transaction.
 		PrepareStmt: false,
-		NowFunc:                func() time.Time { return time.Now().UTC() },
+		NowFunc:     func() time.Time { return time.Now().UTC() },
 	})
 	if err != nil {
 		return nil, fmt.Errorf("models: open %s: %w", dialect, redactErr(err, dsn))
