@@ -95,13 +95,13 @@ type Pipeline struct {
 	lanes   map[string]*lane
 	closed  bool
 	wg      sync.WaitGroup
-	stats   Stats
+	stats   stats
 	confirm confirmations
 	rate    rateLimiter
 }
 
-// Stats counts what the pipeline did; safe to read with Snapshot.
-type Stats struct {
+// stats counts what the pipeline did, for benchmarks (PipelineTimes).
+type stats struct {
 	mu            sync.Mutex
 	Turns         int
 	Failed        int

@@ -229,13 +229,13 @@ func (p *Pipeline) modelErrorText(lang string, err error) string {
 	return p.text(lang, msgModelFailed, "error")
 }
 
-func (s *Stats) fail() {
+func (s *stats) fail() {
 	s.mu.Lock()
 	s.Failed++
 	s.mu.Unlock()
 }
 
-func (s *Stats) done(d time.Duration) {
+func (s *stats) done(d time.Duration) {
 	s.mu.Lock()
 	s.Turns++
 	if len(s.PipelineTimes) < 1_000_000 {

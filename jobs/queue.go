@@ -58,9 +58,6 @@ func NewQueue(r *Redis, log *slog.Logger) *Queue {
 	}
 }
 
-// Close releases the queue (not the Redis connection).
-func (q *Queue) Close() error { return nil }
-
 func taskID(kind, key string) string { return kind + ":" + key }
 
 // enqueue adds a task unless one with the same id is already waiting or
