@@ -64,11 +64,11 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bo
 	a.metrics = ops.NewMetrics(a.queue)
 	sm := cfg.ScribeModel()
 	scribe := openai.New(openai.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
-		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: sm.MaxRetries}, log)
+		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
 	a.memory = memory.NewService(a.store, openai.Scribe{C: scribe}, memoryConfig(cfg), log)
 	m := cfg.Model
 	model := openai.New(openai.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
-		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: m.MaxRetries}, log)
+		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
 	a.pipeline = bot.New(bot.Options{
 		Store:          a.store,
 		Cards:          cards,
@@ -86,6 +86,14 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bo
 		Limits:         bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars},
 	})
 	return a, nil
+}
+
+// retries maps the config's retry count to the client's: 0 means none.
+func retries(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 func memoryConfig(cfg config.Config) memory.Config {
