@@ -131,7 +131,17 @@ func ParseConsolidation(answer string, c ConsolidationCheck) (handbook, resident
 	if len(c.Known) > 0 && (handbook == "" || resident == "") {
 		return "", "", errors.New("both files must have content while chats remain")
 	}
+	handEdits := map[string]bool{}
+	for _, e := range append(HandEdits(c.PrevHandbook), HandEdits(c.PrevResident)...) {
+		handEdits[e] = true
+	}
 	for _, file := range []string{handbook, resident} {
+		for _, line := range strings.Split(file, "\n") {
+			t := strings.TrimSpace(line)
+			if strings.Count(t, "[chat:") > len(Tags(t)) && !handEdits[t] {
+				return "", "", fmt.Errorf("the line %q has a malformed tag; tags are written [chat:<id>] with the chat's id", t)
+			}
+		}
 		for _, id := range Tags(file) {
 			if c.Deleted[id] {
 				return "", "", fmt.Errorf("the tag [chat:%s] names a deleted chat; remove it", id)

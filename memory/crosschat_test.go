@@ -223,6 +223,7 @@ func TestConsolidationRejectsMalformedOutput(t *testing.T) {
 		"resident too long":     {Text: ok(hb, rs+"\n"+strings.Repeat("- filler line that goes on and on [chat:jA]\n", 40))},
 		"timeout":               {Fault: openaitest.FaultHang},
 		"empty resident":        {Text: ok(hb, "")},
+		"malformed tag":         {Text: ok(hb+"\n- Someone else. [chat: jA]", rs)},
 		"deleted tag after all": {},
 	}
 	for name, bad := range cases {
