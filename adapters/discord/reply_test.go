@@ -20,6 +20,8 @@ func TestBoundChannelMessageGetsWebhookReply(t *testing.T) {
 	if !strings.Contains(got.Content, "Hello, keeper.") {
 		t.Errorf("reply %q does not answer the message", got.Content)
 	}
+	// A call is recorded once the fake has answered it; wait for the record.
+	waitFor(t, 5*time.Second, func() bool { return len(h.discord.CallsTo("POST /webhooks/*/*")) > 0 }, "the webhook post recorded")
 	typing := h.discord.CallsTo("POST /channels/" + h.channel + "/typing")
 	execs := h.discord.CallsTo("POST /webhooks/*/*")
 	if len(typing) == 0 || len(execs) == 0 || typing[0].At.After(execs[0].At) {
