@@ -1,7 +1,6 @@
 package discord
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -10,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"troupe/models/testenv"
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/adapters/openai"
@@ -33,7 +33,7 @@ type harness struct {
 	p       *bot.Pipeline
 	a       *Adapter
 	clock   *clock
-	logs    *syncBuffer
+	logs    *testenv.Buffer
 
 	guild, channel string
 	ada, bob       discordtest.User
@@ -66,23 +66,6 @@ func (c *clock) advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 func newHarness(t *testing.T, su setup) *harness {
 	t.Helper()
 	ctx := context.Background()
@@ -102,7 +85,7 @@ func newHarness(t *testing.T, su setup) *harness {
 		t.Fatal(err)
 	}
 	clk := &clock{}
-	logs := &syncBuffer{}
+	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	client := openai.New(openai.Config{BaseURL: model.URL(), Model: "m"}, nil)
 	mc := config.Default().Memory

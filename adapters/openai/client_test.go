@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+	"troupe/models/testenv"
 
 	"troupe/adapters/openai"
 	"troupe/adapters/openai/openaitest"
@@ -19,24 +19,6 @@ import (
 )
 
 const testKey = "sk-secret-XYZ"
-
-// logBuffer collects log output so tests can check what was logged.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // newClient returns a client of s with fast retries, its logs checked for
 // the API key when the test ends.
@@ -53,7 +35,7 @@ func newClient(t *testing.T, baseURL string, modify func(*openai.Config)) *opena
 	if modify != nil {
 		modify(&cfg)
 	}
-	logs := &logBuffer{}
+	logs := &testenv.Buffer{}
 	t.Cleanup(func() {
 		if strings.Contains(logs.String(), testKey) {
 			t.Errorf("logs contain the API key:\n%s", logs)

@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+	"troupe/models/testenv"
 
 	"troupe/adapters/openai"
 	"troupe/adapters/openai/openaitest"
@@ -41,7 +41,7 @@ type harness struct {
 	p      *bot.Pipeline
 	cancel context.CancelFunc
 	done   chan error
-	logs   *logBuffer
+	logs   *testenv.Buffer
 }
 
 func newHarness(t *testing.T, cards ...string) *harness {
@@ -71,7 +71,7 @@ func newHarness(t *testing.T, cards ...string) *harness {
 	cfg := config.Default().Telegram
 	cfg.Token = config.Secret(tg.Token())
 	cfg.APIEndpoint = tg.Endpoint()
-	h := &harness{t: t, tg: tg, ai: openaitest.NewServer(t), store: st, lib: lib, cfg: cfg, logs: &logBuffer{}}
+	h := &harness{t: t, tg: tg, ai: openaitest.NewServer(t), store: st, lib: lib, cfg: cfg, logs: &testenv.Buffer{}}
 	t.Cleanup(h.stop)
 	return h
 }
@@ -246,22 +246,4 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func itoa(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
-}
-
-// logBuffer collects the adapter's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -7,9 +7,9 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+	"troupe/models/testenv"
 
 	"troupe/adapters/openai/openaitest"
 	"troupe/models"
@@ -92,7 +92,7 @@ func TestShutdownInterruptsReplyKeepsMessage(t *testing.T) {
 	env := testEnv(map[string]string{"TROUPE_DATABASE_DSN": dsn, "TROUPE_MODEL_BASE_URL": fake.URL(), "TROUPE_CARDS_DIR": t.TempDir(), "TROUPE_LOG_LEVEL": "error"})
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	var out syncBuffer
+	var out testenv.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"chat", "--card", "../../examples/cards/lantern-keeper.json", "--user", "Ada", "--no-worker"}, pr, &out, io.Discard, env)
@@ -118,22 +118,4 @@ func TestShutdownInterruptsReplyKeepsMessage(t *testing.T) {
 	if n != 1 {
 		t.Errorf("the interrupted message is stored %d times, want once", n)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

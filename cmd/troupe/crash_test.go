@@ -92,11 +92,7 @@ func startWorker(t *testing.T, bin string, envs []string) *exec.Cmd {
 // finishes the owed compaction.
 func TestWorkerKilledMidCompaction(t *testing.T) {
 	bin := troupeBinary(t)
-	rounds := 3
-	if os.Getenv("TROUPE_SLOW_TESTS") != "" {
-		rounds = 20
-	}
-	for round := 0; round < rounds; round++ {
+	for round := 0; round < crashRounds(); round++ {
 		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
 			dsn := "sqlite://" + filepath.Join(t.TempDir(), "troupe.db")
 			chatID := seedOwedChat(t, dsn, 40)

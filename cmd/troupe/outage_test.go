@@ -80,7 +80,7 @@ func TestRedisOutageDuringConversation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pr, pw := io.Pipe()
-	var out syncBuffer
+	var out testenv.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"chat", "--card", "../../examples/cards/lantern-keeper.json", "--user", "Ada", "--drain-timeout", "30s"}, pr, &out, io.Discard, env)
@@ -149,7 +149,7 @@ func TestPostgresRestartDuringConversation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	pr, pw := io.Pipe()
-	var out syncBuffer
+	var out testenv.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"chat", "--card", "../../examples/cards/lantern-keeper.json", "--user", "Ada", "--no-worker"}, pr, &out, io.Discard, env)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"troupe/models/testenv"
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/adapters/openai/openaitest"
@@ -30,7 +31,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	cards := t.TempDir()
 	data, _ := os.ReadFile("../../examples/cards/lantern-keeper.json")
 	_ = os.WriteFile(filepath.Join(cards, "lantern-keeper.json"), data, 0o644)
-	var out, errOut syncBuffer
+	var out, errOut testenv.Buffer
 	env := map[string]string{
 		"TROUPE_DATABASE_DSN":          "sqlite://" + filepath.Join(t.TempDir(), "t.db"),
 		"TROUPE_MODEL_BASE_URL":        fake.URL(),

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"troupe/models/testenv"
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/adapters/openai/openaitest"
@@ -160,7 +161,7 @@ func TestServeDiscord(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var out, errOut syncBuffer
+	var out, errOut testenv.Buffer
 	go func() { done <- run(ctx, []string{"serve"}, strings.NewReader(""), &out, &errOut, env) }()
 	d.WaitConnected(20 * time.Second)
 	ada := discordtest.User{ID: d.NewID(), Username: "ada", GlobalName: "Ada"}
