@@ -37,14 +37,10 @@ func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, r
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
 	}
-	if p.opt.Memory != nil {
+	if p.opt.Memory != nil && st.resident != "" {
 		// No ledger or roster is kept yet, so the resident has the whole
 		// envelope up to its own maximum.
-		res, err := p.opt.Memory.Resident(ctx, st.card.ID, st.chat.SpaceID, 0)
-		if err != nil {
-			p.log.Warn("load resident summary", "chat_id", st.chat.ID, "err", err)
-		}
-		in.Resident = res
+		in.Resident = p.opt.Memory.FitResident(lang, st.resident, 0)
 	}
 	msgs := memory.Assemble(in)
 	if p.opt.Tokens == nil || p.opt.ContextWindow <= 0 {
@@ -90,22 +86,35 @@ func toPrompt(msgs []memory.Message) []PromptMessage {
 // persona returns the name the character calls the author by and their
 // self-description.
 func (p *Pipeline) persona(ctx context.Context, in Inbound) (string, string) {
-	name := in.AuthorName
+	per, ok, _ := p.lookupPersona(ctx, in)
+	return personaOf(in, per, ok)
+}
+
+// lookupPersona reads in's author's persona; a failure is logged and
+// counts as none.
+func (p *Pipeline) lookupPersona(ctx context.Context, in Inbound) (models.Persona, bool, error) {
 	per, err := p.opt.Store.Persona(ctx, in.UserKey())
 	if err != nil {
 		if !errors.Is(err, models.ErrNotFound) {
 			p.log.Warn("load persona", "err", err)
 		}
-		if name == "" {
-			name = "User"
-		}
-		return name, ""
+		return models.Persona{}, false, nil
 	}
-	if per.Name != "" {
+	return per, true, nil
+}
+
+// personaOf is the name and description in's author plays under: their
+// persona's, else their platform name.
+func personaOf(in Inbound, per models.Persona, ok bool) (name, description string) {
+	name = in.AuthorName
+	if ok && per.Name != "" {
 		name = per.Name
 	}
 	if name == "" {
 		name = "User"
 	}
-	return name, per.Description
+	if ok {
+		description = per.Description
+	}
+	return name, description
 }

@@ -107,8 +107,7 @@ func (p *Pipeline) langOf(in Inbound) string {
 }
 
 func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
-	user, _ := p.persona(ctx, in)
-	st, err := p.resolve(ctx, in.Channel, user)
+	st, err := p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
 		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
 	}
@@ -116,7 +115,7 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 		return p.internal(ctx, sink, "new chat", err)
 	}
 	old := st.chat.ID
-	chat, err := p.startChat(ctx, st.channel, st.card, user)
+	chat, err := p.startChat(ctx, st.channel, st.card, st.user)
 	if err != nil {
 		return p.internal(ctx, sink, "new chat", err)
 	}
@@ -130,7 +129,7 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 		return err
 	}
 	if chat.HeadID != "" {
-		return sink.Finish(ctx, st.card.Greeting(user))
+		return sink.Finish(ctx, st.card.Greeting(st.user))
 	}
 	return nil
 }
@@ -138,8 +137,7 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 // cmdRegen replaces the last reply with a new sibling on the branch. When the
 // head is a user message whose reply failed, it writes that reply.
 func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
-	user, persona := p.persona(ctx, in)
-	st, err := p.resolve(ctx, in.Channel, user)
+	st, err := p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
 		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
 	}
@@ -154,13 +152,13 @@ func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
 	if err != nil {
 		return p.internal(ctx, sink, "regen", err)
 	}
-	rp := replyPlan{expectHead: head.ID, user: user, persona: persona, group: in.Channel.Group, start: time.Now()}
+	rp := replyPlan{expectHead: head.ID, user: st.user, persona: st.persona, group: in.Channel.Group, start: time.Now()}
 	switch {
 	case head.Role == "user":
 		rp.parent = head.ID
 	case head.ParentID == "":
 		// The greeting: pick another of the card's greetings.
-		return p.regenGreeting(ctx, st, head, user, sink)
+		return p.regenGreeting(ctx, st, head, st.user, sink)
 	default:
 		rp.parent = head.ParentID
 	}

@@ -15,8 +15,7 @@ func (p *Pipeline) cmdCompact(ctx context.Context, in Inbound, sink Sink) error 
 	if !l.busy.TryLock() {
 		return sink.Notice(ctx, p.text(lang, msgBusy))
 	}
-	user, _ := p.persona(ctx, in)
-	st, err := p.resolve(ctx, in.Channel, user)
+	st, err := p.resolve(ctx, in)
 	l.busy.Unlock()
 	if errors.Is(err, ErrNoCard) {
 		return sink.Notice(ctx, p.text(lang, msgNoCard))

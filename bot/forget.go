@@ -93,10 +93,9 @@ func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink 
 	if p.opt.Memory == nil {
 		return sink.Notice(ctx, p.text(lang, msgInternal))
 	}
-	user, _ := p.persona(ctx, in)
 	var st chatState
 	err := p.withLane(ctx, in, func() (err error) {
-		st, err = p.resolve(ctx, in.Channel, user)
+		st, err = p.resolve(ctx, in)
 		return err
 	})
 	if errors.Is(err, ErrNoCard) {

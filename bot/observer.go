@@ -17,9 +17,12 @@ type Observer interface {
 
 // TurnStats describes one turn for an Observer.
 type TurnStats struct {
-	Platform         string
-	Outcome          string
-	Pipeline         time.Duration
+	Platform string
+	Outcome  string
+	Pipeline time.Duration
+	// Queued is how long the turn waited for a slot before its pipeline
+	// work began (not part of Pipeline).
+	Queued           time.Duration
 	Model            time.Duration
 	PromptTokens     int
 	CompletionTokens int

@@ -39,9 +39,9 @@ type TurnDone struct {
 // MemoryService is the memory work turns and commands run directly.
 type MemoryService interface {
 	Compact(ctx context.Context, chatID string, manual bool) (memory.Result, error)
-	// Resident returns the resident summary as injected, fitted to what
-	// others characters leave of the envelope.
-	Resident(ctx context.Context, cardID, spaceID string, others int) (string, error)
+	// FitResident returns a stored resident summary as injected, fitted to
+	// what others characters leave of the envelope.
+	FitResident(lang, stored string, others int) string
 	ForgetChat(ctx context.Context, chatID string) (memory.Forgotten, error)
 	Report(ctx context.Context, cardID, spaceID string) (memory.Report, error)
 	DeleteRecap(ctx context.Context, chatID string) error
@@ -70,6 +70,9 @@ type Options struct {
 	Locker Locker
 	// Limits bound what one user can ask.
 	Limits Limits
+	// ConcurrentTurns bounds how many turns do the pipeline's own work at
+	// once (the model calls are not bounded); 0 means one per CPU.
+	ConcurrentTurns int
 }
 
 // Locker hands out locks shared by every troupe process.
@@ -98,6 +101,7 @@ type Pipeline struct {
 	stats   stats
 	confirm confirmations
 	rate    rateLimiter
+	gate    gate
 }
 
 // stats counts what the pipeline did, for benchmarks (PipelineTimes).
@@ -106,6 +110,8 @@ type stats struct {
 	Turns         int
 	Failed        int
 	PipelineTimes []time.Duration
+	// QueueTimes are the turns' waits for a gate slot, in the same order.
+	QueueTimes []time.Duration
 }
 
 // New returns a pipeline; it starts nothing.
@@ -122,7 +128,8 @@ func New(opt Options) *Pipeline {
 	if opt.Observer == nil {
 		opt.Observer = nopObserver{}
 	}
-	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute}}
+	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute},
+		gate: newGate(opt.ConcurrentTurns)}
 }
 
 // lane serializes the turns of one channel: messages that arrive while a
@@ -250,43 +257,53 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	}
 }
 
-// chatState is a channel resolved to its card and current chat.
+// chatState is a channel resolved to its card and current chat, with the
+// speaking user's persona and the card's resident summary in the space.
 type chatState struct {
 	channel models.Channel
 	card    Card
 	chat    models.Chat
+	// user is the name the user plays under; persona describes them.
+	user, persona string
+	// resident is the stored resident summary, tags and all.
+	resident string
 }
 
-// resolve finds (or creates) the space, channel, card and current chat.
-func (p *Pipeline) resolve(ctx context.Context, ref ChannelRef, userName string) (chatState, error) {
-	st := p.opt.Store
+// resolve finds (or creates) the space, channel, card and current chat of
+// in's channel, with the persona of in's author. In steady state it is one
+// query.
+func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
+	st, ref := p.opt.Store, in.Channel
 	if err := st.EnsureSpace(ctx, models.Space{ID: ref.Space(), Platform: ref.Platform, Kind: ref.SpaceKind, ExternalID: ref.SpaceID}); err != nil {
 		return chatState{}, err
 	}
-	ch, err := st.EnsureChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space()})
-	if err != nil {
-		return chatState{}, err
-	}
-	card, err := p.channelCard(ch)
-	if err != nil {
-		return chatState{}, err
-	}
-	if ch.CurrentChatID != "" {
-		chat, err := st.Chat(ctx, ch.CurrentChatID)
-		if err == nil {
-			return chatState{channel: ch, card: card, chat: chat}, nil
-		}
-		if !errors.Is(err, models.ErrNotFound) {
-			return chatState{}, err
+	ts, err := st.TurnState(ctx, ref.Key(), in.UserKey())
+	if errors.Is(err, models.ErrNotFound) {
+		if ts.Channel, err = st.EnsureChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space()}); err == nil {
+			ts.Persona, ts.HasPersona, err = p.lookupPersona(ctx, in)
 		}
 	}
-	chat, err := p.startChat(ctx, ch, card, userName)
 	if err != nil {
 		return chatState{}, err
 	}
-	ch.CurrentChatID = chat.ID
-	ch.CardID = card.ID
-	return chatState{channel: ch, card: card, chat: chat}, nil
+	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident}
+	out.user, out.persona = personaOf(in, ts.Persona, ts.HasPersona)
+	if out.card, err = p.channelCard(ts.Channel); err != nil {
+		return chatState{}, err
+	}
+	if ts.HasChat {
+		return out, nil
+	}
+	if out.chat, err = p.startChat(ctx, out.channel, out.card, out.user); err != nil {
+		return chatState{}, err
+	}
+	out.channel.CurrentChatID = out.chat.ID
+	out.channel.CardID = out.card.ID
+	// A new chat's card may have a resident summary from earlier chats.
+	if out.resident, err = st.Resident(ctx, out.card.ID, out.chat.SpaceID); err != nil {
+		p.log.Warn("load resident summary", "chat_id", out.chat.ID, "err", err)
+	}
+	return out, nil
 }
 
 func (p *Pipeline) channelCard(ch models.Channel) (Card, error) {

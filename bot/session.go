@@ -50,10 +50,9 @@ func (p *Pipeline) Bind(ctx context.Context, ref ChannelRef, cardID string) erro
 // Greet shows the last message of the channel's current chat (the greeting
 // of a new chat), starting the chat if there is none.
 func (p *Pipeline) Greet(ctx context.Context, in Inbound, sink Sink) error {
-	user, _ := p.persona(ctx, in)
 	var head string
 	err := p.withLane(ctx, in, func() error {
-		st, err := p.resolve(ctx, in.Channel, user)
+		st, err := p.resolve(ctx, in)
 		if err != nil {
 			return err
 		}

@@ -13,11 +13,18 @@ import (
 // turn stores a batch of user messages as one turn and writes the reply to
 // the last message's sink.
 func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
-	start := time.Now()
 	last := batch[len(batch)-1]
 	in, sink := last.in, last.sink
-	user, persona := p.persona(ctx, in)
-	st, err := p.resolve(ctx, in.Channel, user)
+	release, queued, err := p.gate.enter(ctx)
+	defer release()
+	if err != nil {
+		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = sink.Notice(nctx, p.text(p.langOf(in), msgNotStored))
+		return err
+	}
+	start := time.Now()
+	st, err := p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
 		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
 	}
@@ -27,21 +34,21 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return err
 	}
 	lang := p.language(st.card)
-	msgs, err := p.newUserMessages(ctx, batch)
-	if err != nil {
-		p.log.Error("dedup", "chat_id", st.chat.ID, "err", err)
-		_ = sink.Notice(ctx, p.text(lang, msgNotStored))
-		return err
-	}
-	if len(msgs) == 0 {
-		return p.replayedUnanswered(ctx, st, batch, sink)
-	}
-	err = p.opt.Store.Append(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs)
-	if errors.Is(err, models.ErrStale) {
-		// Another replica moved the head; re-read and try once more.
-		if st.chat, err = p.opt.Store.Chat(ctx, st.chat.ID); err == nil {
-			err = p.opt.Store.Append(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs)
+	// Most messages are new: store them first and look for the ones stored
+	// before only when the unique dedup key says there are some.
+	msgs := userMessages(batch, nil)
+	err = p.appendTurn(ctx, &st, msgs)
+	if errors.Is(err, models.ErrDuplicate) {
+		var seen map[string]bool
+		if seen, err = p.opt.Store.SeenDedupKeys(ctx, dedupKeys(batch)); err != nil {
+			p.log.Error("dedup", "chat_id", st.chat.ID, "err", err)
+			_ = sink.Notice(ctx, p.text(lang, msgNotStored))
+			return err
 		}
+		if msgs = userMessages(batch, seen); len(msgs) == 0 {
+			return p.replayedUnanswered(ctx, st, batch, sink, release)
+		}
+		err = p.appendTurn(ctx, &st, msgs)
 	}
 	if errors.Is(err, models.ErrDuplicate) {
 		return nil
@@ -52,13 +59,13 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return err
 	}
 	head := msgs[len(msgs)-1].ID
-	return p.reply(ctx, st, replyPlan{parent: head, expectHead: head, user: user, persona: persona, group: in.Channel.Group, start: start}, sink)
+	return p.reply(ctx, st, replyPlan{parent: head, expectHead: head, user: st.user, persona: st.persona, group: in.Channel.Group, start: start, queued: queued, release: release}, sink)
 }
 
 // replayedUnanswered writes the missing reply when a platform delivers again
 // a message that was stored but never answered (a crash or a shutdown
 // between storing it and storing the reply); any other duplicate is ignored.
-func (p *Pipeline) replayedUnanswered(ctx context.Context, st chatState, batch []pendingMsg, sink Sink) error {
+func (p *Pipeline) replayedUnanswered(ctx context.Context, st chatState, batch []pendingMsg, sink Sink, release func()) error {
 	last := batch[len(batch)-1].in
 	if last.MessageID == "" || st.chat.HeadID == "" {
 		return nil
@@ -67,22 +74,26 @@ func (p *Pipeline) replayedUnanswered(ctx context.Context, st chatState, batch [
 	if err != nil || head.Role != memory.RoleUser || head.DedupKey == nil || *head.DedupKey != dedupKey(last) {
 		return nil
 	}
-	user, persona := p.persona(ctx, last)
-	return p.reply(ctx, st, replyPlan{parent: head.ID, expectHead: head.ID, user: user, persona: persona, group: last.Channel.Group, start: time.Now()}, sink)
+	return p.reply(ctx, st, replyPlan{parent: head.ID, expectHead: head.ID, user: st.user, persona: st.persona, group: last.Channel.Group, start: time.Now(), release: release}, sink)
 }
 
-// newUserMessages turns a batch into messages to store, leaving out the
-// platform messages that were stored before.
-func (p *Pipeline) newUserMessages(ctx context.Context, batch []pendingMsg) ([]*models.Message, error) {
-	var keys []string
-	for _, b := range batch {
-		if b.in.MessageID != "" {
-			keys = append(keys, dedupKey(b.in))
+// appendTurn stores a turn's user messages at the chat's head.
+func (p *Pipeline) appendTurn(ctx context.Context, st *chatState, msgs []*models.Message) error {
+	err := p.opt.Store.Append(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs)
+	if errors.Is(err, models.ErrStale) {
+		// Another replica moved the head; re-read and try once more.
+		if st.chat, err = p.opt.Store.Chat(ctx, st.chat.ID); err == nil {
+			err = p.opt.Store.Append(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs)
 		}
 	}
-	seen, err := p.opt.Store.SeenDedupKeys(ctx, keys)
-	if err != nil {
-		return nil, err
+	return err
+}
+
+// userMessages turns a batch into messages to store, leaving out the
+// platform messages in seen and repeats within the batch.
+func userMessages(batch []pendingMsg, seen map[string]bool) []*models.Message {
+	if seen == nil {
+		seen = map[string]bool{}
 	}
 	var msgs []*models.Message
 	for _, b := range batch {
@@ -97,7 +108,18 @@ func (p *Pipeline) newUserMessages(ctx context.Context, batch []pendingMsg) ([]*
 		}
 		msgs = append(msgs, m)
 	}
-	return msgs, nil
+	return msgs
+}
+
+// dedupKeys lists the dedup keys of a batch's platform messages.
+func dedupKeys(batch []pendingMsg) []string {
+	var keys []string
+	for _, b := range batch {
+		if b.in.MessageID != "" {
+			keys = append(keys, dedupKey(b.in))
+		}
+	}
+	return keys
 }
 
 func dedupKey(in Inbound) string { return in.Channel.Key() + ":" + in.MessageID }
@@ -117,7 +139,12 @@ type replyPlan struct {
 	user       string
 	persona    string
 	group      bool
-	start      time.Time
+	// start is when the pipeline began the turn's own work, after queued
+	// in line for a slot of the gate.
+	start  time.Time
+	queued time.Duration
+	// release gives back the turn's gate slot; nil when it holds none.
+	release func()
 }
 
 // reply writes the model's answer to the branch ending at rp.parent.
@@ -139,6 +166,9 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	sink.Typing(ctx)
 	var acc strings.Builder
 	pipelineTime := time.Since(rp.start)
+	if rp.release != nil {
+		rp.release()
+	}
 	res, err := p.opt.Model.Stream(ctx, ModelRequest{Messages: prompt.messages, MaxTokens: p.opt.MaxReplyTokens}, func(delta string) error {
 		acc.WriteString(delta)
 		if uerr := sink.Update(ctx, acc.String()); uerr != nil {
@@ -185,8 +215,8 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	turns := append(memory.TurnsOf(br.Uncovered), memory.Turn{ID: msg.ID, Role: memory.RoleAssistant, Content: text})
 	plan := memory.PlanCompaction(turns, p.compactParams(), false)
 	own := pipelineTime + time.Since(afterModel)
-	p.stats.done(own)
-	p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "answered", Pipeline: own, Model: afterModel.Sub(rp.start) - pipelineTime,
+	p.stats.done(own, rp.queued)
+	p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "answered", Pipeline: own, Queued: rp.queued, Model: afterModel.Sub(rp.start) - pipelineTime,
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, PromptMessages: len(prompt.messages)})
 	p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
 	return nil
@@ -235,11 +265,12 @@ func (s *stats) fail() {
 	s.mu.Unlock()
 }
 
-func (s *stats) done(d time.Duration) {
+func (s *stats) done(d, queued time.Duration) {
 	s.mu.Lock()
 	s.Turns++
 	if len(s.PipelineTimes) < 1_000_000 {
 		s.PipelineTimes = append(s.PipelineTimes, d)
+		s.QueueTimes = append(s.QueueTimes, queued)
 	}
 	s.mu.Unlock()
 }
@@ -250,4 +281,12 @@ func (p *Pipeline) PipelineTimes() []time.Duration {
 	p.stats.mu.Lock()
 	defer p.stats.mu.Unlock()
 	return append([]time.Duration(nil), p.stats.PipelineTimes...)
+}
+
+// QueueTimes returns a copy of the recorded waits for a gate slot, in the
+// order of PipelineTimes.
+func (p *Pipeline) QueueTimes() []time.Duration {
+	p.stats.mu.Lock()
+	defer p.stats.mu.Unlock()
+	return append([]time.Duration(nil), p.stats.QueueTimes...)
 }

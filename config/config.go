@@ -94,10 +94,14 @@ type Telegram struct {
 	RatePerMinute   int      `yaml:"rate_per_minute"`
 }
 
-// Limits bound what one user can ask of troupe, on every platform.
+// Limits bound what one user can ask of troupe, on every platform, and how
+// much work troupe does at once.
 type Limits struct {
 	RatePerMinute   int `yaml:"rate_per_minute"`
 	MaxMessageChars int `yaml:"max_message_chars"`
+	// ConcurrentTurns bounds the turns doing their own database work at
+	// once; 0 means one per CPU.
+	ConcurrentTurns int `yaml:"concurrent_turns"`
 }
 
 // Ops configures the operations HTTP endpoint.

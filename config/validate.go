@@ -55,6 +55,7 @@ func (c Config) Validate() error {
 		{"telegram.rate_per_minute", c.Telegram.RatePerMinute < 0, "must not be negative"},
 		{"limits.rate_per_minute", c.Limits.RatePerMinute < 0, "must be 0 (off) or more"},
 		{"limits.max_message_chars", c.Limits.MaxMessageChars < 0, "must be 0 (no limit) or more"},
+		{"limits.concurrent_turns", c.Limits.ConcurrentTurns < 0, "must be 0 (one per CPU) or more"},
 		{"log.level", !oneOf(c.Log.Level, "debug", "info", "warn", "error"), "must be debug, info, warn or error"},
 		{"log.format", !oneOf(c.Log.Format, "text", "json"), "must be text or json"},
 	}

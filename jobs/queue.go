@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -44,6 +45,10 @@ type Queue struct {
 	client *asynq.Client
 	insp   *asynq.Inspector
 	log    *slog.Logger
+	// idleArmed remembers when this process last made sure of each chat's
+	// idle recap task, so that a busy chat's turns skip the round trip.
+	idleMu    sync.Mutex
+	idleArmed map[string]time.Time
 }
 
 // NewQueue returns a queue on r.
@@ -55,6 +60,8 @@ func NewQueue(r *Redis, log *slog.Logger) *Queue {
 		client: asynq.NewClientFromRedisClient(r.Client),
 		insp:   asynq.NewInspectorFromRedisClient(r.Client),
 		log:    log.With("component", "jobs"),
+
+		idleArmed: map[string]time.Time{},
 	}
 }
 
@@ -90,14 +97,48 @@ func (q *Queue) Compact(ctx context.Context, chatID string, urgent bool) error {
 // RecapWhenIdle makes sure the chat's recap runs once the chat has been idle
 // for idle: one enqueue, a no-op while a recap task is already waiting. The
 // task itself looks at the chat's last activity when it runs and waits
-// again if the chat moved on (the debounce), so a turn costs one round trip.
+// again if the chat moved on (the debounce). A task this process made sure
+// of less than idle/2 ago cannot have finished since (it waits for idle
+// after the chat's last turn), so those turns cost no round trip at all.
 func (q *Queue) RecapWhenIdle(ctx context.Context, chatID string, idle time.Duration) error {
-	return q.enqueue(ctx, TypeRecap, chatID, ChatPayload{ChatID: chatID}, asynq.ProcessIn(idle), asynq.Queue(QueueDefault), asynq.MaxRetry(maxIdleWaits))
+	now := time.Now()
+	q.idleMu.Lock()
+	armed, ok := q.idleArmed[chatID]
+	q.idleMu.Unlock()
+	if ok && now.Sub(armed) < idle/2 {
+		return nil
+	}
+	if err := q.enqueue(ctx, TypeRecap, chatID, ChatPayload{ChatID: chatID}, asynq.ProcessIn(idle), asynq.Queue(QueueDefault), asynq.MaxRetry(maxIdleWaits)); err != nil {
+		return err
+	}
+	q.idleMu.Lock()
+	defer q.idleMu.Unlock()
+	if len(q.idleArmed) >= maxIdleArmed {
+		for id, t := range q.idleArmed {
+			if now.Sub(t) >= idle/2 {
+				delete(q.idleArmed, id)
+			}
+		}
+	}
+	q.idleArmed[chatID] = now
+	return nil
+}
+
+// maxIdleArmed is how many chats idleArmed holds before it drops the
+// expired ones.
+const maxIdleArmed = 4096
+
+// disarm forgets that chatID's idle recap task was made sure of.
+func (q *Queue) disarm(chatID string) {
+	q.idleMu.Lock()
+	delete(q.idleArmed, chatID)
+	q.idleMu.Unlock()
 }
 
 // RecapNow runs the chat's recap as soon as a worker is free (a chat that
 // ended with /new), replacing one that waits for the chat to go idle.
 func (q *Queue) RecapNow(ctx context.Context, chatID string) error {
+	q.disarm(chatID)
 	id := taskID(TypeRecap, chatID)
 	for _, qn := range []string{QueueDefault, QueueUrgent} {
 		// Only a waiting task can be deleted; a running one is left alone.

@@ -295,3 +295,45 @@ func TestRecapIdleDebounceThenConsolidation(t *testing.T) {
 		})
 	}
 }
+
+func TestRecapWhenIdleSkipsTheRoundTripWhileArmed(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newRig(t, b, 1)
+			ctx := context.Background()
+			insp := asynq.NewInspectorFromRedisClient(r.redis.Client)
+			waiting := func() int {
+				info, err := insp.GetQueueInfo(jobs.QueueDefault)
+				if err != nil {
+					return 0
+				}
+				return info.Size
+			}
+			const idle = 2 * time.Second
+			must(t, r.queue.RecapWhenIdle(ctx, r.chatID, idle))
+			if n := waiting(); n != 1 {
+				t.Fatalf("waiting recap tasks = %d, want 1", n)
+			}
+			// Take the task away behind the queue's back: while the chat is
+			// armed (less than idle/2 since), a turn does not look.
+			must(t, insp.DeleteTask(jobs.QueueDefault, jobs.TypeRecap+":"+r.chatID))
+			must(t, r.queue.RecapWhenIdle(ctx, r.chatID, idle))
+			if n := waiting(); n != 0 {
+				t.Errorf("armed chat enqueued again: %d waiting", n)
+			}
+			// After idle/2 it makes sure again.
+			time.Sleep(idle/2 + 50*time.Millisecond)
+			must(t, r.queue.RecapWhenIdle(ctx, r.chatID, idle))
+			if n := waiting(); n != 1 {
+				t.Errorf("after idle/2: %d waiting, want 1", n)
+			}
+			// RecapNow disarms: the next turn's call enqueues at once.
+			must(t, r.queue.RecapNow(ctx, r.chatID))
+			must(t, insp.DeleteTask(jobs.QueueUrgent, jobs.TypeRecap+":"+r.chatID))
+			must(t, r.queue.RecapWhenIdle(ctx, r.chatID, idle))
+			if n := waiting(); n != 1 {
+				t.Errorf("after RecapNow: %d waiting, want 1", n)
+			}
+		})
+	}
+}

@@ -312,7 +312,13 @@ func (s *Service) Resident(ctx context.Context, cardID, spaceID string, others i
 		return "", err
 	}
 	lang, _ := s.cardLanguage(ctx, cardID)
-	return FitResident(lang, StripTags(text), others, s.Budget()), nil
+	return s.FitResident(lang, text, others), nil
+}
+
+// FitResident returns a stored resident summary as injected: its tags
+// stripped, fitted to what others characters leave of the envelope.
+func (s *Service) FitResident(lang, stored string, others int) string {
+	return FitResident(lang, StripTags(stored), others, s.Budget())
 }
 
 // Budget returns the injection budget.

@@ -2,7 +2,10 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+
+	"gorm.io/gorm"
 )
 
 // Branch is the live part of a chat's branch: the active summary (if any) and
@@ -31,12 +34,6 @@ SELECT b.depth AS depth, b.summary_id AS summary_id, m.id AS id, m.chat_id AS ch
 FROM branch b JOIN messages m ON m.id = b.id
 ORDER BY b.depth DESC`
 
-type branchRow struct {
-	Depth     int
-	SummaryID *string
-	Message
-}
-
 // MaxBranchWalk bounds how far back a branch walk goes without a summary.
 const MaxBranchWalk = 100000
 
@@ -47,20 +44,45 @@ func (s *Store) LoadBranch(ctx context.Context, headID string) (Branch, error) {
 	if headID == "" {
 		return br, nil
 	}
-	var rows []branchRow
-	if err := s.db.WithContext(ctx).Raw(branchSQL, headID, MaxBranchWalk).Scan(&rows).Error; err != nil {
+	summaryID, msgs, err := walkBranch(s.db.WithContext(ctx), headID)
+	if err != nil {
 		return br, fmt.Errorf("models: load branch at %s: %w", headID, err)
 	}
-	for _, r := range rows {
-		if r.SummaryID != nil {
-			var sum Summary
-			if err := s.db.WithContext(ctx).Where("id = ?", *r.SummaryID).Take(&sum).Error; err != nil {
-				return br, fmt.Errorf("models: load summary %s: %w", *r.SummaryID, notFound(err))
-			}
-			br.Summary = &sum
-			continue
+	br.Uncovered = msgs
+	if summaryID != "" {
+		var sum Summary
+		if err := s.db.WithContext(ctx).Where("id = ?", summaryID).Take(&sum).Error; err != nil {
+			return br, fmt.Errorf("models: load summary %s: %w", summaryID, notFound(err))
 		}
-		br.Uncovered = append(br.Uncovered, r.Message)
+		br.Summary = &sum
 	}
 	return br, nil
+}
+
+// walkBranch runs branchSQL from headID on db: the id of the active summary
+// ("" for none) and the uncovered messages, oldest first. The rows are
+// scanned by hand: GORM's reflection cost more than the query itself.
+func walkBranch(db *gorm.DB, headID string) (summaryID string, msgs []Message, err error) {
+	rows, err := db.Raw(branchSQL, headID, MaxBranchWalk).Rows()
+	if err != nil {
+		return "", nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			depth int
+			sid   sql.NullString
+			m     Message
+		)
+		if err := rows.Scan(&depth, &sid, &m.ID, &m.ChatID, &m.ParentID, &m.Role, &m.AuthorID, &m.AuthorName, &m.Content,
+			&m.PromptTokens, &m.CompletionTokens, &m.CreatedAt); err != nil {
+			return "", nil, err
+		}
+		if sid.Valid {
+			summaryID = sid.String
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	return summaryID, msgs, rows.Err()
 }

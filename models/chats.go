@@ -2,9 +2,11 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -54,6 +56,72 @@ func (s *Store) EnsureChannel(ctx context.Context, ch Channel) (Channel, error) 
 		return Channel{}, fmt.Errorf("models: ensure channel %s: %w", ch.ID, err)
 	}
 	return s.Channel(ctx, ch.ID)
+}
+
+// TurnState is what a turn reads before it writes: the channel, its current
+// chat, the speaking user's persona and the resident summary of the chat's
+// card in its space.
+type TurnState struct {
+	Channel Channel
+	Chat    Chat
+	// HasChat is false when the channel has no current chat (or it is gone).
+	HasChat    bool
+	Persona    Persona
+	HasPersona bool
+	// Resident is the stored resident summary, tags and all; "" if none.
+	Resident string
+}
+
+// turnStateSQL reads a TurnState in one round trip.
+const turnStateSQL = `SELECT ch.id, ch.platform, ch.external_id, ch.space_id, ch.card_id, ch.current_chat_id,
+       ch.mention_only, ch.created_at, ch.updated_at,
+       c.id, c.channel_id, c.card_id, c.space_id, c.name, c.head_id, c.created_at, c.active_at,
+       p.user_key, p.name, p.description, r.content
+FROM channels ch
+LEFT JOIN chats c ON c.id = ch.current_chat_id
+LEFT JOIN personas p ON p.user_key = ?
+LEFT JOIN resident_summaries r ON r.card_id = c.card_id AND r.space_id = c.space_id
+WHERE ch.id = ?`
+
+// TurnState reads the state of the channel with channelID for a turn of the
+// user with userKey. It returns ErrNotFound when there is no such channel.
+func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnState, error) {
+	var ts TurnState
+	rows, err := s.db.WithContext(ctx).Raw(turnStateSQL, userKey, channelID).Rows()
+	if err != nil {
+		return ts, fmt.Errorf("models: channel %s: %w", channelID, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return ts, fmt.Errorf("models: channel %s: %w", channelID, err)
+		}
+		return ts, ErrNotFound
+	}
+	var (
+		cID, cChannel, cCard, cSpace, cName, cHead sql.NullString
+		cCreated, cActive                          sql.NullTime
+		pKey, pName, pDesc, resident               sql.NullString
+	)
+	ch := &ts.Channel
+	err = rows.Scan(&ch.ID, &ch.Platform, &ch.ExternalID, &ch.SpaceID, &ch.CardID, &ch.CurrentChatID,
+		&ch.MentionOnly, &ch.CreatedAt, &ch.UpdatedAt,
+		&cID, &cChannel, &cCard, &cSpace, &cName, &cHead, &cCreated, &cActive,
+		&pKey, &pName, &pDesc, &resident)
+	if err != nil {
+		return ts, fmt.Errorf("models: channel %s: %w", channelID, err)
+	}
+	if cID.Valid {
+		ts.HasChat = true
+		ts.Chat = Chat{ID: cID.String, ChannelID: cChannel.String, CardID: cCard.String, SpaceID: cSpace.String,
+			Name: cName.String, HeadID: cHead.String, CreatedAt: cCreated.Time.UTC(), ActiveAt: cActive.Time.UTC()}
+	}
+	if pKey.Valid {
+		ts.HasPersona = true
+		ts.Persona = Persona{UserKey: pKey.String, Name: pName.String, Description: pDesc.String}
+	}
+	ts.Resident = resident.String
+	return ts, nil
 }
 
 // Channel returns the channel with id, or ErrNotFound.
@@ -148,56 +216,90 @@ func (s *Store) SeenDedupKeys(ctx context.Context, keys []string) (map[string]bo
 }
 
 // Append stores msgs as a chain under parentID and moves the chat's head to
-// the last of them, in one transaction. It returns ErrStale if the chat's
-// head is no longer expectHead, and ErrDuplicate if a message's dedup key was
-// already stored. The messages get their ids and parents filled in.
+// the last of them, atomically. It returns ErrStale if the chat's head is no
+// longer expectHead, and ErrDuplicate if a message's dedup key was already
+// stored. The messages get their ids and parents filled in.
 func (s *Store) Append(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
 	now := s.now()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		parent := parentID
-		for _, m := range msgs {
-			m.ID = NewID()
-			m.ChatID = chatID
-			m.ParentID = parent
-			m.CreatedAt = now
-			parent = m.ID
-		}
-		// Moving the head only where it still is expectHead both checks and
-		// locks the chat in one statement.
-		res := tx.Model(&Chat{}).Where("id = ? AND head_id = ?", chatID, expectHead).
-			Updates(map[string]any{"head_id": parent, "active_at": now})
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			var n int64
-			if err := tx.Model(&Chat{}).Where("id = ?", chatID).Count(&n).Error; err != nil {
-				return err
-			}
+	parent := parentID
+	for _, m := range msgs {
+		m.ID = NewID()
+		m.ChatID = chatID
+		m.ParentID = parent
+		m.CreatedAt = now
+		parent = m.ID
+	}
+	var moved bool
+	var err error
+	if s.dialect == "postgres" {
+		moved, err = s.appendOne(ctx, chatID, expectHead, msgs, now)
+	} else {
+		moved, err = s.appendTx(ctx, chatID, expectHead, msgs, now)
+	}
+	if err == nil && !moved {
+		// The head was not expectHead: find out whether the chat is gone.
+		var n int64
+		if err = s.db.WithContext(ctx).Model(&Chat{}).Where("id = ?", chatID).Count(&n).Error; err == nil {
 			if n == 0 {
 				return ErrNotFound
 			}
 			return ErrStale
 		}
-		if err := tx.Create(msgs).Error; err != nil {
-			if errors.Is(err, gorm.ErrDuplicatedKey) || isUniqueViolation(err) {
-				return ErrDuplicate
-			}
-			return err
-		}
-		return nil
-	})
+	}
 	if err != nil {
-		if errors.Is(err, ErrStale) || errors.Is(err, ErrDuplicate) || errors.Is(err, ErrNotFound) {
-			return err
+		if errors.Is(err, gorm.ErrDuplicatedKey) || isUniqueViolation(err) {
+			return ErrDuplicate
 		}
 		return fmt.Errorf("models: append to chat %s: %w", chatID, err)
 	}
 	return nil
 }
+
+// appendTx is Append as a transaction of two statements: moving the head
+// only where it still is expectHead both checks and locks the chat.
+func (s *Store) appendTx(ctx context.Context, chatID, expectHead string, msgs []*Message, now time.Time) (moved bool, err error) {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&Chat{}).Where("id = ? AND head_id = ?", chatID, expectHead).
+			Updates(map[string]any{"head_id": msgs[len(msgs)-1].ID, "active_at": now})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		moved = true
+		return tx.Create(msgs).Error
+	})
+	return moved && err == nil, err
+}
+
+// appendOne is Append as one PostgreSQL statement, a turn's most frequent
+// write: the head moves in a data-modifying CTE, and the messages are
+// inserted only if it did. A unique violation undoes the whole statement.
+func (s *Store) appendOne(ctx context.Context, chatID, expectHead string, msgs []*Message, now time.Time) (bool, error) {
+	var q strings.Builder
+	args := make([]any, 0, 4+len(msgs)*appendColumns)
+	args = append(args, msgs[len(msgs)-1].ID, now, chatID, expectHead)
+	q.WriteString(`WITH moved AS (UPDATE chats SET head_id = ?, active_at = ? WHERE id = ? AND head_id = ? RETURNING id)
+INSERT INTO messages (id, chat_id, parent_id, role, author_id, author_name, content, dedup_key, prompt_tokens, completion_tokens, created_at)
+SELECT v.* FROM moved, (VALUES `)
+	for i, m := range msgs {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::bigint, ?::timestamptz)")
+		args = append(args, m.ID, m.ChatID, m.ParentID, m.Role, m.AuthorID, m.AuthorName, m.Content, m.DedupKey, m.PromptTokens, m.CompletionTokens, m.CreatedAt)
+	}
+	q.WriteString(") AS v")
+	res := s.db.WithContext(ctx).Exec(q.String(), args...)
+	if res.Error != nil {
+		return false, res.Error
+	}
+	return res.RowsAffected == int64(len(msgs)), nil
+}
+
+// appendColumns is the number of columns appendOne writes per message.
+const appendColumns = 11
 
 // SetMessageUsage records the token usage the API reported for a reply.
 func (s *Store) SetMessageUsage(ctx context.Context, id string, prompt, completion int) error {

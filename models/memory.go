@@ -25,17 +25,13 @@ func (s *Store) InstallSummary(ctx context.Context, chatID, prevSummaryID, cover
 		if err := q.Take(&chat).Error; err != nil {
 			return notFound(err)
 		}
-		var rows []branchRow
-		if err := tx.Raw(branchSQL, chat.HeadID, MaxBranchWalk).Scan(&rows).Error; err != nil {
+		active, msgs, err := walkBranch(tx, chat.HeadID)
+		if err != nil {
 			return err
 		}
-		active, onBranch := "", false
-		for _, r := range rows {
-			if r.SummaryID != nil {
-				active = *r.SummaryID
-				continue
-			}
-			if r.ID == coversThroughID {
+		onBranch := false
+		for _, m := range msgs {
+			if m.ID == coversThroughID {
 				onBranch = true
 			}
 		}

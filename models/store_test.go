@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"troupe/models"
 	"troupe/models/testenv"
@@ -172,6 +173,106 @@ func TestConcurrentAppendsOneWins(t *testing.T) {
 		}
 		if ok != 1 {
 			t.Errorf("%d appends at the same head succeeded, want 1", ok)
+		}
+	})
+}
+
+func TestAppendBatchIsAllOrNothing(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		chat := newChat(t, st, "console:batch")
+		k1, k2 := "console:batch:1", "console:batch:2"
+		first := &models.Message{Role: "user", Content: "one", DedupKey: &k1}
+		if err := st.Append(ctx, chat.ID, chat.HeadID, chat.HeadID, []*models.Message{first}); err != nil {
+			t.Fatal(err)
+		}
+		// A batch whose second message was stored before writes nothing.
+		batch := []*models.Message{{Role: "user", Content: "two", DedupKey: &k2}, {Role: "user", Content: "one again", DedupKey: &k1}}
+		if err := st.Append(ctx, chat.ID, first.ID, first.ID, batch); !errors.Is(err, models.ErrDuplicate) {
+			t.Fatalf("err = %v, want ErrDuplicate", err)
+		}
+		if seen, _ := st.SeenDedupKeys(ctx, []string{k2}); seen[k2] {
+			t.Error("the batch's new message was stored although the batch was refused")
+		}
+		// A batch of three chains under the parent and moves the head to its last.
+		three := []*models.Message{
+			{Role: "user", AuthorID: "u1", AuthorName: "Ada", Content: "a", DedupKey: &k2},
+			{Role: "user", Content: "b"},
+			{Role: "assistant", Content: "c", PromptTokens: 123, CompletionTokens: 45},
+		}
+		if err := st.Append(ctx, chat.ID, first.ID, first.ID, three); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := st.Chat(ctx, chat.ID)
+		if got.HeadID != three[2].ID {
+			t.Errorf("head = %s, want %s", got.HeadID, three[2].ID)
+		}
+		parents := []string{first.ID, three[0].ID, three[1].ID}
+		for i, m := range three {
+			stored, err := st.Message(ctx, m.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stored.ParentID != parents[i] || stored.ChatID != chat.ID || stored.Content != m.Content || stored.Role != m.Role {
+				t.Errorf("message %d stored as %+v", i, stored)
+			}
+			if (stored.DedupKey == nil) != (m.DedupKey == nil) || stored.PromptTokens != m.PromptTokens || stored.CompletionTokens != m.CompletionTokens {
+				t.Errorf("message %d: dedup %v tokens %d/%d, want %v %d/%d", i, stored.DedupKey, stored.PromptTokens, stored.CompletionTokens, m.DedupKey, m.PromptTokens, m.CompletionTokens)
+			}
+			if stored.AuthorID != m.AuthorID || stored.AuthorName != m.AuthorName || stored.CreatedAt.IsZero() {
+				t.Errorf("message %d: author %q %q created %v", i, stored.AuthorID, stored.AuthorName, stored.CreatedAt)
+			}
+		}
+		if err := st.Append(ctx, "01NOSUCHCHAT00000000000000", "", "", []*models.Message{{Role: "user", Content: "x"}}); !errors.Is(err, models.ErrNotFound) {
+			t.Errorf("append to a missing chat: err = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func TestTurnStateReadsEverythingInOneQuery(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		if _, err := st.TurnState(ctx, "console:none", "console:ada"); !errors.Is(err, models.ErrNotFound) {
+			t.Errorf("missing channel: err = %v, want ErrNotFound", err)
+		}
+		if err := st.EnsureSpace(ctx, models.Space{ID: "console:local:ada", Platform: "console", Kind: "local", ExternalID: "ada"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.EnsureChannel(ctx, models.Channel{ID: "console:bare", Platform: "console", ExternalID: "bare", SpaceID: "console:local:ada"}); err != nil {
+			t.Fatal(err)
+		}
+		ts, err := st.TurnState(ctx, "console:bare", "console:ada")
+		if err != nil || ts.HasChat || ts.HasPersona || ts.Resident != "" || ts.Channel.ID != "console:bare" || ts.Channel.SpaceID != "console:local:ada" {
+			t.Errorf("channel without a chat: %+v err=%v", ts, err)
+		}
+		want := newChat(t, st, "console:full")
+		if err := st.SetPersona(ctx, models.Persona{UserKey: "console:ada", Name: "Captain Ada", Description: "a sailor"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.DB().Create(&models.ResidentSummary{CardID: "maren", SpaceID: "console:local:ada", Content: "She remembers the storm. [chat:x]"}).Error; err != nil {
+			t.Fatal(err)
+		}
+		ts, err = st.TurnState(ctx, "console:full", "console:ada")
+		if err != nil || !ts.HasChat || !ts.HasPersona {
+			t.Fatalf("%+v err=%v", ts, err)
+		}
+		if ch := ts.Channel; ch.CurrentChatID != want.ID || ch.CardID != "maren" || ch.CreatedAt.IsZero() {
+			t.Errorf("channel = %+v", ch)
+		}
+		if c := ts.Chat; c.ID != want.ID || c.HeadID != want.HeadID || c.CardID != "maren" || c.SpaceID != "console:local:ada" ||
+			c.Name != "test" || c.ChannelID != "console:full" || c.ActiveAt.Sub(want.ActiveAt).Abs() > time.Millisecond {
+			t.Errorf("chat = %+v, want %+v", c, want)
+		}
+		if ts.Persona.Name != "Captain Ada" || ts.Persona.Description != "a sailor" {
+			t.Errorf("persona = %+v", ts.Persona)
+		}
+		if ts.Resident != "She remembers the storm. [chat:x]" {
+			t.Errorf("resident = %q", ts.Resident)
+		}
+		// Another user has no persona and the same resident.
+		other, err := st.TurnState(ctx, "console:full", "console:bo")
+		if err != nil || other.HasPersona || other.Resident == "" {
+			t.Errorf("other user: %+v err=%v", other, err)
 		}
 	})
 }

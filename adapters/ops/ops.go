@@ -24,6 +24,7 @@ type Metrics struct {
 	reg          *prometheus.Registry
 	turns        *prometheus.CounterVec
 	pipelineTime *prometheus.HistogramVec
+	queueTime    *prometheus.HistogramVec
 	modelTime    *prometheus.HistogramVec
 	tokens       *prometheus.CounterVec
 	promptTokens prometheus.Histogram
@@ -48,6 +49,7 @@ func NewMetrics(depth Depth) *Metrics {
 	ms := []float64{.001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 	m.turns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_turns_total", Help: "Turns by platform and outcome."}, []string{"platform", "outcome"})
 	m.pipelineTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "troupe_turn_pipeline_seconds", Help: "The pipeline's own time per turn, model time excluded.", Buckets: ms}, []string{"platform"})
+	m.queueTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "troupe_turn_queue_seconds", Help: "Time a turn waited for a pipeline slot (limits.concurrent_turns) before its pipeline work began.", Buckets: ms}, []string{"platform"})
 	m.modelTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "troupe_turn_model_seconds", Help: "Time spent waiting for the model per turn.", Buckets: ms}, []string{"platform"})
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_model_tokens_total", Help: "Tokens the model API reported, by kind (prompt, completion)."}, []string{"kind"})
 	m.promptTokens = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "troupe_prompt_tokens", Help: "Prompt size in tokens per turn.", Buckets: prometheus.ExponentialBuckets(256, 2, 10)})
@@ -55,7 +57,7 @@ func NewMetrics(depth Depth) *Metrics {
 	m.jobRuns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_memory_jobs_total", Help: "Memory job runs by kind and outcome (written, skipped, rejected, failed)."}, []string{"kind", "outcome"})
 	m.forgets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_forgets_total", Help: "Confirmed /forget operations."}, []string{"platform"})
 	m.sendErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_platform_send_errors_total", Help: "Replies a platform could not deliver."}, []string{"platform"})
-	m.reg.MustRegister(m.turns, m.pipelineTime, m.modelTime, m.tokens, m.promptTokens, m.promptMsgs, m.jobRuns, m.forgets, m.sendErrors,
+	m.reg.MustRegister(m.turns, m.pipelineTime, m.queueTime, m.modelTime, m.tokens, m.promptTokens, m.promptMsgs, m.jobRuns, m.forgets, m.sendErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if depth != nil {
 		m.reg.MustRegister(&depthCollector{
@@ -71,6 +73,7 @@ func NewMetrics(depth Depth) *Metrics {
 func (m *Metrics) TurnObserved(t bot.TurnStats) {
 	m.turns.WithLabelValues(t.Platform, t.Outcome).Inc()
 	m.pipelineTime.WithLabelValues(t.Platform).Observe(t.Pipeline.Seconds())
+	m.queueTime.WithLabelValues(t.Platform).Observe(t.Queued.Seconds())
 	if t.Model > 0 {
 		m.modelTime.WithLabelValues(t.Platform).Observe(t.Model.Seconds())
 	}

@@ -75,6 +75,15 @@ type benchResult struct {
 	SteadyP50MS          float64 `json:"steady_pipeline_p50_ms"`
 	SteadyP99MS          float64 `json:"steady_pipeline_p99_ms"`
 	SteadyMaxMS          float64 `json:"steady_pipeline_max_ms"`
+	// ConcurrentTurns is the pipeline's gate: how many turns did their own
+	// work at once. The others waited in line for a slot; the queue figures
+	// are that wait (not part of the pipeline time), overall and after the
+	// openings.
+	ConcurrentTurns int     `json:"concurrent_turns"`
+	QueueP50MS      float64 `json:"queue_p50_ms"`
+	QueueP99MS      float64 `json:"queue_p99_ms"`
+	SteadyQueueP50  float64 `json:"steady_queue_p50_ms"`
+	SteadyQueueP99  float64 `json:"steady_queue_p99_ms"`
 	// CPUMSPerTurn is this process's CPU time (user and system, the fake
 	// model included) per answered turn while the turns ran; 0 where
 	// /proc/self/stat is not there.
@@ -265,7 +274,7 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card bot.C
 	res := &benchResult{
 		Database: r.app.store.Dialect(), Redis: "redis",
 		Channels: o.channels, TurnsPerChannel: o.turns, Turns: o.channels * o.turns,
-		ModelLatencyMS: ms(o.latency),
+		ModelLatencyMS: ms(o.latency), ConcurrentTurns: r.app.pipeline.ConcurrentTurns(),
 	}
 	if r.app.redis.Embedded() {
 		res.Redis = "embedded"
@@ -320,6 +329,10 @@ func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
 	steady := slices.Clone(times[min(r.steadyFrom, len(times)):])
 	res.PipelineP50MS, res.PipelineP99MS, res.PipelineMaxMS = percentiles(times)
 	res.SteadyP50MS, res.SteadyP99MS, res.SteadyMaxMS = percentiles(steady)
+	queued := r.app.pipeline.QueueTimes()
+	steadyQueued := slices.Clone(queued[min(r.steadyFrom, len(queued)):])
+	res.QueueP50MS, res.QueueP99MS, _ = percentiles(queued)
+	res.SteadyQueueP50, res.SteadyQueueP99, _ = percentiles(steadyQueued)
 	if r.steadyReplies > 0 {
 		res.SteadyTurnsPerSecond = float64(r.steadyReplies) / r.steadyWall.Seconds()
 	}
@@ -644,6 +657,7 @@ func printBench(w io.Writer, r *benchResult) error {
 	if r.TurnsPerChannel > 1 {
 		fmt.Fprintf(tw, "after the openings\t%.1f turns/s; pipeline %.2f / %.2f / %.2f ms\n", r.SteadyTurnsPerSecond, r.SteadyP50MS, r.SteadyP99MS, r.SteadyMaxMS)
 	}
+	fmt.Fprintf(tw, "waiting for a turn slot\tp50 / p99 %.2f / %.2f ms (%.2f / %.2f after the openings; %d slots)\n", r.QueueP50MS, r.QueueP99MS, r.SteadyQueueP50, r.SteadyQueueP99, r.ConcurrentTurns)
 	fmt.Fprintf(tw, "process CPU per turn\t%.2f ms (fake model included)\n", r.CPUMSPerTurn)
 	fmt.Fprintf(tw, "prompt tokens per turn\t%.0f at the start, %.0f at the end\n", r.PromptTokensFirst, r.PromptTokensLast)
 	fmt.Fprintf(tw, "messages stored\t%d (summaries %d)\n", r.MessagesStored, r.SummariesStored)

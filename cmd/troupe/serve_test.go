@@ -83,6 +83,16 @@ func TestServeTelegram(t *testing.T) {
 			t.Errorf("GET %s: %q not in\n%.2000s", path, want, body)
 		}
 	}
+	metrics := httpGet(t, "http://"+opsAddr+"/metrics")
+	for _, want := range []string{
+		`troupe_turn_pipeline_seconds_count{platform="telegram"} 1`,
+		`troupe_turn_queue_seconds_count{platform="telegram"} 1`,
+		`troupe_turn_model_seconds_count{platform="telegram"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics: %q missing", want)
+		}
+	}
 	var hout bytes.Buffer
 	if err := run(context.Background(), []string{"health"}, nil, &hout, &errOut, env); err != nil || !strings.Contains(hout.String(), "ok") {
 		t.Errorf("troupe health: %v %q", err, hout.String())

@@ -1,0 +1,113 @@
+package bot_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"troupe/adapters/openai"
+	"troupe/adapters/openai/openaitest"
+	"troupe/bot"
+	"troupe/config"
+	"troupe/models"
+	"troupe/models/testenv"
+)
+
+// statsObserver keeps the turns it is told of.
+type statsObserver struct {
+	mu    sync.Mutex
+	turns []bot.TurnStats
+}
+
+func (o *statsObserver) TurnObserved(t bot.TurnStats) {
+	o.mu.Lock()
+	o.turns = append(o.turns, t)
+	o.mu.Unlock()
+}
+func (*statsObserver) Forgotten(string)  {}
+func (*statsObserver) SendFailed(string) {}
+
+// TestGateBoundsPipelineWorkNotModelCalls runs six channels at once through
+// a pipeline with one slot and a model that takes 400 ms: the turns queue
+// for the slot (and report it), but all six model calls are in flight
+// together, because a turn gives its slot back before it calls the model.
+func TestGateBoundsPipelineWorkNotModelCalls(t *testing.T) {
+	dsns := []string{"sqlite://" + filepath.Join(t.TempDir(), "gate.db")}
+	if testenv.Available() {
+		dsns = append(dsns, testenv.FreshPostgresDB(t))
+	}
+	for _, dsn := range dsns {
+		t.Run(dsn[:6], func(t *testing.T) {
+			ctx := context.Background()
+			st, err := models.Open(ctx, dsn, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			fake := openaitest.NewServer(t)
+			var mu sync.Mutex
+			var arrived []time.Time
+			fake.SetResponder(func(req openaitest.Request) openaitest.Answer {
+				mu.Lock()
+				arrived = append(arrived, time.Now())
+				mu.Unlock()
+				a := openaitest.DefaultResponder(req)
+				a.Latency = 400 * time.Millisecond
+				return a
+			})
+			client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
+			card, err := bot.LoadCard("../examples/cards/lantern-keeper.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			lib, _ := bot.NewLibrary([]bot.Card{card}, "")
+			obs := &statsObserver{}
+			p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, MemoryConfig: config.Default().Memory,
+				Logger: slog.New(slog.DiscardHandler), Observer: obs, ConcurrentTurns: 1})
+			if p.ConcurrentTurns() != 1 {
+				t.Fatalf("ConcurrentTurns = %d, want 1", p.ConcurrentTurns())
+			}
+			const channels = 6
+			var wg sync.WaitGroup
+			sinks := make([]*discardSink, channels)
+			for i := range channels {
+				sinks[i] = &discardSink{}
+				wg.Go(func() {
+					if err := p.Handle(ctx, inbound(fmt.Sprint("gate-", i), i), sinks[i]); err != nil {
+						t.Errorf("channel %d: %v", i, err)
+					}
+				})
+			}
+			wg.Wait()
+			if len(arrived) != channels {
+				t.Fatalf("%d model calls, want %d", len(arrived), channels)
+			}
+			slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
+			if spread := arrived[channels-1].Sub(arrived[0]); spread >= 400*time.Millisecond {
+				t.Errorf("model calls spread over %s: a turn held its slot while the model wrote", spread)
+			}
+			queued := 0
+			for _, ts := range obs.turns {
+				if ts.Outcome != "answered" {
+					t.Errorf("turn outcome %q", ts.Outcome)
+				}
+				if ts.Queued > 0 {
+					queued++
+				}
+			}
+			if len(obs.turns) != channels || queued == 0 {
+				t.Errorf("%d turns observed, %d of them queued; want %d turns and some queued behind the one slot", len(obs.turns), queued, channels)
+			}
+			for i, s := range sinks {
+				if len(s.notices) > 0 {
+					t.Errorf("channel %d got notices %q", i, s.notices)
+				}
+			}
+		})
+	}
+}
