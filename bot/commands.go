@@ -62,6 +62,13 @@ func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink)
 	switch cmd.Name {
 	case "help", "start":
 		return sink.Notice(ctx, p.text(p.langOf(in), msgHelp))
+	}
+	// Every other command reads or writes a chat, and /regen calls the
+	// model: they share the user's rate with messages.
+	if limited, err := p.overRate(ctx, in, sink); limited {
+		return err
+	}
+	switch cmd.Name {
 	case "new":
 		return p.withLane(ctx, in, func() error { return p.cmdNew(ctx, in, sink) })
 	case "regen":

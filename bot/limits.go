@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -67,6 +68,23 @@ func (r *rateLimiter) evict(now time.Time) {
 			delete(r.buckets, k)
 		}
 	}
+}
+
+// overRate takes a token of in's user's rate. Over the limit it tells the
+// user once per streak and reports true. The console's one local user is
+// not limited.
+func (p *Pipeline) overRate(ctx context.Context, in Inbound, sink Sink) (bool, error) {
+	if in.Channel.Platform == PlatformConsole {
+		return false, nil
+	}
+	ok, notify := p.rate.allow(in.UserKey(), p.opt.Now())
+	if ok {
+		return false, nil
+	}
+	if notify {
+		return true, sink.Notice(ctx, p.text(p.langOf(in), msgSlowDown))
+	}
+	return true, nil
 }
 
 func tooLong(text string, max int) bool {

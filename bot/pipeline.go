@@ -170,12 +170,8 @@ func (p *Pipeline) Handle(ctx context.Context, in Inbound, sink Sink) error {
 	if tooLong(in.Text, p.opt.Limits.MaxChars) {
 		return sink.Notice(ctx, p.text(p.langOf(in), msgTooLong, p.opt.Limits.MaxChars))
 	}
-	// The console's one local user is not limited.
-	if ok, notify := p.rate.allow(in.UserKey(), p.opt.Now()); !ok && in.Channel.Platform != PlatformConsole {
-		if notify {
-			return sink.Notice(ctx, p.text(p.langOf(in), msgSlowDown))
-		}
-		return nil
+	if limited, err := p.overRate(ctx, in, sink); limited {
+		return err
 	}
 	l := p.lane(in.Channel.Key())
 	l.mu.Lock()

@@ -83,15 +83,13 @@ type Discord struct {
 
 // Telegram configures the Telegram adapter; it runs when Token is set.
 type Telegram struct {
-	Token           Secret   `yaml:"token"`
-	APIEndpoint     string   `yaml:"api_endpoint"`
-	WebhookURL      string   `yaml:"webhook_url"`
-	WebhookListen   string   `yaml:"webhook_listen"`
-	WebhookSecret   Secret   `yaml:"webhook_secret"`
-	AllowGroups     bool     `yaml:"allow_groups"`
-	AllowedUsers    []string `yaml:"allowed_users"`
-	MaxMessageChars int      `yaml:"max_message_chars"`
-	RatePerMinute   int      `yaml:"rate_per_minute"`
+	Token         Secret   `yaml:"token"`
+	APIEndpoint   string   `yaml:"api_endpoint"`
+	WebhookURL    string   `yaml:"webhook_url"`
+	WebhookListen string   `yaml:"webhook_listen"`
+	WebhookSecret Secret   `yaml:"webhook_secret"`
+	AllowGroups   bool     `yaml:"allow_groups"`
+	AllowedUsers  []string `yaml:"allowed_users"`
 }
 
 // Limits bound what one user can ask of troupe, on every platform, and how
@@ -176,7 +174,7 @@ func Default() Config {
 		Cards:    Cards{Dir: "cards"},
 		Language: "en",
 		Discord:  Discord{ShardCount: 1},
-		Telegram: Telegram{MaxMessageChars: 4000, RatePerMinute: 20, WebhookListen: ":8443"},
+		Telegram: Telegram{WebhookListen: ":8443"},
 		Limits:   Limits{RatePerMinute: 20, MaxMessageChars: 8000},
 		Ops:      Ops{Listen: "127.0.0.1:9090"},
 		Log:      Log{Level: "info", Format: "text"},

@@ -329,6 +329,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "webhook needs secret", env: map[string]string{"TROUPE_TELEGRAM_WEBHOOK_URL": "https://bot.example/tg"}, key: "telegram.webhook_secret"},
 		{name: "log level", file: "log:\n  level: loud\n", key: "log.level"},
 		{name: "unknown key", file: "memory:\n  keep: 6\n  kep: 7\n", contains: []string{"kep", "line 3"}},
+		{name: "removed key", file: "telegram:\n  rate_per_minute: 5\n", contains: []string{"telegram.rate_per_minute", "limits.rate_per_minute", "line 2"}},
 		{name: "unknown section", file: "modle:\n  name: x\n", contains: []string{"modle"}},
 		{name: "not yaml", file: "model: [\n", contains: []string{"line"}},
 	}

@@ -51,8 +51,6 @@ func (c Config) Validate() error {
 		{"telegram.api_endpoint", c.Telegram.APIEndpoint != "" && strings.Count(c.Telegram.APIEndpoint, "%s") != 2, "must contain two %s, like http://127.0.0.1:8081/bot%s/%s"},
 		{"telegram.webhook_url", c.Telegram.WebhookURL != "" && !isHTTPURL(c.Telegram.WebhookURL), "must be an https URL"},
 		{"telegram.webhook_secret", c.Telegram.WebhookURL != "" && c.Telegram.WebhookSecret == "", "must be set when telegram.webhook_url is"},
-		{"telegram.max_message_chars", c.Telegram.MaxMessageChars < 1, "must be positive"},
-		{"telegram.rate_per_minute", c.Telegram.RatePerMinute < 0, "must not be negative"},
 		{"limits.rate_per_minute", c.Limits.RatePerMinute < 0, "must be 0 (off) or more"},
 		{"limits.max_message_chars", c.Limits.MaxMessageChars < 0, "must be 0 (no limit) or more"},
 		{"limits.concurrent_turns", c.Limits.ConcurrentTurns < 0, "must be 0 (one per CPU) or more"},

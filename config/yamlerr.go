@@ -11,6 +11,12 @@ import (
 
 var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
 
+// removedKeys say where the settings of earlier versions went.
+var removedKeys = map[string]string{
+	"telegram.rate_per_minute":   "removed: limits.rate_per_minute now limits every platform",
+	"telegram.max_message_chars": "removed: limits.max_message_chars now limits every platform",
+}
+
 // fileError turns a YAML decoding error into an *Error naming the dotted
 // key at the line the error points to.
 func fileError(path string, data []byte, err error) *Error {
@@ -30,6 +36,8 @@ func fileError(path string, data []byte, err error) *Error {
 	}
 	problem := m[2]
 	switch {
+	case strings.Contains(problem, "not found in type") && removedKeys[key] != "":
+		problem = removedKeys[key]
 	case strings.Contains(problem, "not found in type"):
 		problem = "unknown key"
 	case strings.Contains(problem, "cannot unmarshal"):

@@ -50,8 +50,7 @@ type Adapter struct {
 	drainTimeout time.Duration
 	maxWaits     int
 
-	limiter *rateLimiter
-	seen    *seenSet
+	seen *seenSet
 
 	running atomic.Bool
 	// ready is set once Run has connected; the fields below are written
@@ -112,7 +111,6 @@ func New(cfg config.Telegram, p *bot.Pipeline, store *models.Store, log *slog.Lo
 		seen:         newSeenSet(10000),
 		queues:       map[int64]*chatQueue{},
 	}
-	a.limiter = newRateLimiter(cfg.RatePerMinute, time.Now)
 	return a, nil
 }
 

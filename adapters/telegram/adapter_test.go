@@ -573,10 +573,10 @@ func TestLimits(t *testing.T) {
 	t.Run("too long", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
-		h.cfg.MaxMessageChars = 20
+		h.limits.MaxChars = 20
 		h.start()
 		h.tg.SendText(alice, strings.Repeat("x", 50))
-		h.waitText(alice.ID, "the limit is 20")
+		h.waitText(alice.ID, "the limit is 20 characters")
 		if n := h.ai.Count(); n != 0 {
 			t.Errorf("model calls: got %d, want 0", n)
 		}
@@ -587,18 +587,24 @@ func TestLimits(t *testing.T) {
 	t.Run("rate", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
-		h.cfg.RatePerMinute = 2
+		h.limits.PerMinute = 2
 		now := time.Unix(1_700_000_000, 0)
-		h.tune = func(a *Adapter) { a.limiter.now = func() time.Time { return now } }
+		h.now = func() time.Time { return now }
 		h.start()
 		for _, s := range []string{"one", "two", "three", "four", "five"} {
 			h.tg.SendText(alice, s)
 		}
-		h.waitText(alice.ID, "at most 2 messages a minute")
-		h.waitText(alice.ID, `You said "two"`)
+		const slowDown = "writing faster than the character can keep up"
+		h.waitText(alice.ID, slowDown)
+		h.waitText(alice.ID, "two")
+		// Commands count too: /regen would call the model again.
+		h.tg.SendText(alice, "/regen")
 		time.Sleep(300 * time.Millisecond)
-		if n := h.count(alice.ID, "at most 2 messages a minute"); n != 1 {
+		if n := h.count(alice.ID, slowDown); n != 1 {
 			t.Errorf("rate notices: got %d, want 1", n)
+		}
+		if n := h.ai.Count(); n > 2 {
+			t.Errorf("model calls: got %d, want at most 2 (the limit)", n)
 		}
 		for _, m := range h.messages(alice.ID) {
 			if m.Content == "three" || m.Content == "four" || m.Content == "five" {

@@ -36,6 +36,9 @@ type harness struct {
 	cfg   config.Telegram
 	// tune adjusts each new adapter before it runs.
 	tune func(*Adapter)
+	// limits and now configure the pipeline's per-user limits.
+	limits bot.Limits
+	now    func() time.Time
 
 	a      *Adapter
 	p      *bot.Pipeline
@@ -87,7 +90,7 @@ func (h *harness) start() {
 		ResidentMaxChars: m.ResidentMaxChars, EnvelopeChars: m.EnvelopeChars, MinUsefulChars: m.MinUsefulChars,
 		RecapMaxChars: m.RecapMaxChars, Language: "en",
 	}, nil)
-	h.p = bot.New(bot.Options{Store: h.store, Cards: h.lib, Model: model, Memory: mem, MemoryConfig: m, Language: "en"})
+	h.p = bot.New(bot.Options{Store: h.store, Cards: h.lib, Model: model, Memory: mem, MemoryConfig: m, Language: "en", Limits: h.limits, Now: h.now})
 	a, err := New(h.cfg, h.p, h.store, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		h.t.Fatal(err)

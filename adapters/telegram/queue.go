@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-	"unicode/utf8"
 
 	"troupe/bot"
 )
@@ -22,24 +21,10 @@ type chatQueue struct {
 	idle chan struct{}
 }
 
-// dispatch applies the limits and queues ev for its chat. Everything it
-// drops is finished at once.
+// dispatch queues ev for its chat. The pipeline applies the per-user limits
+// (rate and length) that every platform shares.
 func (a *Adapter) dispatch(ev event) {
 	switch ev.kind {
-	case evText, evCommand:
-		ok, warn := a.limiter.allow(ev.userID)
-		switch {
-		case !ok && !warn:
-			a.log.Debug("rate limited, dropped", "chat_id", ev.chatID, "user_id", ev.userID)
-			a.finish(ev)
-			return
-		case !ok:
-			ev.kind, ev.notice = evNotice, say(ev.lang, txtRateLimited, a.cfg.RatePerMinute)
-		case ev.kind == evText && a.cfg.MaxMessageChars > 0:
-			if n := utf8.RuneCountInString(ev.in.Text); n > a.cfg.MaxMessageChars {
-				ev.kind, ev.notice = evNotice, say(ev.lang, txtTooLong, n, a.cfg.MaxMessageChars)
-			}
-		}
 	case evCallback:
 		// Answer at once: the client shows a spinner until then, and
 		// Telegram refuses answers that come late.

@@ -10,9 +10,7 @@ import (
 type textKey int
 
 const (
-	txtTooLong textKey = iota
-	txtRateLimited
-	txtDenied
+	txtDenied textKey = iota
 	txtChooseCard
 	txtUnknownCard
 	txtYes
@@ -23,8 +21,6 @@ const (
 
 var texts = map[string]map[textKey]string{
 	"en": {
-		txtTooLong:     "That message is %d characters long; the limit is %d. Please send it shorter, or in parts.",
-		txtRateLimited: "You're writing faster than I can play (at most %d messages a minute), so I skipped that one. Please wait a moment and send it again.",
 		txtDenied:      "Sorry, this bot plays only for the people its owner has invited.",
 		txtChooseCard:  "Choose a character to play with:",
 		txtUnknownCard: "That character is no longer available; send /start to choose again.",
@@ -34,8 +30,6 @@ var texts = map[string]map[textKey]string{
 		txtFailed:      "Something went wrong on troupe's side; please try again in a moment.",
 	},
 	"zh": {
-		txtTooLong:     "这条消息有 %d 个字，上限是 %d。请写短一些，或分几次发送。",
-		txtRateLimited: "你发得比我演得快（每分钟最多 %d 条），这一条我先跳过了。请稍等片刻再发一次。",
 		txtDenied:      "抱歉，这个机器人只为主人邀请的人演出。",
 		txtChooseCard:  "选择要一起演的角色：",
 		txtUnknownCard: "这个角色已经不在了，发送 /start 重新选择。",
