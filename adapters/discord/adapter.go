@@ -92,6 +92,7 @@ func New(cfg config.Discord, p *bot.Pipeline, log *slog.Logger, opts ...Option) 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	routeLibraryLogs(log)
 	if cfg.ShardCount < 1 {
 		cfg.ShardCount = 1
 	}
