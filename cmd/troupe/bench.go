@@ -122,8 +122,10 @@ the conversations are spread over one latency, so that turns arrive as a
 stream rather than in waves.
 
 It reports turns per second, the pipeline's own time per turn (model time
-excluded, queueing for the database and the CPU included), this process's CPU
-per turn, the prompt tokens of the first and the last turn of a conversation,
+excluded, queueing for the database and the CPU included), how long turns
+waited in line for one of the pipeline's slots before that (the
+limits.concurrent_turns gate; with every conversation busy at once and an
+instant model this is where the load queues), this process's CPU per turn, the prompt tokens of the first and the last turn of a conversation,
 the messages stored, and the peak memory of the process (which holds the fake
 model and, by default, the database and Redis too). It fails when a turn went
 unanswered or fewer than 2×C×T messages were stored. --profile DIR writes

@@ -22,7 +22,8 @@ func TestBench(t *testing.T) {
 			}
 			// The configured database is not bench's: without --dsn it
 			// plays on a temporary file.
-			env := testEnv(map[string]string{"TROUPE_LOG_LEVEL": "warn", "TROUPE_DATABASE_DSN": "postgres://nowhere.invalid/troupe"})
+			// One pipeline slot for four conversations: some turns wait.
+			env := testEnv(map[string]string{"TROUPE_LOG_LEVEL": "warn", "TROUPE_DATABASE_DSN": "postgres://nowhere.invalid/troupe", "TROUPE_LIMITS_CONCURRENT_TURNS": "1"})
 			var out, errOut bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -48,6 +49,12 @@ func TestBench(t *testing.T) {
 			}
 			if got.PipelineP50MS <= 0 || got.PipelineP50MS > got.PipelineP99MS || got.PipelineP99MS > got.PipelineMaxMS {
 				t.Errorf("got pipeline p50 %v, p99 %v, max %v; want 0 < p50 <= p99 <= max", got.PipelineP50MS, got.PipelineP99MS, got.PipelineMaxMS)
+			}
+			if got.ConcurrentTurns != 1 || got.QueueP99MS <= 0 || got.QueueP50MS > got.QueueP99MS {
+				t.Errorf("got %d slots, queue p50 %v p99 %v; want 1 slot and turns that waited for it", got.ConcurrentTurns, got.QueueP50MS, got.QueueP99MS)
+			}
+			if !strings.Contains(errOut.String(), "waiting for a turn slot") {
+				t.Errorf("the table has no queue line:\n%s", errOut.String())
 			}
 			if got.PromptTokensFirst <= 0 || got.PromptTokensLast <= got.PromptTokensFirst {
 				t.Errorf("got prompt tokens %v at the start, %v at the end; want a positive start and growth without compaction",
