@@ -43,6 +43,10 @@ func (a *Adapter) commandDefs() []*discordgo.ApplicationCommand {
 			}},
 			{Type: sub, Name: "list", Description: "List the characters you can play with"},
 			{Type: sub, Name: "show", Description: "Show who plays in this channel"},
+			{Type: sub, Name: "mention", Description: "Answer only messages that mention or reply to the character", Options: []*discordgo.ApplicationCommandOption{
+				{Type: str, Name: "mode", Description: "on: only mentions and replies; off: every message", Required: true,
+					Choices: []*discordgo.ApplicationCommandOptionChoice{{Name: "on", Value: "on"}, {Name: "off", Value: "off"}}},
+			}},
 		},
 		"forget": {
 			{Type: str, Name: "chat", Description: "A chat id from /chats (default: this channel's current chat)"},
@@ -81,8 +85,10 @@ func commandOf(d discordgo.ApplicationCommandInteractionData) bot.Command {
 		if len(d.Options) > 0 {
 			s := d.Options[0]
 			cmd.Args = s.Name
-			if card := opt(s.Options, "card"); card != "" {
-				cmd.Args += " " + card
+			for _, name := range []string{"card", "mode"} {
+				if v := opt(s.Options, name); v != "" {
+					cmd.Args += " " + v
+				}
 			}
 		}
 	case "forget":
@@ -156,7 +162,7 @@ func (a *Adapter) canManage(s *discordgo.Session, i *discordgo.Interaction, cmd 
 }
 
 // autocomplete offers the library's cards whose name or id contains what was
-// typed, in any case.
+// typed, in any case; none where the bot may not play.
 func (a *Adapter) autocomplete(s *discordgo.Session, i *discordgo.Interaction) {
 	typed := ""
 	var walk func([]*discordgo.ApplicationCommandInteractionDataOption)
@@ -170,6 +176,9 @@ func (a *Adapter) autocomplete(s *discordgo.Session, i *discordgo.Interaction) {
 	}
 	walk(i.ApplicationCommandData().Options)
 	choices := cardChoices(a.p.Cards(), typed)
+	if !a.allowed(a.place(a.work, s, i.GuildID, i.ChannelID)) {
+		choices = []*discordgo.ApplicationCommandOptionChoice{}
+	}
 	err := s.InteractionRespond(i, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionApplicationCommandAutocompleteResult,
 		Data: &discordgo.InteractionResponseData{Choices: choices},

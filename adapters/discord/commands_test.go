@@ -57,8 +57,11 @@ func TestCommandsRegisteredAtStart(t *testing.T) {
 				if o.Name == "set" && (len(o.Options) != 1 || !o.Options[0].Autocomplete) {
 					t.Errorf("/card set options = %+v, want one autocompleted card option", o.Options)
 				}
+				if o.Name == "mention" && (len(o.Options) != 1 || len(o.Options[0].Choices) != 2 || !o.Options[0].Required) {
+					t.Errorf("/card mention options = %+v, want one required on/off choice", o.Options)
+				}
 			}
-			if strings.Join(subs, ",") != "set,list,show" {
+			if strings.Join(subs, ",") != "set,list,show,mention" {
 				t.Errorf("/card subcommands = %v", subs)
 			}
 			raw, _ = h.discord.RegisteredCommand(tt.devGuild, "forget")

@@ -30,6 +30,7 @@ type harness struct {
 	discord *discordtest.Server
 	model   *openaitest.Server
 	store   *models.Store
+	mem     *memory.Service
 	p       *bot.Pipeline
 	a       *Adapter
 	clock   *clock
@@ -98,7 +99,7 @@ func newHarness(t *testing.T, su setup) *harness {
 		MemoryConfig: mc, Language: "en", Now: clk.now, Logger: log})
 
 	d := discordtest.NewServer(t, discordtest.Options{Echo: true})
-	h := &harness{t: t, discord: d, model: model, store: st, p: p, clock: clk, logs: logs,
+	h := &harness{t: t, discord: d, model: model, store: st, mem: mem, p: p, clock: clk, logs: logs,
 		ada: discordtest.User{ID: d.NewID(), Username: "ada", GlobalName: "Ada"},
 		bob: discordtest.User{ID: d.NewID(), Username: "bob"}}
 	h.guild = d.AddGuild("Lantern Hall")

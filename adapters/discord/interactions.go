@@ -73,10 +73,10 @@ func (a *Adapter) command(s *discordgo.Session, i *discordgo.Interaction) {
 		CanManage:  a.canManage(s, i, cmd),
 		Received:   time.Now(),
 	}
-	err := a.p.Exec(ctx, in, cmd, sink)
 	if cmd.Name == "card" {
-		a.binds.forget(in.Channel)
+		sink.rebinds = &in.Channel
 	}
+	err := a.p.Exec(ctx, in, cmd, sink)
 	if err != nil {
 		a.log.Warn("slash command failed", "command", cmd.Name, "channel_id", pl.channelID, "err", err)
 	}
@@ -103,9 +103,18 @@ func (a *Adapter) button(s *discordgo.Session, i *discordgo.Interaction) {
 	default:
 		return
 	}
+	pl := a.place(ctx, s, i.GuildID, i.ChannelID)
+	if !a.allowed(pl) {
+		// Refused like a command, to the presser alone; the question (if
+		// any) keeps its buttons and its expiry.
+		k := a.newIxSink(s, i, pl, localeLang(string(i.Locale)), true, false)
+		if _, err := k.say(ctx, text(k.lang, txtNotHere), nil, true); err != nil {
+			a.log.Warn("answer interaction", "err", err)
+		}
+		return
+	}
 	// The question's message is ephemeral: only its author can press.
 	a.confirms.answered(token)
-	pl := a.place(ctx, s, i.GuildID, i.ChannelID)
 	u, m := caller(i)
 	in := bot.Inbound{
 		Channel:    pl.ref(u.ID),
@@ -136,6 +145,11 @@ type ixSink struct {
 	lang      string
 	ephemeral bool
 	component bool
+
+	// rebinds is set for /card, which may change the channel's binding:
+	// the cached binding is dropped before the answer goes out, so that a
+	// message sent after the user saw it is looked up again.
+	rebinds *bot.ChannelRef
 
 	mu    sync.Mutex
 	state ixState
@@ -290,6 +304,9 @@ func (k *ixSink) sayOne(ctx context.Context, piece string, comps []discordgo.Mes
 
 // Notice answers the interaction.
 func (k *ixSink) Notice(ctx context.Context, text string) error {
+	if k.rebinds != nil {
+		k.a.binds.forget(*k.rebinds)
+	}
 	_, err := k.say(ctx, text, nil, k.ephemeral)
 	if err != nil {
 		k.a.log.Error("answer interaction", "channel_id", k.pl.channelID, "err", err)

@@ -62,6 +62,7 @@ func TestCommandOf(t *testing.T) {
 	}{
 		{"card set", discordgo.ApplicationCommandInteractionData{Name: "card", Options: []*discordgo.ApplicationCommandInteractionDataOption{sub("set", str("card", " Maren "))}}, bot.Command{Name: "card", Args: "set Maren"}, true},
 		{"card list", discordgo.ApplicationCommandInteractionData{Name: "card", Options: []*discordgo.ApplicationCommandInteractionDataOption{sub("list")}}, bot.Command{Name: "card", Args: "list"}, false},
+		{"card mention", discordgo.ApplicationCommandInteractionData{Name: "card", Options: []*discordgo.ApplicationCommandInteractionDataOption{sub("mention", str("mode", "off"))}}, bot.Command{Name: "card", Args: "mention off"}, false},
 		{"forget a chat", discordgo.ApplicationCommandInteractionData{Name: "forget", Options: []*discordgo.ApplicationCommandInteractionDataOption{str("chat", "01ABC")}}, bot.Command{Name: "forget", Args: "01ABC"}, false},
 		{"forget", discordgo.ApplicationCommandInteractionData{Name: "forget"}, bot.Command{Name: "forget"}, false},
 		{"persona", discordgo.ApplicationCommandInteractionData{Name: "persona", Options: []*discordgo.ApplicationCommandInteractionDataOption{str("name", "Ada"), str("description", "curious")}}, bot.Command{Name: "persona", Args: "Ada | curious"}, false},

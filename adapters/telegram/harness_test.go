@@ -16,6 +16,7 @@ import (
 	"troupe/bot"
 	"troupe/config"
 	"troupe/memory"
+	"troupe/memory/memorytest"
 	"troupe/models"
 )
 
@@ -42,6 +43,7 @@ type harness struct {
 
 	a      *Adapter
 	p      *bot.Pipeline
+	mem    *memory.Service
 	cancel context.CancelFunc
 	done   chan error
 	logs   *testenv.Buffer
@@ -90,6 +92,7 @@ func (h *harness) start() {
 		ResidentMaxChars: m.ResidentMaxChars, EnvelopeChars: m.EnvelopeChars, MinUsefulChars: m.MinUsefulChars,
 		RecapMaxChars: m.RecapMaxChars, Language: "en",
 	}, nil)
+	h.mem = mem
 	h.p = bot.New(bot.Options{Store: h.store, Cards: h.lib, Model: model, Memory: mem, MemoryConfig: m, Language: "en", Limits: h.limits, Now: h.now})
 	a, err := New(h.cfg, h.p, h.store, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
@@ -218,21 +221,11 @@ func (h *harness) messages(chatID int64) []models.Message {
 func (h *harness) slowWhen(marker string, delay time.Duration) {
 	h.ai.SetResponder(func(req openaitest.Request) openaitest.Answer {
 		ans := openaitest.DefaultResponder(req)
-		if last := lastUser(req); strings.Contains(last, marker) {
+		if last := memorytest.LastUser(req); strings.Contains(last, marker) {
 			ans.Latency = delay
 		}
 		return ans
 	})
-}
-
-func lastUser(req openaitest.Request) string {
-	last := ""
-	for _, m := range req.Messages {
-		if m.Role == "user" {
-			last = m.Content
-		}
-	}
-	return last
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
