@@ -41,10 +41,8 @@ func (p *Pipeline) cmdForget(ctx context.Context, in Inbound, args string, sink 
 	if err != nil {
 		return p.internal(ctx, sink, "forget", err)
 	}
-	question := p.text(lang, msgForgetQuestion, chat.Name, chat.ID)
-	return p.ask(ctx, in, question, sink, func(ctx context.Context, _ bool, sink Sink) error {
-		return p.forget(ctx, in, chat, sink)
-	})
+	text := p.text(lang, msgForgetQuestion, chat.Name, chat.ID)
+	return p.ask(ctx, in, text, sink, question{Action: actionForget, ChatID: chat.ID})
 }
 
 // forget runs a confirmed /forget.

@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -9,7 +10,10 @@ import (
 	"time"
 
 	"troupe/bot"
+	"troupe/config"
+	"troupe/jobs"
 	"troupe/models"
+	"troupe/models/testenv"
 )
 
 // confirmSink records notices and the confirmation token.
@@ -137,5 +141,64 @@ func TestReplayedUnansweredMessageGetsItsReply(t *testing.T) {
 	r.st.DB().Model(&models.Message{}).Where("role = ?", "user").Count(&n)
 	if n != 1 {
 		t.Errorf("%d user messages stored, want 1", n)
+	}
+}
+
+// TestForgetAnsweredOnAnotherProcess asks /forget on one pipeline and
+// presses Confirm on another sharing the database and Redis (two serve
+// replicas, or a restart in between): the question is kept in Redis, so the
+// second one carries it out, once.
+func TestForgetAnsweredOnAnotherProcess(t *testing.T) {
+	type backend struct{ name, dsn, redis string }
+	bs := []backend{{"sqlite+embedded", "sqlite://" + filepath.Join(t.TempDir(), "t.db"), ""}}
+	if testenv.Available() {
+		bs = append(bs, backend{"postgres+redis", testenv.FreshPostgresDB(t), testenv.FreshRedisURL(t)})
+	}
+	for _, b := range bs {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newBenchRig(t, b.dsn)
+			rds, err := jobs.OpenRedis(ctx, b.redis)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rds.Close()
+			pipeline := func() *bot.Pipeline {
+				return bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: r.client, Memory: r.mem, MemoryConfig: config.Default().Memory,
+					Questions: jobs.NewQuestions(rds), Logger: slog.New(slog.DiscardHandler)})
+			}
+			asker, answerer := pipeline(), pipeline()
+			ref := bot.ChannelRef{Platform: "telegram", ID: "7", SpaceKind: bot.SpaceUser, SpaceID: "7"}
+			in := bot.Inbound{Channel: ref, AuthorID: "7", AuthorName: "Ada", Text: "Hello", MessageID: "1", CanManage: true}
+			must(t, asker.Handle(ctx, in, &discardSink{}))
+			ch, _ := r.st.Channel(ctx, ref.Key())
+			chatID := ch.CurrentChatID
+
+			s := &confirmSink{}
+			must(t, asker.Exec(ctx, in, bot.Command{Name: "forget"}, s))
+			if s.token == "" {
+				t.Fatalf("no confirmation asked: %v", s.notices)
+			}
+			// Someone else's press on the other process changes nothing and
+			// leaves the question to its author.
+			other := in
+			other.AuthorID = "8"
+			must(t, answerer.Answer(ctx, other, s.token, true, s))
+			if _, err := r.st.Chat(ctx, chatID); err != nil || !strings.Contains(s.last(), "Only the person who asked") {
+				t.Fatalf("another user's press: chat err %v, notice %q", err, s.last())
+			}
+			must(t, answerer.Answer(ctx, in, s.token, true, s))
+			if _, err := r.st.Chat(ctx, chatID); err == nil {
+				t.Fatalf("the confirmed /forget on the other process left the chat; notices %q", s.notices)
+			}
+			if !strings.Contains(strings.Join(s.notices, "\n"), "Forgotten:") {
+				t.Errorf("no forgotten notice: %q", s.notices)
+			}
+			// The question is used up everywhere.
+			must(t, asker.Answer(ctx, in, s.token, true, s))
+			if !strings.Contains(s.last(), "expired or was already answered") {
+				t.Errorf("second press on the asking process: %q", s.last())
+			}
+		})
 	}
 }

@@ -70,6 +70,9 @@ type Options struct {
 	Locker Locker
 	// Limits bound what one user can ask.
 	Limits Limits
+	// Questions keeps open yes/no questions where every process can
+	// answer them; nil keeps them in this process.
+	Questions Questions
 	// ConcurrentTurns bounds how many turns do the pipeline's own work at
 	// once (the model calls are not bounded); 0 means one per CPU.
 	ConcurrentTurns int
@@ -92,16 +95,18 @@ type TokenCounter interface {
 
 // Pipeline is the shared turn pipeline.
 type Pipeline struct {
-	opt     Options
-	log     *slog.Logger
-	mu      sync.Mutex
-	lanes   map[string]*lane
-	closed  bool
-	wg      sync.WaitGroup
-	stats   stats
-	confirm confirmations
-	rate    rateLimiter
-	gate    gate
+	opt    Options
+	log    *slog.Logger
+	mu     sync.Mutex
+	lanes  map[string]*lane
+	closed bool
+	wg     sync.WaitGroup
+	stats  stats
+	// questions holds the open yes/no questions (Options.Questions, or this
+	// process's own).
+	questions Questions
+	rate      rateLimiter
+	gate      gate
 }
 
 // stats counts what the pipeline did, for benchmarks (PipelineTimes).
@@ -128,8 +133,11 @@ func New(opt Options) *Pipeline {
 	if opt.Observer == nil {
 		opt.Observer = nopObserver{}
 	}
+	if opt.Questions == nil {
+		opt.Questions = &localQuestions{}
+	}
 	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute},
-		gate: newGate(opt.ConcurrentTurns)}
+		gate: newGate(opt.ConcurrentTurns), questions: opt.Questions}
 }
 
 // lane serializes the turns of one channel: messages that arrive while a

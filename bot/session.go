@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -75,82 +76,132 @@ func (p *Pipeline) Greet(ctx context.Context, in Inbound, sink Sink) error {
 	return nil
 }
 
-// confirmation is a yes/no question waiting for its author's answer.
-type confirmation struct {
-	userKey string
-	channel string
-	expires time.Time
-	// run is called with the answer; it writes the outcome to sink.
-	run func(ctx context.Context, yes bool, sink Sink) error
+// Questions keeps the open yes/no questions where every troupe process can
+// answer them: a button may be pressed on another replica than the one that
+// asked, or after a restart. A question is data, not a closure, so that any
+// process can carry it out.
+type Questions interface {
+	// Put stores a question under token until ttl has passed.
+	Put(ctx context.Context, token string, data []byte, ttl time.Duration) error
+	// Take removes and returns the question under token; ok is false when
+	// there is none (never asked, answered, or expired).
+	Take(ctx context.Context, token string) (data []byte, ok bool, err error)
 }
 
-// confirmations holds the open questions.
-type confirmations struct {
-	mu   sync.Mutex
-	open map[string]confirmation
+// question is a yes/no question waiting for its author's answer.
+type question struct {
+	// Action is what a yes does: actionForget deletes ChatID.
+	Action  string    `json:"action"`
+	ChatID  string    `json:"chat_id"`
+	UserKey string    `json:"user_key"`
+	Channel string    `json:"channel"`
+	Expires time.Time `json:"expires"`
 }
+
+const actionForget = "forget"
 
 // ConfirmTTL is how long a yes/no question stays open.
 const ConfirmTTL = 2 * time.Minute
 
-func (c *confirmations) add(cf confirmation) string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	token := hex.EncodeToString(b)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.open == nil {
-		c.open = map[string]confirmation{}
-	}
-	now := time.Now()
-	for k, v := range c.open {
-		if now.After(v.expires) {
-			delete(c.open, k)
-		}
-	}
-	c.open[token] = cf
-	return token
+// localQuestions keeps questions in this process: the default when
+// Options.Questions is nil (one process).
+type localQuestions struct {
+	mu   sync.Mutex
+	open map[string]localQuestion
 }
 
-func (c *confirmations) take(token string) (confirmation, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cf, ok := c.open[token]
-	delete(c.open, token)
-	return cf, ok
+type localQuestion struct {
+	data    []byte
+	expires time.Time
+}
+
+func (l *localQuestions) Put(_ context.Context, token string, data []byte, ttl time.Duration) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open == nil {
+		l.open = map[string]localQuestion{}
+	}
+	now := time.Now()
+	for k, v := range l.open {
+		if now.After(v.expires) {
+			delete(l.open, k)
+		}
+	}
+	l.open[token] = localQuestion{data: data, expires: now.Add(ttl)}
+	return nil
+}
+
+func (l *localQuestions) Take(_ context.Context, token string) ([]byte, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q, ok := l.open[token]
+	delete(l.open, token)
+	if !ok || time.Now().After(q.expires) {
+		return nil, false, nil
+	}
+	return q.data, true, nil
 }
 
 // ask puts a yes/no question to the author of in: with buttons when the sink
 // can, else as a notice answered by the next message.
-func (p *Pipeline) ask(ctx context.Context, in Inbound, question string, sink Sink, run func(ctx context.Context, yes bool, sink Sink) error) error {
-	expires := p.opt.Now().Add(ConfirmTTL)
-	token := p.confirm.add(confirmation{userKey: in.UserKey(), channel: in.Channel.Key(), expires: expires, run: run})
-	if c, ok := sink.(Confirmer); ok {
-		return c.Confirm(ctx, question, token, expires)
+func (p *Pipeline) ask(ctx context.Context, in Inbound, text string, sink Sink, q question) error {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	token := hex.EncodeToString(b)
+	q.UserKey, q.Channel, q.Expires = in.UserKey(), in.Channel.Key(), p.opt.Now().Add(ConfirmTTL)
+	data, err := json.Marshal(q)
+	if err == nil {
+		err = p.questions.Put(ctx, token, data, ConfirmTTL)
 	}
-	return sink.Notice(ctx, question)
+	if err != nil {
+		return p.internal(ctx, sink, "ask", err)
+	}
+	if c, ok := sink.(Confirmer); ok {
+		return c.Confirm(ctx, text, token, q.Expires)
+	}
+	return sink.Notice(ctx, text)
 }
 
 // Answer delivers the answer to a yes/no question. Expired, unknown or
 // already answered questions, and answers from someone else, change nothing.
 func (p *Pipeline) Answer(ctx context.Context, in Inbound, token string, yes bool, sink Sink) error {
 	lang := p.langOf(in)
-	cf, ok := p.confirm.take(token)
+	data, ok, err := p.questions.Take(ctx, token)
+	if err != nil {
+		return p.internal(ctx, sink, "answer", err)
+	}
+	var q question
+	if ok && json.Unmarshal(data, &q) != nil {
+		ok = false
+	}
 	switch {
 	case !ok:
 		return sink.Notice(ctx, p.text(lang, msgConfirmGone))
-	case cf.userKey != in.UserKey() || cf.channel != in.Channel.Key():
+	case q.UserKey != in.UserKey() || q.Channel != in.Channel.Key():
 		// Put it back: it is still its author's to answer.
-		p.confirm.mu.Lock()
-		p.confirm.open[token] = cf
-		p.confirm.mu.Unlock()
+		if left := q.Expires.Sub(p.opt.Now()); left > 0 {
+			if err := p.questions.Put(ctx, token, data, left); err != nil {
+				p.log.Warn("put a question back", "err", err)
+			}
+		}
 		return sink.Notice(ctx, p.text(lang, msgNotYours))
-	case p.opt.Now().After(cf.expires):
+	case p.opt.Now().After(q.Expires):
 		return sink.Notice(ctx, p.text(lang, msgConfirmGone))
 	case !yes:
 		return sink.Notice(ctx, p.text(lang, msgCancelled))
 	}
-	return cf.run(ctx, true, sink)
+	switch q.Action {
+	case actionForget:
+		chat, err := p.opt.Store.Chat(ctx, q.ChatID)
+		if errors.Is(err, models.ErrNotFound) {
+			return sink.Notice(ctx, p.text(lang, msgAlreadyForgotten))
+		}
+		if err != nil {
+			return p.internal(ctx, sink, "forget", err)
+		}
+		return p.forget(ctx, in, chat, sink)
+	}
+	return sink.Notice(ctx, p.text(lang, msgConfirmGone))
 }
 
 // ChannelBinding returns the card bound to a channel ("" when none) and

@@ -83,6 +83,7 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bo
 		Logger:          log,
 		Observer:        a.metrics,
 		Locker:          jobs.NewLocker(a.redis),
+		Questions:       jobs.NewQuestions(a.redis),
 		Limits:          bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars},
 		ConcurrentTurns: cfg.Limits.ConcurrentTurns,
 	})
