@@ -134,7 +134,9 @@ func (r router) callback(u tgbotapi.Update) (event, string) {
 	}
 	ref, why := r.channel(q.Message.Chat, q.From)
 	if why != "" {
-		return event{}, why
+		// Answered all the same, or the client spins until it gives up.
+		return event{update: u, kind: evCallback, chatID: q.Message.Chat.ID, userID: q.From.ID, lang: langOf(q.From.LanguageCode),
+			msgID: q.Message.MessageID, callbackID: q.ID, data: q.Data, notice: say(langOf(q.From.LanguageCode), txtNotHere)}, ""
 	}
 	ev := event{
 		update: u, kind: evCallback, chatID: q.Message.Chat.ID, userID: q.From.ID, lang: langOf(q.From.LanguageCode),

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -145,5 +146,25 @@ func TestStripMention(t *testing.T) {
 		if got := stripMention(tt.in, "troupe_test_bot"); got != tt.want {
 			t.Errorf("stripMention(%q): got %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestCallbackWhereTheBotDoesNotPlayIsAnswered: a button pressed in a group
+// while groups are off is still answered (with a notice), so the client
+// stops its spinner; it never reaches the pipeline.
+func TestCallbackWhereTheBotDoesNotPlayIsAnswered(t *testing.T) {
+	t.Parallel()
+	r := router{self: tgbotapi.User{ID: 123456789, UserName: "troupe_test_bot"}}
+	u := loadUpdate(t, "update_callback.json")
+	u.CallbackQuery.Message.Chat.ID, u.CallbackQuery.Message.Chat.Type = -100777, "supergroup"
+	ev, why := r.route(u)
+	if why != "" {
+		t.Fatalf("dropped (%s): the press would spin", why)
+	}
+	if ev.kind != evCallback || ev.callbackID != "4382bfdwdsb323b2d9" || !strings.Contains(ev.notice, "does not play in this chat") {
+		t.Errorf("got kind %v callback %q notice %q", ev.kind, ev.callbackID, ev.notice)
+	}
+	if ev.in.Channel.ID != "" {
+		t.Errorf("a refused press carries a channel: %+v", ev.in.Channel)
 	}
 }

@@ -11,6 +11,7 @@ type textKey int
 
 const (
 	txtDenied textKey = iota
+	txtNotHere
 	txtChooseCard
 	txtUnknownCard
 	txtYes
@@ -22,6 +23,7 @@ const (
 var texts = map[string]map[textKey]string{
 	"en": {
 		txtDenied:      "Sorry, this bot plays only for the people its owner has invited.",
+		txtNotHere:     "This bot does not play in this chat.",
 		txtChooseCard:  "Choose a character to play with:",
 		txtUnknownCard: "That character is no longer available; send /start to choose again.",
 		txtYes:         "Yes",
@@ -31,6 +33,7 @@ var texts = map[string]map[textKey]string{
 	},
 	"zh": {
 		txtDenied:      "抱歉，这个机器人只为主人邀请的人演出。",
+		txtNotHere:     "这个机器人不在这里演出。",
 		txtChooseCard:  "选择要一起演的角色：",
 		txtUnknownCard: "这个角色已经不在了，发送 /start 重新选择。",
 		txtYes:         "确认",
