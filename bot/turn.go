@@ -163,12 +163,15 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 		p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: true, Urgent: true})
 		return sink.Notice(ctx, p.text(lang, msgTooLarge))
 	}
-	sink.Typing(ctx)
-	var acc strings.Builder
+	// The slot covers database work only: platform calls (typing, the
+	// reply) and the model are made without it.
 	pipelineTime := time.Since(rp.start)
 	if rp.release != nil {
 		rp.release()
 	}
+	sink.Typing(ctx)
+	var acc strings.Builder
+	modelStart := time.Now()
 	res, err := p.opt.Model.Stream(ctx, ModelRequest{Messages: prompt.messages, MaxTokens: p.opt.MaxReplyTokens}, func(delta string) error {
 		acc.WriteString(delta)
 		if uerr := sink.Update(ctx, acc.String()); uerr != nil {
@@ -176,6 +179,15 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 		}
 		return nil
 	})
+	modelDone := time.Now()
+	releaseStore := func() {}
+	if rp.release != nil && err == nil {
+		// Storing the reply is pipeline work too: it waits for a slot.
+		var waited time.Duration
+		releaseStore, waited, _ = p.gate.enter(ctx)
+		defer releaseStore()
+		rp.queued += waited
+	}
 	afterModel := time.Now()
 	text := strings.TrimSpace(res.Text)
 	if err == nil && text == "" {
@@ -193,7 +205,7 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	}
 	if err != nil {
 		p.stats.fail()
-		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: afterModel.Sub(rp.start) - pipelineTime, PromptMessages: len(prompt.messages)})
+		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: modelDone.Sub(modelStart), PromptMessages: len(prompt.messages)})
 		p.log.Warn("model call failed", "chat_id", st.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.modelErrorText(lang, err))
 		return nil
@@ -205,18 +217,24 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
 		return err
 	}
+	stored := time.Now()
+	releaseStore()
 	if err := sink.Finish(ctx, text); err != nil {
 		p.opt.Observer.SendFailed(st.channel.Platform)
 		p.log.Error("deliver reply", "chat_id", st.chat.ID, "channel", st.channel.ID, "err", err)
 	}
+	delivered := time.Now()
 	if p.opt.Tokens != nil && res.PromptTokens > 0 {
 		p.opt.Tokens.Observe(st.chat.ID, prompt.estimated, res.PromptTokens)
 	}
 	turns := append(memory.TurnsOf(br.Uncovered), memory.Turn{ID: msg.ID, Role: memory.RoleAssistant, Content: text})
 	plan := memory.PlanCompaction(turns, p.compactParams(), false)
-	own := pipelineTime + time.Since(afterModel)
+	// The pipeline's own time: up to the model call, and from the model's
+	// answer to the stored reply plus the bookkeeping after delivery (the
+	// delivery itself is the platform's time).
+	own := pipelineTime + stored.Sub(afterModel) + time.Since(delivered)
 	p.stats.done(own, rp.queued)
-	p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "answered", Pipeline: own, Queued: rp.queued, Model: afterModel.Sub(rp.start) - pipelineTime,
+	p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "answered", Pipeline: own, Queued: rp.queued, Model: modelDone.Sub(modelStart),
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, PromptMessages: len(prompt.messages)})
 	p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
 	return nil
