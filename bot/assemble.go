@@ -42,6 +42,13 @@ func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, r
 		// envelope up to its own maximum.
 		in.Resident = p.opt.Memory.FitResident(lang, st.resident, 0)
 	}
+	if st.card.Book != nil {
+		recent := make([]string, len(br.Uncovered))
+		for i, m := range br.Uncovered {
+			recent[i] = m.Content
+		}
+		in.Lore = st.card.Book.Activate(recent, st.card.Name, rp.user)
+	}
 	msgs := memory.Assemble(in)
 	if p.opt.Tokens == nil || p.opt.ContextWindow <= 0 {
 		return builtPrompt{messages: toPrompt(msgs)}, false, nil

@@ -32,6 +32,8 @@ type Card struct {
 	Language string `json:"-"`
 	// Avatar is an image URL platforms may show with the character's messages.
 	Avatar string `json:"-"`
+	// Book is the card's lorebook, if it has one.
+	Book *CharacterBook `json:"character_book,omitempty"`
 }
 
 type cardFile struct {
@@ -83,6 +85,11 @@ func ParseCard(data []byte) (Card, error) {
 	}
 	if len([]rune(c.Name)) > 100 {
 		return Card{}, fmt.Errorf("%w: name longer than 100 characters", ErrCardInvalid)
+	}
+	if c.Book != nil {
+		if err := c.Book.validate(); err != nil {
+			return Card{}, fmt.Errorf("%w: %v", ErrCardInvalid, err)
+		}
 	}
 	c.Avatar = ext.Extensions.Troupe.Avatar
 	switch lang := ext.Extensions.Troupe.Language; lang {

@@ -32,6 +32,8 @@ func FuzzParseCard(f *testing.F) {
 		`{"spec":"chara_card_v2","data":{"name":"   ","description":"x"}}`,
 		`{"spec":"chara_card_v2","data":{"name":"` + strings.Repeat("名", 101) + `"}}`,
 		`{"spec":"chara_card_v3","data":null}`,
+		`{"spec":"chara_card_v2","data":{"name":"X","character_book":{"scan_depth":2,"recursive_scanning":true,"entries":[{"keys":["a","b"],"content":"about {{char}}","selective":true,"secondary_keys":["c"]},{"keys":[],"content":"x","constant":true,"priority":3}]}}}`,
+		`{"spec":"chara_card_v2","data":{"name":"X","character_book":{"scan_depth":-3,"entries":null}}}`,
 		`{"spec":"something_else","data":{"name":"X"}}`,
 		`{"spec":5}`,
 		`{"name":["a"]}`,
@@ -60,6 +62,13 @@ func FuzzParseCard(f *testing.F) {
 		}
 		if c.Language != "en" && c.Language != "zh" {
 			t.Fatalf("accepted the language %q", c.Language)
+		}
+		if c.Book != nil {
+			if c.Book.ScanDepth < 0 || c.Book.TokenBudget < 0 {
+				t.Fatalf("accepted a book with scan depth %d, budget %d", c.Book.ScanDepth, c.Book.TokenBudget)
+			}
+			// Activation takes any book that loaded, on any text.
+			_ = c.Book.Activate([]string{c.Description, c.FirstMes, string(data)}, c.Name, "Ada")
 		}
 	})
 }
