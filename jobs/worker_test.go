@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -185,8 +186,10 @@ func TestCompactionRejectedOutputStaysOwed(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			r := newRig(t, backends(t)[0], 40)
-			broken := true
-			r.scribe.Break = func(string, int) (openaitest.Answer, bool) { return bad, broken }
+			// Atomic: a hung request's handler reads it after the client gave up.
+			var broken atomic.Bool
+			broken.Store(true)
+			r.scribe.Break = func(string, int) (openaitest.Answer, bool) { return bad, broken.Load() }
 			ctx := context.Background()
 			_, err := r.mem.Compact(ctx, r.chatID, false)
 			if err == nil {
@@ -209,7 +212,7 @@ func TestCompactionRejectedOutputStaysOwed(t *testing.T) {
 			if owed, _ := r.mem.CompactionOwed(ctx, chat); !owed {
 				t.Errorf("compaction no longer owed after a failure")
 			}
-			broken = false
+			broken.Store(false)
 			res, err := r.mem.Compact(ctx, r.chatID, false)
 			if err != nil || res.Outcome != memory.Written || res.Product == "" {
 				t.Fatalf("next attempt: %+v, %v; want written", res, err)
