@@ -56,7 +56,6 @@ type Memory struct {
 	ResidentMaxChars  int           `yaml:"resident_max_chars"`
 	EnvelopeChars     int           `yaml:"envelope_chars"`
 	MinUsefulChars    int           `yaml:"min_useful_chars"`
-	RecallTimeout     time.Duration `yaml:"recall_timeout"`
 	IdleRecap         time.Duration `yaml:"idle_recap"`
 	SweepInterval     time.Duration `yaml:"sweep_interval"`
 	RecapMaxChars     int           `yaml:"recap_max_chars"`
@@ -166,7 +165,6 @@ func Default() Config {
 			ResidentMaxChars:  1200,
 			EnvelopeChars:     4300,
 			MinUsefulChars:    200,
-			RecallTimeout:     5 * time.Second,
 			IdleRecap:         30 * time.Minute,
 			SweepInterval:     5 * time.Minute,
 			RecapMaxChars:     60000,

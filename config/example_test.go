@@ -316,7 +316,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "int out of range", env: map[string]string{"TROUPE_MEMORY_KEEP": "0"}, key: "memory.keep", contains: []string{"at least 1"}},
 		{name: "int out of range in file", file: "memory:\n  keep: -1\n", key: "memory.keep"},
 		{name: "duration", env: map[string]string{"TROUPE_MODEL_TIMEOUT": "soon"}, key: "model.timeout", contains: []string{"duration"}},
-		{name: "duration without unit", env: map[string]string{"TROUPE_MEMORY_RECALL_TIMEOUT": "5"}, key: "memory.recall_timeout"},
+		{name: "duration without unit", env: map[string]string{"TROUPE_MEMORY_IDLE_RECAP": "5"}, key: "memory.idle_recap"},
 		{name: "zero duration", env: map[string]string{"TROUPE_MEMORY_IDLE_RECAP": "0s"}, key: "memory.idle_recap"},
 		{name: "bool", env: map[string]string{"TROUPE_DISCORD_ALLOW_DMS": "maybe"}, key: "discord.allow_dms", contains: []string{"true or false"}},
 		{name: "float", env: map[string]string{"TROUPE_MODEL_TEMPERATURE": "warm"}, key: "model.temperature"},

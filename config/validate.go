@@ -40,7 +40,6 @@ func (c Config) Validate() error {
 		{"memory.resident_max_chars", c.Memory.ResidentMaxChars < 1, "must be positive"},
 		{"memory.envelope_chars", c.Memory.EnvelopeChars < c.Memory.MinUsefulChars, "must be at least memory.min_useful_chars"},
 		{"memory.min_useful_chars", c.Memory.MinUsefulChars < 0, "must not be negative"},
-		{"memory.recall_timeout", c.Memory.RecallTimeout <= 0, "must be a positive duration"},
 		{"memory.idle_recap", c.Memory.IdleRecap <= 0, "must be a positive duration"},
 		{"memory.sweep_interval", c.Memory.SweepInterval <= 0, "must be a positive duration"},
 		{"memory.recap_max_chars", c.Memory.RecapMaxChars < 1000, "must be at least 1000"},
