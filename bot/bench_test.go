@@ -13,6 +13,7 @@ import (
 	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/config"
+	"troupe/jobs"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
@@ -222,4 +223,31 @@ func seedLong(tb testing.TB, st *models.Store, channel string, size int) {
 	if _, err := st.InstallSummary(ctx, chat.ID, "", through, "## Story so far\nold\n\n## Characters\n-\n\n## Promises and foreshadowing\n-\n\n## Facts ledger\n-\n\n## Current scene\nnow", size/2-20); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// sharedBackend is a database and a Redis that several pipelines (several
+// troupe processes) share.
+type sharedBackend struct{ name, dsn, redis string }
+
+// sharedBackends is SQLite with the embedded Redis, and PostgreSQL with
+// Redis when the test services run.
+func sharedBackends(t *testing.T) []sharedBackend {
+	bs := []sharedBackend{{"sqlite+embedded", "sqlite://" + filepath.Join(t.TempDir(), "t.db"), ""}}
+	if testenv.Available() {
+		bs = append(bs, sharedBackend{"postgres+redis", testenv.FreshPostgresDB(t), testenv.FreshRedisURL(t)})
+	}
+	return bs
+}
+
+// rigOn is a rig on b's database and a client of b's Redis, both closed
+// with the test.
+func rigOn(t *testing.T, b sharedBackend) (*benchRig, *jobs.Redis) {
+	t.Helper()
+	r := newBenchRig(t, b.dsn)
+	rds, err := jobs.OpenRedis(context.Background(), b.redis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rds.Close() })
+	return r, rds
 }

@@ -3,7 +3,6 @@ package bot_test
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -12,7 +11,6 @@ import (
 	"troupe/config"
 	"troupe/jobs"
 	"troupe/models"
-	"troupe/models/testenv"
 )
 
 // TestBurstOfFiftyTwoProcesses sends 50 messages at once to one channel,
@@ -20,20 +18,10 @@ import (
 // and one Redis: every message is stored exactly once, on one linear branch,
 // and each is answered as part of a turn.
 func TestBurstOfFiftyTwoProcesses(t *testing.T) {
-	type backend struct{ name, dsn, redis string }
-	bs := []backend{{"sqlite+embedded", "sqlite://" + filepath.Join(t.TempDir(), "t.db"), ""}}
-	if testenv.Available() {
-		bs = append(bs, backend{"postgres+redis", testenv.FreshPostgresDB(t), testenv.FreshRedisURL(t)})
-	}
-	for _, b := range bs {
+	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			r := newBenchRig(t, b.dsn)
-			rds, err := jobs.OpenRedis(ctx, b.redis)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rds.Close()
+			r, rds := rigOn(t, b)
 			// A second pipeline with its own lanes: another process.
 			st2, err := models.Open(ctx, b.dsn, nil)
 			if err != nil {

@@ -13,7 +13,6 @@ import (
 	"troupe/config"
 	"troupe/jobs"
 	"troupe/models"
-	"troupe/models/testenv"
 )
 
 // confirmSink records notices and the confirmation token.
@@ -149,20 +148,10 @@ func TestReplayedUnansweredMessageGetsItsReply(t *testing.T) {
 // replicas, or a restart in between): the question is kept in Redis, so the
 // second one carries it out, once.
 func TestForgetAnsweredOnAnotherProcess(t *testing.T) {
-	type backend struct{ name, dsn, redis string }
-	bs := []backend{{"sqlite+embedded", "sqlite://" + filepath.Join(t.TempDir(), "t.db"), ""}}
-	if testenv.Available() {
-		bs = append(bs, backend{"postgres+redis", testenv.FreshPostgresDB(t), testenv.FreshRedisURL(t)})
-	}
-	for _, b := range bs {
+	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			r := newBenchRig(t, b.dsn)
-			rds, err := jobs.OpenRedis(ctx, b.redis)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rds.Close()
+			r, rds := rigOn(t, b)
 			pipeline := func() *bot.Pipeline {
 				return bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: r.client, Memory: r.mem, MemoryConfig: config.Default().Memory,
 					Questions: jobs.NewQuestions(rds), Logger: slog.New(slog.DiscardHandler)})
