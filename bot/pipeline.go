@@ -107,6 +107,9 @@ type Pipeline struct {
 	questions Questions
 	rate      rateLimiter
 	gate      gate
+	// cardsStored maps a card id to the data of its row as this process
+	// last wrote it.
+	cardsStored sync.Map
 }
 
 // stats counts what the pipeline did, for benchmarks (PipelineTimes).
@@ -283,7 +286,7 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	}
 	ts, err := st.TurnState(ctx, ref.Key(), in.UserKey())
 	if errors.Is(err, models.ErrNotFound) {
-		if ts.Channel, err = st.EnsureChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space()}); err == nil {
+		if ts.Channel, err = st.CreateChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space()}); err == nil {
 			ts.Persona, ts.HasPersona, err = p.lookupPersona(ctx, in)
 		}
 	}
@@ -324,8 +327,13 @@ func (p *Pipeline) channelCard(ch models.Channel) (Card, error) {
 
 // startChat opens a new chat of card in the channel with the card's greeting.
 func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card Card, userName string) (models.Chat, error) {
-	if err := p.opt.Store.UpsertCard(ctx, cardRow(card)); err != nil {
-		return models.Chat{}, err
+	// A card's row is written once per process and version, not per chat.
+	row := cardRow(card)
+	if stored, ok := p.cardsStored.Load(card.ID); !ok || stored != row.Data {
+		if err := p.opt.Store.UpsertCard(ctx, row); err != nil {
+			return models.Chat{}, err
+		}
+		p.cardsStored.Store(card.ID, row.Data)
 	}
 	name := fmt.Sprintf("%s %s", card.Name, p.opt.Now().UTC().Format("2006-01-02 15:04"))
 	var opening *models.Message

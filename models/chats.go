@@ -45,6 +45,20 @@ func (s *Store) EnsureSpace(ctx context.Context, sp Space) error {
 	return nil
 }
 
+// CreateChannel creates the channel ch unless one with its id exists, and
+// returns the stored row: ch itself when it was created (one statement), the
+// existing row otherwise.
+func (s *Store) CreateChannel(ctx context.Context, ch Channel) (Channel, error) {
+	res := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&ch)
+	if res.Error != nil {
+		return Channel{}, fmt.Errorf("models: create channel %s: %w", ch.ID, res.Error)
+	}
+	if res.RowsAffected == 1 {
+		return ch, nil
+	}
+	return s.Channel(ctx, ch.ID)
+}
+
 // EnsureChannel returns the channel with ch.ID, creating it from ch first if
 // it does not exist.
 func (s *Store) EnsureChannel(ctx context.Context, ch Channel) (Channel, error) {

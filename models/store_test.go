@@ -276,3 +276,23 @@ func TestTurnStateReadsEverythingInOneQuery(t *testing.T) {
 		}
 	})
 }
+
+func TestCreateChannelKeepsAnExistingOne(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		if err := st.EnsureSpace(ctx, models.Space{ID: "console:local:ada", Platform: "console", Kind: "local", ExternalID: "ada"}); err != nil {
+			t.Fatal(err)
+		}
+		ch, err := st.CreateChannel(ctx, models.Channel{ID: "console:new", Platform: "console", ExternalID: "new", SpaceID: "console:local:ada"})
+		if err != nil || ch.ID != "console:new" || ch.CreatedAt.IsZero() {
+			t.Fatalf("created %+v, %v", ch, err)
+		}
+		if err := st.SetChannelCard(ctx, "console:new", "maren"); err != nil {
+			t.Fatal(err)
+		}
+		again, err := st.CreateChannel(ctx, models.Channel{ID: "console:new", Platform: "console", ExternalID: "new", SpaceID: "console:local:ada"})
+		if err != nil || again.CardID != "maren" {
+			t.Errorf("second create returned %+v, %v; want the stored row with its card", again, err)
+		}
+	})
+}
