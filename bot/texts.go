@@ -1,7 +1,5 @@
 package bot
 
-import "fmt"
-
 // msgKey names a user-facing text.
 type msgKey int
 
@@ -145,12 +143,5 @@ var texts = map[string]map[msgKey]string{
 }
 
 func (p *Pipeline) text(lang string, key msgKey, args ...any) string {
-	t, ok := texts[lang]
-	if !ok {
-		t = texts["en"]
-	}
-	if len(args) == 0 {
-		return t[key]
-	}
-	return fmt.Sprintf(t[key], args...)
+	return Localized(texts, lang, key, args...)
 }

@@ -14,16 +14,7 @@ import (
 // recorded in the job table.
 func (s *Service) Compact(ctx context.Context, chatID string, manual bool) (Result, error) {
 	res, err := s.compact(ctx, chatID, manual)
-	if err != nil {
-		res = Result{Outcome: Failed, Reason: err.Error()}
-	}
-	s.record(ctx, KindCompact, chatID, res)
-	if err != nil {
-		s.log.Warn("compaction failed", "chat_id", chatID, "err", err)
-	} else {
-		s.log.Info("compaction", "chat_id", chatID, "outcome", res.Outcome, "product", res.Product, "reason", res.Reason)
-	}
-	return res, err
+	return s.record(ctx, KindCompact, chatID, res, err)
 }
 
 func (s *Service) compact(ctx context.Context, chatID string, manual bool) (Result, error) {

@@ -194,16 +194,7 @@ func (s *Service) Consolidate(ctx context.Context, cardID, spaceID string) (Resu
 		s.log.Info("memory changed while the scribe wrote; consolidating again", "card_id", cardID, "space_id", spaceID)
 		err = ErrStaleRetries
 	}
-	if err != nil {
-		res = Result{Outcome: Failed, Reason: err.Error()}
-	}
-	s.record(ctx, KindConsolidate, key, res)
-	if err != nil {
-		s.log.Warn("consolidation failed", "card_id", cardID, "space_id", spaceID, "err", err)
-	} else {
-		s.log.Info("consolidation", "card_id", cardID, "space_id", spaceID, "outcome", res.Outcome, "reason", res.Reason)
-	}
-	return res, err
+	return s.record(ctx, KindConsolidate, key, res, err)
 }
 
 func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Result, error) {

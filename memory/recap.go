@@ -197,16 +197,7 @@ func Hash(parts ...string) string {
 // ledger) changed since the last one. The result is recorded.
 func (s *Service) Recap(ctx context.Context, chatID string) (Result, error) {
 	res, err := s.recap(ctx, chatID)
-	if err != nil {
-		res = Result{Outcome: Failed, Reason: err.Error()}
-	}
-	s.record(ctx, KindRecap, chatID, res)
-	if err != nil {
-		s.log.Warn("recap failed", "chat_id", chatID, "err", err)
-	} else {
-		s.log.Info("recap", "chat_id", chatID, "outcome", res.Outcome, "product", res.Product, "reason", res.Reason)
-	}
-	return res, err
+	return s.record(ctx, KindRecap, chatID, res, err)
 }
 
 // Fingerprint is the state a recap was written from.

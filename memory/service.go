@@ -82,11 +82,21 @@ const (
 )
 
 // record stores a job's outcome, logging if that fails.
-func (s *Service) record(ctx context.Context, kind, key string, res Result) {
-	err := s.store.RecordJob(ctx, models.JobRecord{Kind: kind, Key: key, Outcome: string(res.Outcome), Reason: res.Reason, Product: res.Product})
+// record finishes a memory job: a failure becomes a Failed result with its
+// reason, and the result is written to the job table and the log.
+func (s *Service) record(ctx context.Context, kind, key string, res Result, err error) (Result, error) {
 	if err != nil {
-		s.log.Error("record job outcome", "kind", kind, "key", key, "err", err)
+		res = Result{Outcome: Failed, Reason: err.Error()}
 	}
+	if rerr := s.store.RecordJob(ctx, models.JobRecord{Kind: kind, Key: key, Outcome: string(res.Outcome), Reason: res.Reason, Product: res.Product}); rerr != nil {
+		s.log.Error("record job outcome", "kind", kind, "key", key, "err", rerr)
+	}
+	if err != nil {
+		s.log.Warn("memory job failed", "kind", kind, "key", key, "err", err)
+	} else {
+		s.log.Info("memory job", "kind", kind, "key", key, "outcome", res.Outcome, "product", res.Product, "reason", res.Reason)
+	}
+	return res, err
 }
 
 // ask calls the scribe and validates its answer; one repair call follows a

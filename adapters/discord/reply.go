@@ -68,24 +68,11 @@ func (r *reply) Typing(ctx context.Context) {
 	}
 	stop := make(chan struct{})
 	r.typing = stop
-	go func() {
-		limit := time.NewTimer(typingFor)
-		defer limit.Stop()
-		for {
-			if err := r.s.ChannelTyping(r.pl.channelID, discordgo.WithContext(ctx)); err != nil && ctx.Err() == nil {
-				r.a.log.Debug("typing indicator", "channel_id", r.pl.channelID, "err", err)
-			}
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-limit.C:
-				return
-			case <-time.After(r.a.tuning.typingEvery):
-			}
+	go bot.KeepDoing(ctx, stop, r.a.tuning.typingEvery, typingFor, func() {
+		if err := r.s.ChannelTyping(r.pl.channelID, discordgo.WithContext(ctx)); err != nil && ctx.Err() == nil {
+			r.a.log.Debug("typing indicator", "channel_id", r.pl.channelID, "err", err)
 		}
-	}()
+	})
 }
 
 // stopTyping ends the indicator; it must be called with r.mu held.

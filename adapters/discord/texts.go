@@ -1,6 +1,10 @@
 package discord
 
-import "strings"
+import (
+	"strings"
+
+	"troupe/bot"
+)
 
 // The adapter's own user-facing texts; the pipeline writes everything else.
 const (
@@ -11,7 +15,7 @@ const (
 	txtExpired
 )
 
-var texts = map[string][]string{
+var texts = map[string]map[int]string{
 	"en": {
 		txtUndelivered: "The reply could not be posted here. It is saved in the story; /regen writes it again.",
 		txtNotHere:     "troupe does not play here.",
@@ -29,12 +33,7 @@ var texts = map[string][]string{
 }
 
 // text returns a text in lang ("zh" or anything else for English).
-func text(lang string, key int) string {
-	if t, ok := texts[lang]; ok {
-		return t[key]
-	}
-	return texts["en"][key]
-}
+func text(lang string, key int) string { return bot.Localized(texts, lang, key) }
 
 // localeLang maps a Discord locale to a troupe language.
 func localeLang(locale string) string {

@@ -254,24 +254,11 @@ func (a *Adapter) notice(ctx context.Context, chatID int64, replyTo int, text st
 // keepTyping repeats the typing action (which Telegram shows for about five
 // seconds) until stop is closed, ctx ends or typingMax passes.
 func (a *Adapter) keepTyping(ctx context.Context, chatID int64, stop <-chan struct{}) {
-	tick := time.NewTicker(a.typingEvery)
-	defer tick.Stop()
-	limit := time.NewTimer(a.typingMax)
-	defer limit.Stop()
-	for {
+	bot.KeepDoing(ctx, stop, a.typingEvery, a.typingMax, func() {
 		if err := a.chatAction(ctx, chatID); err != nil && ctx.Err() == nil {
 			a.log.Debug("typing action", "chat_id", chatID, "err", err)
 		}
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-limit.C:
-			return
-		case <-tick.C:
-		}
-	}
+	})
 }
 
 func isFlood(err error) bool {

@@ -1,8 +1,9 @@
 package telegram
 
 import (
-	"fmt"
 	"strings"
+
+	"troupe/bot"
 )
 
 // textKey names one of the adapter's own user-facing texts; the pipeline
@@ -52,12 +53,5 @@ func langOf(code string) string {
 }
 
 func say(lang string, key textKey, args ...any) string {
-	t, ok := texts[lang]
-	if !ok {
-		t = texts["en"]
-	}
-	if len(args) == 0 {
-		return t[key]
-	}
-	return fmt.Sprintf(t[key], args...)
+	return bot.Localized(texts, lang, key, args...)
 }
