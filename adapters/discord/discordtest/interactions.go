@@ -205,15 +205,7 @@ func (s *Server) routeFollowup(w http.ResponseWriter, r *http.Request, token str
 		msg, ok := s.messages[id]
 		ok = ok && !msg.Deleted
 		s.mu.Unlock()
-		if !ok {
-			writeError(w, http.StatusNotFound, 10008, "Unknown Message")
-			return
-		}
-		if r.Method == "GET" {
-			writeJSON(w, http.StatusOK, s.messageJSON(*msg))
-			return
-		}
-		s.editOrDelete(w, r.Method, msg, body)
+		s.onMessage(w, r.Method, msg, ok, body)
 	default:
 		writeError(w, http.StatusNotFound, 0, "404: Not Found")
 	}

@@ -326,15 +326,7 @@ func (s *Server) routeWebhook(w http.ResponseWriter, r *http.Request, id, token 
 		// A message in a thread is found only with its thread_id.
 		ok = ok && msg.WebhookID == h.id && msg.ChannelID == channelID && !msg.Deleted
 		s.mu.Unlock()
-		if !ok {
-			writeError(w, http.StatusNotFound, 10008, "Unknown Message")
-			return
-		}
-		if r.Method == "GET" {
-			writeJSON(w, http.StatusOK, s.messageJSON(*msg))
-			return
-		}
-		s.editOrDelete(w, r.Method, msg, body)
+		s.onMessage(w, r.Method, msg, ok, body)
 	default:
 		writeError(w, http.StatusNotFound, 0, "404: Not Found")
 	}
@@ -412,4 +404,18 @@ func validCommand(c obj) bool {
 		}
 	}
 	return true
+}
+
+// onMessage answers GET, PATCH or DELETE on one message; found is false when
+// the route does not reach it.
+func (s *Server) onMessage(w http.ResponseWriter, method string, msg *Message, found bool, body []byte) {
+	if !found {
+		writeError(w, http.StatusNotFound, 10008, "Unknown Message")
+		return
+	}
+	if method == "GET" {
+		writeJSON(w, http.StatusOK, s.messageJSON(*msg))
+		return
+	}
+	s.editOrDelete(w, method, msg, body)
 }

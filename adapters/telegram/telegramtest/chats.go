@@ -97,21 +97,31 @@ func keyboard(raw string) ([][]Button, *apiError) {
 	return m.InlineKeyboard, nil
 }
 
+// content is a sent or edited message's text as a client shows it and its
+// inline keyboard (nil for none).
+func content(p url.Values) (string, [][]Button, *apiError) {
+	shown, apiErr := visible(p.Get("text"), p.Get("parse_mode"))
+	if apiErr != nil {
+		return "", nil, apiErr
+	}
+	kb, apiErr := keyboard(p.Get("reply_markup"))
+	if apiErr != nil {
+		return "", nil, apiErr
+	}
+	if len(kb) == 0 {
+		kb = nil
+	}
+	return shown, kb, nil
+}
+
 func (s *Server) sendMessage(p url.Values) (any, *apiError) {
 	chatID, err := parseInt(p.Get("chat_id"))
 	if err != nil {
 		return nil, badRequest("chat not found")
 	}
-	shown, apiErr := visible(p.Get("text"), p.Get("parse_mode"))
+	shown, kb, apiErr := content(p)
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	kb, apiErr := keyboard(p.Get("reply_markup"))
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	if len(kb) == 0 {
-		kb = nil
 	}
 	c := s.chat(chatID, map[string]any{"id": chatID, "type": "private"})
 	replyTo, _ := strconv.Atoi(p.Get("reply_to_message_id"))
@@ -148,16 +158,9 @@ func (s *Server) editMessageText(p url.Values) (any, *apiError) {
 	if m.From.ID != s.bot.ID {
 		return nil, badRequest("message can't be edited")
 	}
-	shown, apiErr := visible(p.Get("text"), p.Get("parse_mode"))
+	shown, kb, apiErr := content(p)
 	if apiErr != nil {
 		return nil, apiErr
-	}
-	kb, apiErr := keyboard(p.Get("reply_markup"))
-	if apiErr != nil {
-		return nil, apiErr
-	}
-	if len(kb) == 0 {
-		kb = nil
 	}
 	if shown == m.Text && sameKeyboard(kb, m.Buttons) {
 		return nil, &apiError{code: 400, description: notModified}
