@@ -102,11 +102,8 @@ type Pipeline struct {
 	closed bool
 	wg     sync.WaitGroup
 	stats  stats
-	// questions holds the open yes/no questions (Options.Questions, or this
-	// process's own).
-	questions Questions
-	rate      rateLimiter
-	gate      gate
+	rate   rateLimiter
+	gate   gate
 	// cardsStored maps a card id to the data of its row as this process
 	// last wrote it.
 	cardsStored sync.Map
@@ -140,7 +137,7 @@ func New(opt Options) *Pipeline {
 		opt.Questions = &localQuestions{}
 	}
 	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute},
-		gate: newGate(opt.ConcurrentTurns), questions: opt.Questions}
+		gate: newGate(opt.ConcurrentTurns)}
 }
 
 // lane serializes the turns of one channel: messages that arrive while a

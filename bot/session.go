@@ -151,7 +151,7 @@ func (p *Pipeline) ask(ctx context.Context, in Inbound, text string, sink Sink, 
 	q.UserKey, q.Channel, q.Expires = in.UserKey(), in.Channel.Key(), p.opt.Now().Add(ConfirmTTL)
 	data, err := json.Marshal(q)
 	if err == nil {
-		err = p.questions.Put(ctx, token, data, ConfirmTTL)
+		err = p.opt.Questions.Put(ctx, token, data, ConfirmTTL)
 	}
 	if err != nil {
 		return p.internal(ctx, sink, "ask", err)
@@ -166,7 +166,7 @@ func (p *Pipeline) ask(ctx context.Context, in Inbound, text string, sink Sink, 
 // already answered questions, and answers from someone else, change nothing.
 func (p *Pipeline) Answer(ctx context.Context, in Inbound, token string, yes bool, sink Sink) error {
 	lang := p.langOf(in)
-	data, ok, err := p.questions.Take(ctx, token)
+	data, ok, err := p.opt.Questions.Take(ctx, token)
 	if err != nil {
 		return p.internal(ctx, sink, "answer", err)
 	}
@@ -180,7 +180,7 @@ func (p *Pipeline) Answer(ctx context.Context, in Inbound, token string, yes boo
 	case q.UserKey != in.UserKey() || q.Channel != in.Channel.Key():
 		// Put it back: it is still its author's to answer.
 		if left := q.Expires.Sub(p.opt.Now()); left > 0 {
-			if err := p.questions.Put(ctx, token, data, left); err != nil {
+			if err := p.opt.Questions.Put(ctx, token, data, left); err != nil {
 				p.log.Warn("put a question back", "err", err)
 			}
 		}

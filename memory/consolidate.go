@@ -295,17 +295,6 @@ func (s *Service) DeleteRecap(ctx context.Context, chatID string) error {
 	})
 }
 
-// Resident returns the resident summary of a card in a space as it is
-// injected: tags stripped and fitted to the budget left by others characters.
-func (s *Service) Resident(ctx context.Context, cardID, spaceID string, others int) (string, error) {
-	text, err := s.store.Resident(ctx, cardID, spaceID)
-	if err != nil || text == "" {
-		return "", err
-	}
-	lang, _ := s.cardLanguage(ctx, cardID)
-	return s.FitResident(lang, text, others), nil
-}
-
 // FitResident returns a stored resident summary as injected: its tags
 // stripped, fitted to what others characters leave of the envelope.
 func (s *Service) FitResident(lang, stored string, others int) string {

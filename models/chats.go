@@ -65,11 +65,7 @@ func (s *Store) EnsureChannel(ctx context.Context, ch Channel) (Channel, error) 
 	if got, err := s.Channel(ctx, ch.ID); err == nil || !errors.Is(err, ErrNotFound) {
 		return got, err
 	}
-	db := s.db.WithContext(ctx)
-	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&ch).Error; err != nil {
-		return Channel{}, fmt.Errorf("models: ensure channel %s: %w", ch.ID, err)
-	}
-	return s.Channel(ctx, ch.ID)
+	return s.CreateChannel(ctx, ch)
 }
 
 // TurnState is what a turn reads before it writes: the channel, its current

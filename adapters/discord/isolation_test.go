@@ -100,7 +100,7 @@ func TestCrossChatMemoryStaysInItsSpace(t *testing.T) {
 		}
 	}
 	for _, space := range []string{"discord:guild:" + guildB, "discord:user:" + h.ada.ID} {
-		if r, err := h.mem.Resident(ctx, card.ID, space, 0); err != nil || r != "" {
+		if r, err := h.store.Resident(ctx, card.ID, space); err != nil || r != "" {
 			t.Errorf("space %s has a resident summary %q (%v)", space, r, err)
 		}
 	}

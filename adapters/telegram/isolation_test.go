@@ -79,7 +79,7 @@ func TestCrossChatMemoryStaysWithItsUser(t *testing.T) {
 		}
 	}
 	for _, space := range []string{"telegram:user:1002", "telegram:group:-1001234567890"} {
-		if r, err := h.mem.Resident(ctx, card.ID, space, 0); err != nil || r != "" {
+		if r, err := h.store.Resident(ctx, card.ID, space); err != nil || r != "" {
 			t.Errorf("space %s has a resident summary %q (%v)", space, r, err)
 		}
 	}
