@@ -14,7 +14,10 @@ func TestKeepDoingStopsOnStopAndAtMax(t *testing.T) {
 	var n atomic.Int32
 	stop := make(chan struct{})
 	done := make(chan struct{})
-	go func() { bot.KeepDoing(context.Background(), stop, 10*time.Millisecond, time.Hour, func() { n.Add(1) }); close(done) }()
+	go func() {
+		bot.KeepDoing(context.Background(), stop, 10*time.Millisecond, time.Hour, func() { n.Add(1) })
+		close(done)
+	}()
 	for n.Load() < 3 {
 		time.Sleep(time.Millisecond)
 	}
