@@ -119,9 +119,6 @@ func (s *Store) Dialect() string { return s.dialect }
 // DB exposes the GORM handle for tests and maintenance commands.
 func (s *Store) DB() *gorm.DB { return s.db }
 
-// SetClock replaces the store's clock (tests).
-func (s *Store) SetClock(now func() time.Time) { s.now = now }
-
 // Migrate creates or updates every table.
 func (s *Store) Migrate(ctx context.Context) error {
 	if err := s.db.WithContext(ctx).AutoMigrate(All()...); err != nil {
