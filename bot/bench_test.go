@@ -53,6 +53,7 @@ type benchRig struct {
 	p      *bot.Pipeline
 	mem    *memory.Service
 	client *openai.Client
+	turns  *statsObserver
 }
 
 func newBenchRig(tb testing.TB, dsn string) *benchRig {
@@ -83,9 +84,10 @@ func newRigWith(tb testing.TB, dsn string, now func() time.Time, contextWindow i
 		tb.Fatal(err)
 	}
 	lib, _ := bot.NewLibrary([]bot.Card{card}, "")
+	turns := &statsObserver{}
 	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: memory.NewPromptEstimator(),
-		MemoryConfig: mc, Language: "en", ContextWindow: contextWindow, MaxReplyTokens: 256, Now: now})
-	return &benchRig{st: st, fake: fake, p: p, mem: mem, client: client}
+		MemoryConfig: mc, Language: "en", ContextWindow: contextWindow, MaxReplyTokens: 256, Now: now, Observer: turns})
+	return &benchRig{st: st, fake: fake, p: p, mem: mem, client: client, turns: turns}
 }
 
 func inbound(ch string, i int) bot.Inbound {
@@ -183,7 +185,12 @@ func BenchmarkTurnLongChat(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				times := r.p.PipelineTimes()[1:]
+				var times []time.Duration
+				r.turns.mu.Lock()
+				for _, ts := range r.turns.turns[1:] {
+					times = append(times, ts.Pipeline)
+				}
+				r.turns.mu.Unlock()
 				sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 				if len(times) > 0 {
 					b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")

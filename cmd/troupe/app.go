@@ -49,8 +49,9 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 	return models.Open(ctx, cfg.Database.DSN.Value(), log)
 }
 
-// openApp connects storage and queue and builds the pipeline around cards.
-func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bot.Library) (*app, error) {
+// openApp connects storage and queue and builds the pipeline around cards;
+// the pipeline reports its turns to the metrics and to each of also.
+func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bot.Library, also ...bot.Observer) (*app, error) {
 	a := &app{cfg: cfg, log: log, cards: cards}
 	var err error
 	if a.store, err = openStore(ctx, cfg, log); err != nil {
@@ -81,7 +82,7 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bo
 		ContextWindow:   m.ContextWindow,
 		MaxReplyTokens:  m.MaxReplyTokens,
 		Logger:          log,
-		Observer:        a.metrics,
+		Observer:        append(observers{a.metrics}, also...),
 		Locker:          jobs.NewLocker(a.redis),
 		Questions:       jobs.NewQuestions(a.redis),
 		Limits:          bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars},
