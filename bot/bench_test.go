@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai"
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/config"
 	"troupe/jobs"
+	"troupe/llm"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
@@ -52,7 +52,7 @@ type benchRig struct {
 	fake   *openaitest.Server
 	p      *bot.Pipeline
 	mem    *memory.Service
-	client *openai.Client
+	client *llm.Client
 	turns  *statsObserver
 }
 
@@ -76,9 +76,9 @@ func newRigWith(tb testing.TB, dsn string, now func() time.Time, contextWindow i
 	fake := openaitest.NewServer(tb)
 	scribe := &memorytest.Scribe{}
 	fake.SetResponder(scribe.Respond)
-	client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
+	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	mc := config.Default().Memory
-	mem := memory.NewService(st, openai.Scribe{C: client}, memory.Config{Compact: memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars}}, slog.New(slog.DiscardHandler))
+	mem := memory.NewService(st, llm.Scribe{C: client}, memory.Config{Compact: memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars}}, slog.New(slog.DiscardHandler))
 	card, err := bot.LoadCard("../examples/cards/lantern-keeper.json")
 	if err != nil {
 		tb.Fatal(err)

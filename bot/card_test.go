@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
+	"troupe/llm/openaitest"
 )
 
 func TestParseCard(t *testing.T) {

@@ -12,14 +12,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"troupe/adapters/discord"
-	"troupe/adapters/openai"
-	"troupe/adapters/ops"
 	"troupe/adapters/telegram"
 	"troupe/bot"
 	"troupe/config"
 	"troupe/jobs"
+	"troupe/llm"
 	"troupe/memory"
 	"troupe/models"
+	"troupe/ops"
 )
 
 // app is troupe's wired components, shared by serve, worker and chat.
@@ -64,11 +64,11 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bo
 	a.queue = jobs.NewQueue(a.redis, log)
 	a.metrics = ops.NewMetrics(a.queue)
 	sm := cfg.ScribeModel()
-	scribe := openai.New(openai.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
+	scribe := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
 		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
-	a.memory = memory.NewService(a.store, openai.Scribe{C: scribe}, memoryConfig(cfg), log)
+	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe}, memoryConfig(cfg), log)
 	m := cfg.Model
-	model := openai.New(openai.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
+	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
 	a.pipeline = bot.New(bot.Options{
 		Store:           a.store,

@@ -22,9 +22,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/config"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"

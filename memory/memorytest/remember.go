@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 )
 
 // recapInPrompt is a recap as the consolidation prompt quotes it.
