@@ -49,6 +49,9 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 	return models.Open(ctx, cfg.Database.DSN.Value(), log)
 }
 
+// The store is what the memory service works on.
+var _ memory.Store = (*models.Store)(nil)
+
 // openApp connects storage and queue and builds the pipeline around cards;
 // the pipeline reports its turns to the metrics and to each of also.
 func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bot.Library, also ...bot.Observer) (*app, error) {
