@@ -21,9 +21,14 @@ import (
 type Store struct {
 	db      *gorm.DB
 	dialect string
+	log     *slog.Logger
 	now     func() time.Time
 	// spaces caches the ids of spaces known to exist.
 	spaces sync.Map
+	// pause, when set (tests only: export_test.go), runs inside a memory
+	// write's transaction once it holds its locks and has checked what it
+	// writes, just before it writes: a test slows a write there to race it.
+	pause func(point string)
 }
 
 // Open connects to dsn (sqlite://FILE or postgres://…) and migrates the schema.
@@ -84,8 +89,10 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		sqlDB.SetMaxIdleConns(32)
 	}
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-	_ = log
-	return &Store{db: db, dialect: dialect, now: func() time.Time { return time.Now().UTC() }}, nil
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Store{db: db, dialect: dialect, log: log.With("component", "models"), now: func() time.Time { return time.Now().UTC() }}, nil
 }
 
 func sqliteDSN(path string) string {
@@ -159,3 +166,10 @@ func notFound(err error) error {
 }
 
 func unixTime(sec int64) time.Time { return time.Unix(sec, 0).UTC() }
+
+// paused calls the test pause, if any, at point.
+func (s *Store) paused(point string) {
+	if s.pause != nil {
+		s.pause(point)
+	}
+}
