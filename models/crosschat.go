@@ -196,11 +196,14 @@ type Purge func(handbook, resident string) (string, string)
 // transaction that holds the chat's lock and its card and space's, the
 // locks every memory write takes (see locks.go), so none lands during or
 // after it: its messages, summaries, recap, memory chunks, ledger and job
-// records, keeping a tombstone; the manifest keeps the merged hash so the
-// next consolidation sees the deletion; purge rewrites the handbook and
-// resident at once (the old versions are deleted too, not kept in history,
-// so no text of the chat remains). It returns the tombstone, or ErrNotFound
-// when there is no such chat.
+// records, keeping a tombstone; the reasons recorded for its card and
+// space's jobs are cleared, as they may quote its text; the manifest keeps
+// the merged hash so the next consolidation sees the deletion; purge
+// rewrites the handbook and resident at once (the old versions are deleted
+// too, not kept in history, so no text of the chat remains). On SQLite the
+// deleted text is overwritten (secure_delete) and the WAL checkpointed and
+// truncated after the transaction. It returns the tombstone, or
+// ErrNotFound when there is no such chat.
 func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tombstone, error) {
 	now := s.now()
 	var ts Tombstone
@@ -230,6 +233,10 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tom
 			if err := tx.Where(del.where, chatID).Delete(del.model).Error; err != nil {
 				return err
 			}
+		}
+		if err := tx.Model(&JobRecord{}).Where("key = ? AND reason <> ''", MemoryJobKey(chat.CardID, chat.SpaceID)).
+			Update("reason", ReasonCleared).Error; err != nil {
+			return err
 		}
 		if err := tx.Model(&Channel{}).Where("current_chat_id = ?", chatID).Update("current_chat_id", "").Error; err != nil {
 			return err
@@ -285,6 +292,7 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tom
 		}
 		return ts, fmt.Errorf("models: forget chat %s: %w", chatID, err)
 	}
+	s.checkpoint(ctx, "forget chat "+chatID)
 	return ts, nil
 }
 

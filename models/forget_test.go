@@ -1,8 +1,11 @@
 package models_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -243,4 +246,139 @@ func assertForgotten(t *testing.T, st *models.Store, chat models.Chat, fact stri
 	if strings.Contains(mem.Handbook, fact) || strings.Contains(mem.Resident, fact) {
 		t.Errorf("the forgotten fact is back:\nhandbook %q\nresident %q", mem.Handbook, mem.Resident)
 	}
+}
+
+// TestForgetClearsJobRecords: the job records of a forgotten chat go, and
+// the reasons recorded for its card and space's jobs, which may quote its
+// text, are cleared; other spaces' records stay as they were.
+func TestForgetClearsJobRecords(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		chat := newChat(t, st, "console:jobs")
+		quote := `the line "the brass key lies under the third stone" names no chat`
+		spaceKey := models.MemoryJobKey(chat.CardID, chat.SpaceID)
+		otherKey := models.MemoryJobKey(chat.CardID, "console:local:bo")
+		for _, r := range []models.JobRecord{
+			{Kind: "compact", Key: chat.ID, Outcome: "failed", Reason: quote},
+			{Kind: "recap", Key: chat.ID, Outcome: "written", Reason: "recap 1234", Product: "recap:" + chat.ID},
+			{Kind: "consolidate", Key: spaceKey, Outcome: "failed", Reason: quote},
+			{Kind: "consolidate", Key: otherKey, Outcome: "failed", Reason: quote},
+		} {
+			if err := st.RecordJob(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := st.ForgetChat(ctx, chat.ID, purgeChat(chat.ID)); err != nil {
+			t.Fatal(err)
+		}
+		for _, kind := range []string{"compact", "recap"} {
+			if r, err := st.Job(ctx, kind, chat.ID); !errors.Is(err, models.ErrNotFound) {
+				t.Errorf("%s record of the forgotten chat remains: %+v (err %v)", kind, r, err)
+			}
+		}
+		r, err := st.Job(ctx, "consolidate", spaceKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Reason != models.ReasonCleared || r.Outcome != "failed" || r.Failures != 1 {
+			t.Errorf("the space's record after forget = %+v; want reason %q, still failed once", r, models.ReasonCleared)
+		}
+		if r, err := st.Job(ctx, "consolidate", otherKey); err != nil || r.Reason != quote {
+			t.Errorf("another space's record = %+v (err %v); want it untouched", r, err)
+		}
+	})
+}
+
+// TestForgetLeavesNoTextInTheSQLiteFile writes a unique fact everywhere a
+// chat's text goes, forgets the chat, and reads the raw database and WAL
+// files, with the store open and after it is closed: the fact must be in
+// neither (issue 11, defect 5: deleted pages kept it).
+func TestForgetLeavesNoTextInTheSQLiteFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "troupe.db")
+	st, err := models.Open(ctx, "sqlite://"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	chat := newChat(t, st, "console:secure")
+	fact := "Quillon-" + chat.ID + " hid the ledger of the drowned bell"
+	tagged := "- " + fact + " [chat:" + chat.ID + "]"
+	// Enough turns that the chat's text fills pages of its own, and
+	// earlier versions of pages sit in the WAL.
+	for i := 0; i < 40; i++ {
+		appendBeat(t, st, chat.ID, i)
+	}
+	cur, err := st.Chat(ctx, chat.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := &models.Message{Role: "user", Content: "Remember this: " + fact + strings.Repeat(" and the tide came in", 300)}
+	if err := st.Append(ctx, chat.ID, cur.HeadID, cur.HeadID, []*models.Message{user}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.InstallSummary(ctx, chat.ID, "", user.ID, "## Story so far\n"+fact, 41); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.InstallRecap(ctx, factRecap(chat, fact)); err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []any{
+		&models.Ledger{ChatID: chat.ID, Snapshot: `{"flags":{"secret":"` + fact + `"}}`},
+		&models.MemoryChunk{ID: models.NewID(), ChatID: chat.ID, ThroughID: user.ID, Content: fact},
+	} {
+		if err := st.DB().Create(row).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The handbook's first version goes to history when the second replaces it.
+	for _, hb := range []string{"## Shared\n" + tagged, "## Shared\n" + tagged + "\n- The bell rang twice. [chat:other]"} {
+		if err := st.EditMemory(ctx, chat.CardID, chat.SpaceID, &hb, &tagged, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.RecordJob(ctx, models.JobRecord{Kind: "consolidate", Key: models.MemoryJobKey(chat.CardID, chat.SpaceID),
+		Outcome: "failed", Reason: "rejected: " + fact}); err != nil {
+		t.Fatal(err)
+	}
+	if n := countInFiles(t, path, fact); n == 0 {
+		t.Fatal("the fact is not in the files before the forget: the test checks nothing")
+	}
+	if _, err := st.ForgetChat(ctx, chat.ID, purgeChat(chat.ID)); err != nil {
+		t.Fatal(err)
+	}
+	mem, err := st.LoadMemory(ctx, chat.CardID, chat.SpaceID)
+	if err != nil || !strings.Contains(mem.Handbook, "The bell rang twice.") {
+		t.Fatalf("the other chat's entry went too: %q (%v)", mem.Handbook, err)
+	}
+	if n := countInFiles(t, path, fact); n != 0 {
+		t.Errorf("after forget, with the store open: the fact is found %d times in the raw files", n)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := countInFiles(t, path, fact); n != 0 {
+		t.Errorf("after forget and close: the fact is found %d times in the raw files", n)
+	}
+}
+
+// countInFiles counts text in the database file and its WAL and rollback
+// journal, where they exist.
+func countInFiles(t *testing.T, path, text string) int {
+	t.Helper()
+	n := 0
+	for _, f := range []string{path, path + "-wal", path + "-journal"} {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := bytes.Count(b, []byte(text)); c > 0 {
+			t.Logf("%s: %d copies", filepath.Base(f), c)
+			n += c
+		}
+	}
+	return n
 }

@@ -85,6 +85,14 @@ func (s *Store) RecordJob(ctx context.Context, r JobRecord) error {
 	})
 }
 
+// MemoryJobKey is the job table key of the jobs of a card's memory in a
+// space (consolidation).
+func MemoryJobKey(cardID, spaceID string) string { return cardID + "|" + spaceID }
+
+// ReasonCleared replaces the reasons recorded for a card and space's jobs
+// when one of its chats is forgotten: a reason may quote the chat's text.
+const ReasonCleared = "reason cleared: a chat of this card and space was forgotten"
+
 // Job returns the last recorded outcome of a job, or ErrNotFound.
 func (s *Store) Job(ctx context.Context, kind, key string) (JobRecord, error) {
 	var r JobRecord
