@@ -3,6 +3,7 @@ package models_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -381,4 +382,63 @@ func countInFiles(t *testing.T, path, text string) int {
 		}
 	}
 	return n
+}
+
+// TestSQLiteWritesHoldTheWriteLock: on SQLite the store takes no locks of
+// its own because every transaction begins IMMEDIATE, holding the
+// database's write lock from before its first read. So while a memory write
+// or a forget is inside its transaction, another connection to the file
+// (another troupe process, such as `troupe memory forget` next to `troupe
+// serve`) cannot begin a write, and no check can go stale before its write.
+func TestSQLiteWritesHoldTheWriteLock(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "troupe.db")
+	st, err := models.Open(ctx, "sqlite://"+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	probe, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	probe.SetMaxOpenConns(1)
+	tryWrite := func() error {
+		if _, err := probe.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+			return err
+		}
+		_, err := probe.ExecContext(ctx, "ROLLBACK")
+		return err
+	}
+	chat := newChat(t, st, "console:sqlite-lock")
+	appendBeat(t, st, chat.ID, 1)
+	for _, w := range []struct {
+		point string
+		run   func() error
+	}{
+		{"install recap", func() error { return st.InstallRecap(ctx, factRecap(chat, "a fact")) }},
+		{"forget", func() error { _, err := st.ForgetChat(ctx, chat.ID, purgeChat(chat.ID)); return err }},
+	} {
+		paused := false
+		models.SetPause(st, func(p string) {
+			if p != w.point {
+				return
+			}
+			paused = true
+			if err := tryWrite(); err == nil || !strings.Contains(err.Error(), "locked") {
+				t.Errorf("%s: another connection began a write inside the transaction (err %v)", w.point, err)
+			}
+		})
+		if err := w.run(); err != nil {
+			t.Fatalf("%s: %v", w.point, err)
+		}
+		models.SetPause(st, nil)
+		if !paused {
+			t.Fatalf("%s never reached its pause", w.point)
+		}
+		if err := tryWrite(); err != nil {
+			t.Errorf("after %s: the other connection cannot write at all: %v", w.point, err)
+		}
+	}
 }
