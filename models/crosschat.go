@@ -309,7 +309,7 @@ func (s *Store) Tombstone(ctx context.Context, chatID string) (Tombstone, error)
 // that file as it is. It holds the card and space's lock (see locks.go).
 func (s *Store) EditMemory(ctx context.Context, cardID, spaceID string, handbook, resident *string, reason string) error {
 	now := s.now()
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := s.lockMemory(tx, MemoryKey{cardID, spaceID}); err != nil {
 			return err
 		}
@@ -330,6 +330,10 @@ func (s *Store) EditMemory(ctx context.Context, cardID, spaceID string, handbook
 		}
 		return clearMerged(tx, cardID, spaceID, now)
 	})
+	if err != nil {
+		return fmt.Errorf("models: edit memory of %s/%s: %w", cardID, spaceID, err)
+	}
+	return nil
 }
 
 func clearMerged(tx *gorm.DB, cardID, spaceID string, now time.Time) error {
@@ -349,7 +353,7 @@ func clearMerged(tx *gorm.DB, cardID, spaceID string, now time.Time) error {
 // recap.
 func (s *Store) DeleteRecap(ctx context.Context, chatID string, purge Purge) error {
 	now := s.now()
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if _, err := s.lockChat(tx, chatID); err != nil && !errors.Is(err, ErrChatGone) {
 			return err
 		}
@@ -378,6 +382,10 @@ func (s *Store) DeleteRecap(ctx context.Context, chatID string, purge Purge) err
 		}
 		return clearMerged(tx, r.CardID, r.SpaceID, now)
 	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("models: delete recap of %s: %w", chatID, err)
+	}
+	return err
 }
 
 // MemoryKey is a (card, space) pair.
