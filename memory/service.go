@@ -44,6 +44,10 @@ func (e *RejectedError) Error() string {
 	return "memory: " + e.Kind + ": scribe output rejected twice: " + e.Reason
 }
 
+// ReasonForgotten: the chat was forgotten while the scribe wrote; nothing
+// is owed for it any more.
+const ReasonForgotten = "chat was forgotten while the scribe wrote"
+
 // ErrStaleRetries: the chat kept moving while the scribe wrote.
 var ErrStaleRetries = errors.New("memory: the chat kept changing while the scribe wrote; try later")
 
