@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai"
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
@@ -27,8 +27,8 @@ func TestForgottenWhileTheScribeWrites(t *testing.T) {
 					ctx := context.Background()
 					st := testenv.OpenStore(t, b)
 					fake := openaitest.NewServer(t)
-					client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", Timeout: 5 * time.Second, MaxRetries: -1}, nil)
-					mem := memory.NewService(st, openai.Scribe{C: client}, memory.Config{Language: "en",
+					client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", Timeout: 5 * time.Second, MaxRetries: -1}, nil)
+					mem := memory.NewService(st, llm.Scribe{C: client}, memory.Config{Language: "en",
 						Compact: memory.CompactParams{Keep: 1, Period: 30, MinCutChars: 1, ManualMinCutChars: 1}}, nil)
 					chat := storyChat(t, st)
 					scribe := &memorytest.Scribe{}
