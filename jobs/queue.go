@@ -257,11 +257,13 @@ func (q *Queue) Depth(ctx context.Context) (int, time.Duration, error) {
 	return total, oldest, nil
 }
 
-// Drain waits until no job is waiting, running or retrying, up to timeout.
+// Drain waits until no job is waiting or running and none is set to retry
+// before timeout, up to timeout. A job waiting out the backoff of its
+// failures past that is owed work, not work in flight: it runs later.
 func (q *Queue) Drain(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		n, _, err := q.Depth(ctx)
+		n, err := q.inFlight(deadline)
 		if err != nil {
 			return err
 		}
@@ -277,4 +279,35 @@ func (q *Queue) Drain(ctx context.Context, timeout time.Duration) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// inFlight counts the tasks waiting or running, and those set to retry
+// before deadline.
+func (q *Queue) inFlight(deadline time.Time) (int, error) {
+	queues, err := q.insp.Queues()
+	if err != nil {
+		return 0, fmt.Errorf("jobs: list queues: %w", err)
+	}
+	total := 0
+	for _, qn := range queues {
+		info, err := q.insp.GetQueueInfo(qn)
+		if err != nil {
+			return 0, fmt.Errorf("jobs: queue info: %w", err)
+		}
+		total += info.Pending + info.Active
+		if info.Retry == 0 {
+			continue
+		}
+		// Listed soonest first.
+		retry, err := q.insp.ListRetryTasks(qn, asynq.PageSize(100))
+		if err != nil {
+			return 0, fmt.Errorf("jobs: list retries: %w", err)
+		}
+		for _, t := range retry {
+			if t.NextProcessAt.Before(deadline) {
+				total++
+			}
+		}
+	}
+	return total, nil
 }

@@ -173,6 +173,13 @@ func TestRejectedConsolidationDoesNotWedgeItsSpace(t *testing.T) {
 			if rec.Failures != 1 || rec.RetryAt == nil || rec.RetryAt.Sub(info.NextProcessAt).Abs() > 2*time.Second || time.Until(*rec.RetryAt) > 20*time.Second {
 				t.Errorf("job record %+v, task next at %s; want 1 failure and the next try within 20s", rec, info.NextProcessAt)
 			}
+			// /memory and `troupe memory show` read the failure from the report.
+			report, err := r.mem.Report(ctx, "maren", space)
+			must(t, err)
+			if len(report.Failures) != 1 || report.Failures[0].Kind != memory.KindConsolidate || report.Failures[0].Attempts != 1 ||
+				report.Failures[0].Reason != rec.Reason || rec.RetryAt == nil || !report.Failures[0].NextTry.Equal(*rec.RetryAt) {
+				t.Errorf("report failures = %+v, want the consolidation's with its next try", report.Failures)
+			}
 
 			broken.Store(false)
 			second := seedNamedChat(t, r.st, 2, 3)
@@ -182,6 +189,9 @@ func TestRejectedConsolidationDoesNotWedgeItsSpace(t *testing.T) {
 			// What the recap job does after writing a recap.
 			must(t, r.queue.Consolidate(ctx, "maren", space))
 			r.waitMerged(t, allMerged(2), "consolidating both chats after a rejection")
+			if report, _ := r.mem.Report(ctx, "maren", space); len(report.Failures) != 0 {
+				t.Errorf("after the consolidation succeeded, the report still lists %+v", report.Failures)
+			}
 		})
 	}
 }
@@ -202,6 +212,9 @@ func TestRejectedSummaryThenMoreTurnsCompacts(t *testing.T) {
 			rec := r.waitFailed(t, memory.KindCompact, r.chatID, jobs.QueueDefault)
 			r.checkNoDeadTasks(t, rec.Reason)
 			stop()
+			if report, _ := r.mem.Report(ctx, "maren", space); len(report.Failures) != 1 || report.Failures[0].Key != r.chatID {
+				t.Errorf("report failures = %+v, want the chat's compaction", report.Failures)
+			}
 
 			broken.Store(false)
 			addBeats(t, r.st, r.chatID, 40)
