@@ -88,7 +88,7 @@ var texts = map[string]map[msgKey]string{
 		msgRecapDeleted:     "The recap of chat %s is deleted; the memory will be rebuilt from the remaining chats.",
 		msgNoMemory:         "%s remembers no earlier chats here yet.",
 		msgMemoryCounts:     "Chats merged: %d · recaps owed: %d · last consolidation: %s",
-		msgMemoryFailure:    "Owed, failing: %s of %s — failed %d times in a row, last at %s; next try: %s. Why: %s",
+		msgMemoryFailure:    "Owed, failing: %s of %s (failures in a row: %d, the last at %s; next try: %s). Why: %s",
 		msgJobCompact:       "compaction",
 		msgJobRecap:         "recap",
 		msgJobConsolidate:   "consolidation",

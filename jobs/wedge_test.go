@@ -24,8 +24,13 @@ import (
 const space = "console:local:ada"
 
 func (r *rig) startWorkerEvery(t *testing.T, sweep time.Duration) (stop func()) {
+	return r.startWorkerWith(t, jobs.WorkerOptions{SweepInterval: sweep})
+}
+
+func (r *rig) startWorkerWith(t *testing.T, opt jobs.WorkerOptions) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, jobs.WorkerOptions{PollInterval: 200 * time.Millisecond, SweepInterval: sweep, IdleRecap: time.Hour}, nil)
+	opt.PollInterval, opt.IdleRecap = 200*time.Millisecond, time.Hour
+	w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, opt, nil)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	return func() {
@@ -279,6 +284,78 @@ func TestArchivedTaskIsReplaced(t *testing.T) {
 			}
 			stop := r.startWorkerEvery(t, time.Hour)
 			defer stop()
+			r.waitSummaries(t, 1)
+		})
+	}
+}
+
+// A hand edit (`troupe memory edit`) runs a consolidation that waits out
+// the backoff of its failures at once.
+func TestHandEditRunsAFailingConsolidation(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newRig(t, b, 3)
+			ctx := context.Background()
+			if res, err := r.mem.Recap(ctx, r.chatID); err != nil || res.Outcome != memory.Written {
+				t.Fatalf("recap: %+v, %v", res, err)
+			}
+			var broken atomic.Bool
+			broken.Store(true)
+			r.breakConsolidation(&broken)
+			stop := r.startWorkerEvery(t, time.Hour)
+			defer stop()
+			r.waitFailed(t, memory.KindConsolidate, "maren|"+space, jobs.QueueDefault)
+
+			broken.Store(false)
+			edited := "# Earlier chats\n- The lamp was mended by hand."
+			must(t, r.st.EditMemory(ctx, "maren", space, nil, &edited, "test"))
+			must(t, r.queue.Consolidate(ctx, "maren", space))
+			mem := r.waitMerged(t, allMerged(1), "consolidating after a hand edit")
+			if !strings.Contains(mem.Resident, "- The lamp was mended by hand.") {
+				t.Errorf("the rebuilt resident lost the hand edit:\n%s", mem.Resident)
+			}
+		})
+	}
+}
+
+// A job that fails through all its task's retries ends without an archived
+// task; the work stays owed, the record says the next sweep comes within
+// the sweep interval, and the next trigger runs it.
+func TestExhaustedJobEndsWithoutArchiving(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newRig(t, b, 40)
+			ctx := context.Background()
+			var broken atomic.Bool
+			broken.Store(true)
+			r.scribe.Break = func(kind string, _ int) (openaitest.Answer, bool) {
+				return openaitest.Answer{Text: "No."}, kind == "summary" && broken.Load()
+			}
+			// Retries 10ms, 20ms, … : the task's 8 retries pass in seconds.
+			stop := r.startWorkerWith(t, jobs.WorkerOptions{SweepInterval: time.Hour, FirstRetry: 10 * time.Millisecond})
+			defer stop()
+			must(t, r.queue.Compact(ctx, r.chatID, false))
+			insp := asynq.NewInspectorFromRedisClient(r.redis.Client)
+			id := jobs.TypeCompact + ":" + r.chatID
+			deadline := time.Now().Add(30 * time.Second)
+			var rec models.JobRecord
+			for {
+				rec, _ = r.st.Job(ctx, memory.KindCompact, r.chatID)
+				_, err := insp.GetTaskInfo(jobs.QueueDefault, id)
+				if rec.Failures >= 9 && errors.Is(err, asynq.ErrTaskNotFound) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("after 30s: record %+v, task %v; want 9 failures and the task ended", rec, err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			r.checkNoDeadTasks(t, rec.Reason)
+			if rec.Failures != 9 || rec.RetryAt == nil || time.Until(*rec.RetryAt) < 50*time.Minute {
+				t.Errorf("record %+v: want 9 failures and the next try at the next sweep, an hour on", rec)
+			}
+			broken.Store(false)
+			must(t, r.queue.Compact(ctx, r.chatID, false))
 			r.waitSummaries(t, 1)
 		})
 	}

@@ -51,7 +51,7 @@ func TestFailingMemoryJobIsShown(t *testing.T) {
 			}
 			key := "lantern-keeper|console:local:Ada"
 			out := chat("/memory\n")
-			if !strings.Contains(out, "Owed, failing: consolidation of "+key) || !strings.Contains(out, "times in a row, last at") || !strings.Contains(out, "rejected") {
+			if !strings.Contains(out, "Owed, failing: consolidation of "+key) || !strings.Contains(out, "(failures in a row: ") || !strings.Contains(out, "rejected") {
 				t.Errorf("/memory does not show the failing consolidation:\n%s", out)
 			}
 			out = troupe("", "memory", "show", "--card", "lantern-keeper", "--space", "console:local:Ada")
