@@ -104,7 +104,7 @@ func (q *Queue) enqueue(ctx context.Context, typ, key, qn string, runNow bool, p
 // settle looks at the task id that an enqueue conflicted with and reports
 // whether to enqueue again: the task is gone, or was a dead record and is
 // deleted now. A live task is left alone, except that runNow moves one
-// waiting to retry (or waiting for its time) to run at once.
+// waiting out its backoff to run at once.
 func (q *Queue) settle(qn, id string, runNow bool) (again bool, err error) {
 	info, err := q.insp.GetTaskInfo(qn, id)
 	if errors.Is(err, asynq.ErrTaskNotFound) {
