@@ -37,6 +37,10 @@ const (
 	msgNoMemory
 	msgMemoryCounts
 	msgMemoryFailure
+	msgJobCompact
+	msgJobRecap
+	msgJobConsolidate
+	msgNextTrySweep
 	msgTooLarge
 	msgInterrupted
 	msgMentionOnly
@@ -86,7 +90,11 @@ var texts = map[string]map[msgKey]string{
 		msgRecapDeleted:     "The recap of chat %s is deleted; the memory will be rebuilt from the remaining chats.",
 		msgNoMemory:         "%s remembers no earlier chats here yet.",
 		msgMemoryCounts:     "Chats merged: %d · recaps owed: %d · last consolidation: %s",
-		msgMemoryFailure:    "Last failure (%s): %s",
+		msgMemoryFailure:    "Owed, failing: %s of %s (failures in a row: %d, the last at %s; next try: %s). Why: %s",
+		msgJobCompact:       "compaction",
+		msgJobRecap:         "recap",
+		msgJobConsolidate:   "consolidation",
+		msgNextTrySweep:     "at the next turn or sweep",
 		msgTooLong:          "That message is too long (the limit is %d characters); it was not sent to the character. Please shorten it.",
 		msgNotStored:        "troupe can't reach its database right now, so that message was not kept; please send it again in a moment.",
 		msgSlowDown:         "You're writing faster than the character can keep up; please wait a moment before the next message.",
@@ -134,7 +142,11 @@ var texts = map[string]map[msgKey]string{
 		msgRecapDeleted:     "对局 %s 的复盘已删除，记忆将用其余各局重建。",
 		msgNoMemory:         "%s在这里还没有关于往局的记忆。",
 		msgMemoryCounts:     "已合并的局：%d · 待合并：%d · 上次合并：%s",
-		msgMemoryFailure:    "上次失败（%s）：%s",
+		msgMemoryFailure:    "待办、失败中：%s（%s）——已连续失败 %d 次，最近一次在 %s；下次尝试：%s。原因：%s",
+		msgJobCompact:       "压缩",
+		msgJobRecap:         "复盘",
+		msgJobConsolidate:   "合并",
+		msgNextTrySweep:     "下一轮对话或下次巡检时",
 		msgTooLong:          "这条消息太长了（上限 %d 字），没有交给角色，请缩短后再发。",
 		msgNotStored:        "troupe 暂时连不上数据库，这条消息没有保存；请稍后再发一次。",
 		msgSlowDown:         "你发得比角色回得快，请稍等片刻再发下一条。",

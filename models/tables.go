@@ -163,6 +163,9 @@ type JobRecord struct {
 	Product   string `gorm:"size:64"`
 	Failures  int
 	UpdatedAt time.Time
+	// RetryAt is when the worker tries a failed job again; nil when no
+	// retry is set (the next turn or sweep runs it).
+	RetryAt *time.Time
 }
 
 // Persona is how a user wants to be named and described in prompts.
