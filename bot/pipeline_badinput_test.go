@@ -108,7 +108,7 @@ func TestBadInputOversizedMessage(t *testing.T) {
 	type outcome int
 	const (
 		answered outcome = iota // stored and answered
-		tooLarge                // stored; the prompt would not fit the window
+		tooLarge                // over the context window: refused, stored as refused
 		refused                 // over limits.max_message_chars: a notice, not stored
 	)
 	tests := []struct {
@@ -141,9 +141,15 @@ func TestBadInputOversizedMessage(t *testing.T) {
 				}
 				return
 			case tooLarge:
-				if s.final != "" || len(s.notices) != 1 {
-					t.Fatalf("got reply %.40q and notices %q, want one notice", s.final, s.notices)
+				if s.final != "" || len(s.notices) != 1 || r.fake.Count() != 0 {
+					t.Fatalf("got reply %.40q, notices %q and %d model calls; want one notice and none", s.final, s.notices, r.fake.Count())
 				}
+				chat := currentChat(t, r.st, "console:big")
+				refused, err := r.st.RefusedMessages(context.Background(), chat.ID)
+				if err != nil || len(refused) != 1 || refused[0].Content != text {
+					t.Fatalf("refused messages %d (err %v), want the one sent", len(refused), err)
+				}
+				return
 			case answered:
 				if s.final == "" || len(s.notices) > 0 {
 					t.Fatalf("got reply %.40q and notices %q, want a reply", s.final, s.notices)
