@@ -150,6 +150,8 @@ func (p *Pipeline) refuseOversize(ctx context.Context, st chatState, batch []pen
 	}
 	rp := replyPlan{user: st.user, persona: st.persona, group: batch[len(batch)-1].in.Channel.Group}
 	lang := p.language(st.card)
+	// The bare prompt leaves out lore and the resident: skip their work.
+	st.card.Book, st.resident = nil, ""
 	kept := make([]pendingMsg, 0, len(batch))
 	fixed := -1
 	for _, b := range batch {
