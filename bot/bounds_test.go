@@ -9,6 +9,7 @@ import (
 
 	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
+	"troupe/config"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
@@ -214,4 +215,30 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestCardFillingTheContextSaysSo: when the card alone fills the model's
+// context, every message is refused with that reason (not the notice of a
+// compaction that cannot help), and nothing is sent or queued.
+func TestCardFillingTheContextSaysSo(t *testing.T) {
+	t.Parallel()
+	r := smallContextRig(t, testenv.Backends(t)[0])
+	card, _ := r.p.Cards().Default()
+	card.Description = prose(20000)
+	lib, _ := bot.NewLibrary([]bot.Card{card}, "")
+	p := bot.New(bot.Options{Store: r.st, Cards: lib, Model: r.client, Jobs: inlineJobs{r.mem}, Memory: r.mem, Tokens: memory.NewPromptEstimator(),
+		MemoryConfig: config.Default().Memory, Language: "en", ContextWindow: 2048, MaxReplyTokens: 256})
+	for i := 1; i <= 2; i++ {
+		in := inbound("card", i)
+		s := &replySink{}
+		if err := p.Handle(context.Background(), in, s); err != nil {
+			t.Fatal(err)
+		}
+		if s.final != "" || len(s.notices) != 1 || !strings.Contains(s.notices[0], "card alone") {
+			t.Fatalf("message %d: reply %.40q, notices %q", i, s.final, s.notices)
+		}
+	}
+	if n := r.fake.Count(); n != 0 {
+		t.Errorf("%d requests reached the model or the scribe, want none", n)
+	}
 }

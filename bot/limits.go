@@ -178,7 +178,11 @@ func (p *Pipeline) refuseOversize(ctx context.Context, st chatState, batch []pen
 		}
 		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "refused"})
 		p.log.Info("refused a message no prompt can hold", "chat_id", st.chat.ID, "message_id", refused.ID, "tokens", n-fixed, "room", limit-fixed)
-		if err := b.sink.Notice(ctx, p.text(lang, msgRefusedContext, n-fixed, max(limit-fixed, 0))); err != nil {
+		notice := p.text(lang, msgRefusedContext, n-fixed, limit-fixed)
+		if fixed >= limit {
+			notice = p.text(lang, msgCardFillsContext, fixed, limit)
+		}
+		if err := b.sink.Notice(ctx, notice); err != nil {
 			p.log.Warn("refusal notice", "chat_id", st.chat.ID, "err", err)
 		}
 	}

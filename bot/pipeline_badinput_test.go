@@ -62,17 +62,8 @@ func send(t *testing.T, r *benchRig, ch string, n int, text string) *replySink {
 // branch.
 func lastUserMessage(t *testing.T, st *models.Store, channel string) models.Message {
 	t.Helper()
-	ctx := context.Background()
-	ch, err := st.Channel(ctx, channel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chat, err := st.Chat(ctx, ch.CurrentChatID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id := chat.HeadID; id != ""; {
-		m, err := st.Message(ctx, id)
+	for id := currentChat(t, st, channel).HeadID; id != ""; {
+		m, err := st.Message(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
