@@ -242,3 +242,43 @@ func TestCardFillingTheContextSaysSo(t *testing.T) {
 		t.Errorf("%d requests reached the model or the scribe, want none", n)
 	}
 }
+
+// TestLongRecentBeatsLeftOutWithNotice: when even the last keep beats do
+// not fit the window, the prompt leaves out their oldest messages and says
+// so, instead of refusing every turn until /new; nothing sent is over the
+// window and the message being answered is always there.
+func TestLongRecentBeatsLeftOutWithNotice(t *testing.T) {
+	t.Parallel()
+	r := smallContextRig(t, testenv.Backends(t)[0])
+	counter, err := memory.NewTokenCounter("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leftOut := 0
+	for i := 1; i <= 8; i++ {
+		text := fmt.Sprintf("Long beat %d. %s", i, prose(1500))
+		s := send(t, r, "long", i, text)
+		if s.final == "" {
+			t.Fatalf("beat %d not answered: %q", i, s.notices)
+		}
+		for _, n := range s.notices {
+			if strings.Contains(n, "left out of this reply") {
+				leftOut++
+			}
+		}
+		req := lastTurnRequest(t, r.fake)
+		var all []string
+		for _, m := range req.Messages {
+			all = append(all, m.Content)
+		}
+		if n := counter.Count(strings.Join(all, "\n")); n > 2048-256 {
+			t.Errorf("beat %d sent %d tokens, over %d", i, n, 2048-256)
+		}
+		if last := req.Messages[len(req.Messages)-1].Content; !strings.HasPrefix(last, fmt.Sprintf("Long beat %d.", i)) {
+			t.Errorf("beat %d: the prompt ends with %.20q", i, last)
+		}
+	}
+	if leftOut == 0 {
+		t.Errorf("recent beats were left out without a word")
+	}
+}
