@@ -13,7 +13,8 @@ import (
 // turn stores a batch of user messages as one turn and writes the reply to
 // the last message's sink.
 func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
-	in, sink := batch[len(batch)-1].in, batch[len(batch)-1].sink
+	last := batch[len(batch)-1]
+	in, sink := last.in, last.sink
 	release, queued, err := p.gate.enter(ctx)
 	defer release()
 	if err != nil {
@@ -36,8 +37,8 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 	if batch, err = p.refuseOversize(ctx, st, batch); err != nil || len(batch) == 0 {
 		return err
 	}
-	in = batch[len(batch)-1].in
-	sink = batch[len(batch)-1].sink
+	last = batch[len(batch)-1]
+	in, sink = last.in, last.sink
 	// Most messages are new: store them first and look for the ones stored
 	// before only when the unique dedup key says there are some.
 	msgs := userMessages(batch, nil)
