@@ -97,3 +97,30 @@ func TestFitPrompt(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkFitPromptPile fits a pile of 500 unanswered 1,000-character
+// messages into a 2,048-token window, counting as the pipeline does: the
+// estimate, and the o200k tokenizer near the limit. The search costs
+// O(log n) counts.
+func BenchmarkFitPromptPile(b *testing.B) {
+	history := story(5, 200, true)
+	for i := 0; i < 500; i++ {
+		history = append(history, Turn{ID: "p", Role: RoleUser, Content: strings.Repeat("The lamp swings in the wind. ", 35)})
+	}
+	in := AssembleInput{Language: "en", System: "You are Maren.", History: history}
+	est := NewPromptEstimator()
+	const limit = 1706
+	count := func(msgs []Message) int {
+		n := est.Estimate("chat", msgs)
+		if n <= limit && float64(n)*1.25 > limit*1.05 {
+			n = max(n, est.Precise("chat", msgs))
+		}
+		return n
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := FitPrompt(in, 6, count, limit); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
