@@ -12,6 +12,9 @@ import (
 type builtPrompt struct {
 	messages  []PromptMessage
 	estimated int
+	// shortened is true when recent story was left out to fit (see
+	// memory.FitPrompt): the user hears it.
+	shortened bool
 }
 
 // promptMargin keeps the count's error from ever overflowing the context;
@@ -21,11 +24,14 @@ const (
 	nearLimit    = 1.25
 )
 
-// prompt assembles the turn's prompt from the branch. When it would not fit
-// context_window − max_reply_tokens it drops the oldest uncovered beats
-// (never the last keep) and reports urgent, so a compaction is queued; if
-// even that does not fit it returns ErrPromptTooLarge and nothing is sent.
+// prompt assembles the turn's prompt from the branch and fits it to
+// context_window − max_reply_tokens (see fitPrompt).
 func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
+	return p.fitPrompt(st, p.promptInput(st, br, rp))
+}
+
+// promptInput is what the turn's prompt is built from.
+func (p *Pipeline) promptInput(st chatState, br models.Branch, rp replyPlan) memory.AssembleInput {
 	lang := p.language(st.card)
 	in := memory.AssembleInput{
 		Language:    lang,
@@ -49,37 +55,7 @@ func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, r
 		}
 		in.Lore = st.card.Book.Activate(recent, st.card.Name, rp.user)
 	}
-	msgs := memory.Assemble(in)
-	if p.opt.Tokens == nil || p.opt.ContextWindow <= 0 {
-		return builtPrompt{messages: toPrompt(msgs)}, false, nil
-	}
-	budget := float64(p.opt.ContextWindow - p.opt.MaxReplyTokens)
-	count := func(msgs []memory.Message) int {
-		est := p.opt.Tokens.Estimate(st.chat.ID, msgs)
-		if float64(est)*nearLimit > budget {
-			est = max(est, p.opt.Tokens.Precise(st.chat.ID, msgs))
-		}
-		return est
-	}
-	est := count(msgs)
-	urgent := false
-	for float64(est)*promptMargin > budget {
-		history, dropped := memory.DropOldestBeats(in.History, p.opt.MemoryConfig.Keep, 1)
-		if dropped == 0 {
-			break
-		}
-		urgent = true
-		in.History = history
-		msgs = memory.Assemble(in)
-		est = count(msgs)
-	}
-	if urgent {
-		p.log.Warn("prompt over budget: dropped oldest beats", "chat_id", st.chat.ID, "estimate", est, "budget", budget)
-	}
-	if float64(est)*promptMargin > budget {
-		return builtPrompt{}, true, ErrPromptTooLarge
-	}
-	return builtPrompt{messages: toPrompt(msgs), estimated: est}, urgent, nil
+	return in
 }
 
 func toPrompt(msgs []memory.Message) []PromptMessage {

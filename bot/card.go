@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"troupe/models"
 )
 
 // Card is a character definition (Tavern card V2 fields).
@@ -136,10 +138,11 @@ func LoadCard(path string) (Card, error) {
 	return c, nil
 }
 
-// CardIDFromPath derives a card id from a file name.
+// CardIDFromPath derives a card id from a file name: lower-cased, and
+// replaced by its stable stand-in (models.FitID) when too long for an id.
 func CardIDFromPath(path string) string {
 	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	return strings.ToLower(base)
+	return models.FitID(strings.ToLower(base), models.IDSize)
 }
 
 // Greeting returns the card's opening message with macros expanded.
@@ -224,7 +227,7 @@ func (l *Library) Get(id string) (Card, bool) {
 // Find looks a card up by id or name, in any case.
 func (l *Library) Find(key string) (Card, bool) {
 	key = strings.TrimSpace(key)
-	if c, ok := l.cards[strings.ToLower(key)]; ok {
+	if c, ok := l.cards[models.FitID(strings.ToLower(key), models.IDSize)]; ok {
 		return c, true
 	}
 	for _, c := range l.cards {

@@ -48,5 +48,5 @@ func systemText(c Card, lang, user, persona string) string {
 // cardRow is the stored form of a card.
 func cardRow(c Card) models.Card {
 	data, _ := json.Marshal(c)
-	return models.Card{ID: c.ID, Name: c.Name, Language: c.Language, Data: string(data)}
+	return models.Card{ID: c.ID, Name: models.FitName(c.Name, models.NameSize), Language: c.Language, Data: string(data)}
 }

@@ -69,6 +69,9 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("models: open %s: %w", dialect, redactErr(err, dsn))
 	}
+	if err := registerSizeChecks(db); err != nil {
+		return nil, fmt.Errorf("models: open %s: %w", dialect, err)
+	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, fmt.Errorf("models: open %s: %w", dialect, err)

@@ -62,7 +62,10 @@ type Message struct {
 	DedupKey         *string `gorm:"size:200;uniqueIndex"`
 	PromptTokens     int
 	CompletionTokens int
-	CreatedAt        time.Time
+	// Refused marks a user message no prompt could hold: it is kept in the
+	// tree for the record, off every branch, and never sent to the model.
+	Refused   bool `gorm:"not null;default:false"`
+	CreatedAt time.Time
 }
 
 // Summary is a chat's rolling relay summary, covering its branch up to and
