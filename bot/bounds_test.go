@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/config"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"

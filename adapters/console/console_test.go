@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai"
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/config"
+	"troupe/llm"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/models"
 )
@@ -55,7 +55,7 @@ func session(t *testing.T, input string, maxLine int) (string, *models.Store) {
 	}
 	t.Cleanup(func() { st.Close() })
 	fake := openaitest.NewServer(t)
-	client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
+	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	card, err := bot.LoadCard("../../examples/cards/lantern-keeper.json")
 	if err != nil {
 		t.Fatal(err)
