@@ -35,6 +35,8 @@ type worked struct {
 	fake   *openaitest.Server
 	scribe *memorytest.Scribe
 	mem    *memory.Service
+	// log is what the memory service logged.
+	log *testenv.Buffer
 }
 
 // newWorked stores chats jA and jB of card qingwu in one space, with their
@@ -43,10 +45,10 @@ type worked struct {
 func newWorked(t *testing.T, b testenv.Backend) *worked {
 	t.Helper()
 	ctx := context.Background()
-	w := &worked{st: testenv.OpenStore(t, b), fake: openaitest.NewServer(t), scribe: &memorytest.Scribe{}}
+	w := &worked{st: testenv.OpenStore(t, b), fake: openaitest.NewServer(t), scribe: &memorytest.Scribe{}, log: &testenv.Buffer{}}
 	w.fake.SetResponder(w.scribe.Respond)
 	client := openai.New(openai.Config{BaseURL: w.fake.URL(), Model: "m", Timeout: 2 * time.Second, MaxRetries: -1}, nil)
-	w.mem = memory.NewService(w.st, openai.Scribe{C: client}, memory.Config{ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200, Language: "en"}, slog.New(slog.DiscardHandler))
+	w.mem = memory.NewService(w.st, openai.Scribe{C: client}, memory.Config{ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200, Language: "en"}, slog.New(slog.NewTextHandler(w.log, nil)))
 	db := w.st.DB()
 	must(t, w.st.UpsertCard(ctx, models.Card{ID: "qingwu", Name: "Qingwu", Language: "en", Data: "{}"}))
 	must(t, w.st.EnsureSpace(ctx, models.Space{ID: "discord:guild:1", Platform: "discord", Kind: "guild", ExternalID: "1"}))
