@@ -152,7 +152,7 @@ func checkEntry(file string, n int, t string, c ConsolidationCheck) error {
 	for tagRe.MatchString(rest) {
 		rest = tagRe.ReplaceAllString(rest, " ")
 	}
-	if foreignTagRe.MatchString(rest) {
+	if foreignTag(rest, c) {
 		return refuse(t, "%s line %d has a malformed tag; a tag is written exactly [chat:<id>] with the id of a chat", file, n)
 	}
 	for _, id := range ids {
@@ -172,6 +172,20 @@ func checkEntry(file string, n int, t string, c ConsolidationCheck) error {
 		return refuse(t, "%s line %d has no [chat:<id>] tag; every line you write ends with a tag for each chat that supports it (only the lines a person wrote have none)", file, n)
 	}
 	return nil
+}
+
+// foreignTag reports whether a line, its well-formed tags removed, still
+// has something written as a tag.
+func foreignTag(rest string, c ConsolidationCheck) bool {
+	if bracketTagRe.MatchString(rest) {
+		return true
+	}
+	for _, m := range parenTagRe.FindAllStringSubmatch(rest, -1) {
+		if m[1] != "" || c.Known[m[2]] || c.Deleted[m[2]] {
+			return true
+		}
+	}
+	return false
 }
 
 // keptHandEdits checks that every line a person wrote is still in the file.

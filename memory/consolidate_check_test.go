@@ -36,6 +36,10 @@ func TestParseConsolidationRefuses(t *testing.T) {
 		{"tag with a space", hb + "\n- The " + words + ". [chat: c1]", rs, "has a malformed tag"},
 		{"two ids in one tag", hb + "\n- The " + words + ". [chat:c1,c2]", rs, "has a malformed tag"},
 		{"full-width brackets", hb + "\n- The " + words + "。（局：c3）", rs, "has a malformed tag"},
+		{"full-width square brackets", hb + "\n- The " + words + "。【局：c1】", rs, "has a malformed tag"},
+		{"parenthesised tag of a live chat", hb + "\n- The " + words + ". [chat:c2] (chat c1)", rs, "has a malformed tag"},
+		{"parenthesised tag with a colon", hb + "\n- The " + words + ". [chat:c2] (chat: cranes)", rs, "has a malformed tag"},
+		{"tag without a colon", hb + "\n- The " + words + ". [chat c1]", rs, "has a malformed tag"},
 		{"deleted chat's tag", hb + "\n- The " + words + ". [chat:c1][chat:c3]", rs, "is tagged with the deleted chat c3"},
 		{"unknown chat's tag", hb + "\n- The " + words + ". [chat:cranes]", rs, "has a tag naming no chat of this card"},
 		{"deleted chat's id in the text", hb, rs + "\n- The " + words + " (c3). [chat:c1]", "resident summary line 5 names the deleted chat c3"},
@@ -74,7 +78,8 @@ func TestParseConsolidationAccepts(t *testing.T) {
 		c := consolidationCheck(zh)
 		lang := langOf(zh)
 		hand := HandEdits(CrossSections(c.PrevHandbook), c.PrevHandbookHand)[0]
-		hb := strings.Join([]string{CrossHeadings[lang][0], "- Qingwu keeps the inn (c1's story). [chat:c1][chat:c2]", hand, "", CrossHeadings[lang][1], "- Qishui has one ferry. [chat:c2]"}, "\n")
+		// Words that only look like tags pass: a chat room, a chatter, 局势.
+		hb := strings.Join([]string{CrossHeadings[lang][0], "- Qingwu keeps the inn (c1's story). [chat:c1][chat:c2]", hand, "", CrossHeadings[lang][1], "- Qishui has one ferry (chat room) [chatter]. [chat:c2]", "- 【局势】紧张。 [chat:c1]"}, "\n")
 		rh := ResidentHeadings[lang]
 		rs := strings.Join([]string{rh[0], "- Rainy night (c1): asked after Huaijin. [chat:c1]", HandEdits(c.PrevResident, c.PrevResidentHand)[0], "", rh[2], "- One ferry. [chat:c2]"}, "\n")
 		gotHB, gotRS, err := ParseConsolidation(Markers[lang][0]+"\n"+hb+"\n"+Markers[lang][1]+"\n"+rs, c)

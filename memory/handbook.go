@@ -18,10 +18,15 @@ var chatBlockRe = regexp.MustCompile(`^# (?:Chat: .*\(([A-Za-z0-9_.:-]+)\)|局�
 // level, in either language and either kind of brackets: "## chat: … (id)".
 var chatHeadingRe = regexp.MustCompile(`(?i)^#{1,6}\s*(?:chat|局)\s*[:：].*[(（]\s*([A-Za-z0-9_.:-]+)\s*[)）]\s*$`)
 
-// foreignTagRe matches what a tag looks like when it is not written
-// [chat:<id>]: "[Chat:id]", "[chat: id]", "[chat:a,b]", "(chat id)",
-// "（局：id）". Well-formed tags are removed before it is applied.
-var foreignTagRe = regexp.MustCompile(`(?i)[\[【]\s*(?:chat|局)|[(（]\s*(?:chat|局)\s*[:：]?\s*[A-Za-z0-9_.:-]+\s*[)）]`)
+// bracketTagRe matches what a tag in square brackets looks like when it is
+// not written [chat:<id>]: "[Chat:id]", "[chat: id]", "[chat:a,b]",
+// "[chat id]", "【局：id】". Well-formed tags are removed before it is
+// applied; "[chatter]" and "【局势】" are words, not tags.
+var bracketTagRe = regexp.MustCompile(`(?i)[\[【]\s*(?:chats?\s*(?:[:：\]】,]|\s)|局\s*[:：])`)
+
+// parenTagRe matches a tag in parentheses, "(chat id)" or "（局：id）": with
+// its colon, or naming a chat, it is a tag; "(chat room)" is prose.
+var parenTagRe = regexp.MustCompile(`(?i)[(（]\s*(?:chat|局)\s*([:：]?)\s*([A-Za-z0-9_.:-]+)\s*[)）]`)
 
 // CrossHeadings are the handbook's cross-chat section headings, which the
 // scribe writes; the chat blocks before them are the engine's.
