@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"troupe/models"
 )
 
 // ConsolidationCheck is what a consolidation answer is validated against.
@@ -98,11 +96,11 @@ func ParseConsolidation(answer string, c ConsolidationCheck) (handbook, resident
 func checkLines(file, raw string, hand []string, handbook bool, c ConsolidationCheck) error {
 	isHand := map[string]bool{}
 	for _, h := range hand {
-		isHand[models.HandLineHash(h)] = true
+		isHand[h] = true
 	}
 	for n, line := range strings.Split(raw, "\n") {
 		t := strings.TrimSpace(line)
-		if t == "" || isHand[models.HandLineHash(t)] {
+		if t == "" || isHand[t] {
 			continue
 		}
 		if strings.HasPrefix(t, "#") {
