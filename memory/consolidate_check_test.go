@@ -114,3 +114,29 @@ func TestChatBlockFromRecap(t *testing.T) {
 		t.Errorf("cross sections = %q", got)
 	}
 }
+
+// BenchmarkParseConsolidation validates an answer for 50 chats: 300
+// cross-chat entries and a full resident, with a person's lines in both.
+func BenchmarkParseConsolidation(b *testing.B) {
+	c := ConsolidationCheck{Language: "en", Known: map[string]bool{}, Deleted: map[string]bool{"gone": true}, ResidentMax: 1200}
+	var hb, rs strings.Builder
+	hb.WriteString(CrossHeadings["en"][0] + "\n- Qingwu's sister comes on market days.\n")
+	rs.WriteString(ResidentHeadings["en"][0] + "\n- Keep replies short.\n")
+	for i := range 300 {
+		id := "01JCHAT" + string(rune('A'+i%50/26)) + string(rune('A'+i%26))
+		c.Known[id] = true
+		hb.WriteString("- A fact of the story that one chat established, long enough to be realistic. [chat:" + id + "]\n")
+		if i < 20 {
+			rs.WriteString("- A short line. [chat:" + id + "]\n")
+		}
+	}
+	c.PrevHandbook, c.PrevResident = hb.String(), rs.String()
+	c.PrevHandbookHand, c.PrevResidentHand = handSet("- Qingwu's sister comes on market days."), handSet("- Keep replies short.")
+	answer := Markers["en"][0] + "\n" + hb.String() + Markers["en"][1] + "\n" + rs.String()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := ParseConsolidation(answer, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
