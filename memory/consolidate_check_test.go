@@ -113,6 +113,10 @@ func TestChatBlockFromRecap(t *testing.T) {
 	if got := CrossSections(hb); got != "# Characters (across chats)\n- x [chat:c2]" {
 		t.Errorf("cross sections = %q", got)
 	}
+	zh := ChatBlock("zh", "c1", "雨夜", "# 标题\n## 剧情脉络\n- 甲")
+	if zh != "# 局：雨夜（c1）\n## 剧情脉络\n- 甲\n来源：局 c1" || !Blocks(zh)["c1"] {
+		t.Errorf("zh block = %q", zh)
+	}
 }
 
 // BenchmarkParseConsolidation validates an answer for 50 chats: 300
