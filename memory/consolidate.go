@@ -197,6 +197,12 @@ func BuildHandbook(lang string, live []models.Recap, cross string) string {
 		parts = append(parts, ChatBlock(lang, r.ChatID, r.ChatName, r.Content))
 	}
 	if cross = strings.TrimSpace(cross); cross != "" {
+		// A block runs to the next top-level heading: a cross-chat part
+		// that does not open with one would have its first lines (a
+		// person's, say) read as the last chat's.
+		if len(live) > 0 && !strings.HasPrefix(cross, "# ") {
+			cross = CrossHeadings[langOr(lang)][0] + "\n" + cross
+		}
 		parts = append(parts, cross)
 	}
 	return strings.Join(parts, "\n\n")

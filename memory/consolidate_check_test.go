@@ -3,6 +3,8 @@ package memory
 import (
 	"strings"
 	"testing"
+
+	"troupe/models"
 )
 
 // TestParseConsolidationRefuses has one bad line per case, each carrying
@@ -116,6 +118,25 @@ func TestChatBlockFromRecap(t *testing.T) {
 	zh := ChatBlock("zh", "c1", "雨夜", "# 标题\n## 剧情脉络\n- 甲")
 	if zh != "# 局：雨夜（c1）\n## 剧情脉络\n- 甲\n来源：局 c1" || !Blocks(zh)["c1"] {
 		t.Errorf("zh block = %q", zh)
+	}
+}
+
+// TestBuildHandbookKeepsCrossLinesOutOfBlocks: a line the scribe's part
+// opens with (a person's note, kept where they put it) stays outside the
+// last chat's block, so it is neither sent back as that block's nor
+// forgotten with that chat.
+func TestBuildHandbookKeepsCrossLinesOutOfBlocks(t *testing.T) {
+	t.Parallel()
+	live := []models.Recap{{ChatID: "c1", ChatName: "One", Content: "# T\n## Plot\n- x"}}
+	hb := BuildHandbook("en", live, "- A person's note.\n\n# World facts (across chats)\n- y [chat:c1]")
+	if got := CrossSections(hb); !strings.HasPrefix(got, "# Characters (across chats)\n- A person's note.") {
+		t.Errorf("cross sections = %q", got)
+	}
+	if got := Forget(hb, "c1"); !strings.Contains(got, "- A person's note.") || strings.Contains(got, "- x") {
+		t.Errorf("after forgetting c1:\n%s", got)
+	}
+	if got := BuildHandbook("en", nil, "- A person's note."); got != "- A person's note." {
+		t.Errorf("without chats = %q", got)
 	}
 }
 
