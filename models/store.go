@@ -154,8 +154,13 @@ func (s *Store) DB() *gorm.DB { return s.db }
 
 // Migrate creates or updates every table.
 func (s *Store) Migrate(ctx context.Context) error {
-	if err := s.db.WithContext(ctx).AutoMigrate(All()...); err != nil {
+	db := s.db.WithContext(ctx)
+	untracked := untrackedHandLines(db)
+	if err := db.AutoMigrate(All()...); err != nil {
 		return fmt.Errorf("models: migrate: %w", err)
+	}
+	if err := adoptHandLines(db, untracked); err != nil {
+		return fmt.Errorf("models: migrate: hand lines: %w", err)
 	}
 	return nil
 }

@@ -105,17 +105,22 @@ type ManifestEntry struct {
 
 // Handbook is a card's consolidated cross-chat memory in a space.
 type Handbook struct {
-	CardID    string `gorm:"primaryKey;size:64"`
-	SpaceID   string `gorm:"primaryKey;size:128"`
-	Content   string `gorm:"type:text;not null"`
+	CardID  string `gorm:"primaryKey;size:64"`
+	SpaceID string `gorm:"primaryKey;size:128"`
+	Content string `gorm:"type:text;not null"`
+	// HandLines holds the HandLineHash of each line of Content a person
+	// wrote at the last hard-path edit, one a line (see handlines.go).
+	HandLines string `gorm:"type:text;not null;default:''"`
 	UpdatedAt time.Time
 }
 
 // ResidentSummary is the short memory injected on every turn of a card in a space.
 type ResidentSummary struct {
-	CardID    string `gorm:"primaryKey;size:64"`
-	SpaceID   string `gorm:"primaryKey;size:128"`
-	Content   string `gorm:"type:text;not null"`
+	CardID  string `gorm:"primaryKey;size:64"`
+	SpaceID string `gorm:"primaryKey;size:128"`
+	Content string `gorm:"type:text;not null"`
+	// HandLines is as in Handbook.
+	HandLines string `gorm:"type:text;not null;default:''"`
 	UpdatedAt time.Time
 }
 

@@ -192,7 +192,8 @@ func (c *cli) memoryEditCmd() *cobra.Command {
 		Use:   "edit",
 		Short: "Replace the handbook and/or resident summary by hand (the next consolidation rebuilds around your text)",
 		Long: "Replace the handbook and/or resident summary by hand. Use - to read from stdin.\n" +
-			"Lines without [chat:ID] tags count as yours and are always kept. The old versions go to\n" +
+			"Lines without [chat:ID] tags outside the chat blocks count as yours and are always kept;\n" +
+			"chat blocks are rebuilt from the recaps. The old versions go to\n" +
 			"history and every merged mark is cleared, so the next consolidation re-merges all recaps.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
