@@ -26,6 +26,9 @@ type ModelRequest struct {
 	Messages []PromptMessage
 	// MaxTokens caps the reply; 0 leaves the client's default.
 	MaxTokens int
+	// JSON asks for a JSON object (response_format json_object), for
+	// endpoints that support it.
+	JSON bool
 }
 
 // ModelResult is a finished model answer with the usage the API reported.

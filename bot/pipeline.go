@@ -55,6 +55,8 @@ type Options struct {
 	Jobs         Jobs
 	Tokens       TokenCounter
 	MemoryConfig config.Memory
+	// Recorder: whether turns record their plain events, and the batch.
+	Recorder config.Recorder
 	// Memory runs memory work that a command asks for directly (/compact).
 	Memory   MemoryService
 	Language string

@@ -84,11 +84,12 @@ func (p *Pipeline) replayedUnanswered(ctx context.Context, st chatState, batch [
 
 // appendTurn stores a turn's user messages at the chat's head.
 func (p *Pipeline) appendTurn(ctx context.Context, st *chatState, msgs []*models.Message) error {
-	err := p.opt.Store.Append(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs)
+	rec := p.turnRecord(*st, msgs, true)
+	err := p.opt.Store.AppendTurn(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs, rec)
 	if errors.Is(err, models.ErrStale) {
 		// Another replica moved the head; re-read and try once more.
 		if st.chat, err = p.opt.Store.Chat(ctx, st.chat.ID); err == nil {
-			err = p.opt.Store.Append(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs)
+			err = p.opt.Store.AppendTurn(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs, rec)
 		}
 	}
 	return err
@@ -223,7 +224,8 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	}
 	msg := &models.Message{Role: memory.RoleAssistant, AuthorName: st.card.Name, Content: storable(text),
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens}
-	if err := p.opt.Store.Append(ctx, st.chat.ID, rp.expectHead, rp.parent, []*models.Message{msg}); err != nil {
+	reply := []*models.Message{msg}
+	if err := p.opt.Store.AppendTurn(ctx, st.chat.ID, rp.expectHead, rp.parent, reply, p.turnRecord(st, reply, false)); err != nil {
 		p.log.Error("store reply", "chat_id", st.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
 		return err
@@ -247,6 +249,7 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "answered", Pipeline: own, Queued: rp.queued, Model: modelDone.Sub(modelStart),
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, PromptMessages: len(prompt.messages)})
 	p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
+	p.recordOwed(ctx, st)
 	return nil
 }
 

@@ -230,6 +230,13 @@ func (s *Store) SeenDedupKeys(ctx context.Context, keys []string) (map[string]bo
 // longer expectHead, and ErrDuplicate if a message's dedup key was already
 // stored. The messages get their ids and parents filled in.
 func (s *Store) Append(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message) error {
+	return s.AppendTurn(ctx, chatID, expectHead, parentID, msgs, nil)
+}
+
+// AppendTurn is Append that also records, in the same transaction and a
+// constant number of statements, the messages' plain events and who was
+// present at them (rec; nil records nothing).
+func (s *Store) AppendTurn(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, rec *TurnRecord) error {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -237,6 +244,9 @@ func (s *Store) Append(ctx context.Context, chatID, expectHead, parentID string,
 		if err := messageFits(m); err != nil {
 			return fmt.Errorf("models: append to chat %s: %w", chatID, err)
 		}
+	}
+	if err := rec.check(len(msgs)); err != nil {
+		return fmt.Errorf("models: append to chat %s: %w", chatID, err)
 	}
 	now := s.now()
 	parent := parentID
@@ -250,9 +260,9 @@ func (s *Store) Append(ctx context.Context, chatID, expectHead, parentID string,
 	var moved bool
 	var err error
 	if s.dialect == "postgres" {
-		moved, err = s.appendOne(ctx, chatID, expectHead, msgs, now)
+		moved, err = s.appendOne(ctx, chatID, expectHead, parentID, msgs, rec, now)
 	} else {
-		moved, err = s.appendTx(ctx, chatID, expectHead, msgs, now)
+		moved, err = s.appendTx(ctx, chatID, expectHead, parentID, msgs, rec, now)
 	}
 	if err == nil && !moved {
 		// The head was not expectHead: find out whether the chat is gone.
@@ -275,7 +285,7 @@ func (s *Store) Append(ctx context.Context, chatID, expectHead, parentID string,
 
 // appendTx is Append as a transaction of two statements: moving the head
 // only where it still is expectHead both checks and locks the chat.
-func (s *Store) appendTx(ctx context.Context, chatID, expectHead string, msgs []*Message, now time.Time) (moved bool, err error) {
+func (s *Store) appendTx(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, rec *TurnRecord, now time.Time) (moved bool, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&Chat{}).Where("id = ? AND head_id = ?", chatID, expectHead).
 			Updates(map[string]any{"head_id": msgs[len(msgs)-1].ID, "active_at": now})
@@ -283,7 +293,10 @@ func (s *Store) appendTx(ctx context.Context, chatID, expectHead string, msgs []
 			return res.Error
 		}
 		moved = true
-		return tx.Create(msgs).Error
+		if err := tx.Create(msgs).Error; err != nil {
+			return err
+		}
+		return recordTurnTx(tx, chatID, parentID, msgs, rec, now)
 	})
 	return moved && err == nil, err
 }
@@ -291,11 +304,13 @@ func (s *Store) appendTx(ctx context.Context, chatID, expectHead string, msgs []
 // appendOne is Append as one PostgreSQL statement, a turn's most frequent
 // write: the head moves in a data-modifying CTE, and the messages are
 // inserted only if it did. A unique violation undoes the whole statement.
-func (s *Store) appendOne(ctx context.Context, chatID, expectHead string, msgs []*Message, now time.Time) (bool, error) {
+func (s *Store) appendOne(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, rec *TurnRecord, now time.Time) (bool, error) {
 	var q strings.Builder
 	args := make([]any, 0, 4+len(msgs)*appendColumns)
 	args = append(args, msgs[len(msgs)-1].ID, now, chatID, expectHead)
-	q.WriteString(`WITH moved AS (UPDATE chats SET head_id = ?, active_at = ? WHERE id = ? AND head_id = ? RETURNING id)
+	q.WriteString(`WITH moved AS (UPDATE chats SET head_id = ?, active_at = ? WHERE id = ? AND head_id = ? RETURNING id)`)
+	args = recordTurnCTE(&q, args, chatID, parentID, msgs, rec, now)
+	q.WriteString(`
 INSERT INTO messages (id, chat_id, parent_id, role, author_id, author_name, content, dedup_key, prompt_tokens, completion_tokens, created_at)
 SELECT v.* FROM moved, (VALUES `)
 	for i, m := range msgs {

@@ -50,7 +50,12 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 }
 
 // The store is what the memory service works on.
-var _ memory.Store = (*models.Store)(nil)
+var (
+	_ memory.Store       = (*models.Store)(nil)
+	_ memory.RecordStore = (*models.Store)(nil)
+	_ bot.RecordJobs     = jobsBridge{}
+	_ bot.Recorder       = (*memory.Service)(nil)
+)
 
 // openApp connects storage and queue and builds the pipeline around cards;
 // the pipeline reports its turns to the metrics and to each of also.
@@ -69,7 +74,7 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bo
 	sm := cfg.ScribeModel()
 	scribe := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
 		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
-	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe}, memoryConfig(cfg), log)
+	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe, JSON: cfg.Recorder.JSONMode}, memoryConfig(cfg), log)
 	m := cfg.Model
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
@@ -81,6 +86,7 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bo
 		Memory:          a.memory,
 		Tokens:          memory.NewPromptEstimator(),
 		MemoryConfig:    cfg.Memory,
+		Recorder:        cfg.Recorder,
 		Language:        cfg.Language,
 		ContextWindow:   m.ContextWindow,
 		MaxReplyTokens:  m.MaxReplyTokens,
@@ -120,6 +126,7 @@ func (a *app) worker() *jobs.Worker {
 		SweepInterval: a.cfg.Memory.SweepInterval,
 		IdleRecap:     a.cfg.Memory.IdleRecap,
 		Observer:      a.metrics,
+		Recorder:      a.cfg.Recorder.Enabled,
 	}, a.log)
 }
 
@@ -149,6 +156,11 @@ func (j jobsBridge) AfterTurn(ctx context.Context, t bot.TurnDone) error {
 	}
 	errs = append(errs, j.q.RecapWhenIdle(ctx, t.ChatID, j.idle))
 	return errors.Join(errs...)
+}
+
+// Record owes the chat's recorder run (now: without waiting for a batch).
+func (j jobsBridge) Record(ctx context.Context, chatID string, now bool) error {
+	return j.q.Record(ctx, chatID, now)
 }
 
 // ChatEnded owes the ended chat's recap now.

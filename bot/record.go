@@ -1,0 +1,161 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"troupe/memory"
+	"troupe/memory/record"
+	"troupe/models"
+)
+
+// RecordJobs is the optional part of Jobs that owes a chat's recorder run.
+type RecordJobs interface {
+	// Record enqueues the chat's recorder; now runs it without waiting for
+	// a batch (a /record).
+	Record(ctx context.Context, chatID string, now bool) error
+}
+
+// Recorder is the optional part of MemoryService that runs the recorder.
+type Recorder interface {
+	Record(ctx context.Context, chatID string) (memory.Result, error)
+}
+
+// turnRecord is what storing msgs records at once: their plain events and
+// who was present. User messages (newTurn) open a turn; their authors are
+// the players who speak. Nil when the recorder is off.
+func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool) *models.TurnRecord {
+	if !p.opt.Recorder.Enabled {
+		return nil
+	}
+	rec := &models.TurnRecord{SpaceID: st.chat.SpaceID, NewTurn: newTurn, Present: []string{st.card.Name}}
+	for _, m := range msgs {
+		actor := st.card.Name
+		if m.Role == memory.RoleUser {
+			actor = playerName(st, m)
+			rec.Present = append(rec.Present, actor)
+		}
+		rec.Actors = append(rec.Actors, actor)
+		var evs []models.PlainEvent
+		for _, pe := range record.PlainEvents(m.Content) {
+			evs = append(evs, models.PlainEvent{Kind: string(pe.Kind), Text: pe.Text})
+		}
+		rec.Events = append(rec.Events, evs)
+	}
+	return rec
+}
+
+// playerName is the character a user message's author plays: the speaking
+// user's persona name, else the platform's display name.
+func playerName(st chatState, m *models.Message) string {
+	if st.user != "" && (m.AuthorName == "" || m.AuthorName == st.user || st.persona != "") {
+		return st.user
+	}
+	if m.AuthorName != "" {
+		return m.AuthorName
+	}
+	return "User"
+}
+
+// recordOwed enqueues the chat's recorder when recorder.batch turns wait
+// for it: one counting query on the chat's unsealed events.
+func (p *Pipeline) recordOwed(ctx context.Context, st chatState) {
+	rj, ok := p.opt.Jobs.(RecordJobs)
+	if !ok || !p.opt.Recorder.Enabled {
+		return
+	}
+	n, err := p.opt.Store.UnrecordedTurns(ctx, st.chat.ID)
+	if err != nil {
+		p.log.Warn("count unrecorded turns", "chat_id", st.chat.ID, "err", err)
+		return
+	}
+	// The newest turn waits for a later user message: it is not owed yet.
+	if n-1 < p.opt.Recorder.Batch {
+		return
+	}
+	if err := rj.Record(ctx, st.chat.ID, false); err != nil {
+		p.log.Warn("enqueue recorder", "chat_id", st.chat.ID, "err", err)
+	}
+}
+
+// cmdRecord runs the recorder for the channel's chat now (a GM's command
+// in groups).
+func (p *Pipeline) cmdRecord(ctx context.Context, in Inbound, sink Sink) error {
+	lang := p.langOf(in)
+	if in.Channel.Group && !in.CanManage {
+		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+	}
+	rec, ok := p.opt.Memory.(Recorder)
+	if !ok || !p.opt.Recorder.Enabled {
+		return sink.Notice(ctx, p.rtext(lang, msgRecorderOff))
+	}
+	var st chatState
+	err := p.withLane(ctx, in, func() (err error) {
+		st, err = p.resolve(ctx, in)
+		return err
+	})
+	if errors.Is(err, ErrNoCard) {
+		return sink.Notice(ctx, p.text(lang, msgNoCard))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "record", err)
+	}
+	unlock := p.crossLock(ctx, "memory:record:"+st.chat.ID)
+	res, err := rec.Record(ctx, st.chat.ID)
+	unlock()
+	if err != nil {
+		p.log.Warn("manual recorder run failed", "chat_id", st.chat.ID, "err", err)
+		var rej *memory.RejectedError
+		if errors.As(err, &rej) {
+			return sink.Notice(ctx, p.rtext(lang, msgRecordFailed, rej.Reason))
+		}
+		return sink.Notice(ctx, p.rtext(lang, msgRecordFailed, errorKind(err)))
+	}
+	if res.Outcome == memory.Written {
+		return sink.Notice(ctx, p.rtext(lang, msgRecorded, res.Reason))
+	}
+	return sink.Notice(ctx, p.rtext(lang, msgNotRecorded, res.Reason))
+}
+
+// recordMsg names a text of the recorder's commands.
+type recordMsg int
+
+const (
+	msgRecorderOff recordMsg = iota
+	msgRecordFailed
+	msgRecorded
+	msgNotRecorded
+	msgLedgerHeading
+	msgRecordCounts
+)
+
+var recordTexts = map[string]map[recordMsg]string{
+	"en": {
+		msgRecorderOff:   "The recorder is off here (recorder.enabled).",
+		msgRecordFailed:  "Recording failed (%s); nothing was written and it will be tried again.",
+		msgRecorded:      "Recorded: %s.",
+		msgNotRecorded:   "Nothing recorded: %s.",
+		msgLedgerHeading: "Ledger (may lag the story):",
+		msgRecordCounts:  "Record of this chat: %d events (%d waiting for the recorder) · %d perceptions · %d open threads · %d relationships · %d known things",
+	},
+	"zh": {
+		msgRecorderOff:   "这里没有开启记录员（recorder.enabled）。",
+		msgRecordFailed:  "记录失败（%s），没有写入任何内容，稍后会再试。",
+		msgRecorded:      "已记录：%s。",
+		msgNotRecorded:   "没有记录：%s。",
+		msgLedgerHeading: "账本（可能落后于剧情）：",
+		msgRecordCounts:  "本局记录：事件 %d 条（%d 条待记录）· 感知 %d 条 · 未了之事 %d 件 · 关系 %d 条 · 已知事物 %d 个",
+	},
+}
+
+func (p *Pipeline) rtext(lang string, key recordMsg, args ...any) string {
+	t, ok := recordTexts[lang][key]
+	if !ok {
+		t = recordTexts["en"][key]
+	}
+	if len(args) == 0 {
+		return t
+	}
+	return fmt.Sprintf(t, args...)
+}
