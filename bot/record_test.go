@@ -1,0 +1,283 @@
+package bot_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"troupe/bot"
+	"troupe/config"
+	"troupe/llm"
+	"troupe/llm/openaitest"
+	"troupe/memory"
+	"troupe/memory/memorytest"
+	"troupe/models"
+	"troupe/models/testenv"
+)
+
+// recordJobs runs what a turn leaves owed at once: the recorder when a
+// batch waits (and compactions), so a test sees a deterministic record.
+type recordJobs struct {
+	mem  *memory.Service
+	runs *int
+}
+
+func (j recordJobs) AfterTurn(ctx context.Context, t bot.TurnDone) error {
+	if t.CompactionDue {
+		_, err := j.mem.Compact(ctx, t.ChatID, t.Urgent)
+		return err
+	}
+	return nil
+}
+
+func (j recordJobs) Record(ctx context.Context, chatID string, _ bool) error {
+	*j.runs++
+	_, err := j.mem.Record(ctx, chatID)
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+func (recordJobs) ChatEnded(context.Context, string) error { return nil }
+
+func (recordJobs) MemoryChanged(context.Context, string, string) error { return nil }
+
+type recordRig struct {
+	st     *models.Store
+	fake   *openaitest.Server
+	scribe *memorytest.Scribe
+	mem    *memory.Service
+	p      *bot.Pipeline
+	runs   int
+}
+
+// newRecordRig is a pipeline with the recorder on (batch turns) over the
+// fake model and the scripted scribe.
+func newRecordRig(t *testing.T, b testenv.Backend, batch int) *recordRig {
+	t.Helper()
+	r := &recordRig{st: testenv.OpenStore(t, b), fake: openaitest.NewServer(t), scribe: &memorytest.Scribe{}}
+	r.fake.SetResponder(r.scribe.Respond)
+	client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
+	r.mem = memory.NewService(r.st, llm.Scribe{C: client, JSON: true}, memory.Config{Language: "en", ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200}, slog.New(slog.DiscardHandler))
+	card, err := bot.LoadCard(filepath.Join("..", "examples", "cards", "lantern-keeper.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, _ := bot.NewLibrary([]bot.Card{card}, "")
+	mc := config.Default().Memory
+	r.p = bot.New(bot.Options{Store: r.st, Cards: lib, Model: client, Jobs: recordJobs{mem: r.mem, runs: &r.runs}, Memory: r.mem,
+		Tokens: memory.NewPromptEstimator(), MemoryConfig: mc, Recorder: config.Recorder{Enabled: true, Batch: batch},
+		Language: "en", ContextWindow: 128000, MaxReplyTokens: 256})
+	return r
+}
+
+func (r *recordRig) say(t *testing.T, ch string, n int, author, text string) {
+	t.Helper()
+	in := inbound(ch, n)
+	in.AuthorID, in.AuthorName, in.Text = strings.ToLower(author), author, text
+	if err := r.p.Handle(context.Background(), in, &discardSink{}); err != nil {
+		t.Fatalf("message %d: %v", n, err)
+	}
+}
+
+func (r *recordRig) chat(t *testing.T, ch string) models.Chat {
+	t.Helper()
+	c, err := r.st.Channel(context.Background(), "console:"+ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat, err := r.st.Chat(context.Background(), c.CurrentChatID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chat
+}
+
+func eventsOf(t *testing.T, st *models.Store, where string, args ...any) []models.Event {
+	t.Helper()
+	var evs []models.Event
+	if err := st.DB().Where(where, args...).Order("seq, message_id, ord").Find(&evs).Error; err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func TestTurnStoresPlainEvents(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			r := newRecordRig(t, b, 6)
+			tests := []struct{ ch, text string }{
+				{"en", `*I wave from the rocks.* "Maren, is the lamp lit?" ((brb in 5))`},
+				{"zh", `我推开塔门。「有人吗？」“灯还亮着。”`},
+			}
+			want := map[string][]string{
+				"en": {"action *I wave from the rocks.*", `line "Maren, is the lamp lit?"`},
+				"zh": {"action 我推开塔门。", "line 「有人吗？」", "line “灯还亮着。”"},
+			}
+			for i, tt := range tests {
+				r.say(t, tt.ch, i+1, "Ada", tt.text)
+				chat := r.chat(t, tt.ch)
+				var user models.Message
+				r.st.DB().Where("chat_id = ? AND role = ?", chat.ID, "user").Take(&user)
+				var got []string
+				for _, e := range eventsOf(t, r.st, "message_id = ?", user.ID) {
+					got = append(got, e.Kind+" "+e.Text)
+					if e.Actor != "Ada" || e.Sealed {
+						t.Errorf("%s: event %+v, want Ada's, unsealed", tt.ch, e)
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want[tt.ch]) {
+					t.Errorf("%s: events %q, want %q", tt.ch, got, want[tt.ch])
+				}
+				// The reply has its own events, by Maren.
+				if evs := eventsOf(t, r.st, "message_id = ?", chat.HeadID); len(evs) == 0 || evs[0].Actor != "Maren" {
+					t.Errorf("%s: reply events %+v, want Maren's", tt.ch, evs)
+				}
+				var pres []string
+				r.st.DB().Model(&models.Presence{}).Where("message_id = ?", user.ID).Order("character_name").Pluck("character_name", &pres)
+				if fmt.Sprint(pres) != "[Ada Maren]" {
+					t.Errorf("%s: present %v, want [Ada Maren]", tt.ch, pres)
+				}
+			}
+		})
+	}
+}
+
+func TestRecorderBatch(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			r := newRecordRig(t, b, 2)
+			for i := 1; i <= 3; i++ {
+				r.say(t, "b", i, "Ada", fmt.Sprintf(`*I climb step %d.* "Is the key here?"`, i))
+			}
+			// Two turns with a later user message wait after the third: one run.
+			if n := r.scribe.Count("record"); n != 1 || r.runs != 1 {
+				t.Fatalf("recorder called %d times (%d runs), want 1", n, r.runs)
+			}
+			var req openaitest.Request
+			for _, q := range r.fake.Requests() {
+				if memorytest.Kind(q) == "record" {
+					req = q
+				}
+			}
+			if req.ResponseFormat != "json_object" {
+				t.Errorf("response_format %q, want json_object", req.ResponseFormat)
+			}
+			chat := r.chat(t, "b")
+			sealed := eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, true)
+			open := eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, false)
+			if len(sealed) == 0 || len(open) == 0 || sealed[len(sealed)-1].Seq >= open[0].Seq {
+				t.Fatalf("sealed %d, open %d: want the first two turns sealed and the last open", len(sealed), len(open))
+			}
+			if e := sealed[1]; e.Kind != "line" || e.Importance != 8 || e.Day != int(e.Seq) || e.Place != "the lighthouse" {
+				t.Errorf("enriched event %+v, want the line about the key: importance 8, day = turn, the lighthouse", e)
+			}
+			var ps []models.Perception
+			r.st.DB().Where("chat_id = ?", chat.ID).Find(&ps)
+			if len(ps) != len(sealed) {
+				t.Errorf("%d perceptions for %d sealed events, want one each for Maren", len(ps), len(sealed))
+			}
+			for _, p := range ps {
+				if p.Character != "Maren" {
+					t.Errorf("perception for %q: only the present cast perceives", p.Character)
+				}
+			}
+			var rel models.Relationship
+			if err := r.st.DB().Where("from_name = ? AND to_name = ?", "Maren", "Ada").Take(&rel).Error; err != nil || rel.ChatID != chat.ID {
+				t.Errorf("relationship Maren→Ada: %+v, %v", rel, err)
+			}
+			job, err := r.st.Job(context.Background(), memory.KindRecord, chat.ID)
+			if err != nil || job.Outcome != "written" || job.Product == "" {
+				t.Errorf("job record %+v, %v; want written with a product", job, err)
+			}
+			// /forget leaves nothing of the chat's record.
+			if _, err := r.mem.ForgetChat(context.Background(), chat.ID); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range []any{&models.Event{}, &models.Perception{}, &models.Presence{}, &models.Thread{}, &models.Relationship{}, &models.Knowledge{}, &models.Entity{}} {
+				var n int64
+				if err := r.st.DB().Model(m).Where("chat_id = ?", chat.ID).Count(&n).Error; err != nil || n != 0 {
+					t.Errorf("%T: %d rows of the forgotten chat (%v)", m, n, err)
+				}
+			}
+		})
+	}
+}
+
+func TestRecorderRepairsOnceThenOwes(t *testing.T) {
+	bad := map[string]func(req openaitest.Request) string{
+		"bad JSON": func(openaitest.Request) string { return `{"events": [` },
+		"unknown id": func(openaitest.Request) string {
+			return `{"events": [{"event": "01NOPE", "importance": 5}]}`
+		},
+		"absent character": func(req openaitest.Request) string {
+			return fmt.Sprintf(`{"perceptions": [{"character": "Ada", "event": %q, "mode": "saw"}]}`, memorytest.RecorderEvents(req)[0].ID)
+		},
+		"story time backwards": func(req openaitest.Request) string {
+			return fmt.Sprintf(`{"turns": [{"turn": %d, "story_time": {"day": 0, "minute": 0}}]}`, memorytest.RecorderEvents(req)[0].Turn)
+		},
+	}
+	for name, answer := range bad {
+		for _, b := range testenv.Backends(t) {
+			t.Run(b.Name+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				r := newRecordRig(t, b, 100)
+				ctx := context.Background()
+				for i := 1; i <= 2; i++ {
+					r.say(t, "f", i, "Ada", fmt.Sprintf(`"Step %d."`, i))
+				}
+				chat := r.chat(t, "f")
+				// A first batch, so that story time has somewhere to go back from.
+				if res, err := r.mem.Record(ctx, chat.ID); err != nil || res.Outcome != memory.Written {
+					t.Fatalf("first batch: %+v, %v", res, err)
+				}
+				r.say(t, "f", 3, "Ada", `"Step 3, the secret word is heliotrope."`)
+				before := r.scribe.Count("record")
+				r.scribe.Break = func(kind string, _ int) (openaitest.Answer, bool) {
+					if kind != "record" {
+						return openaitest.Answer{}, false
+					}
+					return openaitest.Answer{Text: answer(r.fake.Requests()[len(r.fake.Requests())-1])}, true
+				}
+				var perceptions int64
+				r.st.DB().Model(&models.Perception{}).Where("chat_id = ?", chat.ID).Count(&perceptions)
+				_, err := r.mem.Record(ctx, chat.ID)
+				var rej *memory.RejectedError
+				if !errors.As(err, &rej) {
+					t.Fatalf("Record = %v, want a rejection", err)
+				}
+				if n := r.scribe.Count("record") - before; n != 2 {
+					t.Errorf("%d recorder calls, want the answer and one repair", n)
+				}
+				if open := eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, false); len(open) == 0 {
+					t.Error("the batch was sealed after a rejection")
+				}
+				var after int64
+				r.st.DB().Model(&models.Perception{}).Where("chat_id = ?", chat.ID).Count(&after)
+				if after != perceptions {
+					t.Errorf("perceptions %d → %d after a rejection: something was written", perceptions, after)
+				}
+				job, err := r.st.Job(ctx, memory.KindRecord, chat.ID)
+				if err != nil || job.Outcome != models.OutcomeFailed || job.Reason == "" {
+					t.Fatalf("job record %+v, %v; want failed with a reason", job, err)
+				}
+				if strings.Contains(job.Reason, "heliotrope") || strings.Contains(job.Reason, "Step") {
+					t.Errorf("the reason quotes the story: %q", job.Reason)
+				}
+				// The work stays owed: a good answer records it.
+				r.scribe.Break = nil
+				if res, err := r.mem.Record(ctx, chat.ID); err != nil || res.Outcome != memory.Written {
+					t.Errorf("after the rejection: %+v, %v; want written", res, err)
+				}
+			})
+		}
+	}
+}
