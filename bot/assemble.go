@@ -33,7 +33,7 @@ func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, r
 		System:      systemText(st.card, lang, rp.user, rp.persona),
 		History:     memory.TurnsOf(br.Uncovered),
 		NameUsers:   rp.group,
-		PostHistory: cards.Expand(st.card.PostHistoryInstructions, st.card.Name, rp.user),
+		PostHistory: cards.Expand(st.card.PostHistoryInstructions, st.card.CharName(), rp.user),
 	}
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
@@ -48,7 +48,7 @@ func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, r
 		for i, m := range br.Uncovered {
 			recent[i] = m.Content
 		}
-		in.Lore = st.card.Book.Activate(recent, st.card.Name, rp.user)
+		in.Lore = st.card.Book.Activate(recent, st.card.CharName(), rp.user)
 	}
 	msgs := memory.Assemble(in)
 	if p.opt.Tokens == nil || p.opt.ContextWindow <= 0 {

@@ -12,7 +12,7 @@ import (
 // are for people browsing cards and are never sent.
 func systemText(c cards.Card, lang, user, persona string) string {
 	var b strings.Builder
-	x := func(s string) string { return strings.TrimSpace(cards.Expand(s, c.Name, user)) }
+	x := func(s string) string { return strings.TrimSpace(cards.Expand(s, c.CharName(), user)) }
 	if sp := x(c.SystemPrompt); sp != "" {
 		b.WriteString(sp)
 	} else if lang == "zh" {
@@ -35,13 +35,13 @@ func systemText(c cards.Card, lang, user, persona string) string {
 		section("【性格】", c.Personality)
 		section("【场景】", c.Scenario)
 		section("【"+user+"】", persona)
-		section("【对话示例】", c.MesExample)
+		section("【对话示例】", strings.Join(c.Examples, "\n\n"))
 	} else {
 		section("["+c.Name+"]", c.Description)
 		section("[Personality]", c.Personality)
 		section("[Scenario]", c.Scenario)
 		section("["+user+"]", persona)
-		section("[Example dialogue]", c.MesExample)
+		section("[Example dialogue]", strings.Join(c.Examples, "\n\n"))
 	}
 	return b.String()
 }

@@ -85,10 +85,26 @@ func TestCardWithLorebookLoadsOrSaysWhatIsWrong(t *testing.T) {
 	if err != nil || c.Book == nil || len(c.Book.Entries) != 1 || c.Book.ScanDepth != 3 {
 		t.Fatalf("card = %+v, %v", c.Book, err)
 	}
+	// Read the way SillyTavern reads them: a single key string, a
+	// fractional order, SillyTavern's own field names.
+	c, err = cards.ParseCard(card(`{"entries":[{"keys":"lamp","content":"Whale oil.","insertion_order":2.6,"priority":"3"},` +
+		`{"key":["bell"],"keysecondary":["fog"],"selective":1,"order":1,"disable":true,"comment":"bell","content":"Bronze."}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e0, e1 := c.Book.Entries[0], c.Book.Entries[1]
+	if !slices.Equal(e0.Keys, []string{"lamp"}) || e0.InsertionOrder != 3 || e0.Priority != 3 {
+		t.Errorf("lenient entry = %+v", e0)
+	}
+	if !slices.Equal(e1.Keys, []string{"bell"}) || !slices.Equal(e1.SecondaryKeys, []string{"fog"}) || !e1.Selective ||
+		e1.InsertionOrder != 1 || e1.Enabled == nil || *e1.Enabled || e1.Name != "bell" {
+		t.Errorf("SillyTavern-named entry = %+v", e1)
+	}
 	for name, book := range map[string]string{
 		"negative scan depth":   `{"scan_depth":-1,"entries":[]}`,
 		"negative token budget": `{"token_budget":-5,"entries":[]}`,
-		"keys not a list":       `{"entries":[{"keys":"lamp","content":"x"}]}`,
+		"keys an object":        `{"entries":[{"keys":{"a":"lamp"},"content":"x"}]}`,
+		"entries not a list":    `{"entries":"lamp"}`,
 	} {
 		if _, err := cards.ParseCard(card(book)); !errors.Is(err, cards.ErrCardInvalid) {
 			t.Errorf("%s: err = %v, want ErrCardInvalid", name, err)
