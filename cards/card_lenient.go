@@ -82,7 +82,7 @@ func (f fields) strs(key string) ([]string, error) {
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, fmt.Errorf("%s: %v", key, err)
 	}
-	out := make([]string, 0, len(items))
+	var out []string
 	for i, it := range items {
 		s, err := fields{key: it}.str(key)
 		if err != nil {

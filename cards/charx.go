@@ -2,6 +2,7 @@ package cards
 
 import (
 	"archive/zip"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -65,6 +66,10 @@ func unzipFile(f *zip.File, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(rc, limit+1))
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("%w: %s unpacks beyond %s (the archive said %d bytes)", ErrTooLarge, f.Name, megabytes64(limit), f.UncompressedSize64)
+	}
+	if errors.Is(err, zip.ErrFormat) {
+		// archive/zip stops a file that unpacks beyond its stated size.
+		return nil, fmt.Errorf("%w: %s unpacks to other than the %d bytes the archive says: a damaged or forged archive", ErrCardInvalid, f.Name, f.UncompressedSize64)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrCardInvalid, f.Name, err)

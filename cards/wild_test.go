@@ -2,7 +2,6 @@ package cards_test
 
 import (
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,36 +9,6 @@ import (
 	"troupe/cards"
 	"troupe/cards/cardstest"
 )
-
-// features names what of the card format a card exercised.
-func features(c cards.Card) []string {
-	out := []string{"format:" + c.Format, "spec:" + c.Spec}
-	add := func(ok bool, name string) {
-		if ok {
-			out = append(out, name)
-		}
-	}
-	add(c.Book != nil, fmt.Sprintf("book:%d", bookLen(c)))
-	add(c.Nickname != "", "nickname")
-	add(c.DepthPrompt != nil, "depth_prompt")
-	add(c.SystemPrompt != "", "system_prompt")
-	add(c.PostHistoryInstructions != "", "post_history")
-	add(strings.Contains(c.SystemPrompt+c.PostHistoryInstructions, "{{original}}"), "{{original}}")
-	add(len(c.AlternateGreetings) > 0, fmt.Sprintf("alternate_greetings:%d", len(c.AlternateGreetings)))
-	add(len(c.GroupGreetings) > 0, fmt.Sprintf("group_greetings:%d", len(c.GroupGreetings)))
-	add(len(c.Examples) > 1, fmt.Sprintf("examples:%d", len(c.Examples)))
-	add(len(c.Image) > 0, "image")
-	add(c.World != "", "world")
-	add(strings.Contains(string(c.Raw), `"extensions"`), "extensions")
-	return out
-}
-
-func bookLen(c cards.Card) int {
-	if c.Book == nil {
-		return 0
-	}
-	return len(c.Book.Entries)
-}
 
 // TestWildCards loads every file collected from public repositories: each
 // card loads with a greeting and what the collection notes say it has; the
@@ -97,7 +66,7 @@ func TestWildCards(t *testing.T) {
 			if c.Greeting("Ada") == "" && len(c.AlternateGreetings) == 0 {
 				t.Errorf("no greeting")
 			}
-			got := features(c)
+			got := cardstest.Features(c)
 			t.Logf("%s (%s): %s", name, c.Name, strings.Join(got, ", "))
 			for _, f := range w.features {
 				found := false

@@ -4,10 +4,14 @@
 package cardstest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
+
+	"troupe/cards"
 )
 
 // WildDir returns the cards-wild folder: $TROUPE_CARDS_WILD, else
@@ -60,4 +64,34 @@ func WildFiles(tb testing.TB) []string {
 		tb.Fatalf("%s holds no cards", dir)
 	}
 	return out
+}
+
+// Features names what of the card format a card exercised.
+func Features(c cards.Card) []string {
+	out := []string{"format:" + c.Format, "spec:" + c.Spec}
+	add := func(ok bool, name string) {
+		if ok {
+			out = append(out, name)
+		}
+	}
+	add(c.Book != nil, fmt.Sprintf("book:%d", bookLen(c)))
+	add(c.Nickname != "", "nickname")
+	add(c.DepthPrompt != nil, "depth_prompt")
+	add(c.SystemPrompt != "", "system_prompt")
+	add(c.PostHistoryInstructions != "", "post_history")
+	add(strings.Contains(c.SystemPrompt+c.PostHistoryInstructions, "{{original}}"), "{{original}}")
+	add(len(c.AlternateGreetings) > 0, fmt.Sprintf("alternate_greetings:%d", len(c.AlternateGreetings)))
+	add(len(c.GroupGreetings) > 0, fmt.Sprintf("group_greetings:%d", len(c.GroupGreetings)))
+	add(len(c.Examples) > 1, fmt.Sprintf("examples:%d", len(c.Examples)))
+	add(len(c.Image) > 0, "image")
+	add(c.World != "", "world")
+	add(strings.Contains(string(c.Raw), `"extensions"`), "extensions")
+	return out
+}
+
+func bookLen(c cards.Card) int {
+	if c.Book == nil {
+		return 0
+	}
+	return len(c.Book.Entries)
 }
