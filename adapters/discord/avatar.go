@@ -37,21 +37,30 @@ func avatarHookName(cardID string, image []byte) string {
 	return avatarHookPrefix + shortHash([]byte(cardID)) + ":" + shortHash(image)
 }
 
+// avatarType is the picture's type when it is one Discord takes as an
+// avatar, else "".
+func avatarType(image []byte) string {
+	switch typ := http.DetectContentType(image); typ {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return typ
+	}
+	return ""
+}
+
 // avatarDataURI is the picture as Discord takes an avatar, or "" when it is
 // not an image Discord shows.
 func avatarDataURI(image []byte) string {
-	typ := http.DetectContentType(image)
-	switch typ {
-	case "image/png", "image/jpeg", "image/gif", "image/webp":
-		return "data:" + typ + ";base64," + base64.StdEncoding.EncodeToString(image)
+	typ := avatarType(image)
+	if typ == "" {
+		return ""
 	}
-	return ""
+	return "data:" + typ + ";base64," + base64.StdEncoding.EncodeToString(image)
 }
 
 // usesPicture reports whether sp speaks through a webhook with its card's
 // picture.
 func (sp speaker) usesPicture() bool {
-	return sp.avatar == "" && sp.cardID != "" && avatarDataURI(sp.image) != ""
+	return sp.avatar == "" && sp.cardID != "" && len(sp.image) > 0 && avatarType(sp.image) != ""
 }
 
 // speakerHook returns the webhook sp speaks through in channelID, and the

@@ -11,7 +11,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"troupe/adapters/openai/openaitest"
 	"troupe/cards"
 	"troupe/cards/cardstest"
 )
@@ -104,5 +106,36 @@ func TestCardCommands(t *testing.T) {
 	}
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("export then import changed the card:\n%+v\n%+v", a, b)
+	}
+}
+
+// TestChatPlaysAPNGCard plays a collected PNG card in the console, with a
+// folder beside it holding a file that is no card: the chat goes on and the
+// log names the file.
+func TestChatPlaysAPNGCard(t *testing.T) {
+	t.Parallel()
+	fake := openaitest.NewServer(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "index.json"), []byte(`[1]`), 0o644)
+	vals := map[string]string{
+		"TROUPE_DATABASE_DSN":   "sqlite://" + filepath.Join(t.TempDir(), "troupe.db"),
+		"TROUPE_MODEL_BASE_URL": fake.URL(),
+		"TROUPE_CARDS_DIR":      dir,
+		"TROUPE_LOG_LEVEL":      "warn",
+	}
+	card := filepath.Join(cardstest.WildDir(t), "st-seraphina.png")
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	err := run(ctx, []string{"chat", "--card", card, "--user", "Ada", "--drain-timeout", "5s"},
+		strings.NewReader("Hello there.\n"), &out, &errOut, testEnv(vals))
+	if err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), "Seraphina") || strings.Count(out.String(), "openaitest model") != 1 {
+		t.Errorf("console output:\n%s", out.String())
+	}
+	if !strings.Contains(errOut.String(), "card file skipped") || !strings.Contains(errOut.String(), "index.json") {
+		t.Errorf("the log does not name the file that is no card:\n%s", errOut.String())
 	}
 }
