@@ -110,11 +110,11 @@ func ParseCard(data []byte) (Card, error) {
 	top, ok := object(data)
 	if !ok {
 		var v any
-		err := json.Unmarshal(data, &v)
-		if err == nil {
-			return Card{}, fmt.Errorf("%w: JSON %T, not a card object", ErrNotCard, v)
+		if err := json.Unmarshal(data, &v); err != nil {
+			return Card{}, fmt.Errorf("%w: not JSON: %v", ErrCardInvalid, err)
 		}
-		return Card{}, fmt.Errorf("%w: not JSON: %v", ErrCardInvalid, err)
+		kind := map[bool]string{true: "null", false: "a string, number or boolean"}[v == nil]
+		return Card{}, fmt.Errorf("%w: JSON %s, not a card object", ErrNotCard, kind)
 	}
 	body, spec, err := cardBody(top, data)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,55 +25,85 @@ func Import(dir, src string) (Card, error) {
 	if _, err := LoadCard(src); err != nil {
 		return Card{}, err
 	}
-	data, err := os.ReadFile(src)
+	sum, head, err := fileSum(src)
 	if err != nil {
 		return Card{}, fmt.Errorf("cards: import: %w", err)
 	}
-	id := ImportID(src, data)
+	id := ImportID(src, sum)
 	ext := strings.ToLower(filepath.Ext(src))
 	if !cardExts[ext] {
 		ext = ".json"
-		if bytes.HasPrefix(data, pngSignature) {
+		if bytes.HasPrefix(head, pngSignature) {
 			ext = ".png"
-		} else if bytes.HasPrefix(data, []byte("PK\x03\x04")) {
+		} else if bytes.HasPrefix(head, []byte("PK\x03\x04")) {
 			ext = ".charx"
 		}
 	}
 	dst := filepath.Join(dir, id+ext)
 	for e := range cardExts {
 		p := filepath.Join(dir, id+e)
-		old, err := os.ReadFile(p)
+		old, _, err := fileSum(p)
 		if err != nil {
 			continue
 		}
-		if p == dst && bytes.Equal(old, data) {
+		if p == dst && old == sum {
 			return LoadCard(dst)
 		}
 		return Card{}, fmt.Errorf("cards: import %s: the id %q is taken by %s, a different card; rename the file to import it", src, id, p)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Card{}, fmt.Errorf("cards: import: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".import-*")
-	if err != nil {
-		return Card{}, fmt.Errorf("cards: import: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return Card{}, fmt.Errorf("cards: import: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return Card{}, fmt.Errorf("cards: import: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
+	if err := copyInto(dir, src, dst); err != nil {
 		return Card{}, fmt.Errorf("cards: import: %w", err)
 	}
 	return LoadCard(dst)
 }
 
-// ImportID is the id Import gives the card file at path with content data.
-func ImportID(path string, data []byte) string {
+// fileSum returns the SHA-256 of a file, in hex, and its first bytes; the
+// file is streamed, whatever its size.
+func fileSum(path string) (string, []byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	h := sha256.New()
+	h.Write(head[:n])
+	if _, err := io.Copy(h, f); err != nil {
+		return "", nil, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), head[:n], nil
+}
+
+// copyInto copies src to dst through a temporary file in dir, so that dst
+// is whole or absent.
+func copyInto(dir, src, dst string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(dir, ".import-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
+
+// ImportID is the id Import gives the card file at path, whose content has
+// the hex SHA-256 sum (the id of a file whose name has no letter or digit).
+func ImportID(path, sum string) string {
 	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	var b strings.Builder
 	dash := false
@@ -94,8 +125,7 @@ func ImportID(path string, data []byte) string {
 		id = strings.TrimRight(string(r[:maxIDRunes-9]), "-") + "-" + hex.EncodeToString(sum[:4])
 	}
 	if id == "" {
-		sum := sha256.Sum256(data)
-		id = "card-" + hex.EncodeToString(sum[:4])
+		id = "card-" + sum[:min(8, len(sum))]
 	}
 	return id
 }

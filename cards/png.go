@@ -134,9 +134,11 @@ func readPNGChunks(r io.Reader) (pngText, []byte, error) {
 				text.ccv3 = val
 				continue
 			}
-			if keepImage {
+			if keepImage && img.Len()+len(body)+8 <= MaxImageBytes {
 				img.Write(hdr[:])
 				img.Write(body)
+			} else {
+				keepImage = false
 			}
 		} else if keepImage && int64(img.Len())+n+12 <= MaxImageBytes {
 			img.Write(hdr[:])
