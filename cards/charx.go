@@ -9,8 +9,9 @@ import (
 	"strings"
 )
 
-// maxCHARXFiles bounds the files of a CHARX archive that are looked at.
-const maxCHARXFiles = 10000
+// MaxCHARXFiles bounds the files of a CHARX archive (a card with many
+// expression sprites has a few hundred).
+const MaxCHARXFiles = 4000
 
 // ReadCHARX reads a CHARX card: a zip archive with card.json (a V3 card) and
 // its assets. The icon asset (an embeded:// or embedded:// uri) becomes the
@@ -23,8 +24,8 @@ func ReadCHARX(r io.ReaderAt, size int64) (Card, error) {
 	if err != nil {
 		return Card{}, fmt.Errorf("%w: not a CHARX (zip) archive: %v", ErrCardInvalid, err)
 	}
-	if len(zr.File) > maxCHARXFiles {
-		return Card{}, fmt.Errorf("%w: the CHARX holds %d files; at most %d are read", ErrTooLarge, len(zr.File), maxCHARXFiles)
+	if len(zr.File) > MaxCHARXFiles {
+		return Card{}, fmt.Errorf("%w: the CHARX holds %d files; at most %d are read", ErrTooLarge, len(zr.File), MaxCHARXFiles)
 	}
 	files := map[string]*zip.File{}
 	for _, f := range zr.File {

@@ -82,13 +82,14 @@ func bomb(t *testing.T, size, claimed int) []byte {
 // most the limit.
 func TestZipBombRefusedFast(t *testing.T) {
 	t.Parallel()
-	for _, claimed := range []int{64 << 20, 100} {
+	const size = cards.MaxCardJSON + 4<<20
+	for _, claimed := range []int{size, 100} {
 		t.Run(fmt.Sprintf("header says %d", claimed), func(t *testing.T) {
-			data := bomb(t, 64<<20, claimed)
+			data := bomb(t, size, claimed)
 			start := time.Now()
 			_, err := readCHARX(data)
 			if !errors.Is(err, cards.ErrCardInvalid) || !strings.Contains(err.Error(), "card.json unpacks") {
-				t.Fatalf("a %d KB zip unpacking to 64 MB: %v", len(data)>>10, err)
+				t.Fatalf("a %d KB zip unpacking to %d MB: %v", len(data)>>10, size>>20, err)
 			}
 			t.Logf("%d KB zip refused in %v: %v", len(data)>>10, time.Since(start), err)
 		})
@@ -96,11 +97,11 @@ func TestZipBombRefusedFast(t *testing.T) {
 	// Too many files.
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
-	for i := 0; i <= 10000; i++ {
+	for i := 0; i <= cards.MaxCHARXFiles; i++ {
 		zw.Create(fmt.Sprintf("f%d", i))
 	}
 	zw.Close()
 	if _, err := readCHARX(b.Bytes()); !errors.Is(err, cards.ErrTooLarge) {
-		t.Errorf("10001 files: %v", err)
+		t.Errorf("%d files: %v", cards.MaxCHARXFiles+1, err)
 	}
 }
