@@ -44,11 +44,21 @@ func ReadCHARX(r io.ReaderAt, size int64) (Card, error) {
 		return Card{}, fmt.Errorf("CHARX card.json: %w", err)
 	}
 	c.Format = "charx"
-	if icon := iconPath(c); icon != "" {
-		if f, ok := files[icon]; ok {
-			if img, err := unzipFile(f, MaxImageBytes); err == nil {
-				c.Image = img
+	icon := iconPath(c)
+	if _, ok := files[icon]; !ok {
+		// An icon the card does not point at (a "ccdefault:" uri): the
+		// first picture in assets/icon/.
+		icon = ""
+		for _, f := range zr.File {
+			p := strings.TrimPrefix(path.Clean("/"+f.Name), "/")
+			if icon == "" && strings.HasPrefix(p, "assets/icon/") && !strings.HasSuffix(p, "/") {
+				icon = p
 			}
+		}
+	}
+	if f, ok := files[icon]; ok {
+		if img, err := unzipFile(f, MaxImageBytes); err == nil {
+			c.Image = img
 		}
 	}
 	return c, nil

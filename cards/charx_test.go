@@ -47,6 +47,11 @@ func TestReadCHARX(t *testing.T) {
 	if _, err := readCHARX([]byte("PK\x03\x04 not really")); !errors.Is(err, cards.ErrCardInvalid) || !strings.Contains(err.Error(), "zip") {
 		t.Errorf("a broken zip: %v", err)
 	}
+	// An icon the card does not point at is found in assets/icon/.
+	c, err = readCHARX(cardstest.CHARX(t, map[string][]byte{"card.json": []byte(v3Card), "assets/icon/face.png": main}))
+	if err != nil || !bytes.Equal(c.Image, main) {
+		t.Errorf("an icon in assets/icon/: image %d bytes, %v", len(c.Image), err)
+	}
 	// An icon over the image limit is left out; the card still loads.
 	c, err = readCHARX(cardstest.CHARX(t, map[string][]byte{"card.json": []byte(charxCard), "assets/icon/main.png": make([]byte, cards.MaxImageBytes+1)}))
 	if err != nil || c.Image != nil {
