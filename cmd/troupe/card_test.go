@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai/openaitest"
 	"troupe/cards"
 	"troupe/cards/cardstest"
+	"troupe/llm/openaitest"
 )
 
 func runCard(t *testing.T, args ...string) (string, string, error) {
