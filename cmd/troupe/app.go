@@ -169,7 +169,12 @@ func (j jobsBridge) MemoryChanged(ctx context.Context, cardID, spaceID string) e
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bool) error {
 	lib, err := cards.LoadLibrary(cfg.Cards.Dir, cfg.Cards.Default)
 	if err != nil {
-		return err
+		// The library is configuration: a bad one exits 2, naming the key.
+		key := "cards.dir"
+		if errors.Is(err, cards.ErrNoDefault) {
+			key = "cards.default"
+		}
+		return &config.Error{Key: key, Problem: err.Error()}
 	}
 	logCardFailures(log, lib)
 	if adapters && len(lib.List()) == 0 {
