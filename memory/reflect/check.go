@@ -232,7 +232,8 @@ func ParseCheck(text string) (CheckAnswer, error) {
 // as contradicting it, the belief goes one level down (never below
 // doubtful), those perceptions are linked as contradicting, and ChangedTurn
 // moves to the newest of them. It returns the belief after the answer and
-// whether it was lowered. A (belief, perception) contradiction is recorded
+// whether doubt was recorded (the belief then counts as doubted this round,
+// see Round.Doubted). A (belief, perception) contradiction is recorded
 // once, so applying the same answer again (a retried run) changes nothing.
 // An answer that says compatible, or names no perception of the check,
 // changes nothing either.

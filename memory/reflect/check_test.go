@@ -1,0 +1,185 @@
+package reflect
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+func checkIDs(cs []Check) []string {
+	var out []string
+	for _, c := range cs {
+		ids := ""
+		for _, p := range c.Perceptions {
+			ids += " " + p.ID
+		}
+		out = append(out, c.Belief.ID+":"+ids)
+	}
+	return out
+}
+
+func TestSelectChecks(t *testing.T) {
+	t.Parallel()
+	beliefs := []Belief{
+		{ID: "bk", Text: "Tess hides the brass key.", About: []string{"Tess", "brass key"}, ChangedTurn: 5},
+		{ID: "bl", Text: "Elias fears the lighthouse.", About: []string{"Elias", "lighthouse"}, ChangedTurn: 5},
+		{ID: "bm", Text: "Tess likes tea.", About: []string{"Tess"}, ChangedTurn: 5},
+		{ID: "bn", Text: "The brass key opens the vault.", About: []string{"brass key"}, ChangedTurn: 25},
+		{ID: "bo", Text: "Mara owes the ferryman.", About: []string{"ferryman"}, ChangedTurn: 5},
+	}
+	fresh := []Perception{
+		{ID: "n1", Turn: 10, Text: "Tess moved the brass key to the cellar.", About: []string{"Tess", "brass key"}},
+		{ID: "n2", Turn: 11, Text: "Tess poured wine for Elias at the lighthouse.", About: []string{"Tess", "Elias", "lighthouse"}},
+		{ID: "n3", Turn: 12, Text: "Tess sang by the fire.", About: []string{"Tess"}},
+	}
+	var known []Perception
+	for i := range 6 {
+		known = append(known, Perception{ID: fmt.Sprint("k", i), Turn: int64(i + 1), Text: fmt.Sprintf("Tess talked of day %d.", i), About: []string{"Tess"}})
+	}
+	tests := []struct {
+		name string
+		in   CheckInput
+		want []string
+	}{
+		{"related by rare names and words, not by the name every perception shares",
+			CheckInput{Beliefs: beliefs, New: fresh, Known: known},
+			[]string{"bl: n2", "bk: n1"}},
+		{"at most max_checks, most related first",
+			CheckInput{Beliefs: beliefs, New: fresh, Known: known, Max: 1},
+			[]string{"bl: n2"}},
+		{"max_checks below zero checks nothing",
+			CheckInput{Beliefs: beliefs, New: fresh, Known: known, Max: -1},
+			nil},
+		{"no new perceptions, nothing to check",
+			CheckInput{Beliefs: beliefs, Known: known},
+			nil},
+		{"Chinese by character bigrams",
+			CheckInput{
+				Beliefs: []Belief{
+					{ID: "z1", Text: "苏砚藏起了铜钥匙。", ChangedTurn: 1},
+					{ID: "z2", Text: "沈先生怕水。", ChangedTurn: 1},
+					{ID: "z3", Text: "苏砚是个好人。", ChangedTurn: 1},
+				},
+				New: []Perception{
+					{ID: "c1", Turn: 3, Text: "苏砚把铜钥匙交给了阿澜。"},
+					{ID: "c2", Turn: 4, Text: "苏砚在窗下弹琴。"},
+				},
+			},
+			[]string{"z1: c1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := checkIDs(SelectChecks(tc.in)); !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSelectChecksDefaultMax(t *testing.T) {
+	t.Parallel()
+	words := []string{"lantern", "anchor", "ledger", "compass", "orchard", "violin", "saddle", "mirror"}
+	var beliefs []Belief
+	var fresh, known []Perception
+	for i, w := range words {
+		beliefs = append(beliefs, Belief{ID: fmt.Sprint("b", i), Text: "The " + w + " matters."})
+		fresh = append(fresh, Perception{ID: fmt.Sprint("n", i), Turn: 2, Text: "Someone took the " + w + "."})
+		known = append(known, Perception{ID: fmt.Sprint("k", i), Turn: 1, Text: fmt.Sprint("Rain on day ", i)})
+	}
+	if got := len(SelectChecks(CheckInput{Beliefs: beliefs, New: fresh, Known: known})); got != DefaultMaxChecks {
+		t.Errorf("got %d checks, want the default %d", got, DefaultMaxChecks)
+	}
+}
+
+func TestApplyCheck(t *testing.T) {
+	t.Parallel()
+	contradicts := CheckAnswer{Compatible: false, Against: IDs{"p4"}}
+	t.Run("lowers one level and links the contradiction", func(t *testing.T) {
+		t.Parallel()
+		got, doubted := ApplyCheck(Check{Belief: b2, Perceptions: []Perception{p4, p6}}, contradicts)
+		if !doubted || got.Confidence != Likely || !got.links("p4", Contradicts) || got.ChangedTurn != 15 {
+			t.Errorf("got %+v doubted %v, want likely, p4 against, changed at 15", got, doubted)
+		}
+		if b2.Confidence != Sure || b2.links("p4", Contradicts) {
+			t.Errorf("ApplyCheck changed its input: %+v", b2)
+		}
+	})
+	t.Run("a retried run does not lower twice", func(t *testing.T) {
+		t.Parallel()
+		once, _ := ApplyCheck(Check{Belief: b2, Perceptions: []Perception{p4}}, contradicts)
+		twice, doubted := ApplyCheck(Check{Belief: once, Perceptions: []Perception{p4}}, contradicts)
+		if doubted || twice.Confidence != Likely || len(twice.Evidence) != len(once.Evidence) {
+			t.Errorf("second apply: got %+v doubted %v, want it unchanged at likely", twice, doubted)
+		}
+		// A retried run re-selects from the stored belief: the recorded
+		// contradiction is no longer newer than it, so it is not asked again.
+		again := SelectChecks(CheckInput{Beliefs: []Belief{once}, New: []Perception{p4}})
+		if len(again) != 0 {
+			t.Errorf("re-selected %q for a contradiction already recorded", checkIDs(again))
+		}
+	})
+	t.Run("never below doubtful", func(t *testing.T) {
+		t.Parallel()
+		got, doubted := ApplyCheck(Check{Belief: b3, Perceptions: []Perception{p5}}, CheckAnswer{Against: IDs{"p5"}})
+		if !doubted || got.Confidence != Doubtful || !got.links("p5", Contradicts) {
+			t.Errorf("got %+v doubted %v, want doubtful with p5 against", got, doubted)
+		}
+	})
+	t.Run("compatible changes nothing", func(t *testing.T) {
+		t.Parallel()
+		got, doubted := ApplyCheck(Check{Belief: b2, Perceptions: []Perception{p4}}, CheckAnswer{Compatible: true, Against: IDs{"p4"}})
+		if doubted || got.Confidence != Sure || len(got.Evidence) != len(b2.Evidence) {
+			t.Errorf("got %+v doubted %v, want b2 unchanged", got, doubted)
+		}
+	})
+	t.Run("a perception outside the check changes nothing", func(t *testing.T) {
+		t.Parallel()
+		got, doubted := ApplyCheck(Check{Belief: b2, Perceptions: []Perception{p6}}, contradicts)
+		if doubted || got.Confidence != Sure {
+			t.Errorf("got %+v doubted %v, want b2 unchanged", got, doubted)
+		}
+	})
+}
+
+// TestCheckThenReflect runs a round the way the caller will: the check
+// doubts a belief, and the reflection may not touch it again this round
+// while the new information still goes into a new belief.
+func TestCheckThenReflect(t *testing.T) {
+	t.Parallel()
+	r := Round{Perceptions: []Perception{p1, p2, p4, p6}, Beliefs: []Belief{b1, b2, b3}}
+	var known []Perception // the rest of Mara's perceptions: they make names rare or common
+	for i := range 6 {
+		known = append(known, Perception{ID: fmt.Sprint("k", i), Turn: int64(i + 1), Text: fmt.Sprint("Rain fell on the harbour, day ", i)})
+	}
+	in := CheckInput{Beliefs: r.Beliefs, New: r.Perceptions, Known: known}
+	var doubted []string
+	for _, c := range SelectChecks(in) {
+		if c.Belief.ID != "b2" {
+			continue
+		}
+		after, ok := ApplyCheck(c, CheckAnswer{Against: IDs{"p4"}})
+		if !ok {
+			t.Fatalf("check of b2 against %q recorded no doubt", checkIDs([]Check{c}))
+		}
+		r.Beliefs[1] = after
+		doubted = append(doubted, after.ID)
+	}
+	if len(doubted) != 1 {
+		t.Fatalf("b2 was not selected for a check: %q", checkIDs(SelectChecks(in)))
+	}
+	r.Doubted = doubted
+	a, err := ParseAnswer(`{"doubt":[{"belief":"b2","against":["p4"]}],"drop":[{"belief":"b2","because":["p6"]}],
+		"add":[{"text":"Elias has a violent side.","supports":["p4"],"about":["Elias"]}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, notes := Validate(r, a)
+	wantNotes := []string{"doubt[0] dropped: " + string(ReasonDoubtedThisRound), "drop[0] dropped: " + string(ReasonDoubtedThisRound)}
+	if got := noteLines(notes); !slices.Equal(got, wantNotes) {
+		t.Errorf("notes: got %q, want %q", got, wantNotes)
+	}
+	if got, want := summary(ch), []string{"create new-1 likely +p4 @15/15 about=Elias"}; !slices.Equal(got, want) {
+		t.Errorf("changes: got %q, want %q", got, want)
+	}
+}
