@@ -34,8 +34,12 @@ type CheckInput struct {
 	New []Perception
 	// Known are the character's other perceptions (those also in New count
 	// once). They only count for how rare a word or a name is; they are
-	// never shown.
+	// never shown. Ignored when Corpus is set.
 	Known []Perception
+	// Corpus, when set, already counts all the character's perceptions and
+	// beliefs, New and Beliefs included; SelectChecks then reads no other
+	// text than New and Beliefs.
+	Corpus *Corpus
 	// Max is reflection.max_checks; 0 means DefaultMaxChecks, < 0 none.
 	Max int
 }
@@ -54,27 +58,35 @@ func SelectChecks(in CheckInput) []Check {
 	if limit < 0 || len(in.New) == 0 {
 		return nil
 	}
-	words, about := newRarity(), newRarity()
-	doc := func(text string, ab []string) (map[string]bool, map[string]bool) {
-		t, a := terms(text), aboutSet(ab)
-		words.count(t)
-		about.count(a)
-		return t, a
-	}
 	newWords := make([]map[string]bool, len(in.New))
 	newAbout := make([]map[string]bool, len(in.New))
 	for i, p := range in.New {
-		newWords[i], newAbout[i] = doc(p.Text, p.About)
+		newWords[i], newAbout[i] = terms(p.Text), aboutSet(p.About)
 	}
-	isNew := map[string]bool{}
-	for _, p := range in.New {
-		isNew[p.ID] = true
+	beliefWords := make([]map[string]bool, len(in.Beliefs))
+	beliefAbout := make([]map[string]bool, len(in.Beliefs))
+	for i, b := range in.Beliefs {
+		beliefWords[i], beliefAbout[i] = terms(b.Text), aboutSet(b.About)
 	}
-	for _, p := range in.Known {
-		if !isNew[p.ID] {
-			doc(p.Text, p.About)
+	c := in.Corpus
+	if c == nil {
+		c = NewCorpus()
+		isNew := map[string]bool{}
+		for i, p := range in.New {
+			isNew[p.ID] = true
+			c.count(newWords[i], newAbout[i])
+		}
+		for i := range in.Beliefs {
+			c.count(beliefWords[i], beliefAbout[i])
+		}
+		for _, p := range in.Known {
+			if !isNew[p.ID] {
+				c.Add(p.Text, p.About)
+			}
 		}
 	}
+	words := rarity{df: c.Words, n: c.Docs}
+	about := rarity{df: c.Names, n: c.Docs}
 	if len(in.New) >= 2 {
 		words.shared = inAll(newWords)
 		about.shared = inAll(newAbout)
@@ -84,11 +96,8 @@ func SelectChecks(in CheckInput) []Check {
 		score float64
 	}
 	cands := make([]scored, len(in.Beliefs))
-	beliefWords := make([]map[string]bool, len(in.Beliefs))
-	beliefAbout := make([]map[string]bool, len(in.Beliefs))
 	for i, b := range in.Beliefs {
 		cands[i].check.Belief = b
-		beliefWords[i], beliefAbout[i] = doc(b.Text, b.About)
 	}
 	for ci := range cands {
 		b := cands[ci].check.Belief
@@ -135,8 +144,6 @@ func SelectChecks(in CheckInput) []Check {
 	return out
 }
 
-func newRarity() *rarity { return &rarity{df: map[string]int{}} }
-
 func aboutSet(about []string) map[string]bool {
 	out := map[string]bool{}
 	for _, a := range about {
@@ -164,7 +171,7 @@ func inAll(sets []map[string]bool) map[string]bool {
 	return out
 }
 
-func sharedWeight(r *rarity, a, b map[string]bool) float64 {
+func sharedWeight(r rarity, a, b map[string]bool) float64 {
 	var s float64
 	for t := range a {
 		if b[t] {

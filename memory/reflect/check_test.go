@@ -183,3 +183,93 @@ func TestCheckThenReflect(t *testing.T) {
 		t.Errorf("changes: got %q, want %q", got, want)
 	}
 }
+
+// TestSelectChecksCorpus: a corpus the caller keeps selects what passing
+// every perception does.
+func TestSelectChecksCorpus(t *testing.T) {
+	t.Parallel()
+	beliefs := []Belief{
+		{ID: "bk", Text: "Tess hides the brass key.", About: []string{"Tess", "brass key"}},
+		{ID: "bl", Text: "Elias fears the lighthouse.", About: []string{"Elias", "lighthouse"}},
+		{ID: "bm", Text: "Tess likes tea.", About: []string{"Tess"}},
+	}
+	fresh := []Perception{
+		{ID: "n1", Turn: 10, Text: "Tess moved the brass key to the cellar.", About: []string{"Tess", "brass key"}},
+		{ID: "n2", Turn: 11, Text: "Tess poured wine for Elias at the lighthouse.", About: []string{"Tess", "Elias", "lighthouse"}},
+	}
+	known := []Perception{fresh[0]}
+	corpus := NewCorpus()
+	for i := range 6 {
+		p := Perception{ID: fmt.Sprint("k", i), Text: fmt.Sprintf("Tess talked of day %d.", i), About: []string{"Tess"}}
+		known = append(known, p)
+		corpus.Add(p.Text, p.About)
+	}
+	for _, p := range fresh {
+		corpus.Add(p.Text, p.About)
+	}
+	for _, b := range beliefs {
+		corpus.Add(b.Text, b.About)
+	}
+	byKnown := checkIDs(SelectChecks(CheckInput{Beliefs: beliefs, New: fresh, Known: known}))
+	byCorpus := checkIDs(SelectChecks(CheckInput{Beliefs: beliefs, New: fresh, Corpus: corpus}))
+	if want := []string{"bl: n2", "bk: n1"}; !slices.Equal(byKnown, want) || !slices.Equal(byCorpus, want) {
+		t.Errorf("by known perceptions %q, by corpus %q; want %q", byKnown, byCorpus, want)
+	}
+}
+
+func TestTerms(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"The Brass key, and THE brass KEY!", []string{"brass", "key"}},
+		{"苏砚的铜钥匙", []string{"的铜", "砚的", "苏砚", "钥匙", "铜钥"}},
+		{"Tess说：好。", []string{"tess", "好", "说"}},
+		{"a I x", []string{}},
+	}
+	for _, tc := range tests {
+		if got := Terms(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("Terms(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+// benchScene is one character deep into a story: 60 beliefs, 20 new
+// perceptions, 5000 older ones.
+func benchScene() CheckInput {
+	words := []string{"lantern", "anchor", "ledger", "compass", "orchard", "violin", "saddle", "mirror", "harbour", "letter"}
+	var in CheckInput
+	for i := range 60 {
+		in.Beliefs = append(in.Beliefs, Belief{ID: fmt.Sprint("b", i), Text: fmt.Sprintf("Tess keeps the %s near the %s.", words[i%10], words[(i/10)%10]), About: []string{"Tess", words[i%10]}})
+	}
+	for i := range 20 {
+		in.New = append(in.New, Perception{ID: fmt.Sprint("n", i), Turn: 5001 + int64(i), Text: fmt.Sprintf("Tess moved the %s to the cellar on day %d.", words[i%10], i), About: []string{"Tess", words[i%10]}})
+	}
+	for i := range 5000 {
+		in.Known = append(in.Known, Perception{ID: fmt.Sprint("k", i), Turn: int64(i), Text: fmt.Sprintf("Tess spoke with the ferryman about rain, day %d, hour %d.", i/24, i%24), About: []string{"Tess", "ferryman"}})
+	}
+	return in
+}
+
+func BenchmarkSelectChecksKnown(b *testing.B) {
+	in := benchScene()
+	for b.Loop() {
+		SelectChecks(in)
+	}
+}
+
+func BenchmarkSelectChecksCorpus(b *testing.B) {
+	in := benchScene()
+	in.Corpus = NewCorpus()
+	for _, p := range append(in.Known, in.New...) {
+		in.Corpus.Add(p.Text, p.About)
+	}
+	for _, bl := range in.Beliefs {
+		in.Corpus.Add(bl.Text, bl.About)
+	}
+	in.Known = nil
+	for b.Loop() {
+		SelectChecks(in)
+	}
+}

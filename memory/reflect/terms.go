@@ -2,6 +2,7 @@ package reflect
 
 import (
 	"math"
+	"sort"
 	"strings"
 	"unicode"
 )
@@ -71,6 +72,48 @@ func isCJK(r rune) bool {
 		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
 
+// Corpus counts, over a character's texts (its perceptions and beliefs), in
+// how many each word and each name of "about" occurs: what relates a belief
+// to a perception is what few of them share. A caller may keep one per
+// character instead of passing every perception to SelectChecks.
+type Corpus struct {
+	Docs  int            `json:"docs"`
+	Words map[string]int `json:"words"`
+	Names map[string]int `json:"names"`
+}
+
+// NewCorpus returns an empty corpus.
+func NewCorpus() *Corpus {
+	return &Corpus{Words: map[string]int{}, Names: map[string]int{}}
+}
+
+// Add counts one text and the names it is about.
+func (c *Corpus) Add(text string, about []string) {
+	c.count(terms(text), aboutSet(about))
+}
+
+func (c *Corpus) count(words, names map[string]bool) {
+	c.Docs++
+	for t := range words {
+		c.Words[t]++
+	}
+	for n := range names {
+		c.Names[n]++
+	}
+}
+
+// Terms returns a text's matching terms, sorted: lowered words of
+// alphabetic scripts (without English function words) and CJK character
+// bigrams. An index built with them agrees with SelectChecks.
+func Terms(text string) []string {
+	out := make([]string, 0, 8)
+	for t := range terms(text) {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // rarity weighs terms by how few of a character's texts hold them.
 type rarity struct {
 	df     map[string]int
@@ -78,17 +121,10 @@ type rarity struct {
 	shared map[string]bool // in every new perception: says nothing
 }
 
-func (r *rarity) count(ts map[string]bool) {
-	r.n++
-	for t := range ts {
-		r.df[t]++
-	}
-}
-
 // weight is 0 for a term too common to relate two texts, else its inverse
 // document frequency: a term is rare when at most a third of the texts
 // (and never fewer than two) hold it.
-func (r *rarity) weight(t string) float64 {
+func (r rarity) weight(t string) float64 {
 	df := r.df[t]
 	if df == 0 || r.shared[t] || df > max(2, r.n/3) {
 		return 0
