@@ -1,7 +1,9 @@
 package reflect
 
 import (
+	"encoding/json"
 	"errors"
+	stdreflect "reflect"
 	"slices"
 	"testing"
 )
@@ -147,4 +149,28 @@ func FuzzParseAnswer(f *testing.F) {
 			t.Fatalf("ParseCheck error %v does not wrap ErrAnswer", err)
 		}
 	})
+}
+
+// TestAnswerRoundTrip: an Answer marshals to the contract's shape (what a
+// scripted fake model sends) and parses back to itself.
+func TestAnswerRoundTrip(t *testing.T) {
+	t.Parallel()
+	in := Answer{
+		Add:        []Add{{Text: "Tess hides things.", Confidence: "likely", Supports: IDs{"p1", "p2"}, Against: IDs{"p3"}, About: Names{"Tess", "the brass key"}}},
+		Strengthen: []Strengthen{{Belief: "b1", Supports: IDs{"p7"}}},
+		Doubt:      []Doubt{{Belief: "b2", Against: IDs{"p4"}}},
+		Merge:      []Merge{{Beliefs: IDs{"b8", "b9"}, Text: "Elias keeps his word.", Confidence: "sure", Supports: IDs{"p6"}}},
+		Drop:       []Drop{{Belief: "b5", Because: IDs{"p7"}}},
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := ParseAnswer(string(raw))
+	if err != nil {
+		t.Fatalf("ParseAnswer(%s): %v", raw, err)
+	}
+	if !stdreflect.DeepEqual(out, in) {
+		t.Errorf("round trip:\ngot  %+v\nwant %+v\nJSON %s", out, in, raw)
+	}
 }

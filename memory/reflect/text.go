@@ -19,7 +19,7 @@ var fieldPatterns = []struct {
 }{
 	{regexp.MustCompile(`(?i)[(\[（【]\s*(sure|likely|doubtful|certain|确信|多半|存疑)\s*[)\]）】]`), "confidence"},
 	{regexp.MustCompile(`(?i)\b(confidence|certainty)\s*[:=：]`), "confidence"},
-	{regexp.MustCompile(`(把握|确信度|置信度)\s*[:=：]`), "confidence"},
+	{regexp.MustCompile(`(^|[\s(（\[【,，;；。])(把握|确信度|置信度)\s*[:=：]`), "confidence"},
 	{regexp.MustCompile(`(?i)\bimportance\s*[:=：]?\s*\d`), "importance"},
 	{regexp.MustCompile(`重要(性|度)\s*[:=：]?\s*\d`), "importance"},
 	{regexp.MustCompile(`(?i)[\[【]\s*[pbe]\s*:`), "id"},

@@ -38,6 +38,8 @@ type Changes struct {
 	// evidence, ChangedTurn).
 	Updated []Belief `json:"updated,omitempty"`
 	// Deleted are the ids of dropped beliefs and of beliefs merged away.
+	// Their evidence links and fold marks go with them; a merge's belief
+	// takes its sources' evidence over, and Folded names it again.
 	Deleted []string `json:"deleted,omitempty"`
 	// Folded are the perceptions this round folded into a belief: the
 	// support links it wrote.
