@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -55,87 +54,11 @@ func SelectChecks(in CheckInput) []Check {
 	if limit == 0 {
 		limit = DefaultMaxChecks
 	}
-	if limit < 0 || len(in.New) == 0 {
+	if limit < 0 {
 		return nil
 	}
-	newWords := make([]map[string]bool, len(in.New))
-	newAbout := make([]map[string]bool, len(in.New))
-	for i, p := range in.New {
-		newWords[i], newAbout[i] = terms(p.Text), aboutSet(p.About)
-	}
-	beliefWords := make([]map[string]bool, len(in.Beliefs))
-	beliefAbout := make([]map[string]bool, len(in.Beliefs))
-	for i, b := range in.Beliefs {
-		beliefWords[i], beliefAbout[i] = terms(b.Text), aboutSet(b.About)
-	}
-	c := in.Corpus
-	if c == nil {
-		c = NewCorpus()
-		isNew := map[string]bool{}
-		for i, p := range in.New {
-			isNew[p.ID] = true
-			c.count(newWords[i], newAbout[i])
-		}
-		for i := range in.Beliefs {
-			c.count(beliefWords[i], beliefAbout[i])
-		}
-		for _, p := range in.Known {
-			if !isNew[p.ID] {
-				c.Add(p.Text, p.About)
-			}
-		}
-	}
-	words := rarity{df: c.Words, n: c.Docs}
-	about := rarity{df: c.Names, n: c.Docs}
-	if len(in.New) >= 2 {
-		words.shared = inAll(newWords)
-		about.shared = inAll(newAbout)
-	}
-	type scored struct {
-		check Check
-		score float64
-	}
-	cands := make([]scored, len(in.Beliefs))
-	for i, b := range in.Beliefs {
-		cands[i].check.Belief = b
-	}
-	for ci := range cands {
-		b := cands[ci].check.Belief
-		bw, ba := beliefWords[ci], beliefAbout[ci]
-		type rel struct {
-			p     Perception
-			score float64
-		}
-		var rels []rel
-		for i, p := range in.New {
-			if p.Turn <= b.ChangedTurn {
-				continue
-			}
-			s := sharedWeight(words, bw, newWords[i]) + aboutWeight*sharedWeight(about, ba, newAbout[i])
-			if s > 0 {
-				rels = append(rels, rel{p, s})
-			}
-		}
-		sort.SliceStable(rels, func(i, j int) bool { return rels[i].score > rels[j].score })
-		if len(rels) > MaxCheckPerceptions {
-			rels = rels[:MaxCheckPerceptions]
-		}
-		for _, r := range rels {
-			cands[ci].score += r.score
-			cands[ci].check.Perceptions = append(cands[ci].check.Perceptions, r.p)
-		}
-		slices.SortStableFunc(cands[ci].check.Perceptions, func(a, b Perception) int {
-			return int(min(max(a.Turn-b.Turn, -1), 1))
-		})
-	}
-	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].score != cands[j].score {
-			return cands[i].score > cands[j].score
-		}
-		return cands[i].check.Belief.ID < cands[j].check.Belief.ID
-	})
 	var out []Check
-	for _, c := range cands {
+	for _, c := range relate(in, true) {
 		if c.score <= 0 || len(out) == limit {
 			break
 		}
@@ -264,4 +187,37 @@ func ApplyCheck(c Check, a CheckAnswer) (Belief, bool) {
 	b.Evidence = link(b.Evidence, fresh, Contradicts)
 	b.ChangedTurn = max(b.ChangedTurn, maxTurn(fresh))
 	return b, true
+}
+
+// CheckResult is one check and the model's parsed answer to it.
+type CheckResult struct {
+	Check  Check
+	Answer CheckAnswer
+}
+
+// ApplyChecks applies a round's check answers to a character's beliefs. It
+// returns all the beliefs with the doubt recorded (what the reflection
+// request shows, and Round.Beliefs) and the beliefs the checks lowered
+// (to install, and whose ids are Round.Doubted).
+func ApplyChecks(beliefs []Belief, results []CheckResult) (after, doubted []Belief) {
+	after = slices.Clone(beliefs)
+	for _, r := range results {
+		i := slices.IndexFunc(after, func(b Belief) bool { return b.ID == r.Check.Belief.ID })
+		if i < 0 {
+			continue
+		}
+		c := r.Check
+		c.Belief = after[i] // an earlier answer for the same belief counts
+		b, ok := ApplyCheck(c, r.Answer)
+		if !ok {
+			continue
+		}
+		after[i] = b
+		if j := slices.IndexFunc(doubted, func(d Belief) bool { return d.ID == b.ID }); j >= 0 {
+			doubted[j] = b
+		} else {
+			doubted = append(doubted, b)
+		}
+	}
+	return after, doubted
 }

@@ -153,22 +153,22 @@ func TestCheckThenReflect(t *testing.T) {
 		known = append(known, Perception{ID: fmt.Sprint("k", i), Turn: int64(i + 1), Text: fmt.Sprint("Rain fell on the harbour, day ", i)})
 	}
 	in := CheckInput{Beliefs: r.Beliefs, New: r.Perceptions, Known: known}
-	var doubted []string
+	var results []CheckResult
 	for _, c := range SelectChecks(in) {
-		if c.Belief.ID != "b2" {
-			continue
+		a := CheckAnswer{Compatible: true}
+		if c.Belief.ID == "b2" {
+			a = CheckAnswer{Against: IDs{"p4"}}
 		}
-		after, ok := ApplyCheck(c, CheckAnswer{Against: IDs{"p4"}})
-		if !ok {
-			t.Fatalf("check of b2 against %q recorded no doubt", checkIDs([]Check{c}))
-		}
-		r.Beliefs[1] = after
-		doubted = append(doubted, after.ID)
+		results = append(results, CheckResult{Check: c, Answer: a})
 	}
-	if len(doubted) != 1 {
-		t.Fatalf("b2 was not selected for a check: %q", checkIDs(SelectChecks(in)))
+	after, doubted := ApplyChecks(r.Beliefs, results)
+	if len(doubted) != 1 || doubted[0].ID != "b2" || doubted[0].Confidence != Likely {
+		t.Fatalf("doubted %+v, want b2 lowered to likely (checks %q)", doubted, checkIDs(SelectChecks(in)))
 	}
-	r.Doubted = doubted
+	if after[1].Confidence != Likely || r.Beliefs[1].Confidence != Sure {
+		t.Fatalf("ApplyChecks: after %+v, input %+v; want the copy lowered, the input untouched", after[1], r.Beliefs[1])
+	}
+	r.Beliefs, r.Doubted = after, []string{doubted[0].ID}
 	a, err := ParseAnswer(`{"doubt":[{"belief":"b2","against":["p4"]}],"drop":[{"belief":"b2","because":["p6"]}],
 		"add":[{"text":"Elias has a violent side.","supports":["p4"],"about":["Elias"]}]}`)
 	if err != nil {
@@ -271,5 +271,47 @@ func BenchmarkSelectChecksCorpus(b *testing.B) {
 	in.Known = nil
 	for b.Loop() {
 		SelectChecks(in)
+	}
+}
+
+func TestPromptBeliefs(t *testing.T) {
+	t.Parallel()
+	var beliefs []Belief
+	for i := range 6 {
+		beliefs = append(beliefs, Belief{ID: fmt.Sprint("b", i), Text: fmt.Sprintf("Rain on day %d.", i), ChangedTurn: int64(i)})
+	}
+	beliefs[1] = Belief{ID: "b1", Text: "The lantern is cursed.", About: []string{"lantern"}, ChangedTurn: 1}
+	fresh := []Perception{{ID: "n1", Turn: 2, Text: "The lantern flickered.", About: []string{"lantern"}}}
+	var known []Perception
+	for i := range 6 {
+		known = append(known, Perception{ID: fmt.Sprint("k", i), Text: fmt.Sprint("Wind, day ", i)})
+	}
+	got := PromptBeliefs(CheckInput{Beliefs: beliefs, New: fresh, Known: known}, 3)
+	var ids []string
+	for _, b := range got {
+		ids = append(ids, b.ID)
+	}
+	// b1 is related to the new perception; b5 and b4 are the most
+	// recently changed of the rest.
+	if want := []string{"b1", "b4", "b5"}; !slices.Equal(ids, want) {
+		t.Errorf("got %q, want %q", ids, want)
+	}
+	if all := PromptBeliefs(CheckInput{Beliefs: beliefs, New: fresh}, 0); len(all) != len(beliefs) {
+		t.Errorf("under the default limit: got %d beliefs, want all %d", len(all), len(beliefs))
+	}
+}
+
+func TestBatch(t *testing.T) {
+	t.Parallel()
+	ps := []Perception{{ID: "c", Turn: 9}, {ID: "a", Turn: 2}, {ID: "b", Turn: 5}, {ID: "a2", Turn: 2}}
+	var ids []string
+	for _, p := range Batch(ps, 3) {
+		ids = append(ids, p.ID)
+	}
+	if want := []string{"a", "a2", "b"}; !slices.Equal(ids, want) {
+		t.Errorf("got %q, want the oldest three %q", ids, want)
+	}
+	if ps[0].ID != "c" {
+		t.Error("Batch reordered its input")
 	}
 }
