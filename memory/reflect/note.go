@@ -40,6 +40,7 @@ const (
 	ReasonMergeNeedsTwo    Reason = "a merge needs two existing beliefs"
 	ReasonMergeAbove       Reason = "a merge cannot be surer than its surest belief; lowered"
 	ReasonBothSides        Reason = "cites the same perception for and against; kept as support"
+	ReasonAboutCut         Reason = "about names too many or too long names; those removed"
 )
 
 // Note records what the engine did with one item of an answer and why.

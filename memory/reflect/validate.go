@@ -5,6 +5,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+)
+
+// A belief's "about" holds at most MaxAboutNames names of at most
+// MaxNameRunes characters each.
+const (
+	MaxAboutNames = 8
+	MaxNameRunes  = 80
 )
 
 // DefaultPivotalImportance is reflection.pivotal_importance's default: one
@@ -244,7 +252,7 @@ func (v *validator) add(i int, a Add) {
 		it.correct(ReasonSureOneTurn, "")
 		conf = Likely
 	}
-	b := Belief{ID: v.newID(), Text: strings.TrimSpace(a.Text), Confidence: conf, About: names(a.About)}
+	b := Belief{ID: v.newID(), Text: strings.TrimSpace(a.Text), Confidence: conf, About: names(it, a.About)}
 	if len(b.About) == 0 {
 		for _, p := range sup {
 			b.About = appendNew(b.About, p.About...)
@@ -358,6 +366,9 @@ func (v *validator) merge(i int, m Merge) {
 			}
 		}
 		b.MergedFrom = append(b.MergedFrom, s.ID)
+	}
+	if len(b.About) > MaxAboutNames {
+		b.About = b.About[:MaxAboutNames]
 	}
 	b.Confidence = top
 	if strings.TrimSpace(m.Confidence) != "" {
@@ -507,12 +518,24 @@ func maxTurn(ps []Perception) int64 {
 	return m
 }
 
-func names(in []string) []string {
+// names cleans the names of an "about": spaces folded, each once, at most
+// MaxAboutNames of at most MaxNameRunes characters; the rest is removed
+// with a correction.
+func names(it *item, in []string) []string {
 	var out []string
+	cut := 0
 	for _, n := range in {
-		if n = strings.Join(strings.Fields(n), " "); n != "" {
+		n = strings.Join(strings.Fields(n), " ")
+		switch {
+		case n == "":
+		case utf8.RuneCountInString(n) > MaxNameRunes || len(out) == MaxAboutNames:
+			cut++
+		default:
 			out = appendNew(out, n)
 		}
+	}
+	if cut > 0 {
+		it.correct(ReasonAboutCut, countOf(cut))
 	}
 	return out
 }

@@ -73,6 +73,10 @@ func TestValidateRules(t *testing.T) {
 			answer: `{"add":[{"text":"Tess hides things from me.","supports":["p1","p2"],"against":["p2","p3"],"about":["Tess"]}]}`,
 			want:   []string{"create new-1 likely +p1 +p2 -p3 @12/12 about=Tess"},
 			notes:  []string{"add[0]" + corrected + string(ReasonBothSides)}},
+		{rule: "add: too long or too many names in about are removed",
+			answer: `{"add":[{"text":"Tess hides things from me.","supports":["p1","p2"],"about":["Tess","` + strings.Repeat("x", 81) + `","a","b","c","d","e","f","g","h"]}]}`,
+			want:   []string{"create new-1 likely +p1 +p2 @12/12 about=Tess,a,b,c,d,e,f,g"},
+			notes:  []string{"add[0]" + corrected + string(ReasonAboutCut)}},
 		// Fields written into a text are refused; ordinary words are not.
 		{rule: "text: a confidence in brackets",
 			answer: `{"add":[{"text":"(sure) Tess lies to me.","supports":["p1","p2"]}]}`,
