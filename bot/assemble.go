@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"troupe/cards"
 	"troupe/memory"
 	"troupe/models"
 )
@@ -38,7 +39,7 @@ func (p *Pipeline) promptInput(st chatState, br models.Branch, rp replyPlan) mem
 		System:      systemText(st.card, lang, rp.user, rp.persona),
 		History:     memory.TurnsOf(br.Uncovered),
 		NameUsers:   rp.group,
-		PostHistory: Expand(st.card.PostHistoryInstructions, st.card.Name, rp.user),
+		PostHistory: cards.Expand(st.card.PostHistoryInstructions, st.card.CharName(), rp.user),
 	}
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
@@ -53,7 +54,7 @@ func (p *Pipeline) promptInput(st chatState, br models.Branch, rp replyPlan) mem
 		for i, m := range br.Uncovered {
 			recent[i] = m.Content
 		}
-		in.Lore = st.card.Book.Activate(recent, st.card.Name, rp.user)
+		in.Lore = st.card.Book.Activate(recent, st.card.CharName(), rp.user)
 	}
 	return in
 }

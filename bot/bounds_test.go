@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"troupe/bot"
+	"troupe/cards"
 	"troupe/config"
 	"troupe/llm/openaitest"
 	"troupe/memory"
@@ -225,7 +226,7 @@ func TestCardFillingTheContextSaysSo(t *testing.T) {
 	r := smallContextRig(t, testenv.Backends(t)[0])
 	card, _ := r.p.Cards().Default()
 	card.Description = prose(20000)
-	lib, _ := bot.NewLibrary([]bot.Card{card}, "")
+	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
 	p := bot.New(bot.Options{Store: r.st, Cards: lib, Model: r.client, Jobs: inlineJobs{r.mem}, Memory: r.mem, Tokens: memory.NewPromptEstimator(),
 		MemoryConfig: config.Default().Memory, Language: "en", ContextWindow: 2048, MaxReplyTokens: 256})
 	for i := 1; i <= 2; i++ {

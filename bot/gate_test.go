@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"troupe/bot"
+	"troupe/cards"
 	"troupe/config"
 	"troupe/llm"
 	"troupe/llm/openaitest"
@@ -61,11 +62,11 @@ func TestGateBoundsPipelineWorkNotModelCalls(t *testing.T) {
 				return a
 			})
 			client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
-			card, err := bot.LoadCard("../examples/cards/lantern-keeper.json")
+			card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
 			if err != nil {
 				t.Fatal(err)
 			}
-			lib, _ := bot.NewLibrary([]bot.Card{card}, "")
+			lib, _ := cards.NewLibrary([]cards.Card{card}, "")
 			obs := &statsObserver{}
 			p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, MemoryConfig: config.Default().Memory,
 				Logger: slog.New(slog.DiscardHandler), Observer: obs, ConcurrentTurns: 1})

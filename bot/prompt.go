@@ -4,14 +4,15 @@ import (
 	"encoding/json"
 	"strings"
 
+	"troupe/cards"
 	"troupe/models"
 )
 
 // systemText builds the character part of the system message. creator_notes
 // are for people browsing cards and are never sent.
-func systemText(c Card, lang, user, persona string) string {
+func systemText(c cards.Card, lang, user, persona string) string {
 	var b strings.Builder
-	x := func(s string) string { return strings.TrimSpace(Expand(s, c.Name, user)) }
+	x := func(s string) string { return strings.TrimSpace(cards.Expand(s, c.CharName(), user)) }
 	if sp := x(c.SystemPrompt); sp != "" {
 		b.WriteString(sp)
 	} else if lang == "zh" {
@@ -34,19 +35,19 @@ func systemText(c Card, lang, user, persona string) string {
 		section("【性格】", c.Personality)
 		section("【场景】", c.Scenario)
 		section("【"+user+"】", persona)
-		section("【对话示例】", c.MesExample)
+		section("【对话示例】", strings.Join(c.Examples, "\n\n"))
 	} else {
 		section("["+c.Name+"]", c.Description)
 		section("[Personality]", c.Personality)
 		section("[Scenario]", c.Scenario)
 		section("["+user+"]", persona)
-		section("[Example dialogue]", c.MesExample)
+		section("[Example dialogue]", strings.Join(c.Examples, "\n\n"))
 	}
 	return b.String()
 }
 
 // cardRow is the stored form of a card.
-func cardRow(c Card) models.Card {
+func cardRow(c cards.Card) models.Card {
 	data, _ := json.Marshal(c)
 	return models.Card{ID: c.ID, Name: models.FitName(c.Name, models.NameSize), Language: c.Language, Data: string(data)}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"troupe/bot"
+	"troupe/cards"
 	"troupe/config"
 	"troupe/llm"
 	"troupe/llm/openaitest"
@@ -56,11 +57,11 @@ func session(t *testing.T, input string, maxLine int) (string, *models.Store) {
 	t.Cleanup(func() { st.Close() })
 	fake := openaitest.NewServer(t)
 	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
-	card, err := bot.LoadCard("../../examples/cards/lantern-keeper.json")
+	card, err := cards.LoadCard("../../examples/cards/lantern-keeper.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib, _ := bot.NewLibrary([]bot.Card{card}, "")
+	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
 	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Tokens: memory.NewPromptEstimator(), MemoryConfig: config.Default().Memory,
 		Language: "en", ContextWindow: 2048, MaxReplyTokens: 256})
 	var out bytes.Buffer

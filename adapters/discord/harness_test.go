@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"troupe/cards"
 	"troupe/models/testenv"
 
 	"troupe/adapters/discord/discordtest"
@@ -44,6 +46,8 @@ type harness struct {
 }
 
 type setup struct {
+	// card changes the test card before the library is made.
+	card   func(*cards.Card)
 	cfg    func(*config.Discord)
 	before func(*discordtest.Server)
 	tuning func(*tuning)
@@ -76,12 +80,15 @@ func newHarness(t *testing.T, su setup) *harness {
 	}
 	t.Cleanup(func() { st.Close() })
 	model := openaitest.NewServer(t)
-	card, err := bot.LoadCard("../../examples/cards/lantern-keeper.json")
+	card, err := cards.LoadCard("../../examples/cards/lantern-keeper.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	card.Avatar = cardAvatar
-	lib, err := bot.NewLibrary([]bot.Card{card}, "")
+	if su.card != nil {
+		su.card(&card)
+	}
+	lib, err := cards.NewLibrary([]cards.Card{card}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"troupe/adapters/discord"
 	"troupe/adapters/telegram"
 	"troupe/bot"
+	"troupe/cards"
 	"troupe/config"
 	"troupe/jobs"
 	"troupe/llm"
@@ -31,7 +32,7 @@ type app struct {
 	queue    *jobs.Queue
 	memory   *memory.Service
 	pipeline *bot.Pipeline
-	cards    *bot.Library
+	cards    *cards.Library
 	metrics  *ops.Metrics
 }
 
@@ -59,7 +60,7 @@ var (
 
 // openApp connects storage and queue and builds the pipeline around cards;
 // the pipeline reports its turns to the metrics and to each of also.
-func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bot.Library, also ...bot.Observer) (*app, error) {
+func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *cards.Library, also ...bot.Observer) (*app, error) {
 	a := &app{cfg: cfg, log: log, cards: cards}
 	var err error
 	if a.store, err = openStore(ctx, cfg, log); err != nil {
@@ -178,14 +179,20 @@ func (j jobsBridge) MemoryChanged(ctx context.Context, cardID, spaceID string) e
 // pipeline lets the replies in flight finish (up to shutdownTimeout), and
 // the workers leave unfinished jobs owed.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bool) error {
-	cards, err := bot.LoadLibrary(cfg.Cards.Dir, cfg.Cards.Default)
+	lib, err := cards.LoadLibrary(cfg.Cards.Dir, cfg.Cards.Default)
 	if err != nil {
-		return err
+		// The library is configuration: a bad one exits 2, naming the key.
+		key := "cards.dir"
+		if errors.Is(err, cards.ErrNoDefault) {
+			key = "cards.default"
+		}
+		return &config.Error{Key: key, Problem: err.Error()}
 	}
-	if adapters && len(cards.List()) == 0 {
-		return fmt.Errorf("no cards in %s: put Tavern card JSON files there (see examples/cards)", cfg.Cards.Dir)
+	logCardFailures(log, lib)
+	if adapters && len(lib.List()) == 0 {
+		return fmt.Errorf("no cards in %s: put Tavern cards there (JSON, PNG or CHARX; see examples/cards)", cfg.Cards.Dir)
 	}
-	a, err := openApp(ctx, cfg, log, cards)
+	a, err := openApp(ctx, cfg, log, lib)
 	if err != nil {
 		return err
 	}
@@ -211,7 +218,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bo
 			log.Warn("no adapter configured: set discord.token and/or telegram.token; running the workers only")
 		}
 	}
-	log.Info("serving", "adapters", strings.Join(names, ","), "cards", len(cards.List()), "database", a.store.Dialect(), "embedded_redis", a.redis.Embedded())
+	log.Info("serving", "adapters", strings.Join(names, ","), "cards", len(lib.List()), "database", a.store.Dialect(), "embedded_redis", a.redis.Embedded())
 	g, gctx := errgroup.WithContext(ctx)
 	w := a.worker()
 	g.Go(func() error { return w.Run(gctx) })
