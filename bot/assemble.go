@@ -28,7 +28,9 @@ const (
 // prompt assembles the turn's prompt from the branch and fits it to
 // context_window − max_reply_tokens (see fitPrompt).
 func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
-	return p.fitPrompt(st, p.promptInput(st, br, rp))
+	in := p.promptInput(st, br, rp)
+	p.addScene(ctx, st, rp, &in)
+	return p.fitPrompt(st, in)
 }
 
 // promptInput is what the turn's prompt is built from.

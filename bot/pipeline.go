@@ -263,6 +263,8 @@ type chatState struct {
 	user, persona string
 	// resident is the stored resident summary, tags and all.
 	resident string
+	// ledger is the chat's ledger snapshot (the recorder's), "" for none.
+	ledger string
 }
 
 // resolve finds (or creates) the space, channel, card and current chat of
@@ -282,7 +284,7 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	if err != nil {
 		return chatState{}, err
 	}
-	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident}
+	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, ledger: ts.Ledger}
 	out.user, out.persona = personaOf(in, ts.Persona, ts.HasPersona)
 	if out.card, err = p.channelCard(ts.Channel); err != nil {
 		return chatState{}, err

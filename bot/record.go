@@ -159,3 +159,25 @@ func (p *Pipeline) rtext(lang string, key recordMsg, args ...any) string {
 	}
 	return fmt.Sprintf(t, args...)
 }
+
+// addScene gives the prompt the speaking character's scene — its view of
+// the ledger and its own relationships to those present — and fits the
+// resident summary to what the scene leaves of the envelope: one query.
+// Nothing when the recorder is off.
+func (p *Pipeline) addScene(ctx context.Context, st chatState, rp replyPlan, in *memory.AssembleInput) {
+	if !p.opt.Recorder.Enabled || p.opt.Memory == nil {
+		return
+	}
+	name := st.card.Name
+	sk, err := p.opt.Store.Scene(ctx, st.chat.SpaceID, name)
+	if err != nil {
+		p.log.Warn("load scene", "chat_id", st.chat.ID, "err", err)
+		return
+	}
+	in.Scene = memory.Scene(memory.SceneInput{Language: in.Language, Ledger: st.ledger, Character: name,
+		Present: []string{name, rp.user}, Relationships: sk.Relationships, Known: sk.Known,
+		CardText: st.card.Description + "\n" + st.card.Scenario + "\n" + st.card.FirstMes})
+	if st.resident != "" {
+		in.Resident = p.opt.Memory.FitResident(in.Language, st.resident, record.RuneCount(in.Scene))
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"troupe/bot"
+	"troupe/cards"
 	"troupe/config"
 	"troupe/llm"
 	"troupe/llm/openaitest"
@@ -65,11 +66,11 @@ func newRecordRig(t *testing.T, b testenv.Backend, batch int) *recordRig {
 	r.fake.SetResponder(r.scribe.Respond)
 	client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	r.mem = memory.NewService(r.st, llm.Scribe{C: client, JSON: true}, memory.Config{Language: "en", ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200}, slog.New(slog.DiscardHandler))
-	card, err := bot.LoadCard(filepath.Join("..", "examples", "cards", "lantern-keeper.json"))
+	card, err := cards.LoadCard(filepath.Join("..", "examples", "cards", "lantern-keeper.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lib, _ := bot.NewLibrary([]bot.Card{card}, "")
+	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
 	mc := config.Default().Memory
 	r.p = bot.New(bot.Options{Store: r.st, Cards: lib, Model: client, Jobs: recordJobs{mem: r.mem, runs: &r.runs}, Memory: r.mem,
 		Tokens: memory.NewPromptEstimator(), MemoryConfig: mc, Recorder: config.Recorder{Enabled: true, Batch: batch},
@@ -193,6 +194,19 @@ func TestRecorderBatch(t *testing.T) {
 			var rel models.Relationship
 			if err := r.st.DB().Where("from_name = ? AND to_name = ?", "Maren", "Ada").Take(&rel).Error; err != nil || rel.ChatID != chat.ID {
 				t.Errorf("relationship Maren→Ada: %+v, %v", rel, err)
+			}
+			// The next turn's prompt carries Maren's scene: her view of the
+			// ledger and her own relationship to Ada, before the new message.
+			r.say(t, "b", 4, "Ada", `"And now?"`)
+			var turn openaitest.Request
+			for _, q := range r.fake.Requests() {
+				if memorytest.Kind(q) == "" {
+					turn = q
+				}
+			}
+			scene := turn.Messages[len(turn.Messages)-2]
+			if scene.Role != "system" || !strings.Contains(scene.Content, "Where you are: the lighthouse") || !strings.Contains(scene.Content, "- Ada: met at the lighthouse") {
+				t.Errorf("message before the new one: %s %q, want Maren's scene", scene.Role, scene.Content)
 			}
 			job, err := r.st.Job(context.Background(), memory.KindRecord, chat.ID)
 			if err != nil || job.Outcome != "written" || job.Product == "" {

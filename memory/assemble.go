@@ -45,6 +45,10 @@ type AssembleInput struct {
 	NameUsers bool
 	// PostHistory is appended as a final system message when set.
 	PostHistory string
+	// Scene is the speaking character's scene (see Scene), sent just
+	// before the new user message(s): it changes every turn, so everything
+	// before it stays a cacheable prefix.
+	Scene string
 }
 
 // Assemble builds the prompt in DESIGN order: system (character, conventions,
@@ -75,7 +79,14 @@ func Assemble(in AssembleInput) []Message {
 	if p := Previously(in.Language, in.Summary, in.Resident); p != "" {
 		msgs = append(msgs, Message{Role: RoleUser, Content: p})
 	}
-	for _, t := range in.History {
+	newFrom := len(in.History)
+	for newFrom > 0 && in.History[newFrom-1].Role == RoleUser {
+		newFrom--
+	}
+	for i, t := range in.History {
+		if i == newFrom && in.Scene != "" {
+			msgs = append(msgs, Message{Role: RoleSystem, Content: in.Scene})
+		}
 		content := t.Content
 		if t.Role == RoleUser && in.NameUsers && t.Name != "" {
 			content = t.Name + ": " + content
@@ -83,6 +94,9 @@ func Assemble(in AssembleInput) []Message {
 		// Consecutive user messages (joined while a reply was written) are
 		// sent as they are: every OpenAI-compatible API accepts them.
 		msgs = append(msgs, Message{Role: t.Role, Content: content})
+	}
+	if newFrom == len(in.History) && in.Scene != "" {
+		msgs = append(msgs, Message{Role: RoleSystem, Content: in.Scene})
 	}
 	if ph := strings.TrimSpace(in.PostHistory); ph != "" {
 		msgs = append(msgs, Message{Role: RoleSystem, Content: ph})

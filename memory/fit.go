@@ -79,7 +79,7 @@ func FitPrompt(in AssembleInput, keep int, count func([]Message) int, limit int)
 // the conventions, the post-history instructions and the last history
 // message. A message whose bare prompt is over the limit can never be sent.
 func (in AssembleInput) Bare() AssembleInput {
-	in.Lore, in.Recall, in.Resident, in.Summary = nil, "", "", ""
+	in.Lore, in.Recall, in.Resident, in.Summary, in.Scene = nil, "", "", "", ""
 	if len(in.History) > 1 {
 		in.History = in.History[len(in.History)-1:]
 	}

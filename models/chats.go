@@ -80,17 +80,20 @@ type TurnState struct {
 	HasPersona bool
 	// Resident is the stored resident summary, tags and all; "" if none.
 	Resident string
+	// Ledger is the chat's ledger snapshot; "" if none.
+	Ledger string
 }
 
 // turnStateSQL reads a TurnState in one round trip.
 const turnStateSQL = `SELECT ch.id, ch.platform, ch.external_id, ch.space_id, ch.card_id, ch.current_chat_id,
        ch.mention_only, ch.created_at, ch.updated_at,
        c.id, c.channel_id, c.card_id, c.space_id, c.name, c.head_id, c.created_at, c.active_at,
-       p.user_key, p.name, p.description, r.content
+       p.user_key, p.name, p.description, r.content, l.snapshot
 FROM channels ch
 LEFT JOIN chats c ON c.id = ch.current_chat_id
 LEFT JOIN personas p ON p.user_key = ?
 LEFT JOIN resident_summaries r ON r.card_id = c.card_id AND r.space_id = c.space_id
+LEFT JOIN ledgers l ON l.chat_id = c.id
 WHERE ch.id = ?`
 
 // TurnState reads the state of the channel with channelID for a turn of the
@@ -111,13 +114,13 @@ func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnS
 	var (
 		cID, cChannel, cCard, cSpace, cName, cHead sql.NullString
 		cCreated, cActive                          sql.NullTime
-		pKey, pName, pDesc, resident               sql.NullString
+		pKey, pName, pDesc, resident, ledger       sql.NullString
 	)
 	ch := &ts.Channel
 	err = rows.Scan(&ch.ID, &ch.Platform, &ch.ExternalID, &ch.SpaceID, &ch.CardID, &ch.CurrentChatID,
 		&ch.MentionOnly, &ch.CreatedAt, &ch.UpdatedAt,
 		&cID, &cChannel, &cCard, &cSpace, &cName, &cHead, &cCreated, &cActive,
-		&pKey, &pName, &pDesc, &resident)
+		&pKey, &pName, &pDesc, &resident, &ledger)
 	if err != nil {
 		return ts, fmt.Errorf("models: channel %s: %w", channelID, err)
 	}
@@ -131,6 +134,7 @@ func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnS
 		ts.Persona = Persona{UserKey: pKey.String, Name: pName.String, Description: pDesc.String}
 	}
 	ts.Resident = resident.String
+	ts.Ledger = ledger.String
 	return ts, nil
 }
 

@@ -340,3 +340,41 @@ func mapValues(m map[string]string) []string {
 	}
 	return out
 }
+
+// SceneKnowledge is what a character brings to a scene beyond the ledger:
+// its own relationships (to → description) and the places and exits it
+// knows.
+type SceneKnowledge struct {
+	Relationships map[string]string
+	Known         []string
+}
+
+// sceneSQL reads a character's relationships and the places and exits it
+// knows in one round trip.
+const sceneSQL = `SELECT 'rel', to_name, description FROM relationships WHERE space_id = ? AND from_name = ?
+UNION ALL
+SELECT 'known', e.name, e.kind FROM knowledge_edges k JOIN entities e ON e.id = k.entity_id
+WHERE k.space_id = ? AND k.character_name = ? AND e.kind IN ('place', 'exit')`
+
+// Scene reads what character knows in its space for a turn's scene: one
+// query.
+func (s *Store) Scene(ctx context.Context, spaceID, character string) (SceneKnowledge, error) {
+	out := SceneKnowledge{Relationships: map[string]string{}}
+	rows, err := s.db.WithContext(ctx).Raw(sceneSQL, spaceID, character, spaceID, character).Rows()
+	if err != nil {
+		return out, fmt.Errorf("models: scene of %s: %w", character, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, name, text string
+		if err := rows.Scan(&kind, &name, &text); err != nil {
+			return out, fmt.Errorf("models: scene of %s: %w", character, err)
+		}
+		if kind == "rel" {
+			out.Relationships[name] = text
+		} else {
+			out.Known = append(out.Known, name)
+		}
+	}
+	return out, rows.Err()
+}
