@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"troupe/memory"
 	"troupe/memory/record"
@@ -179,5 +180,25 @@ func (p *Pipeline) addScene(ctx context.Context, st chatState, rp replyPlan, in 
 		CardText: st.card.Description + "\n" + st.card.Scenario + "\n" + st.card.FirstMes})
 	if st.resident != "" {
 		in.Resident = p.opt.Memory.FitResident(in.Language, st.resident, record.RuneCount(in.Scene))
+	}
+}
+
+// writeRecord adds the chat's ledger and record counts to /memory.
+func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang string, st chatState) {
+	if !p.opt.Recorder.Enabled || st.chat.ID == "" {
+		return
+	}
+	c, err := p.opt.Store.RecordCounts(ctx, st.chat.ID)
+	if err != nil {
+		p.log.Warn("record counts", "chat_id", st.chat.ID, "err", err)
+		return
+	}
+	b.WriteString("\n")
+	b.WriteString(p.rtext(lang, msgRecordCounts, c.Events, c.Unsealed, c.Perceptions, c.OpenThreads, c.Relationships, c.Knowledge))
+	if st.ledger != "" {
+		b.WriteString("\n")
+		b.WriteString(p.rtext(lang, msgLedgerHeading))
+		b.WriteString("\n")
+		b.WriteString(truncateRunes(st.ledger, 1500))
 	}
 }

@@ -87,6 +87,18 @@ func (r *recordRig) say(t *testing.T, ch string, n int, author, text string) {
 	}
 }
 
+// exec runs a command in channel ch as Ada and returns its notices.
+func (r *recordRig) exec(t *testing.T, ch, name string) string {
+	t.Helper()
+	in := inbound(ch, 0)
+	in.AuthorID, in.AuthorName = "ada", "Ada"
+	sink := &discardSink{}
+	if err := r.p.Exec(context.Background(), in, bot.Command{Name: name}, sink); err != nil {
+		t.Fatalf("/%s: %v", name, err)
+	}
+	return strings.Join(sink.notices, "\n")
+}
+
 func (r *recordRig) chat(t *testing.T, ch string) models.Chat {
 	t.Helper()
 	c, err := r.st.Channel(context.Background(), "console:"+ch)
@@ -211,6 +223,16 @@ func TestRecorderBatch(t *testing.T) {
 			job, err := r.st.Job(context.Background(), memory.KindRecord, chat.ID)
 			if err != nil || job.Outcome != "written" || job.Product == "" {
 				t.Errorf("job record %+v, %v; want written with a product", job, err)
+			}
+			// /record records the turns that wait at once; /memory shows the
+			// ledger and the counts.
+			calls := r.scribe.Count("record")
+			if out := r.exec(t, "b", "record"); !strings.Contains(out, "Recorded: sealed") || r.scribe.Count("record") != calls+1 {
+				t.Errorf("/record said %q after %d calls, want a written record", out, r.scribe.Count("record")-calls)
+			}
+			out := r.exec(t, "b", "memory")
+			if !strings.Contains(out, "Ledger (may lag the story):") || !strings.Contains(out, `"place":"the lighthouse"`) || !strings.Contains(out, "waiting for the recorder") {
+				t.Errorf("/memory said %q, want the ledger and the record counts", out)
 			}
 			// /forget leaves nothing of the chat's record.
 			if _, err := r.mem.ForgetChat(context.Background(), chat.ID); err != nil {

@@ -44,6 +44,9 @@ type WorkerOptions struct {
 	Observer Observer
 	// Recorder: a recap first brings the chat's record up to date.
 	Recorder bool
+	// RecordBatch is recorder.batch: the sweeper owes a chat's recorder
+	// run when this many recordable turns wait (with Recorder).
+	RecordBatch int
 }
 
 // Observer is told the outcome of each memory job: kind is "compact",
@@ -255,6 +258,15 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 			}
 			n++
 		}
+		if owed, err = w.recordOwed(ctx, c); err != nil {
+			return n, err
+		}
+		if owed {
+			if err := w.queue.Record(ctx, c.ID, false); err != nil {
+				return n, err
+			}
+			n++
+		}
 		if c.ActiveAt.After(idleBefore) {
 			continue
 		}
@@ -280,6 +292,19 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// recordOwed reports whether recorder.batch recordable turns of the chat
+// wait (the newest turn waits for a later user message and does not count).
+func (w *Worker) recordOwed(ctx context.Context, c models.Chat) (bool, error) {
+	if !w.opt.Recorder || w.opt.RecordBatch <= 0 {
+		return false, nil
+	}
+	n, err := w.store.UnrecordedTurns(ctx, c.ID)
+	if err != nil {
+		return false, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
+	}
+	return n-1 >= w.opt.RecordBatch, nil
 }
 
 func (w *Worker) sweep(ctx context.Context) {

@@ -128,6 +128,7 @@ func (a *app) worker() *jobs.Worker {
 		IdleRecap:     a.cfg.Memory.IdleRecap,
 		Observer:      a.metrics,
 		Recorder:      a.cfg.Recorder.Enabled,
+		RecordBatch:   a.cfg.Recorder.Batch,
 	}, a.log)
 }
 
