@@ -62,16 +62,22 @@ type recordRig struct {
 // fake model and the scripted scribe.
 func newRecordRig(t *testing.T, b testenv.Backend, batch int) *recordRig {
 	t.Helper()
+	return newRecordRigTB(t, b, batch)
+}
+
+func newRecordRigTB(t testing.TB, b testenv.Backend, batch int) *recordRig {
+	t.Helper()
+	mc := config.Default().Memory
 	r := &recordRig{st: testenv.OpenStore(t, b), fake: openaitest.NewServer(t), scribe: &memorytest.Scribe{}}
 	r.fake.SetResponder(r.scribe.Respond)
 	client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
-	r.mem = memory.NewService(r.st, llm.Scribe{C: client, JSON: true}, memory.Config{Language: "en", ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200}, slog.New(slog.DiscardHandler))
+	r.mem = memory.NewService(r.st, llm.Scribe{C: client, JSON: true}, memory.Config{Language: "en", ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200,
+		Compact: memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars}}, slog.New(slog.DiscardHandler))
 	card, err := cards.LoadCard(filepath.Join("..", "examples", "cards", "lantern-keeper.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
-	mc := config.Default().Memory
 	r.p = bot.New(bot.Options{Store: r.st, Cards: lib, Model: client, Jobs: recordJobs{mem: r.mem, runs: &r.runs}, Memory: r.mem,
 		Tokens: memory.NewPromptEstimator(), MemoryConfig: mc, Recorder: config.Recorder{Enabled: true, Batch: batch},
 		Language: "en", ContextWindow: 128000, MaxReplyTokens: 256})
@@ -79,6 +85,11 @@ func newRecordRig(t *testing.T, b testenv.Backend, batch int) *recordRig {
 }
 
 func (r *recordRig) say(t *testing.T, ch string, n int, author, text string) {
+	t.Helper()
+	r.sayTB(t, ch, n, author, text)
+}
+
+func (r *recordRig) sayTB(t testing.TB, ch string, n int, author, text string) {
 	t.Helper()
 	in := inbound(ch, n)
 	in.AuthorID, in.AuthorName, in.Text = strings.ToLower(author), author, text
@@ -315,5 +326,28 @@ func TestRecorderRepairsOnceThenOwes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Five players speaking in one scene cost one recorder call per batch, and
+// the batch shows all five present.
+func TestRecorderOneCallForAScene(t *testing.T) {
+	b := testenv.Backends(t)[0]
+	r := newRecordRig(t, b, 5)
+	names := []string{"Ada", "Bram", "Cass", "Dov", "Esme"}
+	for i := 0; i < 6; i++ {
+		r.say(t, "scene", i+1, names[i%5], fmt.Sprintf(`"I am %s."`, names[i%5]))
+	}
+	if n := r.scribe.Count("record"); n != 1 {
+		t.Fatalf("%d recorder calls for one batch of a five-player scene, want 1", n)
+	}
+	var req openaitest.Request
+	for _, q := range r.fake.Requests() {
+		if memorytest.Kind(q) == "record" {
+			req = q
+		}
+	}
+	if got := memorytest.RecorderPlayers(req); fmt.Sprint(got) != fmt.Sprint(names) {
+		t.Errorf("players shown %v, want %v", got, names)
 	}
 }

@@ -68,10 +68,12 @@ func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string)
 	}
 	lang, castName := s.chatLanguage(ctx, b.Chat)
 	in := RecorderInput(b, castName)
+	full := shortenIDs(&in)
 	rec, err := s.askRecorder(ctx, lang, in)
 	if err != nil {
 		return Result{}, err
 	}
+	unalias(&rec, full)
 	inst := recordInstall(b, in, rec, castName)
 	err = rs.InstallRecord(ctx, inst)
 	if errors.Is(err, models.ErrChatGone) {
@@ -189,4 +191,74 @@ func toMessages(ms []record.Message) []Message {
 		out[i] = Message{Role: m.Role, Content: m.Content}
 	}
 	return out
+}
+
+// shortenIDs replaces the ids the prompt shows (events, threads) by the
+// shortest suffixes that stay unique in the batch: a 26-character id costs
+// some 15 tokens each time the prompt or the answer names it. It returns
+// the map back to the full ids.
+func shortenIDs(in *record.Input) map[string]string {
+	var ids []string
+	for _, e := range in.Events {
+		ids = append(ids, e.ID)
+	}
+	for _, t := range in.Threads {
+		ids = append(ids, t.ID)
+	}
+	short := map[string]string{}
+	for n := 5; ; n++ {
+		clear(short)
+		unique := true
+		for _, id := range ids {
+			k := id
+			if len(id) > n {
+				k = id[len(id)-n:]
+			}
+			if _, dup := short[k]; dup {
+				unique = false
+				break
+			}
+			short[k] = id
+		}
+		if unique || n >= 26 {
+			break
+		}
+	}
+	back := map[string]string{}
+	for k, id := range short {
+		back[id] = k
+	}
+	for i := range in.Events {
+		in.Events[i].ID = back[in.Events[i].ID]
+	}
+	for i := range in.Threads {
+		in.Threads[i].ID = back[in.Threads[i].ID]
+	}
+	return short
+}
+
+// unalias turns the short ids of a validated record back into full ones
+// (validation accepted only ids the batch showed).
+func unalias(rec *record.Record, full map[string]string) {
+	id := func(s string) string {
+		if f, ok := full[s]; ok {
+			return f
+		}
+		return s
+	}
+	for i := range rec.Events {
+		rec.Events[i].Event = id(rec.Events[i].Event)
+	}
+	for i := range rec.Perceptions {
+		rec.Perceptions[i].Event, rec.Perceptions[i].Via = id(rec.Perceptions[i].Event), id(rec.Perceptions[i].Via)
+	}
+	for i := range rec.Threads {
+		rec.Threads[i].Event, rec.Threads[i].Thread = id(rec.Threads[i].Event), id(rec.Threads[i].Thread)
+	}
+	for i := range rec.Relationships {
+		rec.Relationships[i].Event = id(rec.Relationships[i].Event)
+	}
+	for i := range rec.Knowledge {
+		rec.Knowledge[i].Event = id(rec.Knowledge[i].Event)
+	}
 }
