@@ -206,3 +206,22 @@ func TestResumeAnswersWhatADeadProcessLeft(t *testing.T) {
 		t.Errorf("the accepted message is stored %d times, want 1", n)
 	}
 }
+
+// TestMessageWithoutACardDoesNotWait: a message in a channel with no card
+// is refused with a notice and does not stay in the inbox, where every
+// later turn or restart would pick it up again.
+func TestMessageWithoutACardDoesNotWait(t *testing.T) {
+	r := newBenchRig(t, "sqlite://"+t.TempDir()+"/t.db")
+	ctx := context.Background()
+	empty, err := bot.NewLibrary(nil, "")
+	must(t, err)
+	p := bot.New(bot.Options{Store: r.st, Cards: empty, Model: r.client, MemoryConfig: config.Default().Memory})
+	s := &discardSink{}
+	must(t, p.Handle(ctx, inbound("nocard", 1), s))
+	if len(s.notices) != 1 {
+		t.Fatalf("notices %q, want the no-card notice", s.notices)
+	}
+	if left, err := r.st.Inbox(ctx, "console:nocard"); err != nil || len(left) != 0 {
+		t.Errorf("%d refused messages wait in the inbox (%v)", len(left), err)
+	}
+}

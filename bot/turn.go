@@ -26,6 +26,10 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 	start := time.Now()
 	st, err := p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
+		// Refused with the notice: the messages do not wait for a card.
+		if rows, ierr := p.opt.Store.Inbox(ctx, in.Channel.Key()); ierr == nil {
+			_ = p.opt.Store.DropInbox(ctx, inboxIDs(rows))
+		}
 		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
 	}
 	if err != nil {
@@ -128,9 +132,16 @@ func (p *Pipeline) replayedUnanswered(ctx context.Context, st chatState, batch [
 func inboxMessages(rows []models.InboxMessage) (msgs []*models.Message, ids []string) {
 	for _, r := range rows {
 		msgs = append(msgs, &models.Message{Role: memory.RoleUser, AuthorID: r.AuthorID, AuthorName: r.AuthorName, Content: r.Content, DedupKey: r.DedupKey})
+	}
+	return msgs, inboxIDs(rows)
+}
+
+func inboxIDs(rows []models.InboxMessage) []string {
+	ids := make([]string, 0, len(rows))
+	for _, r := range rows {
 		ids = append(ids, r.ID)
 	}
-	return msgs, ids
+	return ids
 }
 
 func dedupKey(in Inbound) string { return in.Channel.Key() + ":" + in.MessageID }

@@ -61,6 +61,8 @@ func newTurnCrashRig(t *testing.T) *turnCrashRig {
 		r.asked.Add(1)
 		a := openaitest.DefaultResponder(req)
 		a.ChunkSize = 1 << 16
+		// A kill can land while the model writes.
+		a.Latency = 20 * time.Millisecond
 		if r.hang.Load() {
 			a.Fault = openaitest.FaultHang
 		}
@@ -252,6 +254,7 @@ func TestServeKilledHoldingTheChannelLock(t *testing.T) {
 func TestServeKillNineRounds(t *testing.T) {
 	r := newTurnCrashRig(t)
 	var sent []string
+	var asked int32
 	p := r.start()
 	for round := 0; round < crashRounds(); round++ {
 		for i := 0; i < 2; i++ {
@@ -259,9 +262,16 @@ func TestServeKillNineRounds(t *testing.T) {
 			r.send(line)
 			sent = append(sent, line)
 		}
-		// Kill while the turn is stored, at the model, or as the reply
-		// is written.
-		time.Sleep(time.Duration(rand.IntN(150)) * time.Millisecond)
+		// Kill while the turn waits for the dead process's lock or is
+		// stored, or, every other round, once the model was asked: during
+		// the reply or as it is stored and delivered.
+		if round%2 == 1 {
+			r.waitAsked(asked + 1)
+			time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond)
+		} else {
+			time.Sleep(time.Duration(rand.IntN(150)) * time.Millisecond)
+		}
+		asked = r.asked.Load()
 		killNine(p)
 		p = r.start()
 	}
