@@ -225,3 +225,37 @@ func TestMessageWithoutACardDoesNotWait(t *testing.T) {
 		t.Errorf("%d refused messages wait in the inbox (%v)", len(left), err)
 	}
 }
+
+// TestInboxSweepTakesMessagesADeadPeerLeft: while this process runs, a
+// peer that died leaves an accepted message in the inbox of a channel that
+// gets no new message; the periodic sweep answers it. A message that has
+// only just arrived belongs to a live process and is left to it.
+func TestInboxSweepTakesMessagesADeadPeerLeft(t *testing.T) {
+	r := newBenchRig(t, "sqlite://"+t.TempDir()+"/t.db")
+	ctx := context.Background()
+	p := bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: r.client, MemoryConfig: config.Default().Memory, InboxSweep: 50 * time.Millisecond})
+	defer p.Close(ctx)
+	sinks := map[string]*recSink{"console:orphan": newRecSink(), "console:young": newRecSink()}
+	must(t, p.Resume(ctx, "console", func(ref bot.ChannelRef) (bot.Sink, bool) {
+		s, ok := sinks[ref.Key()]
+		return s, ok
+	}))
+	for _, ch := range []string{"orphan", "young"} {
+		in := inbound(ch, 1)
+		ref, _ := json.Marshal(in.Channel)
+		m := &models.InboxMessage{ChannelID: in.Channel.Key(), Platform: "console", Ref: string(ref), AuthorID: "ada", AuthorName: "Ada", Content: in.Text}
+		if _, err := r.st.Accept(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if ch == "orphan" {
+			must(t, r.st.DB().Model(m).Update("created_at", time.Now().Add(-time.Minute)).Error)
+		}
+	}
+	sinks["console:orphan"].wait(t, "the orphaned message")
+	if got := sinks["console:orphan"].replies; len(got) != 1 {
+		t.Errorf("orphan: replies %q", got)
+	}
+	if left, _ := r.st.Inbox(ctx, "console:young"); len(left) != 1 {
+		t.Errorf("the sweep took a message that had only just arrived")
+	}
+}

@@ -30,6 +30,11 @@ func (p *Pipeline) accept(ctx context.Context, in Inbound) error {
 	return err
 }
 
+// inboxSweepAge is how old a waiting message must be before the inbox sweep
+// takes it: younger ones belong to a live process that is about to store
+// them.
+const inboxSweepAge = 30 * time.Second
+
 // Resume answers, in the channels of platform that this process serves,
 // what a process that stopped (killed, crashed, cut off at shutdown) left
 // behind: messages accepted but not yet stored in their chat, and chats
@@ -37,14 +42,24 @@ func (p *Pipeline) accept(ctx context.Context, in Inbound) error {
 // sinkFor returns the sink a channel's answer goes to, false for a channel
 // this process does not serve. Each channel's turn runs as a message's
 // would, after the channel's lock (a dead holder's expires within seconds);
-// Resume returns once they are started. Errors come back when the store
-// cannot be read or the pipeline is closed.
+// Resume returns once they are started. From then on, until Close, the
+// pipeline also sweeps the inbox every Options.InboxSweep for messages a
+// process that died left while this one ran. Errors come back when the
+// store cannot be read or the pipeline is closed.
 func (p *Pipeline) Resume(ctx context.Context, platform string, sinkFor func(ChannelRef) (Sink, bool)) error {
 	if err := p.begin(); err != nil {
 		return err
 	}
 	defer p.wg.Done()
-	waiting, err := p.opt.Store.InboxChannels(ctx, platform)
+	p.mu.Lock()
+	p.sinkFor[platform] = sinkFor
+	if !p.sweeping {
+		p.sweeping = true
+		p.wg.Add(1)
+		go p.sweepInbox(context.WithoutCancel(ctx))
+	}
+	p.mu.Unlock()
+	waiting, err := p.opt.Store.InboxChannels(ctx, platform, p.opt.Now().Add(time.Minute))
 	if err != nil {
 		return fmt.Errorf("bot: resume: %w", err)
 	}
@@ -52,6 +67,18 @@ func (p *Pipeline) Resume(ctx context.Context, platform string, sinkFor func(Cha
 	if err != nil {
 		return fmt.Errorf("bot: resume: %w", err)
 	}
+	todo := p.waitingChannels(waiting)
+	for _, u := range unanswered {
+		ref := ChannelRef{Platform: platform, ID: u.External, SpaceKind: u.SpaceKind, SpaceID: u.SpaceExternal,
+			Group: u.SpaceKind == SpaceGuild || u.SpaceKind == SpaceGroup}
+		todo = append(todo, Inbound{Channel: ref, AuthorID: u.AuthorID, AuthorName: u.AuthorName})
+	}
+	return p.resumeChannels(ctx, todo, sinkFor, true)
+}
+
+// waitingChannels turns the oldest waiting message of each channel into
+// the inbound a resumed turn runs with.
+func (p *Pipeline) waitingChannels(waiting []models.InboxMessage) []Inbound {
 	var todo []Inbound
 	for _, m := range waiting {
 		var ref ChannelRef
@@ -61,11 +88,12 @@ func (p *Pipeline) Resume(ctx context.Context, platform string, sinkFor func(Cha
 		}
 		todo = append(todo, Inbound{Channel: ref, AuthorID: m.AuthorID, AuthorName: m.AuthorName})
 	}
-	for _, u := range unanswered {
-		ref := ChannelRef{Platform: platform, ID: u.External, SpaceKind: u.SpaceKind, SpaceID: u.SpaceExternal,
-			Group: u.SpaceKind == SpaceGuild || u.SpaceKind == SpaceGroup}
-		todo = append(todo, Inbound{Channel: ref, AuthorID: u.AuthorID, AuthorName: u.AuthorName})
-	}
+	return todo
+}
+
+// resumeChannels starts a turn without a new message in each channel of
+// todo that sinkFor serves.
+func (p *Pipeline) resumeChannels(ctx context.Context, todo []Inbound, sinkFor func(ChannelRef) (Sink, bool), answerHead bool) error {
 	seen := map[string]bool{}
 	for _, in := range todo {
 		key := in.Channel.Key()
@@ -83,12 +111,45 @@ func (p *Pipeline) Resume(ctx context.Context, platform string, sinkFor func(Cha
 		p.log.Info("resuming a channel left unanswered", "channel", key)
 		go func() {
 			defer p.wg.Done()
-			if err := p.drive(ctx, pendingMsg{in: in, sink: sink, resume: true}); err != nil {
+			if err := p.drive(ctx, pendingMsg{in: in, sink: sink, resume: true, answerHead: answerHead}); err != nil {
 				p.log.Warn("resume channel", "channel", key, "err", err)
 			}
 		}()
 	}
 	return nil
+}
+
+// sweepInbox picks up, every InboxSweep until Close, the messages that have
+// waited in the inbox longer than inboxSweepAge in the channels of the
+// platforms Resume was called for: a process that died while this one
+// kept running left them, and no new message may come to its channel.
+func (p *Pipeline) sweepInbox(ctx context.Context) {
+	defer p.wg.Done()
+	t := time.NewTicker(p.opt.InboxSweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		sinks := make(map[string]func(ChannelRef) (Sink, bool), len(p.sinkFor))
+		for k, v := range p.sinkFor {
+			sinks[k] = v
+		}
+		p.mu.Unlock()
+		for platform, sinkFor := range sinks {
+			waiting, err := p.opt.Store.InboxChannels(ctx, platform, p.opt.Now().Add(-inboxSweepAge))
+			if err != nil {
+				p.log.Warn("sweep the inbox", "platform", platform, "err", err)
+				continue
+			}
+			if err := p.resumeChannels(ctx, p.waitingChannels(waiting), sinkFor, false); err != nil {
+				return
+			}
+		}
+	}
 }
 
 // Revise replaces the text of a message still waiting for its turn (a user

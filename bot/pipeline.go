@@ -76,6 +76,10 @@ type Options struct {
 	// ConcurrentTurns bounds how many turns do the pipeline's own work at
 	// once (the model calls are not bounded); 0 means one per CPU.
 	ConcurrentTurns int
+	// InboxSweep is how often, once an adapter called Resume, the pipeline
+	// looks for messages left in the inbox by a process that died while
+	// this one kept running; 0 means every minute.
+	InboxSweep time.Duration
 }
 
 // Locker hands out locks shared by every troupe process.
@@ -107,6 +111,11 @@ type Pipeline struct {
 	// cardsStored maps a card id to the data of its row as this process
 	// last wrote it.
 	cardsStored sync.Map
+	// sinkFor holds, per platform, how Resume reaches a channel; the inbox
+	// sweep uses them. stop ends the sweep at Close.
+	sinkFor  map[string]func(ChannelRef) (Sink, bool)
+	sweeping bool
+	stop     chan struct{}
 }
 
 // stats counts what the pipeline did, for benchmarks (PipelineTimes).
@@ -136,8 +145,11 @@ func New(opt Options) *Pipeline {
 	if opt.Questions == nil {
 		opt.Questions = &localQuestions{}
 	}
+	if opt.InboxSweep <= 0 {
+		opt.InboxSweep = time.Minute
+	}
 	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute},
-		gate: newGate(opt.ConcurrentTurns)}
+		gate: newGate(opt.ConcurrentTurns), sinkFor: map[string]func(ChannelRef) (Sink, bool){}, stop: make(chan struct{})}
 }
 
 // lane serializes the turns of one channel: messages that arrive while a
@@ -155,9 +167,11 @@ type lane struct {
 type pendingMsg struct {
 	in   Inbound
 	sink Sink
-	// resume marks a turn that answers what a process that stopped left
-	// accepted or stored but unanswered (Resume), with no new message.
-	resume bool
+	// resume marks a turn with no new message that picks up what a
+	// process that stopped left in the inbox (Resume, the inbox sweep);
+	// answerHead also answers a chat left on a stored but unanswered user
+	// message (Resume at start).
+	resume, answerHead bool
 }
 
 func (p *Pipeline) lane(key string) *lane {
@@ -302,6 +316,9 @@ func (p *Pipeline) channelLock(ctx context.Context, key string, resume bool) (un
 // Close stops taking new turns and waits for the running ones, up to ctx.
 func (p *Pipeline) Close(ctx context.Context) error {
 	p.mu.Lock()
+	if !p.closed {
+		close(p.stop)
+	}
 	p.closed = true
 	p.mu.Unlock()
 	done := make(chan struct{})

@@ -114,14 +114,14 @@ func (p *Pipeline) dropStored(ctx context.Context, rows []models.InboxMessage) (
 // again, or when Resume asks. Any other duplicate is ignored.
 func (p *Pipeline) replayedUnanswered(ctx context.Context, st chatState, batch []pendingMsg, sink Sink, release func()) error {
 	last := batch[len(batch)-1]
-	if st.chat.HeadID == "" || (!last.resume && last.in.MessageID == "") {
+	if st.chat.HeadID == "" || (!last.answerHead && last.in.MessageID == "") {
 		return nil
 	}
 	head, err := p.opt.Store.Message(ctx, st.chat.HeadID)
 	if err != nil || head.Role != memory.RoleUser {
 		return nil
 	}
-	if !last.resume && (head.DedupKey == nil || *head.DedupKey != dedupKey(last.in)) {
+	if !last.answerHead && (head.DedupKey == nil || *head.DedupKey != dedupKey(last.in)) {
 		return nil
 	}
 	return p.reply(ctx, st, replyPlan{parent: head.ID, expectHead: head.ID, user: st.user, persona: st.persona, group: last.in.Channel.Group, start: time.Now(), release: release}, sink)

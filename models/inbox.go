@@ -53,10 +53,10 @@ func (s *Store) Inbox(ctx context.Context, channelID string) ([]InboxMessage, er
 }
 
 // InboxChannels returns, for each channel of platform with messages
-// waiting, its oldest waiting message.
-func (s *Store) InboxChannels(ctx context.Context, platform string) ([]InboxMessage, error) {
+// waiting since before before, its oldest waiting message.
+func (s *Store) InboxChannels(ctx context.Context, platform string, before time.Time) ([]InboxMessage, error) {
 	var rows []InboxMessage
-	err := s.db.WithContext(ctx).Where("platform = ?", platform).Order("id").Find(&rows).Error
+	err := s.db.WithContext(ctx).Where("platform = ? AND created_at < ?", platform, before).Order("id").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("models: inbox of %s: %w", platform, err)
 	}
