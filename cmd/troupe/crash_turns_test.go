@@ -218,10 +218,12 @@ func TestServeKilledHoldingTheChannelLock(t *testing.T) {
 	killed := time.Now()
 	p2 := r.start()
 	took := r.waitAllAnswered([]string{"First: the lamp went dark."}, 25*time.Second)
-	if since := time.Since(killed); since > 12*time.Second {
-		t.Errorf("the DM was answered %v after the kill (%v after the restart was ready), want within seconds", since, took)
+	// The lock's TTL (5 s) and one turn, counted from when the restarted
+	// process was ready: before, the lock alone held it for 30 s.
+	if took > 12*time.Second {
+		t.Errorf("the DM was answered %v after the restarted process was ready (%v after the kill), want within seconds", took, time.Since(killed))
 	}
-	t.Logf("answered %v after the kill", time.Since(killed))
+	t.Logf("answered %v after the restarted process was ready, %v after the kill", took, time.Since(killed))
 
 	// The second process is in a reply that hangs, holding the lock, when
 	// a new message arrives; 10 s later it is killed.
