@@ -56,7 +56,7 @@ func (p *Pipeline) Resume(ctx context.Context, platform string, sinkFor func(Cha
 	if !p.sweeping {
 		p.sweeping = true
 		p.wg.Add(1)
-		go p.sweepInbox(context.WithoutCancel(ctx))
+		go p.sweepInbox(ctx)
 	}
 	p.mu.Unlock()
 	waiting, err := p.opt.Store.InboxChannels(ctx, platform, p.opt.Now().Add(time.Minute))
@@ -119,17 +119,25 @@ func (p *Pipeline) resumeChannels(ctx context.Context, todo []Inbound, sinkFor f
 	return nil
 }
 
-// sweepInbox picks up, every InboxSweep until Close, the messages that have
-// waited in the inbox longer than inboxSweepAge in the channels of the
-// platforms Resume was called for: a process that died while this one
-// kept running left them, and no new message may come to its channel.
+// sweepInbox picks up, every InboxSweep until Close or until ctx (the
+// resuming adapter's; the next Resume starts it again) ends, the messages
+// that have waited in the inbox longer than inboxSweepAge in the channels
+// of the platforms Resume was called for: a process that died while this
+// one kept running left them, and no new message may come to its channel.
 func (p *Pipeline) sweepInbox(ctx context.Context) {
 	defer p.wg.Done()
+	defer func() {
+		p.mu.Lock()
+		p.sweeping = false
+		p.mu.Unlock()
+	}()
 	t := time.NewTicker(p.opt.InboxSweep)
 	defer t.Stop()
 	for {
 		select {
 		case <-p.stop:
+			return
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
