@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"troupe/bot"
 	"troupe/config"
 	"troupe/llm/openaitest"
 	"troupe/memory"
@@ -206,7 +207,7 @@ func (c *cli) evalRun(ctx context.Context, cfg config.Config, suite *eval.Suite,
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, parallel)
 	for i, cs := range cases {
-		if missing := cs.Missing(); len(missing) > 0 && !o.waiting {
+		if missing := cs.Missing(evalFeatures()); len(missing) > 0 && !o.waiting {
 			results[i] = eval.Result{ID: cs.ID, Category: cs.Category, Lang: cs.Lang, Waiting: missing}
 			prog.done(results[i])
 			continue
@@ -235,6 +236,16 @@ func (c *cli) evalRun(ctx context.Context, cfg config.Config, suite *eval.Suite,
 	rep.Label = label
 	rep.Model, rep.Scribe = cfg.Model.Name, cfg.ScribeModel().Name
 	return rep, nil
+}
+
+// evalFeatures lists what the pipeline offers of the features suite cases
+// may need: scenes once the chat commands include /cast.
+func evalFeatures() []string {
+	var have []string
+	if slices.ContainsFunc(bot.Commands, func(c struct{ Name, Description string }) bool { return c.Name == "cast" }) {
+		have = append(have, eval.FeatureScenes)
+	}
+	return have
 }
 
 // writeEvalJSON writes one report, or for --compare {"runs": [a, b]}.

@@ -42,11 +42,9 @@ func MustNotTell(category string) bool {
 	return category == Abstention || category == Perspective || category == Forgetting
 }
 
-// Features the pipeline offers today. A case that needs one missing from
-// this list is not run by default and is reported as waiting for it.
-// Scenes (/cast away) land with the scene work; story time with the
-// recorder's wiring.
-var Features = []string{}
+// FeatureScenes is what perspective cases need: several cast members in
+// one chat, marked away and back with /cast.
+const FeatureScenes = "scenes"
 
 // ErrSuite starts every problem with a suite's files.
 var ErrSuite = errors.New("eval: suite")
@@ -259,11 +257,13 @@ func (s *Suite) Select(lang, category string) []Case {
 	return out
 }
 
-// Missing returns the features c needs that the pipeline lacks.
-func (c Case) Missing() []string {
+// Missing returns the features c needs that are not in have (what the
+// pipeline offers). A case missing one is not played by default and is
+// reported as waiting for it.
+func (c Case) Missing(have []string) []string {
 	var out []string
 	for _, n := range c.Needs {
-		if !slices.Contains(Features, n) {
+		if !slices.Contains(have, n) {
 			out = append(out, n)
 		}
 	}
