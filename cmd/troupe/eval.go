@@ -232,10 +232,32 @@ func (c *cli) evalRun(ctx context.Context, cfg config.Config, suite *eval.Suite,
 	if err := ctx.Err(); err != nil {
 		return eval.Report{}, err
 	}
+	if err := nonePlayed(results); err != nil {
+		return eval.Report{}, err
+	}
 	rep := eval.Summarize(results, time.Since(start))
 	rep.Label = label
 	rep.Model, rep.Scribe = cfg.Model.Name, cfg.ScribeModel().Name
 	return rep, nil
+}
+
+// nonePlayed fails a run in which no case reached its question (no model
+// there, a wrong key): its scores would measure nothing.
+func nonePlayed(results []eval.Result) error {
+	first := ""
+	for _, r := range results {
+		switch {
+		case len(r.Waiting) > 0:
+		case r.Err == "":
+			return nil
+		case first == "":
+			first = r.Err
+		}
+	}
+	if first == "" {
+		return nil
+	}
+	return fmt.Errorf("eval: no case could be played; the first said: %s", first)
 }
 
 // evalFeatures lists what the pipeline offers of the features suite cases
