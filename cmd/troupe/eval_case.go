@@ -13,6 +13,7 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
+	"troupe/jobs"
 	"troupe/llm"
 	"troupe/memory/eval"
 	"troupe/models"
@@ -31,6 +32,7 @@ type evalCase struct {
 	stderr *slog.Logger
 
 	app    *app
+	worker *jobs.Worker
 	ref    bot.ChannelRef
 	user   string
 	seq    int
@@ -97,8 +99,8 @@ func (e *evalCase) play(ctx context.Context) (string, []string, error) {
 	defer e.app.Close()
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	w := e.app.worker()
-	wg.Go(func() { _ = w.Run(wctx) })
+	e.worker = e.app.worker()
+	wg.Go(func() { _ = e.worker.Run(wctx) })
 	defer func() {
 		stop()
 		wg.Wait()
@@ -128,7 +130,7 @@ func (e *evalCase) play(ctx context.Context) (string, []string, error) {
 			t.Text = "/forget " + chats[1].ID
 			// Let the ended chat's recap and consolidation land first, as
 			// they would have by the time a person forgets it.
-			if err := e.app.queue.Drain(ctx, evalDrainTimeout); err != nil {
+			if err := e.settle(ctx); err != nil {
 				return "", notes, err
 			}
 		}
@@ -146,7 +148,7 @@ func (e *evalCase) play(ctx context.Context) (string, []string, error) {
 			notes = append(notes, "the character did not say the line it was asked to")
 		}
 	}
-	if err := e.app.queue.Drain(ctx, evalDrainTimeout); err != nil {
+	if err := e.settle(ctx); err != nil {
 		return "", notes, err
 	}
 	notes = append(notes, e.failedJobs(ctx)...)
@@ -159,6 +161,31 @@ func (e *evalCase) play(ctx context.Context) (string, []string, error) {
 	}
 	reply, err := e.send(ctx, e.c.Ask)
 	return reply, notes, err
+}
+
+// settleRounds bounds how often settle asks the sweeper for owed work.
+const settleRounds = 5
+
+// settle waits until the memory jobs the story left owed are done. An empty
+// queue is not enough: the queue's depth is read one queue at a time, so a
+// job that moves work from one queue to another (a recap enqueueing its
+// consolidation) can slip between the reads. So it also asks the sweeper,
+// which re-derives owed work from the database, and waits again while
+// there is some.
+func (e *evalCase) settle(ctx context.Context) error {
+	for range settleRounds {
+		if err := e.app.queue.Drain(ctx, evalDrainTimeout); err != nil {
+			return err
+		}
+		n, err := e.worker.Sweep(ctx)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("eval: memory work still owed after %d rounds", settleRounds)
 }
 
 // failedJobs lists the memory jobs whose last run failed or was rejected,

@@ -63,6 +63,10 @@ type Group struct {
 	Score float64 `json:"score"`
 	// Waiting counts the cases not played for a missing feature.
 	Waiting int `json:"waiting,omitempty"`
+	// Model and Scribe are the tokens (prompt and completion) the group's
+	// cases spent.
+	Model  int `json:"model_tokens"`
+	Scribe int `json:"scribe_tokens"`
 }
 
 // Report is a whole run, in the shape --json writes.
@@ -100,6 +104,8 @@ func Summarize(results []Result, wall time.Duration) Report {
 			a.group.Waiting++
 			return
 		}
+		a.group.Model += r.Model.Prompt + r.Model.Completion
+		a.group.Scribe += r.Scribe.Prompt + r.Scribe.Completion
 		a.group.Cases++
 		a.sum += r.Final()
 	}
@@ -132,7 +138,8 @@ func Summarize(results []Result, wall time.Duration) Report {
 }
 
 // PrintTable writes the reports side by side (one, or two for --compare):
-// a row per category and language, the totals, tokens and wall time.
+// a row per category and language with its score, cases and tokens (the
+// model's + the scribe's), the totals, the calls and the wall time.
 func PrintTable(w io.Writer, reps ...Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"category", "lang"}
@@ -141,7 +148,7 @@ func PrintTable(w io.Writer, reps ...Report) error {
 		if label == "" {
 			label = "score"
 		}
-		head = append(head, label, "cases")
+		head = append(head, label, "cases", "tokens")
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	keys := map[string]bool{}
@@ -165,11 +172,11 @@ func PrintTable(w io.Writer, reps ...Report) error {
 	cell := func(g Group, ok bool) []string {
 		switch {
 		case !ok:
-			return []string{"-", "0"}
+			return []string{"-", "0", ""}
 		case g.Cases == 0:
-			return []string{"waiting", fmt.Sprintf("(%d)", g.Waiting)}
+			return []string{"waiting", fmt.Sprintf("(%d)", g.Waiting), ""}
 		}
-		return []string{fmt.Sprintf("%.2f", g.Score), fmt.Sprint(g.Cases)}
+		return []string{fmt.Sprintf("%.2f", g.Score), fmt.Sprint(g.Cases), fmt.Sprintf("%d+%d", g.Model, g.Scribe)}
 	}
 	for _, k := range rows {
 		c, l, _ := strings.Cut(k, "/")
@@ -190,7 +197,8 @@ func PrintTable(w io.Writer, reps ...Report) error {
 	}
 	line := []string{"all", "all"}
 	for _, r := range reps {
-		line = append(line, fmt.Sprintf("%.2f", r.Score), fmt.Sprint(r.Cases))
+		m, sc := r.Tokens["model"], r.Tokens["scribe"]
+		line = append(line, fmt.Sprintf("%.2f", r.Score), fmt.Sprint(r.Cases), fmt.Sprintf("%d+%d", m.Prompt+m.Completion, sc.Prompt+sc.Completion))
 	}
 	fmt.Fprintln(tw, strings.Join(line, "\t")+"\t")
 	if err := tw.Flush(); err != nil {
