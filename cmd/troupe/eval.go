@@ -219,7 +219,7 @@ func (c *cli) evalRun(ctx context.Context, cfg config.Config, suite *eval.Suite,
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			e := &evalCase{s: suite, c: cs, cfg: cfg, judge: o.judge, stderr: log}
+			e := &evalCase{s: suite, c: cs, cfg: cfg, judge: o.judge, log: log}
 			results[i] = e.run(ctx)
 			prog.done(results[i])
 			if o.verbose {

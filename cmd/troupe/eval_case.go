@@ -25,11 +25,11 @@ import (
 // talks on a console channel; before the question every memory job the
 // story left owed is finished.
 type evalCase struct {
-	s      *eval.Suite
-	c      eval.Case
-	cfg    config.Config
-	judge  bool
-	stderr *slog.Logger
+	s     *eval.Suite
+	c     eval.Case
+	cfg   config.Config
+	judge bool
+	log   *slog.Logger
 
 	app    *app
 	worker *jobs.Worker
@@ -88,11 +88,12 @@ func (e *evalCase) play(ctx context.Context) (string, []string, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("eval: card: %w", err)
 	}
-	lib, err := bot.NewLibrary([]bot.Card{card}, card.ID)
+	// Every card next to it can join the cast (/cast add NAME).
+	lib, err := bot.LoadLibrary(filepath.Dir(filepath.Join(e.s.Dir, e.s.Cards[e.c.Lang])), card.ID)
 	if err != nil {
-		return "", nil, err
+		return "", nil, fmt.Errorf("eval: cards: %w", err)
 	}
-	e.tokens = newTokenTap(e.stderr.Handler())
+	e.tokens = newTokenTap(e.log.Handler())
 	if e.app, err = openApp(ctx, cfg, slog.New(e.tokens), lib); err != nil {
 		return "", nil, err
 	}
