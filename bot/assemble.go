@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"troupe/cards"
 	"troupe/memory"
 	"troupe/models"
 )
@@ -32,7 +33,7 @@ func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, r
 		System:      systemText(st.card, lang, rp.user, rp.persona),
 		History:     memory.TurnsOf(br.Uncovered),
 		NameUsers:   rp.group,
-		PostHistory: Expand(st.card.PostHistoryInstructions, st.card.Name, rp.user),
+		PostHistory: cards.Expand(st.card.PostHistoryInstructions, st.card.Name, rp.user),
 	}
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content

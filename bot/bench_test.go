@@ -12,6 +12,7 @@ import (
 	"troupe/adapters/openai"
 	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
+	"troupe/cards"
 	"troupe/config"
 	"troupe/jobs"
 	"troupe/memory"
@@ -78,11 +79,11 @@ func newRigWith(tb testing.TB, dsn string, now func() time.Time, contextWindow i
 	client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	mc := config.Default().Memory
 	mem := memory.NewService(st, openai.Scribe{C: client}, memory.Config{Compact: memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars}}, slog.New(slog.DiscardHandler))
-	card, err := bot.LoadCard("../examples/cards/lantern-keeper.json")
+	card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	lib, _ := bot.NewLibrary([]bot.Card{card}, "")
+	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
 	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: memory.NewPromptEstimator(),
 		MemoryConfig: mc, Language: "en", ContextWindow: contextWindow, MaxReplyTokens: 256, Now: now})
 	return &benchRig{st: st, fake: fake, p: p, mem: mem, client: client}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 
+	"troupe/cards"
 	"troupe/models"
 )
 
@@ -179,12 +180,12 @@ func (p *Pipeline) regenGreeting(ctx context.Context, st chatState, head models.
 	}
 	next := options[0]
 	for i, g := range options {
-		if Expand(g, st.card.Name, user) == head.Content {
+		if cards.Expand(g, st.card.Name, user) == head.Content {
 			next = options[(i+1)%len(options)]
 			break
 		}
 	}
-	msg := &models.Message{Role: "assistant", AuthorName: st.card.Name, Content: Expand(next, st.card.Name, user)}
+	msg := &models.Message{Role: "assistant", AuthorName: st.card.Name, Content: cards.Expand(next, st.card.Name, user)}
 	if err := p.opt.Store.Append(ctx, st.chat.ID, head.ID, "", []*models.Message{msg}); err != nil {
 		return p.internal(ctx, sink, "regen greeting", err)
 	}
@@ -262,7 +263,7 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 		return sink.Notice(ctx, strings.TrimRight(b.String(), "\n"))
 	case "show":
 		ch, err := p.opt.Store.Channel(ctx, in.Channel.Key())
-		c, ok := Card{}, false
+		c, ok := cards.Card{}, false
 		if err == nil && ch.CardID != "" {
 			c, ok = p.opt.Cards.Get(ch.CardID)
 		}

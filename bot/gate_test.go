@@ -13,6 +13,7 @@ import (
 	"troupe/adapters/openai"
 	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
+	"troupe/cards"
 	"troupe/config"
 	"troupe/models"
 	"troupe/models/testenv"
@@ -61,11 +62,11 @@ func TestGateBoundsPipelineWorkNotModelCalls(t *testing.T) {
 				return a
 			})
 			client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
-			card, err := bot.LoadCard("../examples/cards/lantern-keeper.json")
+			card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
 			if err != nil {
 				t.Fatal(err)
 			}
-			lib, _ := bot.NewLibrary([]bot.Card{card}, "")
+			lib, _ := cards.NewLibrary([]cards.Card{card}, "")
 			obs := &statsObserver{}
 			p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, MemoryConfig: config.Default().Memory,
 				Logger: slog.New(slog.DiscardHandler), Observer: obs, ConcurrentTurns: 1})

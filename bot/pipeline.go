@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"troupe/cards"
 	"troupe/config"
 	"troupe/memory"
 	"troupe/models"
@@ -50,7 +51,7 @@ type MemoryService interface {
 // Options configures a Pipeline.
 type Options struct {
 	Store        *models.Store
-	Cards        *Library
+	Cards        *cards.Library
 	Model        Model
 	Jobs         Jobs
 	Tokens       TokenCounter
@@ -265,7 +266,7 @@ func (p *Pipeline) Close(ctx context.Context) error {
 // speaking user's persona and the card's resident summary in the space.
 type chatState struct {
 	channel models.Channel
-	card    Card
+	card    cards.Card
 	chat    models.Chat
 	// user is the name the user plays under; persona describes them.
 	user, persona string
@@ -310,7 +311,7 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	return out, nil
 }
 
-func (p *Pipeline) channelCard(ch models.Channel) (Card, error) {
+func (p *Pipeline) channelCard(ch models.Channel) (cards.Card, error) {
 	if ch.CardID != "" {
 		if c, ok := p.opt.Cards.Get(ch.CardID); ok {
 			return c, nil
@@ -319,11 +320,11 @@ func (p *Pipeline) channelCard(ch models.Channel) (Card, error) {
 	if c, ok := p.opt.Cards.Default(); ok {
 		return c, nil
 	}
-	return Card{}, ErrNoCard
+	return cards.Card{}, ErrNoCard
 }
 
 // startChat opens a new chat of card in the channel with the card's greeting.
-func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card Card, userName string) (models.Chat, error) {
+func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card cards.Card, userName string) (models.Chat, error) {
 	// A card's row is written once per process and version, not per chat.
 	row := cardRow(card)
 	if stored, ok := p.cardsStored.Load(card.ID); !ok || stored != row.Data {
@@ -341,7 +342,7 @@ func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card Card, 
 }
 
 // language picks the prompt language: the card's, else the configured one.
-func (p *Pipeline) language(c Card) string {
+func (p *Pipeline) language(c cards.Card) string {
 	if c.Language != "" {
 		return c.Language
 	}
@@ -349,4 +350,4 @@ func (p *Pipeline) language(c Card) string {
 }
 
 // Cards returns the card library.
-func (p *Pipeline) Cards() *Library { return p.opt.Cards }
+func (p *Pipeline) Cards() *cards.Library { return p.opt.Cards }

@@ -4,14 +4,15 @@ import (
 	"encoding/json"
 	"strings"
 
+	"troupe/cards"
 	"troupe/models"
 )
 
 // systemText builds the character part of the system message. creator_notes
 // are for people browsing cards and are never sent.
-func systemText(c Card, lang, user, persona string) string {
+func systemText(c cards.Card, lang, user, persona string) string {
 	var b strings.Builder
-	x := func(s string) string { return strings.TrimSpace(Expand(s, c.Name, user)) }
+	x := func(s string) string { return strings.TrimSpace(cards.Expand(s, c.Name, user)) }
 	if sp := x(c.SystemPrompt); sp != "" {
 		b.WriteString(sp)
 	} else if lang == "zh" {
@@ -46,7 +47,7 @@ func systemText(c Card, lang, user, persona string) string {
 }
 
 // cardRow is the stored form of a card.
-func cardRow(c Card) models.Card {
+func cardRow(c cards.Card) models.Card {
 	data, _ := json.Marshal(c)
 	return models.Card{ID: c.ID, Name: c.Name, Language: c.Language, Data: string(data)}
 }

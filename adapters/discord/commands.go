@@ -8,6 +8,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"troupe/bot"
+	"troupe/cards"
 )
 
 // registerCommands replaces the application's slash commands with troupe's:
@@ -189,7 +190,7 @@ func (a *Adapter) autocomplete(s *discordgo.Session, i *discordgo.Interaction) {
 }
 
 // cardChoices lists up to 25 cards matching typed.
-func cardChoices(lib *bot.Library, typed string) []*discordgo.ApplicationCommandOptionChoice {
+func cardChoices(lib *cards.Library, typed string) []*discordgo.ApplicationCommandOptionChoice {
 	q := strings.ToLower(strings.TrimSpace(typed))
 	choices := []*discordgo.ApplicationCommandOptionChoice{}
 	for _, c := range lib.List() {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"troupe/cards"
 	"troupe/models/testenv"
 
 	"troupe/adapters/discord/discordtest"
@@ -76,12 +78,12 @@ func newHarness(t *testing.T, su setup) *harness {
 	}
 	t.Cleanup(func() { st.Close() })
 	model := openaitest.NewServer(t)
-	card, err := bot.LoadCard("../../examples/cards/lantern-keeper.json")
+	card, err := cards.LoadCard("../../examples/cards/lantern-keeper.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	card.Avatar = cardAvatar
-	lib, err := bot.NewLibrary([]bot.Card{card}, "")
+	lib, err := cards.NewLibrary([]cards.Card{card}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

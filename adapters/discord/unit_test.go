@@ -7,6 +7,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"troupe/bot"
+	"troupe/cards"
 )
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -81,7 +82,7 @@ func TestCommandOf(t *testing.T) {
 
 func TestCardChoicesMatchNameOrIDInAnyCase(t *testing.T) {
 	t.Parallel()
-	lib, err := bot.NewLibrary([]bot.Card{{ID: "lantern-keeper", Name: "Maren"}, {ID: "tea-house", Name: "Old Wen"}}, "")
+	lib, err := cards.NewLibrary([]cards.Card{{ID: "lantern-keeper", Name: "Maren"}, {ID: "tea-house", Name: "Old Wen"}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

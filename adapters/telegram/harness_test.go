@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"troupe/cards"
 	"troupe/models/testenv"
 
 	"troupe/adapters/openai"
@@ -33,7 +35,7 @@ type harness struct {
 	tg    *telegramtest.Server
 	ai    *openaitest.Server
 	store *models.Store
-	lib   *bot.Library
+	lib   *cards.Library
 	cfg   config.Telegram
 	// tune adjusts each new adapter before it runs.
 	tune func(*Adapter)
@@ -49,7 +51,7 @@ type harness struct {
 	logs   *testenv.Buffer
 }
 
-func newHarness(t *testing.T, cards ...string) *harness {
+func newHarness(t *testing.T, ids ...string) *harness {
 	t.Helper()
 	ctx := context.Background()
 	st, err := models.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "t.db"), nil)
@@ -57,18 +59,18 @@ func newHarness(t *testing.T, cards ...string) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if len(cards) == 0 {
-		cards = []string{"lantern-keeper"}
+	if len(ids) == 0 {
+		ids = []string{"lantern-keeper"}
 	}
-	var cs []bot.Card
-	for _, name := range cards {
-		c, err := bot.LoadCard(filepath.Join("..", "..", "examples", "cards", name+".json"))
+	var cs []cards.Card
+	for _, name := range ids {
+		c, err := cards.LoadCard(filepath.Join("..", "..", "examples", "cards", name+".json"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		cs = append(cs, c)
 	}
-	lib, err := bot.NewLibrary(cs, "")
+	lib, err := cards.NewLibrary(cs, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"troupe/bot"
+	"troupe/cards"
 )
 
 // Callback data of the inline buttons.
@@ -217,7 +218,7 @@ func (s *sink) Confirm(ctx context.Context, question, token string, _ time.Time)
 		return &APIError{Method: "sendMessage", Code: 400, Description: "confirmation token too long for callback data"}
 	}
 	lang := "en"
-	if bot.GuessLanguage(question) == "zh" {
+	if cards.GuessLanguage(question) == "zh" {
 		lang = "zh"
 	}
 	kb := tgbotapi.NewInlineKeyboardMarkup(tgbotapi.NewInlineKeyboardRow(

@@ -16,6 +16,7 @@ import (
 	"troupe/adapters/ops"
 	"troupe/adapters/telegram"
 	"troupe/bot"
+	"troupe/cards"
 	"troupe/config"
 	"troupe/jobs"
 	"troupe/memory"
@@ -31,7 +32,7 @@ type app struct {
 	queue    *jobs.Queue
 	memory   *memory.Service
 	pipeline *bot.Pipeline
-	cards    *bot.Library
+	cards    *cards.Library
 	metrics  *ops.Metrics
 }
 
@@ -50,7 +51,7 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 }
 
 // openApp connects storage and queue and builds the pipeline around cards.
-func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *bot.Library) (*app, error) {
+func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *cards.Library) (*app, error) {
 	a := &app{cfg: cfg, log: log, cards: cards}
 	var err error
 	if a.store, err = openStore(ctx, cfg, log); err != nil {
@@ -162,7 +163,7 @@ func (j jobsBridge) MemoryChanged(ctx context.Context, cardID, spaceID string) e
 // pipeline lets the replies in flight finish (up to shutdownTimeout), and
 // the workers leave unfinished jobs owed.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bool) error {
-	cards, err := bot.LoadLibrary(cfg.Cards.Dir, cfg.Cards.Default)
+	cards, err := cards.LoadLibrary(cfg.Cards.Dir, cfg.Cards.Default)
 	if err != nil {
 		return err
 	}

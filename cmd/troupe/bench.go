@@ -25,6 +25,7 @@ import (
 
 	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
+	"troupe/cards"
 	"troupe/config"
 	"troupe/memory"
 	"troupe/memory/memorytest"
@@ -185,19 +186,19 @@ prompts stop growing. The per-user rate limit is off during the bench.`,
 
 // benchCard loads the card at path; when no --card was given and the
 // default file is not there, it returns the built-in card.
-func benchCard(path string, given bool) (bot.Card, string, error) {
-	card, err := bot.LoadCard(path)
+func benchCard(path string, given bool) (cards.Card, string, error) {
+	card, err := cards.LoadCard(path)
 	if err == nil {
 		return card, path, nil
 	}
 	if !given && errors.Is(err, os.ErrNotExist) {
 		return builtinBenchCard(), "built-in", nil
 	}
-	return bot.Card{}, "", err
+	return cards.Card{}, "", err
 }
 
-func builtinBenchCard() bot.Card {
-	return bot.Card{
+func builtinBenchCard() cards.Card {
+	return cards.Card{
 		ID:          "bench-keeper",
 		Name:        "Maren",
 		Language:    "en",
@@ -231,7 +232,7 @@ type benchRun struct {
 
 // runBench runs the benchmark. It returns the results whenever it measured
 // something, with an error when turns failed or went unstored.
-func runBench(ctx context.Context, cfg config.Config, o benchOptions, card bot.Card, log *slog.Logger) (*benchResult, error) {
+func runBench(ctx context.Context, cfg config.Config, o benchOptions, card cards.Card, log *slog.Logger) (*benchResult, error) {
 	r := &benchRun{o: o, scribe: &memorytest.Scribe{}, tag: strconv.FormatInt(time.Now().UnixNano(), 36)}
 	r.fake = openaitest.Start()
 	defer r.fake.Close()
@@ -264,7 +265,7 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card bot.C
 	// The per-user rate limit would throttle the load itself.
 	cfg.Limits.RatePerMinute = 0
 
-	lib, err := bot.NewLibrary([]bot.Card{card}, "")
+	lib, err := cards.NewLibrary([]cards.Card{card}, "")
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"troupe/adapters/console"
-	"troupe/bot"
+	"troupe/cards"
 )
 
 func (c *cli) chatCmd() *cobra.Command {
@@ -40,26 +40,26 @@ func (c *cli) chatCmd() *cobra.Command {
 				logCfg.Level = "warn"
 			}
 			log := newLogger(logCfg, c.stderr)
-			cards, err := bot.LoadLibrary(cfg.Cards.Dir, "")
+			lib, err := cards.LoadLibrary(cfg.Cards.Dir, "")
 			if err != nil {
-				cards, _ = bot.NewLibrary(nil, "")
+				lib, _ = cards.NewLibrary(nil, "")
 			}
-			var card bot.Card
+			var card cards.Card
 			switch {
 			case cardPath != "":
-				if card, err = bot.LoadCard(cardPath); err != nil {
+				if card, err = cards.LoadCard(cardPath); err != nil {
 					return usageError{fmt.Errorf("--card: %w", err)}
 				}
-				cards.Add(card)
+				lib.Add(card)
 			case cfg.Cards.Default != "":
 				var ok bool
-				if card, ok = cards.Find(cfg.Cards.Default); !ok {
+				if card, ok = lib.Find(cfg.Cards.Default); !ok {
 					return usageError{fmt.Errorf("cards.default %q is not in %s", cfg.Cards.Default, cfg.Cards.Dir)}
 				}
 			default:
 				return usageError{fmt.Errorf("chat needs --card FILE (for example examples/cards/lantern-keeper.json)")}
 			}
-			a, err := openApp(ctx, cfg, log, cards)
+			a, err := openApp(ctx, cfg, log, lib)
 			if err != nil {
 				return err
 			}

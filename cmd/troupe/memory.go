@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"troupe/bot"
+	"troupe/cards"
 	"troupe/models"
 )
 
@@ -29,7 +29,7 @@ func (c *cli) withMemory(cmd *cobra.Command, fn func(a *app) error) error {
 	if err != nil {
 		return err
 	}
-	lib, _ := bot.NewLibrary(nil, "")
+	lib, _ := cards.NewLibrary(nil, "")
 	a, err := openApp(cmd.Context(), cfg, newLogger(cfg.Log, c.stderr), lib)
 	if err != nil {
 		return err

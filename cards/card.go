@@ -1,4 +1,4 @@
-package bot
+package cards
 
 import (
 	"encoding/json"
@@ -53,7 +53,7 @@ type cardExtensions struct {
 
 // Errors of card parsing.
 var (
-	ErrCardInvalid = errors.New("bot: invalid card")
+	ErrCardInvalid = errors.New("cards: invalid card")
 )
 
 // ParseCard reads a Tavern V2 (or V1, flat) card from JSON. The id is left
@@ -126,7 +126,7 @@ func GuessLanguage(text string) string {
 func LoadCard(path string) (Card, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Card{}, fmt.Errorf("bot: load card: %w", err)
+		return Card{}, fmt.Errorf("cards: load card: %w", err)
 	}
 	c, err := ParseCard(data)
 	if err != nil {
@@ -172,7 +172,7 @@ func NewLibrary(cards []Card, def string) (*Library, error) {
 	l := &Library{cards: map[string]Card{}}
 	for _, c := range cards {
 		if _, dup := l.cards[c.ID]; dup {
-			return nil, fmt.Errorf("bot: two cards with id %q", c.ID)
+			return nil, fmt.Errorf("cards: two cards with id %q", c.ID)
 		}
 		l.cards[c.ID] = c
 	}
@@ -180,7 +180,7 @@ func NewLibrary(cards []Card, def string) (*Library, error) {
 	case def != "":
 		c, ok := l.Find(def)
 		if !ok {
-			return nil, fmt.Errorf("bot: default card %q is not in the library", def)
+			return nil, fmt.Errorf("cards: default card %q is not in the library", def)
 		}
 		l.def = c.ID
 	case len(cards) == 1:
@@ -193,7 +193,7 @@ func NewLibrary(cards []Card, def string) (*Library, error) {
 func LoadLibrary(dir, def string) (*Library, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
-		return nil, fmt.Errorf("bot: card library: %w", err)
+		return nil, fmt.Errorf("cards: card library: %w", err)
 	}
 	var cards []Card
 	for _, p := range paths {

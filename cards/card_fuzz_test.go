@@ -1,4 +1,4 @@
-package bot_test
+package cards_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"troupe/bot"
+	"troupe/cards"
 )
 
 func FuzzParseCard(f *testing.F) {
@@ -47,9 +47,9 @@ func FuzzParseCard(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := bot.ParseCard(data)
+		c, err := cards.ParseCard(data)
 		if err != nil {
-			if !errors.Is(err, bot.ErrCardInvalid) {
+			if !errors.Is(err, cards.ErrCardInvalid) {
 				t.Fatalf("error %v does not wrap ErrCardInvalid", err)
 			}
 			return
