@@ -154,9 +154,9 @@ func ParseBook(raw []byte) (*Book, error) {
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return nil, fmt.Errorf("%w: not a JSON object: %v", ErrBook, err)
 	}
-	f := fields{top, top}
+	f := lenient{top, top}
 	if ext := f.object("extensions"); ext != nil {
-		f = fields{top, ext}
+		f = lenient{top, ext}
 	}
 	b := &Book{MatchWholeWords: true}
 	b.Name, _ = f.str("name")
@@ -236,11 +236,11 @@ func bookEntries(raw json.RawMessage) ([]map[string]json.RawMessage, error) {
 }
 
 // parseEntry reads one entry; SillyTavern's extensions take precedence over
-// the V2 fields they refine (a numeric position over "before_char").
+// the V2 lenient they refine (a numeric position over "before_char").
 func parseEntry(m map[string]json.RawMessage, index int) (Entry, error) {
-	f := fields{m}
+	f := lenient{m}
 	if ext := f.object("extensions"); ext != nil {
-		f = fields{ext, m}
+		f = lenient{ext, m}
 	}
 	e := Entry{Enabled: true, Probability: 100, GroupWeight: 100, Depth: NoteDepth, Role: RoleSystem, ScanDepth: -1}
 	e.UID, _ = f.str("uid", "id")
@@ -308,7 +308,7 @@ func parseEntry(m map[string]json.RawMessage, index int) (Entry, error) {
 		e.MatchWholeWords = &v
 	}
 	if cf := f.object("characterFilter", "character_filter"); cf != nil {
-		cff := fields{cf}
+		cff := lenient{cf}
 		e.CharacterFilter = cff.strs("names")
 		e.FilterExclude, _ = cff.boolean("isExclude", "is_exclude")
 	}
@@ -325,7 +325,7 @@ func nonNegative(n int, ok bool) int {
 
 // parsePosition reads a position given as SillyTavern's number or as a
 // name (V2's before_char/after_char, and a few spellings of the others).
-func parsePosition(f fields) Position {
+func parsePosition(f lenient) Position {
 	if n, ok := f.integer("position"); ok {
 		if n >= int(BeforeChar) && n <= int(ExamplesBottom) {
 			return Position(n)
@@ -362,7 +362,7 @@ func positionByName(s string) (Position, bool) {
 
 // parseRole reads a role as SillyTavern's number (0 system, 1 user,
 // 2 assistant) or its name.
-func parseRole(f fields) string {
+func parseRole(f lenient) string {
 	if n, ok := f.integer("role"); ok {
 		switch n {
 		case 1:

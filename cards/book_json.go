@@ -8,16 +8,16 @@ import (
 	"strings"
 )
 
-// fields reads one JSON object the lenient way SillyTavern does: a field may
+// lenient reads one JSON object the lenient way SillyTavern does: a field may
 // be spelt several ways (snake_case in character books, camelCase in
 // world-info files), a number may come as a string and the reverse, a list
 // may come as a comma-separated string, and null means "not set". Lookups try
 // each object in turn, so an entry's extensions can be listed before the
 // entry itself to take precedence.
-type fields []map[string]json.RawMessage
+type lenient []map[string]json.RawMessage
 
 // raw returns the first set (non-null) value under any of names.
-func (f fields) raw(names ...string) (json.RawMessage, bool) {
+func (f lenient) raw(names ...string) (json.RawMessage, bool) {
 	for _, m := range f {
 		for _, n := range names {
 			v, ok := m[n]
@@ -35,7 +35,7 @@ func (f fields) raw(names ...string) (json.RawMessage, bool) {
 }
 
 // str reads a string; a number or a boolean is taken as its text.
-func (f fields) str(names ...string) (string, bool) {
+func (f lenient) str(names ...string) (string, bool) {
 	v, ok := f.raw(names...)
 	if !ok {
 		return "", false
@@ -53,7 +53,7 @@ func (f fields) str(names ...string) (string, bool) {
 
 // strs reads a list of strings: a list (of strings or numbers) or a
 // comma-separated string.
-func (f fields) strs(names ...string) []string {
+func (f lenient) strs(names ...string) []string {
 	v, ok := f.raw(names...)
 	if !ok {
 		return nil
@@ -62,7 +62,7 @@ func (f fields) strs(names ...string) []string {
 	if json.Unmarshal(v, &list) == nil {
 		out := make([]string, 0, len(list))
 		for _, item := range list {
-			if s, ok := (fields{{"v": item}}).str("v"); ok && strings.TrimSpace(s) != "" {
+			if s, ok := (lenient{{"v": item}}).str("v"); ok && strings.TrimSpace(s) != "" {
 				out = append(out, s)
 			}
 		}
@@ -83,7 +83,7 @@ func (f fields) strs(names ...string) []string {
 
 // num reads a number: a JSON number or a numeric string. NaN and infinities
 // are not numbers here.
-func (f fields) num(names ...string) (float64, bool) {
+func (f lenient) num(names ...string) (float64, bool) {
 	s, ok := f.str(names...)
 	if !ok {
 		return 0, false
@@ -97,7 +97,7 @@ func (f fields) num(names ...string) (float64, bool) {
 
 // integer reads a number rounded to an int, clamped to ±1e9 so that later
 // arithmetic on turns and depths cannot overflow.
-func (f fields) integer(names ...string) (int, bool) {
+func (f lenient) integer(names ...string) (int, bool) {
 	n, ok := f.num(names...)
 	if !ok {
 		return 0, false
@@ -106,7 +106,7 @@ func (f fields) integer(names ...string) (int, bool) {
 }
 
 // boolean reads true/false, "true"/"false", or a number (non-zero is true).
-func (f fields) boolean(names ...string) (bool, bool) {
+func (f lenient) boolean(names ...string) (bool, bool) {
 	s, ok := f.str(names...)
 	if !ok {
 		return false, false
@@ -124,7 +124,7 @@ func (f fields) boolean(names ...string) (bool, bool) {
 }
 
 // object reads a nested object.
-func (f fields) object(names ...string) map[string]json.RawMessage {
+func (f lenient) object(names ...string) map[string]json.RawMessage {
 	v, ok := f.raw(names...)
 	if !ok {
 		return nil
