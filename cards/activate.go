@@ -97,7 +97,7 @@ type activation struct {
 	st      State
 	cands   []candidate
 	done    []bool // activated or ruled out for this turn
-	buffers map[int]haystack
+	buffers map[int]*haystack
 	res     Result
 	used    int
 	groups  map[string]bool // groups that have a winner
@@ -108,7 +108,7 @@ type activation struct {
 // before this turn, with st.Turn already set to this turn's number; it is not
 // modified.
 func Activate(books []*Book, sc Scan, st State) Result {
-	a := &activation{sc: sc, st: st, buffers: map[int]haystack{}, groups: map[string]bool{}}
+	a := &activation{sc: sc, st: st, buffers: map[int]*haystack{}, groups: map[string]bool{}}
 	if a.sc.Count == nil {
 		a.sc.Count = func(s string) int { return (len(s) + 3) / 4 }
 	}
@@ -133,7 +133,7 @@ func Activate(books []*Book, sc Scan, st State) Result {
 		}
 	}
 	a.done = make([]bool, len(a.cands))
-	var recurse haystack
+	recurse := newHaystack("")
 	for level := 0; level <= a.sc.MaxRecursion; level++ {
 		called := a.callUp(level, recurse)
 		if len(called) == 0 {
@@ -170,7 +170,7 @@ func (a *activation) passesFilter(e *Entry) bool {
 
 // callUp returns the candidates this level activates, before groups,
 // probability and budget.
-func (a *activation) callUp(level int, recurse haystack) []int {
+func (a *activation) callUp(level int, recurse *haystack) []int {
 	var called []int
 	for i := range a.cands {
 		if a.done[i] {
@@ -217,7 +217,7 @@ func (a *activation) callUp(level int, recurse haystack) []int {
 }
 
 // chat is the scanned chat text for c's scan depth.
-func (a *activation) chat(c *candidate) haystack {
+func (a *activation) chat(c *candidate) *haystack {
 	depth := c.e.ScanDepth
 	if depth < 0 {
 		depth = c.book.ScanDepth
@@ -235,7 +235,7 @@ func (a *activation) chat(c *candidate) haystack {
 }
 
 // keysMatch applies c's primary keys and its secondary logic to h.
-func (a *activation) keysMatch(c *candidate, h haystack) bool {
+func (a *activation) keysMatch(c *candidate, h *haystack) bool {
 	if h.text == "" {
 		return false
 	}

@@ -16,6 +16,13 @@ type matcher struct {
 	// whole asks for word boundaries; it is set only on the sides of key
 	// that end in a word character, so CJK keys match as substrings.
 	wholeLeft, wholeRight bool
+	// word: the key is one whole word, found by a lookup in the text's
+	// words instead of a search.
+	word bool
+	// lead is the key's first word when the key starts with a whole word
+	// and goes on: the text must hold that word, which rules most keys out
+	// without a search.
+	lead string
 }
 
 // compileKey turns a key into a matcher: /pattern/flags is a regular
@@ -39,6 +46,11 @@ func compileKey(key string, caseSensitive, wholeWords bool) (matcher, bool) {
 		first, _ := utf8.DecodeRuneInString(m.key)
 		last, _ := utf8.DecodeLastRuneInString(m.key)
 		m.wholeLeft, m.wholeRight = isWordRune(first), isWordRune(last)
+		end := strings.IndexFunc(m.key, func(r rune) bool { return !isWordRune(r) })
+		m.word = m.wholeLeft && m.wholeRight && end < 0
+		if m.wholeLeft && end > 0 {
+			m.lead = m.key[:end]
+		}
 	}
 	return m, true
 }
@@ -92,21 +104,69 @@ func isWordRune(r rune) bool {
 	return !unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai)
 }
 
-// haystack is scanned text with its lower-case form made once.
+// haystack is scanned text with what makes searching it fast, each made
+// once and only when a key needs it: its lower-case form, its words, and the
+// results of the regular expressions tried on it.
 type haystack struct {
-	text, lower string
+	text, lower    string
+	words, wordsCS map[string]struct{}
+	regexpsTried   map[string]bool
 }
 
-func newHaystack(text string) haystack { return haystack{text: text, lower: strings.ToLower(text)} }
+func newHaystack(text string) *haystack { return &haystack{text: text, lower: strings.ToLower(text)} }
+
+// wordSet returns the words of text (maximal runs of word runes).
+func wordSet(text string) map[string]struct{} {
+	set := map[string]struct{}{}
+	start := -1
+	for i, r := range text {
+		switch w := isWordRune(r); {
+		case w && start < 0:
+			start = i
+		case !w && start >= 0:
+			set[text[start:i]] = struct{}{}
+			start = -1
+		}
+	}
+	if start >= 0 {
+		set[text[start:]] = struct{}{}
+	}
+	return set
+}
 
 // match reports whether the key occurs in h.
-func (m matcher) match(h haystack) bool {
+func (m matcher) match(h *haystack) bool {
 	if m.re != nil {
-		return m.re.MatchString(h.text)
+		key := m.re.String()
+		if found, ok := h.regexpsTried[key]; ok {
+			return found
+		}
+		found := m.re.MatchString(h.text)
+		if h.regexpsTried == nil {
+			h.regexpsTried = map[string]bool{}
+		}
+		h.regexpsTried[key] = found
+		return found
 	}
 	text := h.lower
 	if m.caseSensitive {
 		text = h.text
+	}
+	if m.word || m.lead != "" {
+		set := &h.words
+		if m.caseSensitive {
+			set = &h.wordsCS
+		}
+		if *set == nil {
+			*set = wordSet(text)
+		}
+		if m.word {
+			_, ok := (*set)[m.key]
+			return ok
+		}
+		if _, ok := (*set)[m.lead]; !ok {
+			return false
+		}
 	}
 	if !m.wholeLeft && !m.wholeRight {
 		return strings.Contains(text, m.key)

@@ -68,9 +68,9 @@ func LoadWorld(cardsDir, name string) (*Book, error) {
 				if err != nil {
 					return nil, err
 				}
-				if b.Name == "" || b.Name != name {
-					b.Name = base
-				}
+				// Per-chat timers are kept under the book's name: the
+				// file's, so that a renamed world inside keeps them.
+				b.Name = base
 				return b, nil
 			}
 		}
