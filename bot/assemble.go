@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"troupe/cards"
 	"troupe/memory"
 	"troupe/models"
 )
@@ -28,12 +27,22 @@ const (
 // even that does not fit it returns ErrPromptTooLarge and nothing is sent.
 func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
 	lang := p.language(st.card)
+	tl := p.lore(ctx, st, br, rp)
 	in := memory.AssembleInput{
-		Language:    lang,
-		System:      systemText(st.card, lang, rp.user, rp.persona),
-		History:     memory.TurnsOf(br.Uncovered),
-		NameUsers:   rp.group,
-		PostHistory: cards.Expand(st.card.PostHistoryInstructions, st.card.Name, rp.user),
+		Language:   lang,
+		System:     systemText(st.card, lang, rp.user, rp.persona, tl),
+		History:    memory.TurnsOf(br.Uncovered),
+		NameUsers:  rp.group,
+		Injections: tl.injections,
+	}
+	if dp := st.card.DepthPrompt; dp != nil {
+		in.Injections = append(in.Injections, memory.Injection{Depth: dp.Depth, Role: dp.Role, Content: tl.env.Expand(dp.Prompt)})
+	}
+	// troupe has no text of its own after the history, so {{original}}
+	// there stands for nothing.
+	in.PostHistory = tl.env.Expand(st.card.PostHistoryInstructions)
+	if tl.save != nil {
+		tl.save(ctx)
 	}
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
@@ -42,13 +51,6 @@ func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, r
 		// No ledger or roster is kept yet, so the resident has the whole
 		// envelope up to its own maximum.
 		in.Resident = p.opt.Memory.FitResident(lang, st.resident, 0)
-	}
-	if st.card.Book != nil {
-		recent := make([]string, len(br.Uncovered))
-		for i, m := range br.Uncovered {
-			recent[i] = m.Content
-		}
-		in.Lore = st.card.Book.Activate(recent, st.card.Name, rp.user)
 	}
 	msgs := memory.Assemble(in)
 	if p.opt.Tokens == nil || p.opt.ContextWindow <= 0 {

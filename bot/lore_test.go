@@ -2,14 +2,100 @@ package bot_test
 
 import (
 	"context"
+	"flag"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"troupe/adapters/openai"
+	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/cards"
+	"troupe/config"
+	"troupe/memory"
 	"troupe/memory/memorytest"
+	"troupe/models"
 )
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with testdata/NAME.golden (rewritten with -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run go test -update): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from golden file:\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
+	}
+}
+
+// loreRig is a pipeline on a fresh SQLite file playing one card, with a
+// fixed clock and fixed randomness.
+type loreRig struct {
+	st   *models.Store
+	fake *openaitest.Server
+	p    *bot.Pipeline
+}
+
+func newLoreRig(t *testing.T, card cards.Card, set func(*bot.Options)) *loreRig {
+	t.Helper()
+	st, err := models.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "lore.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	fake := openaitest.NewServer(t)
+	fake.SetResponder((&memorytest.Scribe{}).Respond)
+	client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
+	lib, err := cards.NewLibrary([]cards.Card{card}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 14, 21, 5, 0, 0, time.UTC)
+	opt := bot.Options{Store: st, Cards: lib, Model: client, Tokens: memory.NewPromptEstimator(),
+		MemoryConfig: config.Default().Memory, LoreConfig: config.Default().Lore, Language: "en",
+		ContextWindow: 128000, MaxReplyTokens: 256, Logger: slog.New(slog.DiscardHandler),
+		Now: func() time.Time { return now }, Rand: func() float64 { return 0.3 }}
+	if set != nil {
+		set(&opt)
+	}
+	return &loreRig{st: st, fake: fake, p: bot.New(opt)}
+}
+
+// say plays one user message on the console channel ch.
+func (r *loreRig) say(t *testing.T, ch, id, text string) {
+	t.Helper()
+	s := &discardSink{}
+	ref := bot.ChannelRef{Platform: "console", ID: ch, SpaceKind: bot.SpaceLocal, SpaceID: "ada"}
+	if err := r.p.Handle(context.Background(), bot.Inbound{Channel: ref, AuthorID: "ada", AuthorName: "Ada", MessageID: id, Text: text}, s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.notices) > 0 {
+		t.Fatalf("notices: %q", s.notices)
+	}
+}
+
+// renderRequest shows a model request the way a person reads it.
+func renderRequest(r openaitest.Request) string {
+	var b strings.Builder
+	for _, m := range r.Messages {
+		b.WriteString("===== " + m.Role + " =====\n")
+		b.WriteString(m.Content)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
 
 // TestLorebookReachesThePrompt plays a card with a lorebook through the
 // pipeline: the entry is in the system message of the turn that names its
@@ -17,9 +103,11 @@ import (
 func TestLorebookReachesThePrompt(t *testing.T) {
 	r := newBenchRig(t, "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
 	card, _ := r.p.Cards().Default()
-	card.Book = &cards.CharacterBook{Entries: []cards.LoreEntry{
-		{Keys: []string{"lighthouse bell"}, Content: "The lighthouse bell was cast from {{user}}'s grandfather's anchor."},
-	}}
+	book, err := cards.ParseBook([]byte(`{"entries":[{"keys":["lighthouse bell"],"content":"The lighthouse bell was cast from {{user}}'s grandfather's anchor."}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	card.Book = book
 	r.p.Cards().Add(card)
 	ctx := context.Background()
 	ref := bot.ChannelRef{Platform: "console", ID: "lore", SpaceKind: bot.SpaceLocal, SpaceID: "ada"}
@@ -41,5 +129,43 @@ func TestLorebookReachesThePrompt(t *testing.T) {
 	}
 	if !strings.Contains(asked, lore) {
 		t.Errorf("the entry is not in the system message of the turn that named it:\n%s", asked)
+	}
+}
+
+// TestLoreGoldenPrompts plays five turns of a V3 card with a nickname, a
+// Character's Note, {{original}} in its system prompt and post-history
+// instructions, <START>-separated examples and macros, whose lorebook uses
+// every position, whole-word and regex keys, the four secondary logics,
+// sticky, cooldown and delay, an inclusion group, recursion, a budget that
+// cuts, and a world file the card names. Each turn's prompt is a golden file.
+func TestLoreGoldenPrompts(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "lore_v3_card.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, err := cards.ParseCard(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	card.ID = "maren"
+	worlds, errs := cards.LoadWorlds("testdata")
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	r := newLoreRig(t, card, func(o *bot.Options) {
+		o.Worlds = worlds
+		o.LoreConfig.BudgetTokens = 120
+	})
+	turns := []string{
+		"I work as a barista near the LightHouse. The bell rings; the tide is out. Is there a gate key?",
+		"Let's go to the bar. The bell again. A ship is in, and the sky is grey.",
+		"Fog rolls in over the sea, a storm is coming, and there are ghost stories at the market.",
+		"The bell. The tide. A whisper.",
+		"The gate has a lock and a key.",
+	}
+	for i, text := range turns {
+		r.say(t, "golden", string(rune('1'+i)), text)
+		req := memorytest.TurnRequest(t, r.fake, text)
+		golden(t, "lore_v3_turn"+string(rune('1'+i)), renderRequest(req))
 	}
 }

@@ -2,48 +2,85 @@ package bot
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 
 	"troupe/cards"
 	"troupe/models"
 )
 
-// systemText builds the character part of the system message. creator_notes
-// are for people browsing cards and are never sent.
-func systemText(c cards.Card, lang, user, persona string) string {
+// ownSystemText is troupe's own opening of the system message; a card's
+// system_prompt replaces it, and {{original}} in that prompt stands for it.
+func ownSystemText(lang, char, user string) string {
+	if lang == "zh" {
+		return "你在和" + user + "进行一场持续的角色扮演，你扮演" + char + "。始终保持角色，只写" + char +
+			"的言行与旁白，不替" + user + "说话或行动；让故事自然推进，记住已经发生的事。"
+	}
+	return "You are " + char + " in an ongoing roleplay with " + user + ". Stay in character. Write only " + char +
+		"'s words and actions and the narration around them, never " + user + "'s. Let the story move on its own and keep to what has happened."
+}
+
+// systemText builds the character part of the system message, with the
+// lore entries placed before and after the character and around the example
+// dialogues. creator_notes are for people browsing cards and are never sent.
+func systemText(c cards.Card, lang, user, persona string, tl turnLore) string {
 	var b strings.Builder
-	x := func(s string) string { return strings.TrimSpace(cards.Expand(s, c.Name, user)) }
-	if sp := x(c.SystemPrompt); sp != "" {
-		b.WriteString(sp)
-	} else if lang == "zh" {
-		b.WriteString("你在和" + user + "进行一场持续的角色扮演，你扮演" + c.Name + "。始终保持角色，只写" + c.Name +
-			"的言行与旁白，不替" + user + "说话或行动；让故事自然推进，记住已经发生的事。")
-	} else {
-		b.WriteString("You are " + c.Name + " in an ongoing roleplay with " + user + ". Stay in character. Write only " + c.Name +
-			"'s words and actions and the narration around them, never " + user + "'s. Let the story move on its own and keep to what has happened.")
+	x := func(s string) string { return strings.TrimSpace(tl.env.Expand(s)) }
+	own := ownSystemText(lang, c.Name, user)
+	tl.env.Original = own
+	sp := x(c.SystemPrompt)
+	tl.env.Original = ""
+	if sp == "" {
+		sp = own
+	}
+	b.WriteString(sp)
+	block := func(pos cards.Position) {
+		if entries := tl.placed[pos]; len(entries) > 0 {
+			b.WriteString("\n\n")
+			b.WriteString(strings.Join(entries, "\n"))
+		}
 	}
 	section := func(label, text string) {
-		if text = x(text); text != "" {
+		if text != "" {
 			b.WriteString("\n\n")
 			b.WriteString(label)
 			b.WriteString("\n")
 			b.WriteString(text)
 		}
 	}
+	labels := [5]string{"[" + c.Name + "]", "[Personality]", "[Scenario]", "[" + user + "]", "[Example dialogue]"}
 	if lang == "zh" {
-		section("【"+c.Name+"】", c.Description)
-		section("【性格】", c.Personality)
-		section("【场景】", c.Scenario)
-		section("【"+user+"】", persona)
-		section("【对话示例】", c.MesExample)
-	} else {
-		section("["+c.Name+"]", c.Description)
-		section("[Personality]", c.Personality)
-		section("[Scenario]", c.Scenario)
-		section("["+user+"]", persona)
-		section("[Example dialogue]", c.MesExample)
+		labels = [5]string{"【" + c.Name + "】", "【性格】", "【场景】", "【" + user + "】", "【对话示例】"}
 	}
+	block(cards.BeforeChar)
+	section(labels[0], x(c.Description))
+	section(labels[1], x(c.Personality))
+	section(labels[2], x(c.Scenario))
+	block(cards.AfterChar)
+	section(labels[3], x(persona))
+	section(labels[4], examples(c.MesExample, x, tl.placed[cards.ExamplesTop], tl.placed[cards.ExamplesBottom]))
 	return b.String()
+}
+
+var startMarker = regexp.MustCompile(`(?i)<START>`)
+
+// examples renders the example dialogues: the lore meant for their top, the
+// dialogues (the parts between <START> markers, which are never sent), the
+// lore meant for their bottom, a blank line between each.
+func examples(text string, x func(string) string, top, bottom []string) string {
+	var parts []string
+	if len(top) > 0 {
+		parts = append(parts, strings.Join(top, "\n"))
+	}
+	for _, d := range startMarker.Split(text, -1) {
+		if d = x(d); d != "" {
+			parts = append(parts, d)
+		}
+	}
+	if len(bottom) > 0 {
+		parts = append(parts, strings.Join(bottom, "\n"))
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 // cardRow is the stored form of a card.

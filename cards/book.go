@@ -167,9 +167,8 @@ func ParseBook(raw []byte) (*Book, error) {
 	if v, ok := f.boolean("match_whole_words", "matchWholeWords"); ok {
 		b.MatchWholeWords = v
 	}
-	if b.ScanDepth < 0 {
-		b.ScanDepth = 0
-	}
+	b.ScanDepth = max(0, min(b.ScanDepth, 1000))
+	b.TokenBudget = max(0, b.TokenBudget)
 	list, err := bookEntries(top["entries"])
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -111,25 +112,32 @@ func TestParseBookRefuses(t *testing.T) {
 	}
 }
 
-func TestLoadWorld(t *testing.T) {
+func TestLoadWorlds(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, WorldsDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, WorldsDir, "Eldoria.json"), wild(t, "st-eldoria-worldinfo.json"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b, err := LoadWorld(dir, "eldoria")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.Name != "Eldoria" || len(b.Entries) != 4 {
-		t.Errorf("got %q with %d entries", b.Name, len(b.Entries))
-	}
-	for _, name := range []string{"nowhere", "../x", ""} {
-		if _, err := LoadWorld(dir, name); !errors.Is(err, ErrWorldNotFound) {
-			t.Errorf("LoadWorld(%q): got %v, want ErrWorldNotFound", name, err)
+	write := func(name string, data []byte) {
+		if err := os.WriteFile(filepath.Join(dir, WorldsDir, name), data, 0o644); err != nil {
+			t.Fatal(err)
 		}
+	}
+	write("Eldoria.json", wild(t, "st-eldoria-worldinfo.json"))
+	write("broken.json", []byte(`{"entries": 7}`))
+	write("notes.txt", []byte("not a world"))
+	w, errs := LoadWorlds(dir)
+	if len(errs) != 1 || !errors.Is(errs[0], ErrBook) || !strings.Contains(errs[0].Error(), "broken.json") {
+		t.Errorf("errors: got %v, want one naming broken.json", errs)
+	}
+	b, ok := w.Get("eldoria")
+	if !ok || b.Name != "Eldoria" || len(b.Entries) != 4 {
+		t.Fatalf("Get(eldoria): %v %+v", ok, b)
+	}
+	if _, ok := w.Get("broken"); ok {
+		t.Error("a world that did not load is served")
+	}
+	if w, errs := LoadWorlds(filepath.Join(dir, "nowhere")); len(errs) != 0 || w == nil {
+		t.Errorf("a missing folder: %v", errs)
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -32,8 +34,23 @@ type Card struct {
 	Language string `json:"-"`
 	// Avatar is an image URL platforms may show with the character's messages.
 	Avatar string `json:"-"`
-	// Book is the card's lorebook, if it has one.
-	Book *CharacterBook `json:"character_book,omitempty"`
+	// Nickname (V3) is what {{char}} becomes when it is set.
+	Nickname string `json:"nickname,omitempty"`
+	// DepthPrompt is SillyTavern's Character's Note
+	// (extensions.depth_prompt), inserted at a depth of the history.
+	DepthPrompt *DepthPrompt `json:"depth_prompt,omitempty"`
+	// World names a world-info file (extensions.world) the card uses.
+	World string `json:"world,omitempty"`
+	// Book is the card's lorebook (character_book), if it has one.
+	Book *Book `json:"-"`
+}
+
+// DepthPrompt is a note inserted Depth messages from the end of the history,
+// spoken by Role ("system", "user" or "assistant").
+type DepthPrompt struct {
+	Prompt string `json:"prompt"`
+	Depth  int    `json:"depth"`
+	Role   string `json:"role"`
 }
 
 type cardFile struct {
@@ -43,8 +60,11 @@ type cardFile struct {
 }
 
 type cardExtensions struct {
+	Book       json.RawMessage `json:"character_book"`
 	Extensions struct {
-		Troupe struct {
+		World       json.RawMessage `json:"world"`
+		DepthPrompt json.RawMessage `json:"depth_prompt"`
+		Troupe      struct {
 			Language string `json:"language"`
 			Avatar   string `json:"avatar"`
 		} `json:"troupe"`
@@ -86,11 +106,15 @@ func ParseCard(data []byte) (Card, error) {
 	if len([]rune(c.Name)) > 100 {
 		return Card{}, fmt.Errorf("%w: name longer than 100 characters", ErrCardInvalid)
 	}
-	if c.Book != nil {
-		if err := c.Book.validate(); err != nil {
-			return Card{}, fmt.Errorf("%w: %v", ErrCardInvalid, err)
+	if len(ext.Book) > 0 && string(ext.Book) != "null" {
+		b, err := ParseBook(ext.Book)
+		if err != nil {
+			return Card{}, fmt.Errorf("%w: character_book: %v", ErrCardInvalid, err)
 		}
+		c.Book = b
 	}
+	c.World = worldName(ext.Extensions.World)
+	c.DepthPrompt = depthPrompt(ext.Extensions.DepthPrompt)
 	c.Avatar = ext.Extensions.Troupe.Avatar
 	switch lang := ext.Extensions.Troupe.Language; lang {
 	case "zh", "en":
@@ -144,20 +168,14 @@ func CardIDFromPath(path string) string {
 
 // Greeting returns the card's opening message with macros expanded.
 func (c Card) Greeting(user string) string {
-	return Expand(c.FirstMes, c.Name, user)
+	return Expand(c.FirstMes, c.MacroChar(), user)
 }
 
-// Expand replaces {{char}} and {{user}} (any case) and <USER>/<BOT>.
+// Expand replaces the macros of text outside a chat: {{char}}, {{user}},
+// the clock, dice and random choices (see Env.Expand).
 func Expand(text, char, user string) string {
-	if !strings.ContainsAny(text, "{<") {
-		return text
-	}
-	r := strings.NewReplacer(
-		"{{char}}", char, "{{Char}}", char, "{{CHAR}}", char,
-		"{{user}}", user, "{{User}}", user, "{{USER}}", user,
-		"<BOT>", char, "<USER>", user, "<bot>", char, "<user>", user,
-	)
-	return r.Replace(text)
+	e := Env{Char: char, User: user, Now: time.Now(), Rand: rand.Float64}
+	return e.Expand(text)
 }
 
 // Library is the set of cards troupe can play.

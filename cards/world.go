@@ -9,9 +9,6 @@ import (
 	"strings"
 )
 
-// ErrWorldNotFound is a world name with no file in the worlds folder.
-var ErrWorldNotFound = errors.New("cards: world not found")
-
 // WorldsDir is the folder of world-info files inside the card folder.
 const WorldsDir = "worlds"
 
@@ -43,37 +40,62 @@ func ReadBookFile(path string) (*Book, error) {
 	return b, nil
 }
 
-// LoadWorld reads the world named name from cardsDir/worlds: the file
-// name.json, or the one whose name matches in any case. Errors wrap
-// ErrWorldNotFound when there is no such file.
-func LoadWorld(cardsDir, name string) (*Book, error) {
-	name = strings.TrimSpace(name)
-	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
-		return nil, fmt.Errorf("%w: %q is not a world name", ErrWorldNotFound, name)
-	}
+// Worlds are the world-info files of a card folder, by name.
+type Worlds struct {
+	byName map[string]*Book
+}
+
+// LoadWorlds reads every *.json file in cardsDir/worlds. A file that does
+// not load is returned among the errors, with its name and why, and the
+// rest still load; a folder that does not exist holds no worlds.
+func LoadWorlds(cardsDir string) (*Worlds, []error) {
+	w := &Worlds{byName: map[string]*Book{}}
 	dir := filepath.Join(cardsDir, WorldsDir)
 	entries, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("cards: worlds folder: %w", err)
+	if errors.Is(err, os.ErrNotExist) {
+		return w, nil
 	}
-	for _, exact := range []bool{true, false} {
-		for _, de := range entries {
-			file := de.Name()
-			if de.IsDir() || !strings.EqualFold(filepath.Ext(file), ".json") {
-				continue
-			}
-			base := strings.TrimSuffix(file, filepath.Ext(file))
-			if (exact && base == name) || (!exact && strings.EqualFold(base, name)) {
-				b, err := ReadBookFile(filepath.Join(dir, file))
-				if err != nil {
-					return nil, err
-				}
-				// Per-chat timers are kept under the book's name: the
-				// file's, so that a renamed world inside keeps them.
-				b.Name = base
-				return b, nil
-			}
+	if err != nil {
+		return w, []error{fmt.Errorf("cards: worlds folder: %w", err)}
+	}
+	var errs []error
+	for _, de := range entries {
+		file := de.Name()
+		if de.IsDir() || !strings.EqualFold(filepath.Ext(file), ".json") {
+			continue
+		}
+		b, err := ReadBookFile(filepath.Join(dir, file))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		b.Name = strings.TrimSuffix(file, filepath.Ext(file))
+		w.byName[b.Name] = b
+	}
+	return w, errs
+}
+
+// NewWorlds holds books already read, by their names.
+func NewWorlds(books ...*Book) *Worlds {
+	w := &Worlds{byName: map[string]*Book{}}
+	for _, b := range books {
+		w.byName[b.Name] = b
+	}
+	return w
+}
+
+// Get returns the world named name: exactly, else in any case.
+func (w *Worlds) Get(name string) (*Book, bool) {
+	if w == nil || name == "" {
+		return nil, false
+	}
+	if b, ok := w.byName[name]; ok {
+		return b, true
+	}
+	for n, b := range w.byName {
+		if strings.EqualFold(n, name) {
+			return b, true
 		}
 	}
-	return nil, fmt.Errorf("%w: no %s.json in %s", ErrWorldNotFound, name, dir)
+	return nil, false
 }

@@ -185,6 +185,6 @@ func All() []any {
 	return []any{
 		&Card{}, &Space{}, &Channel{}, &Chat{}, &Message{}, &Summary{}, &Recap{},
 		&ManifestEntry{}, &Handbook{}, &ResidentSummary{}, &MemoryHistory{}, &Ledger{},
-		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{},
+		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &ChatLore{},
 	}
 }
