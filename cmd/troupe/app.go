@@ -50,8 +50,9 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 	return models.Open(ctx, cfg.Database.DSN.Value(), log)
 }
 
-// openApp connects storage and queue and builds the pipeline around cards.
-func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *cards.Library) (*app, error) {
+// openApp connects storage and queue and builds the pipeline around cards,
+// with the worlds of the card folder and lore attached to every chat.
+func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *cards.Library, lore ...*cards.Book) (*app, error) {
 	a := &app{cfg: cfg, log: log, cards: cards}
 	var err error
 	if a.store, err = openStore(ctx, cfg, log); err != nil {
@@ -87,8 +88,21 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *ca
 		Questions:       jobs.NewQuestions(a.redis),
 		Limits:          bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars},
 		ConcurrentTurns: cfg.Limits.ConcurrentTurns,
+		LoreConfig:      cfg.Lore,
+		Worlds:          loadWorlds(cfg.Cards.Dir, log),
+		Lore:            lore,
 	})
 	return a, nil
+}
+
+// loadWorlds reads the world-info files of the card folder; one that does
+// not load is logged with why and skipped.
+func loadWorlds(dir string, log *slog.Logger) *cards.Worlds {
+	w, errs := cards.LoadWorlds(dir)
+	for _, err := range errs {
+		log.Warn("world file skipped", "err", err)
+	}
+	return w
 }
 
 // retries maps the config's retry count to the client's: 0 means none.
