@@ -68,6 +68,15 @@ func newBenchRigClock(tb testing.TB, now func() time.Time) *benchRig {
 }
 
 func newRigWith(tb testing.TB, dsn string, now func() time.Time, contextWindow int) *benchRig {
+	card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return newRigCard(tb, dsn, now, contextWindow, card)
+}
+
+// newRigCard is a rig whose library holds card alone.
+func newRigCard(tb testing.TB, dsn string, now func() time.Time, contextWindow int, card cards.Card) *benchRig {
 	st, err := models.Open(context.Background(), dsn, nil)
 	if err != nil {
 		tb.Fatal(err)
@@ -79,10 +88,6 @@ func newRigWith(tb testing.TB, dsn string, now func() time.Time, contextWindow i
 	client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	mc := config.Default().Memory
 	mem := memory.NewService(st, openai.Scribe{C: client}, memory.Config{Compact: memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars}}, slog.New(slog.DiscardHandler))
-	card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
 	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
 	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: memory.NewPromptEstimator(),
 		MemoryConfig: mc, Language: "en", ContextWindow: contextWindow, MaxReplyTokens: 256, Now: now})

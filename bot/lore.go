@@ -71,7 +71,7 @@ func usesVars(c cards.Card) bool {
 // without it.
 func (p *Pipeline) lore(ctx context.Context, st chatState, br models.Branch, rp replyPlan) turnLore {
 	books := p.books(st.card)
-	env := &cards.Env{Char: st.card.MacroChar(), User: rp.user, Now: p.opt.Now(), ChatID: st.chat.ID, Rand: p.opt.Rand}
+	env := &cards.Env{Char: st.card.CharName(), User: rp.user, Now: p.opt.Now(), ChatID: st.chat.ID, Rand: p.opt.Rand}
 	recent := make([]string, len(br.Uncovered))
 	for i, m := range br.Uncovered {
 		recent[i] = m.Content
@@ -170,6 +170,6 @@ func (p *Pipeline) loadChatLore(ctx context.Context, chatID string) (chatLore, b
 // greeting expands a greeting (or any text outside a turn) with the
 // pipeline's clock and randomness.
 func (p *Pipeline) greeting(c cards.Card, text, user string) string {
-	env := cards.Env{Char: c.MacroChar(), User: user, Now: p.opt.Now(), Rand: p.opt.Rand}
+	env := cards.Env{Char: c.CharName(), User: user, Now: p.opt.Now(), Rand: p.opt.Rand}
 	return env.Expand(text)
 }

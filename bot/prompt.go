@@ -2,7 +2,6 @@ package bot
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 
 	"troupe/cards"
@@ -58,21 +57,19 @@ func systemText(c cards.Card, lang, user, persona string, tl turnLore) string {
 	section(labels[2], x(c.Scenario))
 	block(cards.AfterChar)
 	section(labels[3], x(persona))
-	section(labels[4], examples(c.MesExample, x, tl.placed[cards.ExamplesTop], tl.placed[cards.ExamplesBottom]))
+	section(labels[4], examples(c.Examples, x, tl.placed[cards.ExamplesTop], tl.placed[cards.ExamplesBottom]))
 	return b.String()
 }
 
-var startMarker = regexp.MustCompile(`(?i)<START>`)
-
-// examples renders the example dialogues: the lore meant for their top, the
-// dialogues (the parts between <START> markers, which are never sent), the
-// lore meant for their bottom, a blank line between each.
-func examples(text string, x func(string) string, top, bottom []string) string {
+// examples renders the example dialogues (mes_example split at <START>,
+// which is never sent) between the lore meant for their top and bottom, a
+// blank line between each.
+func examples(dialogues []string, x func(string) string, top, bottom []string) string {
 	var parts []string
 	if len(top) > 0 {
 		parts = append(parts, strings.Join(top, "\n"))
 	}
-	for _, d := range startMarker.Split(text, -1) {
+	for _, d := range dialogues {
 		if d = x(d); d != "" {
 			parts = append(parts, d)
 		}

@@ -76,6 +76,8 @@ type Book struct {
 	CaseSensitive   bool
 	MatchWholeWords bool
 	Entries         []Entry
+	// raw is the JSON the book was read from, written back on export.
+	raw json.RawMessage
 }
 
 // Entry is one lorebook entry.
@@ -159,6 +161,10 @@ func ParseBook(raw []byte) (*Book, error) {
 		f = lenient{top, ext}
 	}
 	b := &Book{MatchWholeWords: true}
+	var compact bytes.Buffer
+	if json.Compact(&compact, raw) == nil {
+		b.raw = compact.Bytes()
+	}
 	b.Name, _ = f.str("name")
 	b.ScanDepth, _ = f.integer("scan_depth", "scanDepth")
 	b.TokenBudget, _ = f.integer("token_budget", "tokenBudget")

@@ -1,6 +1,7 @@
 package cards
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -139,5 +140,33 @@ func TestLoadWorlds(t *testing.T) {
 	}
 	if w, errs := LoadWorlds(filepath.Join(dir, "nowhere")); len(errs) != 0 || w == nil {
 		t.Errorf("a missing folder: %v", errs)
+	}
+}
+
+func TestBookJSONRoundTrip(t *testing.T) {
+	t.Parallel()
+	raw := `{"name":"R","entries":{"3":{"uid":3,"key":["a"],"keysecondary":["b"],"selectiveLogic":2,"content":"x","order":7,"position":4,"depth":2,"role":2,"group":"g,h","sticky":1,"scanDepth":3,"characterFilter":{"names":["M"]},"extra_field":true}}}`
+	b, err := ParseBook([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := json.Marshal(b)
+	if err != nil || !strings.Contains(string(kept), `"extra_field":true`) {
+		t.Fatalf("a read book is not written back as read: %s (%v)", kept, err)
+	}
+	built := *b
+	built.raw = nil
+	data, err := json.Marshal(&built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ParseBook(data)
+	if err != nil {
+		t.Fatalf("%v in %s", err, data)
+	}
+	e, f := b.Entries[0], again.Entries[0]
+	if e.UID != f.UID || e.Logic != f.Logic || e.Order != f.Order || e.Position != f.Position || e.Depth != f.Depth ||
+		e.Role != f.Role || strings.Join(e.Groups, ",") != strings.Join(f.Groups, ",") || e.Sticky != f.Sticky || e.ScanDepth != f.ScanDepth {
+		t.Errorf("round trip:\n%+v\n%+v", e, f)
 	}
 }

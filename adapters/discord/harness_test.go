@@ -46,6 +46,8 @@ type harness struct {
 }
 
 type setup struct {
+	// card changes the test card before the library is made.
+	card   func(*cards.Card)
 	cfg    func(*config.Discord)
 	before func(*discordtest.Server)
 	tuning func(*tuning)
@@ -83,6 +85,9 @@ func newHarness(t *testing.T, su setup) *harness {
 		t.Fatal(err)
 	}
 	card.Avatar = cardAvatar
+	if su.card != nil {
+		su.card(&card)
+	}
 	lib, err := cards.NewLibrary([]cards.Card{card}, "")
 	if err != nil {
 		t.Fatal(err)

@@ -147,5 +147,5 @@ func (a *Adapter) speakerFor(b binding) speaker {
 	if !ok {
 		return speaker{}
 	}
-	return speaker{name: c.Name, avatar: c.Avatar, lang: c.Language}
+	return speaker{name: c.Name, avatar: c.Avatar, lang: c.Language, cardID: c.ID, image: c.Image}
 }

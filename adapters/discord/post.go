@@ -21,6 +21,10 @@ type speaker struct {
 	name   string
 	avatar string
 	lang   string
+	// cardID and image let a card with a picture and no avatar URL speak
+	// through a webhook made with the picture.
+	cardID string
+	image  []byte
 }
 
 // prefix is what a message posted as the bot starts with: the character's
@@ -67,7 +71,7 @@ func noMentions() *discordgo.MessageAllowedMentions {
 func (a *Adapter) post(ctx context.Context, s *discordgo.Session, pl place, sp speaker, content string, first, asBot bool) (*posted, error) {
 	if !pl.dm() && !asBot {
 		for attempt := 0; attempt < 2; attempt++ {
-			h, err := a.webhook(ctx, s, pl.hookChannel())
+			h, key, err := a.speakerHook(ctx, s, pl.hookChannel(), sp)
 			if err != nil {
 				if !errors.Is(err, errNoWebhook) {
 					a.log.Warn("find webhook; posting as the bot", "channel_id", pl.channelID, "err", err)
@@ -81,7 +85,7 @@ func (a *Adapter) post(ctx context.Context, s *discordgo.Session, pl place, sp s
 				return &posted{id: m.ID, hook: h, content: content, at: time.Now()}, nil
 			}
 			if gone(err) {
-				a.hooks.drop(pl.hookChannel())
+				a.hooks.drop(key)
 				continue
 			}
 			if forbidden(err) {

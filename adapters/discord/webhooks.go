@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +23,10 @@ type hooks struct {
 	mu  sync.Mutex
 	m   map[string]*hookSlot
 	ids map[string]bool
+	// owner and used are, for each webhook of a card's picture, the slot
+	// key of the card it speaks for and when it last did.
+	owner map[string]string
+	used  map[string]time.Time
 }
 
 type hookSlot struct {
@@ -61,9 +66,41 @@ func (h *hooks) remember(id string) {
 	h.ids[id] = true
 }
 
-// drop forgets channelID's webhook (it was deleted).
-func (h *hooks) drop(channelID string) {
+// use records that the webhook id speaks for the slot key now.
+func (h *hooks) use(id, key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.owner == nil {
+		h.owner, h.used = map[string]string{}, map[string]time.Time{}
+	}
+	h.owner[id], h.used[id] = key, time.Now()
+}
+
+// owns reports whether the webhook id still speaks for the slot key.
+func (h *hooks) owns(id, key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.owner[id] == key
+}
+
+// lastUsed is when the webhook id last spoke (zero when not since start).
+func (h *hooks) lastUsed(id string) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.used[id]
+}
+
+// denied reports whether the bot was refused webhooks in channelID lately.
+func (h *hooks) denied(channelID string) bool {
 	sl := h.slot(channelID)
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	return !sl.denied.IsZero() && time.Since(sl.denied) < denyFor
+}
+
+// drop forgets the webhook cached under key (it was deleted).
+func (h *hooks) drop(key string) {
+	sl := h.slot(key)
 	sl.mu.Lock()
 	sl.hook = nil
 	sl.mu.Unlock()
@@ -99,10 +136,9 @@ func (a *Adapter) webhook(ctx context.Context, s *discordgo.Session, channelID s
 	if err != nil {
 		return nil, err
 	}
-	app, me := a.app(), a.bot()
 	for _, w := range list {
-		if w.Type == discordgo.WebhookTypeIncoming && w.Token != "" &&
-			((app != "" && w.ApplicationID == app) || (w.User != nil && w.User.ID == me)) {
+		// The webhooks of cards' pictures are not the channel's.
+		if a.ownHook(w) && !strings.HasPrefix(w.Name, avatarHookPrefix) {
 			sl.hook = w
 			a.hooks.remember(w.ID)
 			return w, nil

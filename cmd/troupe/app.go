@@ -177,14 +177,15 @@ func (j jobsBridge) MemoryChanged(ctx context.Context, cardID, spaceID string) e
 // pipeline lets the replies in flight finish (up to shutdownTimeout), and
 // the workers leave unfinished jobs owed.
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bool) error {
-	cards, err := cards.LoadLibrary(cfg.Cards.Dir, cfg.Cards.Default)
+	lib, err := cards.LoadLibrary(cfg.Cards.Dir, cfg.Cards.Default)
 	if err != nil {
 		return err
 	}
-	if adapters && len(cards.List()) == 0 {
-		return fmt.Errorf("no cards in %s: put Tavern card JSON files there (see examples/cards)", cfg.Cards.Dir)
+	logCardFailures(log, lib)
+	if adapters && len(lib.List()) == 0 {
+		return fmt.Errorf("no cards in %s: put Tavern cards there (JSON, PNG or CHARX; see examples/cards)", cfg.Cards.Dir)
 	}
-	a, err := openApp(ctx, cfg, log, cards)
+	a, err := openApp(ctx, cfg, log, lib)
 	if err != nil {
 		return err
 	}
@@ -210,7 +211,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bo
 			log.Warn("no adapter configured: set discord.token and/or telegram.token; running the workers only")
 		}
 	}
-	log.Info("serving", "adapters", strings.Join(names, ","), "cards", len(cards.List()), "database", a.store.Dialect(), "embedded_redis", a.redis.Embedded())
+	log.Info("serving", "adapters", strings.Join(names, ","), "cards", len(lib.List()), "database", a.store.Dialect(), "embedded_redis", a.redis.Embedded())
 	g, gctx := errgroup.WithContext(ctx)
 	w := a.worker()
 	g.Go(func() error { return w.Run(gctx) })

@@ -45,6 +45,7 @@ func (c *cli) chatCmd() *cobra.Command {
 			if err != nil {
 				lib, _ = cards.NewLibrary(nil, "")
 			}
+			logCardFailures(log, lib)
 			var card cards.Card
 			switch {
 			case cardPath != "":

@@ -81,6 +81,9 @@ type Message struct {
 	AuthorID  string
 	Username  string
 	AvatarURL string
+	// WebhookAvatar is the avatar of the webhook that posted it, shown
+	// when the message gives no AvatarURL.
+	WebhookAvatar string
 	// WebhookID is the webhook that posted it; for interaction responses,
 	// the application id.
 	WebhookID string
@@ -226,7 +229,30 @@ func (s *Server) RegisteredCommand(guildID, name string) (json.RawMessage, bool)
 // webhook is a channel webhook.
 type webhook struct {
 	id, token, channelID, guildID, name string
-	byApp                               bool
+	// avatar is the data URI the webhook was made or last changed with.
+	avatar string
+	byApp  bool
+}
+
+// WebhookInfo is a webhook as the server holds it.
+type WebhookInfo struct {
+	ID, Name string
+	// Avatar is the data URI it was made or last changed with.
+	Avatar string
+}
+
+// WebhookInfos returns the webhooks of a channel, by id.
+func (s *Server) WebhookInfos(channelID string) []WebhookInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []WebhookInfo
+	for _, w := range s.webhooks {
+		if w.channelID == channelID {
+			out = append(out, WebhookInfo{ID: w.id, Name: w.name, Avatar: w.avatar})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 // Webhooks returns the ids of the webhooks of a channel.

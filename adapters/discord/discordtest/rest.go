@@ -1,6 +1,7 @@
 package discordtest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -72,6 +73,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, seg []string, bod
 		s.routeChannel(w, r, seg[1], seg[2:], body)
 	case seg[0] == "webhooks" && n >= 3:
 		s.routeWebhook(w, r, seg[1], seg[2], seg[3:], body)
+	case seg[0] == "webhooks" && n == 2:
+		s.modifyWebhook(w, r, seg[1], body)
 	case m == "POST" && n == 4 && seg[0] == "interactions" && seg[3] == "callback":
 		s.callback(w, seg[1], seg[2], body)
 	case m == "PUT" && seg[0] == "applications" && n == 3 && seg[2] == "commands":
@@ -228,22 +231,115 @@ func (s *Server) listWebhooks(w http.ResponseWriter, c Channel) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// MaxWebhooks is how many webhooks Discord allows in a channel.
+const MaxWebhooks = 15
+
 func (s *Server) createWebhook(w http.ResponseWriter, c Channel, body []byte) {
-	var in struct{ Name string }
+	var in struct{ Name, Avatar string }
 	if !decode(w, body, &in) {
 		return
 	}
-	if in.Name == "" || containsFold(in.Name, "discord") || containsFold(in.Name, "clyde") {
+	if !validHookName(in.Name) || !validAvatar(in.Avatar) {
 		writeError(w, http.StatusBadRequest, 50035, "Invalid Form Body")
 		return
 	}
 	s.mu.Lock()
-	h := &webhook{id: s.newIDLocked(), channelID: c.ID, guildID: c.GuildID, name: in.Name, byApp: true}
+	count := 0
+	for _, h := range s.webhooks {
+		if h.channelID == c.ID {
+			count++
+		}
+	}
+	if count >= MaxWebhooks {
+		s.mu.Unlock()
+		writeError(w, http.StatusBadRequest, 30007, "Maximum number of webhooks reached (15)")
+		return
+	}
+	h := &webhook{id: s.newIDLocked(), channelID: c.ID, guildID: c.GuildID, name: in.Name, avatar: in.Avatar, byApp: true}
 	h.token = "wh-" + h.id
 	s.webhooks[h.id] = h
 	o := s.webhookJSON(h)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, o)
+}
+
+func validHookName(name string) bool {
+	return name != "" && len([]rune(name)) <= 80 && !containsFold(name, "discord") && !containsFold(name, "clyde")
+}
+
+// validAvatar checks an avatar as Discord takes it: empty, or a data URI of
+// a PNG, JPEG, GIF or WebP image in base64.
+func validAvatar(a string) bool {
+	if a == "" {
+		return true
+	}
+	head, data, ok := strings.Cut(a, ",")
+	if !ok {
+		return false
+	}
+	switch head {
+	case "data:image/png;base64", "data:image/jpeg;base64", "data:image/gif;base64", "data:image/webp;base64":
+	default:
+		return false
+	}
+	raw, err := base64.StdEncoding.DecodeString(data)
+	return err == nil && len(raw) > 0 && len(raw) <= 10<<20
+}
+
+// modifyWebhook serves PATCH (and GET) /webhooks/{id} with the bot's token:
+// a new name and avatar.
+func (s *Server) modifyWebhook(w http.ResponseWriter, r *http.Request, id string, body []byte) {
+	s.mu.Lock()
+	h, ok := s.webhooks[id]
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, 10015, "Unknown Webhook")
+		return
+	}
+	switch r.Method {
+	case "GET":
+	case "PATCH":
+		var in struct {
+			Name   *string
+			Avatar *string
+		}
+		if !decode(w, body, &in) {
+			return
+		}
+		if in.Name != nil && !validHookName(*in.Name) || in.Avatar != nil && !validAvatar(*in.Avatar) {
+			writeError(w, http.StatusBadRequest, 50035, "Invalid Form Body")
+			return
+		}
+		s.mu.Lock()
+		if in.Name != nil {
+			h.name = *in.Name
+		}
+		if in.Avatar != nil {
+			h.avatar = *in.Avatar
+		}
+		s.mu.Unlock()
+	default:
+		writeError(w, http.StatusMethodNotAllowed, 0, "405: Method Not Allowed")
+		return
+	}
+	s.mu.Lock()
+	o := s.webhookJSON(h)
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, o)
+}
+
+// AddAppWebhook adds a webhook to a channel as if the bot had made it
+// earlier (before a restart), with a name and an avatar data URI.
+func (s *Server) AddAppWebhook(channelID, name, avatar string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := &webhook{id: s.newIDLocked(), channelID: channelID, name: name, avatar: avatar, byApp: true}
+	if c := s.channels[channelID]; c != nil {
+		h.guildID = c.GuildID
+	}
+	h.token = "wh-" + h.id
+	s.webhooks[h.id] = h
+	return h.id
 }
 
 // AddForeignWebhook adds a webhook to a channel that another integration
@@ -312,8 +408,11 @@ func (s *Server) routeWebhook(w http.ResponseWriter, r *http.Request, id, token 
 		if name == "" {
 			name = h.name
 		}
+		s.mu.Lock()
+		hookAvatar := h.avatar
+		s.mu.Unlock()
 		msg := &Message{ChannelID: channelID, GuildID: h.guildID, Content: in.Content, AuthorID: h.id,
-			Username: name, AvatarURL: in.AvatarURL, WebhookID: h.id, Bot: true}
+			Username: name, AvatarURL: in.AvatarURL, WebhookAvatar: hookAvatar, WebhookID: h.id, Bot: true}
 		s.addMessage(msg, true)
 		if r.URL.Query().Get("wait") != "true" {
 			w.WriteHeader(http.StatusNoContent)

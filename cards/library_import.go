@@ -1,0 +1,131 @@
+package cards
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+)
+
+// maxIDRunes bounds the ids Import gives, well within the database columns.
+const maxIDRunes = 48
+
+// Import copies the card file src into the library folder dir under a
+// stable id: its file name in lower case, with anything but letters, digits,
+// '-' and '_' made '-'. The card is read before anything is written, so a
+// file that is no card is refused and dir is left as it was. Importing the
+// same file again is a no-op; a different card under the same id is
+// refused. It returns the card as the library will load it.
+func Import(dir, src string) (Card, error) {
+	if _, err := LoadCard(src); err != nil {
+		return Card{}, err
+	}
+	sum, head, err := fileSum(src)
+	if err != nil {
+		return Card{}, fmt.Errorf("cards: import: %w", err)
+	}
+	id := ImportID(src, sum)
+	ext := strings.ToLower(filepath.Ext(src))
+	if !cardExts[ext] {
+		ext = ".json"
+		if bytes.HasPrefix(head, pngSignature) {
+			ext = ".png"
+		} else if bytes.HasPrefix(head, []byte("PK\x03\x04")) {
+			ext = ".charx"
+		}
+	}
+	dst := filepath.Join(dir, id+ext)
+	for e := range cardExts {
+		p := filepath.Join(dir, id+e)
+		old, _, err := fileSum(p)
+		if err != nil {
+			continue
+		}
+		if p == dst && old == sum {
+			return LoadCard(dst)
+		}
+		return Card{}, fmt.Errorf("cards: import %s: the id %q is taken by %s, a different card; rename the file to import it", src, id, p)
+	}
+	if err := copyInto(dir, src, dst); err != nil {
+		return Card{}, fmt.Errorf("cards: import: %w", err)
+	}
+	return LoadCard(dst)
+}
+
+// fileSum returns the SHA-256 of a file, in hex, and its first bytes; the
+// file is streamed, whatever its size.
+func fileSum(path string) (string, []byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	head := make([]byte, 8)
+	n, _ := io.ReadFull(f, head)
+	h := sha256.New()
+	h.Write(head[:n])
+	if _, err := io.Copy(h, f); err != nil {
+		return "", nil, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), head[:n], nil
+}
+
+// copyInto copies src to dst through a temporary file in dir, so that dst
+// is whole or absent.
+func copyInto(dir, src, dst string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(dir, ".import-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
+
+// ImportID is the id Import gives the card file at path, whose content has
+// the hex SHA-256 sum (the id of a file whose name has no letter or digit).
+func ImportID(path, sum string) string {
+	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(base) {
+		ok := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-'
+		if !ok {
+			if !dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = true
+			continue
+		}
+		b.WriteRune(r)
+		dash = false
+	}
+	id := strings.Trim(b.String(), "-")
+	if r := []rune(id); len(r) > maxIDRunes {
+		sum := sha256.Sum256([]byte(id))
+		id = strings.TrimRight(string(r[:maxIDRunes-9]), "-") + "-" + hex.EncodeToString(sum[:4])
+	}
+	if id == "" {
+		id = "card-" + sum[:min(8, len(sum))]
+	}
+	return id
+}

@@ -1,0 +1,230 @@
+package cards
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// MaxPNGBytes bounds a PNG card file: the picture and the card together.
+const MaxPNGBytes = 20 << 20
+
+// maxTextChunk bounds one text chunk: a card's JSON in base64.
+const maxTextChunk = MaxCardJSON/3*4 + 1024
+
+var pngSignature = []byte("\x89PNG\r\n\x1a\n")
+
+// pngText is what a PNG's text chunks say about the card.
+type pngText struct {
+	chara, ccv3 []byte
+}
+
+// ReadPNG reads a card from a PNG stream: the base64 JSON of its `ccv3`
+// (preferred) or `chara` text chunk, in tEXt, iTXt or zTXt. The picture,
+// without the card chunks, becomes the card's Image when it is at most
+// MaxImageBytes. The stream is read chunk by chunk and never beyond
+// MaxPNGBytes; errors wrap ErrCardInvalid.
+func ReadPNG(r io.Reader) (Card, error) {
+	text, img, err := readPNGChunks(r)
+	if err != nil {
+		return Card{}, err
+	}
+	var c Card
+	switch {
+	case text.ccv3 != nil:
+		c, err = parseChunk("ccv3", text.ccv3)
+		if err != nil && text.chara != nil {
+			// SillyTavern falls back to chara when ccv3 does not read.
+			if c2, err2 := parseChunk("chara", text.chara); err2 == nil {
+				c, err = c2, nil
+			}
+		}
+	case text.chara != nil:
+		c, err = parseChunk("chara", text.chara)
+	default:
+		return Card{}, fmt.Errorf("%w: a PNG without a character card (no chara or ccv3 text chunk)", ErrNotCard)
+	}
+	if err != nil {
+		return Card{}, err
+	}
+	c.Format = "png"
+	c.Image = img
+	return c, nil
+}
+
+// parseChunk decodes a card chunk's base64 JSON (raw JSON is taken too).
+func parseChunk(key string, text []byte) (Card, error) {
+	text = bytes.TrimSpace(text)
+	data := text
+	if len(text) > 0 && text[0] != '{' {
+		clean := bytes.Map(func(r rune) rune {
+			if r == '\n' || r == '\r' || r == ' ' || r == '\t' || r == '=' {
+				return -1
+			}
+			return r
+		}, text)
+		data = make([]byte, base64.RawStdEncoding.DecodedLen(len(clean)))
+		n, err := base64.RawStdEncoding.Decode(data, clean)
+		if err != nil {
+			n, err = base64.RawURLEncoding.Decode(data, clean)
+		}
+		if err != nil {
+			return Card{}, fmt.Errorf("%w: PNG %s chunk is not base64: %v", ErrCardInvalid, key, err)
+		}
+		data = data[:n]
+	}
+	c, err := ParseCard(data)
+	if err != nil {
+		return Card{}, fmt.Errorf("PNG %s chunk: %w", key, err)
+	}
+	return c, nil
+}
+
+// readPNGChunks walks the chunks of a PNG stream, keeping the card text and
+// the other chunks (the picture) up to MaxImageBytes.
+func readPNGChunks(r io.Reader) (pngText, []byte, error) {
+	lr := &io.LimitedReader{R: r, N: MaxPNGBytes + 1}
+	var sig [8]byte
+	if _, err := io.ReadFull(lr, sig[:]); err != nil || !bytes.Equal(sig[:], pngSignature) {
+		return pngText{}, nil, fmt.Errorf("%w: not a PNG", ErrCardInvalid)
+	}
+	var text pngText
+	img := bytes.NewBuffer(append([]byte(nil), pngSignature...))
+	keepImage := true
+	for {
+		var hdr [8]byte
+		if _, err := io.ReadFull(lr, hdr[:]); err != nil {
+			if lr.N <= 0 {
+				return pngText{}, nil, tooBigPNG()
+			}
+			if text.chara != nil || text.ccv3 != nil {
+				// A truncated picture after the card: the card stands.
+				return text, nil, nil
+			}
+			return pngText{}, nil, fmt.Errorf("%w: the PNG ends before its IEND chunk", ErrCardInvalid)
+		}
+		n := int64(binary.BigEndian.Uint32(hdr[:4]))
+		typ := string(hdr[4:])
+		if n > MaxPNGBytes {
+			return pngText{}, nil, tooBigPNG()
+		}
+		isText := typ == "tEXt" || typ == "iTXt" || typ == "zTXt"
+		if isText && n > maxTextChunk {
+			return pngText{}, nil, fmt.Errorf("%w: a PNG text chunk of %s; a card's may have %s", ErrTooLarge, megabytes64(n), megabytes(maxTextChunk))
+		}
+		if isText {
+			body := make([]byte, n+4)
+			if _, err := io.ReadFull(lr, body); err != nil {
+				return pngText{}, nil, pngReadError(lr, err)
+			}
+			key, val, err := textChunk(typ, body[:n])
+			if err != nil {
+				return pngText{}, nil, err
+			}
+			switch strings.ToLower(key) {
+			case "chara":
+				text.chara = val
+				continue
+			case "ccv3":
+				text.ccv3 = val
+				continue
+			}
+			if keepImage && img.Len()+len(body)+8 <= MaxImageBytes {
+				img.Write(hdr[:])
+				img.Write(body)
+			} else {
+				keepImage = false
+			}
+		} else if keepImage && int64(img.Len())+n+12 <= MaxImageBytes {
+			img.Write(hdr[:])
+			if _, err := io.CopyN(img, lr, n+4); err != nil {
+				return pngText{}, nil, pngReadError(lr, err)
+			}
+		} else {
+			keepImage = false
+			if _, err := io.CopyN(io.Discard, lr, n+4); err != nil {
+				return pngText{}, nil, pngReadError(lr, err)
+			}
+		}
+		if typ == "IEND" {
+			break
+		}
+	}
+	if !keepImage || img.Len() > MaxImageBytes {
+		return text, nil, nil
+	}
+	return text, img.Bytes(), nil
+}
+
+func tooBigPNG() error {
+	return fmt.Errorf("%w: the PNG is larger than %s", ErrTooLarge, megabytes(MaxPNGBytes))
+}
+
+func pngReadError(lr *io.LimitedReader, err error) error {
+	if lr.N <= 0 {
+		return tooBigPNG()
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: the PNG is cut short inside a chunk", ErrCardInvalid)
+	}
+	return fmt.Errorf("cards: read PNG: %w", err)
+}
+
+// textChunk returns the keyword and text of a tEXt, zTXt or iTXt chunk;
+// compressed text is inflated up to maxTextChunk.
+func textChunk(typ string, body []byte) (string, []byte, error) {
+	key, rest, ok := bytes.Cut(body, []byte{0})
+	if !ok {
+		return "", nil, nil // no keyword: not ours, kept with the picture
+	}
+	if k := strings.ToLower(string(key)); k != "chara" && k != "ccv3" {
+		return string(key), nil, nil
+	}
+	switch typ {
+	case "tEXt":
+		return string(key), rest, nil
+	case "zTXt":
+		if len(rest) < 1 {
+			return string(key), nil, nil
+		}
+		val, err := inflate(rest[1:])
+		return string(key), val, err
+	}
+	// iTXt: compression flag, method, language\0, translated keyword\0, text.
+	if len(rest) < 2 {
+		return string(key), nil, nil
+	}
+	compressed := rest[0] == 1
+	_, rest, ok1 := bytes.Cut(rest[2:], []byte{0})
+	_, val, ok2 := bytes.Cut(rest, []byte{0})
+	if !ok1 || !ok2 {
+		return string(key), nil, nil
+	}
+	if compressed {
+		v, err := inflate(val)
+		return string(key), v, err
+	}
+	return string(key), val, nil
+}
+
+// inflate decompresses zlib data, refusing more than maxTextChunk bytes.
+func inflate(data []byte) ([]byte, error) {
+	zr, err := zlib.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%w: a compressed PNG text chunk does not inflate: %v", ErrCardInvalid, err)
+	}
+	defer zr.Close()
+	out, err := io.ReadAll(io.LimitReader(zr, maxTextChunk+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: a compressed PNG text chunk does not inflate: %v", ErrCardInvalid, err)
+	}
+	if len(out) > maxTextChunk {
+		return nil, fmt.Errorf("%w: a compressed PNG text chunk inflates beyond %s", ErrTooLarge, megabytes(maxTextChunk))
+	}
+	return out, nil
+}

@@ -1,0 +1,174 @@
+package cards_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"image/color"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"troupe/cards"
+	"troupe/cards/cardstest"
+)
+
+const (
+	v2Card = `{"spec":"chara_card_v2","spec_version":"2.0","data":{"name":"Old","first_mes":"from chara"}}`
+	v3Card = `{"spec":"chara_card_v3","spec_version":"3.0","data":{"name":"New","nickname":"Newt","first_mes":"from ccv3"}}`
+)
+
+func TestReadPNG(t *testing.T) {
+	t.Parallel()
+	pic := cardstest.Picture(t, 4, 4, color.Gray{Y: 9})
+	tests := []struct {
+		name     string
+		chunks   []cardstest.Chunk
+		wantName string
+		wantErr  string
+	}{
+		{"chara only", []cardstest.Chunk{cardstest.CardChunk("chara", v2Card)}, "Old", ""},
+		{"ccv3 only", []cardstest.Chunk{cardstest.CardChunk("ccv3", v3Card)}, "New", ""},
+		{"both: ccv3 wins", []cardstest.Chunk{cardstest.CardChunk("chara", v2Card), cardstest.CardChunk("ccv3", v3Card)}, "New", ""},
+		{"both, ccv3 first: ccv3 wins", []cardstest.Chunk{cardstest.CardChunk("ccv3", v3Card), cardstest.CardChunk("chara", v2Card)}, "New", ""},
+		{"ccv3 broken: chara", []cardstest.Chunk{cardstest.CardChunk("chara", v2Card), {Type: "tEXt", Key: "ccv3", Text: "!!!"}}, "Old", ""},
+		{"zTXt", []cardstest.Chunk{{Type: "zTXt", Key: "chara", Text: cardstest.CardChunk("", v2Card).Text}}, "Old", ""},
+		{"iTXt", []cardstest.Chunk{{Type: "iTXt", Key: "chara", Text: cardstest.CardChunk("", v2Card).Text}}, "Old", ""},
+		{"iTXt compressed", []cardstest.Chunk{{Type: "iTXt", Key: "ccv3", Text: cardstest.CardChunk("", v3Card).Text, Compress: true}}, "New", ""},
+		{"raw JSON in the chunk", []cardstest.Chunk{{Type: "tEXt", Key: "chara", Text: v2Card}}, "Old", ""},
+		{"other text chunks only", []cardstest.Chunk{{Type: "tEXt", Key: "Title", Text: "a cat"}, {Type: "zTXt", Key: "Comment", Text: "hi"}}, "", "no chara or ccv3"},
+		{"not base64", []cardstest.Chunk{{Type: "tEXt", Key: "chara", Text: "%%%"}}, "", "not base64"},
+		{"not a card inside", []cardstest.Chunk{cardstest.CardChunk("chara", `{"spec":"chara_card_v2","data":{"name":""}}`)}, "", "name is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := cards.ReadPNG(bytes.NewReader(cardstest.PNG(t, pic, tt.chunks...)))
+			if tt.wantErr != "" {
+				if !errors.Is(err, cards.ErrCardInvalid) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want ErrCardInvalid saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || c.Name != tt.wantName || c.Format != "png" {
+				t.Fatalf("got %q (%s), %v; want %q", c.Name, c.Format, err, tt.wantName)
+			}
+			// The avatar is the picture without the card chunks.
+			if !bytes.HasPrefix(c.Image, []byte("\x89PNG")) || bytes.Contains(c.Image, []byte("chara")) || bytes.Contains(c.Image, []byte("ccv3")) {
+				t.Errorf("image = %d bytes, with card chunks or no PNG signature", len(c.Image))
+			}
+		})
+	}
+	if _, err := cards.ReadPNG(strings.NewReader("GIF89a")); !errors.Is(err, cards.ErrCardInvalid) {
+		t.Errorf("a GIF: %v", err)
+	}
+}
+
+// endless is a PNG stream of 1 MB IDAT chunks that never ends, counting
+// what was read from it.
+type endless struct {
+	head []byte
+	pos  int // within the current chunk: 8 header bytes, 1 MB, 4 CRC bytes
+	read int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	const size = 1 << 20
+	n := copy(p, e.head)
+	e.head = e.head[n:]
+	for ; n < len(p); n++ {
+		p[n] = 0
+		switch e.pos {
+		case 1:
+			p[n] = size >> 16
+		case 4, 5, 6, 7:
+			p[n] = "IDAT"[e.pos-4]
+		}
+		e.pos = (e.pos + 1) % (size + 12)
+	}
+	e.read += int64(n)
+	return n, nil
+}
+
+// TestLargePNGRefusedFast: a PNG stream larger than the limit is refused
+// after reading no more than the limit, holding at most the kept picture in
+// memory; a 50 MB file is refused before it is read.
+func TestLargePNGRefusedFast(t *testing.T) {
+	pic := cardstest.Picture(t, 2, 2, color.Gray{})
+	head := cardstest.PNG(t, pic, cardstest.CardChunk("chara", v2Card))
+	head = head[:bytes.Index(head, []byte("IEND"))-4] // the card, then endless IDAT
+	src := &endless{head: head}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	_, err := cards.ReadPNG(src)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, cards.ErrTooLarge) || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("got %v, want ErrTooLarge", err)
+	}
+	if src.read > cards.MaxPNGBytes+64<<10 {
+		t.Errorf("read %d bytes; the limit is %d", src.read, cards.MaxPNGBytes)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 3*cards.MaxImageBytes {
+		t.Errorf("allocated %d MB reading a stream refused at %d MB", alloc>>20, cards.MaxPNGBytes>>20)
+	}
+	t.Logf("endless PNG refused after %d MB in %v: %v", src.read>>20, time.Since(start), err)
+
+	// A 50 MB file is refused by its size, before it is read.
+	path := filepath.Join(t.TempDir(), "huge.png")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(head); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(50 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := cards.LoadCard(path); !errors.Is(err, cards.ErrTooLarge) || !strings.Contains(err.Error(), "50.0 MB") {
+		t.Errorf("a 50 MB PNG: %v", err)
+	}
+
+	// A chunk claiming more than the limit is refused without reading it.
+	var hdr [8]byte
+	binary.BigEndian.PutUint32(hdr[:4], 1<<30)
+	copy(hdr[4:], "IDAT")
+	r := io.MultiReader(bytes.NewReader(head), bytes.NewReader(hdr[:]), &endless{})
+	if _, err := cards.ReadPNG(r); !errors.Is(err, cards.ErrTooLarge) {
+		t.Errorf("a 1 GB chunk: %v", err)
+	}
+}
+
+// TestCardSizeLimits: a card over 2 MB of text, lore included, is refused
+// with the reason; a 10 MB JSON file is refused before it is read.
+func TestCardSizeLimits(t *testing.T) {
+	t.Parallel()
+	entry := `{"keys":["k"],"content":"` + strings.Repeat("lore ", 1000) + `"}`
+	entries := strings.TrimSuffix(strings.Repeat(entry+",", 500), ",")
+	big := `{"spec":"chara_card_v2","data":{"name":"Big","description":"d","character_book":{"entries":[` + entries + `]}}}`
+	_, err := cards.ParseCard([]byte(big))
+	if !errors.Is(err, cards.ErrTooLarge) || !strings.Contains(err.Error(), "of it lore") || !strings.Contains(err.Error(), "limit is 2.0 MB") {
+		t.Errorf("2.4 MB of lore: %v", err)
+	}
+	ok := `{"spec":"chara_card_v2","data":{"name":"Fits","description":"` + strings.Repeat("x", 1<<20) + `"}}`
+	if _, err := cards.ParseCard([]byte(ok)); err != nil {
+		t.Errorf("1 MB of text: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "ten.json")
+	if err := os.WriteFile(path, []byte(`{"name":"Ten","description":"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 10<<20); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cards.LoadCard(path); !errors.Is(err, cards.ErrTooLarge) || !strings.Contains(err.Error(), "10.0 MB") {
+		t.Errorf("a 10 MB file: %v", err)
+	}
+}

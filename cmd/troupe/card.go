@@ -1,0 +1,315 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"troupe/cards"
+)
+
+// logCardFailures names each file of the card folder that did not load.
+func logCardFailures(log *slog.Logger, lib *cards.Library) {
+	for _, f := range lib.Failed() {
+		log.Warn("card file skipped", "file", f.Path, "err", f.Err)
+	}
+}
+
+func (c *cli) cardCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "card", Short: "List, show, import and export character cards"}
+	cmd.AddCommand(c.cardListCmd(), c.cardShowCmd(), c.cardImportCmd(), c.cardExportCmd())
+	return cmd
+}
+
+// cardDir is the card folder: --dir, else cards.dir of the configuration.
+func (c *cli) cardDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return "", err
+	}
+	return cfg.Cards.Dir, nil
+}
+
+// cardLine is one card of `troupe card list --json`.
+type cardLine struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Format      string `json:"format"`
+	Spec        string `json:"spec"`
+	Language    string `json:"language"`
+	Greetings   int    `json:"greetings"`
+	LoreEntries int    `json:"lore_entries"`
+	Image       bool   `json:"image"`
+}
+
+type failedLine struct {
+	File  string `json:"file"`
+	Error string `json:"error"`
+}
+
+func (c *cli) cardListCmd() *cobra.Command {
+	var dir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the cards of the card folder, and the files that did not load with why",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := c.cardDir(dir)
+			if err != nil {
+				return err
+			}
+			lib, err := cards.LoadLibrary(d, "")
+			if err != nil {
+				return err
+			}
+			var out struct {
+				Cards  []cardLine   `json:"cards"`
+				Failed []failedLine `json:"failed"`
+			}
+			out.Cards, out.Failed = []cardLine{}, []failedLine{}
+			for _, k := range lib.List() {
+				greetings := len(k.AlternateGreetings)
+				if k.FirstMes != "" {
+					greetings++
+				}
+				out.Cards = append(out.Cards, cardLine{ID: k.ID, Name: k.Name, Format: k.Format, Spec: k.Spec, Language: k.Language,
+					Greetings: greetings, LoreEntries: loreEntries(k), Image: len(k.Image) > 0})
+			}
+			for _, f := range lib.Failed() {
+				out.Failed = append(out.Failed, failedLine{File: filepath.Base(f.Path), Error: failureReason(f)})
+			}
+			if asJSON {
+				enc := json.NewEncoder(c.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tFORMAT\tSPEC\tLANG\tGREETINGS\tLORE")
+			for _, l := range out.Cards {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", l.ID, l.Name, l.Format, l.Spec, l.Language, l.Greetings, l.LoreEntries)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if len(out.Failed) > 0 {
+				fmt.Fprintf(c.stdout, "\n%d file(s) did not load:\n", len(out.Failed))
+				for _, f := range out.Failed {
+					fmt.Fprintf(c.stdout, "  %s: %s\n", f.File, f.Error)
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "card folder (default cards.dir of the configuration)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// failureReason is why a file did not load, without its path repeated.
+func failureReason(f cards.Failure) string {
+	return strings.TrimPrefix(f.Err.Error(), f.Path+": ")
+}
+
+func loreEntries(k cards.Card) int {
+	if k.Book == nil {
+		return 0
+	}
+	return len(k.Book.Entries)
+}
+
+// findCard is a card file, or a card of the folder by id or name.
+func (c *cli) findCard(dir, key string) (cards.Card, error) {
+	if st, err := os.Stat(key); err == nil && !st.IsDir() {
+		return cards.LoadCard(key)
+	}
+	d, err := c.cardDir(dir)
+	if err != nil {
+		return cards.Card{}, err
+	}
+	lib, err := cards.LoadLibrary(d, "")
+	if err != nil {
+		return cards.Card{}, err
+	}
+	if k, ok := lib.Find(key); ok {
+		return k, nil
+	}
+	for _, f := range lib.Failed() {
+		if strings.EqualFold(cards.CardIDFromPath(f.Path), key) {
+			return cards.Card{}, f.Err
+		}
+	}
+	return cards.Card{}, usageError{fmt.Errorf("no card %q in %s, and no such file", key, d)}
+}
+
+func (c *cli) cardShowCmd() *cobra.Command {
+	var dir, user string
+	cmd := &cobra.Command{
+		Use:   "show ID|FILE",
+		Short: "Print what a prompt would use of a card",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			k, err := c.findCard(dir, args[0])
+			if err != nil {
+				return err
+			}
+			return showCard(c.stdout, k, user)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "card folder (default cards.dir of the configuration)")
+	cmd.Flags().StringVar(&user, "user", "User", "the name {{user}} stands for")
+	return cmd
+}
+
+// showCard prints a card's fields as the prompt uses them.
+func showCard(w io.Writer, k cards.Card, user string) error {
+	x := func(s string) string { return strings.TrimSpace(cards.Expand(s, k.CharName(), user)) }
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (id %s): %s card %s, language %s\n", k.Name, k.ID, k.Format, k.Spec, k.Language)
+	if k.Nickname != "" {
+		fmt.Fprintf(&b, "{{char}} is %s\n", k.Nickname)
+	}
+	switch {
+	case k.Avatar != "":
+		fmt.Fprintf(&b, "avatar: %s\n", k.Avatar)
+	case len(k.Image) > 0:
+		fmt.Fprintf(&b, "avatar: the card's image (%d KB)\n", (len(k.Image)+1023)/1024)
+	}
+	section := func(title, text string) {
+		if text = x(text); text != "" {
+			fmt.Fprintf(&b, "\n== %s\n%s\n", title, text)
+		}
+	}
+	section("system prompt", k.SystemPrompt)
+	section("description", k.Description)
+	section("personality", k.Personality)
+	section("scenario", k.Scenario)
+	for i, e := range k.Examples {
+		section(fmt.Sprintf("example dialogue %d of %d", i+1, len(k.Examples)), e)
+	}
+	section("post-history instructions", k.PostHistoryInstructions)
+	if k.DepthPrompt != nil {
+		section(fmt.Sprintf("character's note (depth %d, %s)", k.DepthPrompt.Depth, k.DepthPrompt.Role), k.DepthPrompt.Prompt)
+	}
+	section("greeting", k.FirstMes)
+	for i, g := range k.AlternateGreetings {
+		section(fmt.Sprintf("alternate greeting %d", i+1), g)
+	}
+	for i, g := range k.GroupGreetings {
+		section(fmt.Sprintf("group greeting %d (chats with several characters)", i+1), g)
+	}
+	if k.World != "" {
+		fmt.Fprintf(&b, "\n== world info\n%s (from worlds/)\n", k.World)
+	}
+	if k.Book != nil && len(k.Book.Entries) > 0 {
+		fmt.Fprintf(&b, "\n== lore: %d entries\n", len(k.Book.Entries))
+		for _, e := range k.Book.Entries {
+			keys := strings.Join(e.Keys, ", ")
+			if e.Constant {
+				keys = "(always)"
+			}
+			fmt.Fprintf(&b, "- %s: %s\n", keys, clip(strings.Join(strings.Fields(x(e.Content)), " "), 100))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+func (c *cli) cardImportCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "import FILE...",
+		Short: "Copy card files (JSON, PNG, CHARX) into the card folder under a stable id",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := c.cardDir(dir)
+			if err != nil {
+				return err
+			}
+			var failed []string
+			for _, src := range args {
+				k, err := cards.Import(d, src)
+				if err != nil {
+					fmt.Fprintf(c.stderr, "%s: not imported: %v\n", src, err)
+					failed = append(failed, src)
+					continue
+				}
+				fmt.Fprintf(c.stdout, "%s: imported as %s (%s)\n", src, k.ID, k.Name)
+			}
+			if len(failed) > 0 {
+				return fmt.Errorf("%d of %d file(s) not imported: %s", len(failed), len(args), strings.Join(failed, ", "))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "card folder (default cards.dir of the configuration)")
+	return cmd
+}
+
+func (c *cli) cardExportCmd() *cobra.Command {
+	var dir, format, out string
+	cmd := &cobra.Command{
+		Use:   "export ID|FILE --format png|json",
+		Short: "Write a card as a V3 card file (PNG with chara and ccv3 chunks, or JSON)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "png" && format != "json" {
+				return usageError{fmt.Errorf("--format is %q; it must be png or json", format)}
+			}
+			k, err := c.findCard(dir, args[0])
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = k.ID + "." + format
+			}
+			f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if errors.Is(err, os.ErrExist) {
+				return usageError{fmt.Errorf("%s exists; give another --out", out)}
+			}
+			if err != nil {
+				return err
+			}
+			if format == "png" {
+				err = k.WritePNG(f)
+			} else {
+				var data []byte
+				if data, err = k.V3JSON(); err == nil {
+					_, err = f.Write(append(data, '\n'))
+				}
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				os.Remove(out)
+				return err
+			}
+			fmt.Fprintf(c.stdout, "wrote %s\n", out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "card folder (default cards.dir of the configuration)")
+	cmd.Flags().StringVar(&format, "format", "png", "png or json")
+	cmd.Flags().StringVar(&out, "out", "", "file to write (default ID.png or ID.json; never overwritten)")
+	return cmd
+}
