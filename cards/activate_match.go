@@ -2,6 +2,7 @@ package cards
 
 import (
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -10,6 +11,10 @@ import (
 // matcher is one compiled key.
 type matcher struct {
 	re *regexp.Regexp
+	// needs are ASCII literals the expression cannot match without (in
+	// lower case when it ignores case): a cheap test before running it.
+	needs    []string
+	needFold bool
 	// key is the literal key, lower-cased unless case-sensitive.
 	key           string
 	caseSensitive bool
@@ -19,6 +24,9 @@ type matcher struct {
 	// word: the key is one whole word, found by a lookup in the text's
 	// words instead of a search.
 	word bool
+	// pair is the key's first two runes when both are outside ASCII (a
+	// Chinese name, say): the text must hold them side by side.
+	pair string
 	// lead is the key's first word when the key starts with a whole word
 	// and goes on: the text must hold that word, which rules most keys out
 	// without a search.
@@ -36,11 +44,18 @@ func compileKey(key string, caseSensitive, wholeWords bool) (matcher, bool) {
 		return matcher{}, false
 	}
 	if re := keyRegexp(key); re != nil {
-		return matcher{re: re}, true
+		m := matcher{re: re}
+		m.needs, m.needFold = requiredLiterals(re.String())
+		return m, true
 	}
 	m := matcher{key: key, caseSensitive: caseSensitive}
 	if !caseSensitive {
 		m.key = strings.ToLower(key)
+	}
+	if r1, n1 := utf8.DecodeRuneInString(m.key); r1 >= utf8.RuneSelf && !caseSensitive {
+		if r2, n2 := utf8.DecodeRuneInString(m.key[n1:]); r2 >= utf8.RuneSelf && r2 != utf8.RuneError {
+			m.pair = m.key[:n1+n2]
+		}
 	}
 	if wholeWords {
 		first, _ := utf8.DecodeRuneInString(m.key)
@@ -87,6 +102,51 @@ func keyRegexp(key string) *regexp.Regexp {
 	return re
 }
 
+// requiredLiterals returns the ASCII literals of at least two bytes that
+// every match of pattern contains: the literal parts of a top-level
+// concatenation. fold is true when they are to be found in any case (they
+// are then lower-cased); a pattern mixing both gives none.
+func requiredLiterals(pattern string) (lits []string, fold bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, false
+	}
+	re = re.Simplify()
+	parts := []*syntax.Regexp{re}
+	if re.Op == syntax.OpConcat {
+		parts = re.Sub
+	}
+	first := true
+	for _, p := range parts {
+		if p.Op != syntax.OpLiteral || len(p.Rune) < 2 {
+			continue
+		}
+		lit := string(p.Rune)
+		if !isASCII(lit) {
+			continue
+		}
+		f := p.Flags&syntax.FoldCase != 0
+		if !first && f != fold {
+			return nil, false
+		}
+		first, fold = false, f
+		if f {
+			lit = strings.ToLower(lit)
+		}
+		lits = append(lits, lit)
+	}
+	return lits, fold
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
 // isWordRune reports whether r is part of a word for whole-word matching:
 // letters, digits and underscore of scripts written with spaces. Chinese,
 // Japanese, Korean and Thai characters are not, so keys in them match inside
@@ -110,7 +170,36 @@ func isWordRune(r rune) bool {
 type haystack struct {
 	text, lower    string
 	words, wordsCS map[string]struct{}
+	pairs          map[string]struct{}
 	regexpsTried   map[string]bool
+	folded         *string
+}
+
+// foldedText is the lower-case text with the one letter whose case folding
+// lower-casing misses (ſ, which (?i)s matches) folded too.
+func (h *haystack) foldedText() string {
+	if h.folded == nil {
+		f := strings.ReplaceAll(h.lower, "ſ", "s")
+		h.folded = &f
+	}
+	return *h.folded
+}
+
+// pairSet returns the pairs of adjacent runes of text outside ASCII.
+func pairSet(text string) map[string]struct{} {
+	set := map[string]struct{}{}
+	prevAt := -1
+	for i, r := range text {
+		if r < utf8.RuneSelf {
+			prevAt = -1
+			continue
+		}
+		if prevAt >= 0 {
+			set[text[prevAt:i+utf8.RuneLen(r)]] = struct{}{}
+		}
+		prevAt = i
+	}
+	return set
 }
 
 func newHaystack(text string) *haystack { return &haystack{text: text, lower: strings.ToLower(text)} }
@@ -141,12 +230,20 @@ func (m matcher) match(h *haystack) bool {
 		if found, ok := h.regexpsTried[key]; ok {
 			return found
 		}
-		found := m.re.MatchString(h.text)
+		found := m.literalsIn(h) && m.re.MatchString(h.text)
 		if h.regexpsTried == nil {
 			h.regexpsTried = map[string]bool{}
 		}
 		h.regexpsTried[key] = found
 		return found
+	}
+	if m.pair != "" {
+		if h.pairs == nil {
+			h.pairs = pairSet(h.lower)
+		}
+		if _, ok := h.pairs[m.pair]; !ok {
+			return false
+		}
 	}
 	text := h.lower
 	if m.caseSensitive {
@@ -184,6 +281,16 @@ func (m matcher) match(h *haystack) bool {
 		from = start + max(size, 1)
 	}
 	return false
+}
+
+// literalsIn reports whether h holds every literal the expression needs.
+func (m matcher) literalsIn(h *haystack) bool {
+	for _, lit := range m.needs {
+		if m.needFold && !strings.Contains(h.foldedText(), lit) || !m.needFold && !strings.Contains(h.text, lit) {
+			return false
+		}
+	}
+	return true
 }
 
 // boundary reports whether text[start:end] stands as a whole word.

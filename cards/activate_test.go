@@ -49,6 +49,14 @@ func TestMatchKey(t *testing.T) {
 		{"/^the end$/m", "a\nthe end\nb", false, true, true},
 		{"/drag(?=on)/", "/drag(?=on)/ is literal", false, false, true},
 		{"/x/q", "/x/q", false, false, true},
+		{`/Sword\s*\d/i`, "a SWORD 7", false, true, true},
+		{`/sword\s*\d/`, "a SWORD 7", false, true, false},
+		{`/sword\s*\d/`, "a sword, no number", false, true, false},
+		{"长安城", "他回到长安", false, true, false},
+		{"宝剑", "宝 剑", false, true, false},
+		{`/sword/i`, "a ſword", false, true, true},
+		{`/kin/i`, "\u212Ain", false, true, true},
+		{"宝剑", "一把宝剑", false, true, true},
 		{"  ", "anything", false, true, false},
 	}
 	for _, tt := range tests {

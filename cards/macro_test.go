@@ -119,14 +119,19 @@ func FuzzExpand(f *testing.F) {
 // FuzzMatchKey: the key matcher never panics, and whole-word matching
 // never finds what plain substring matching does not.
 func FuzzMatchKey(f *testing.F) {
-	for _, s := range [][2]string{{"bar", "barista"}, {"/a+/i", "AAA"}, {"龙", "巨龙"}, {"/(/", "("}, {"İ", "i̇"}} {
+	for _, s := range [][2]string{{"bar", "barista"}, {"/a+/i", "AAA"}, {"/(?i:ab)cd/", "ABcd"}, {"/sword\\s*1/i", "SWORD 1"}, {"龙", "巨龙"}, {"/(/", "("}, {"İ", "i̇"}} {
 		f.Add(s[0], s[1], false)
 	}
 	f.Fuzz(func(t *testing.T, key, text string, cs bool) {
 		whole := MatchKey(key, text, cs, true)
 		loose := MatchKey(key, text, cs, false)
-		if whole && !loose && keyRegexp(strings.TrimSpace(key)) == nil {
+		re := keyRegexp(strings.TrimSpace(key))
+		if whole && !loose && re == nil {
 			t.Fatalf("key %q in %q: whole-word match without a substring match", key, text)
+		}
+		// The shortcuts before a regular expression never change its answer.
+		if re != nil && whole != re.MatchString(text) {
+			t.Fatalf("key %q in %q: got %v, the expression says %v", key, text, whole, !whole)
 		}
 	})
 }
