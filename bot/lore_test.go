@@ -1,12 +1,14 @@
 package bot_test
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,9 +154,11 @@ func TestLoreGoldenPrompts(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
+	var logs lockedBuffer
 	r := newLoreRig(t, card, func(o *bot.Options) {
 		o.Worlds = worlds
 		o.LoreConfig.BudgetTokens = 120
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	})
 	turns := []string{
 		"I work as a barista near the LightHouse. The bell rings; the tide is out. Is there a gate key?",
@@ -168,4 +172,33 @@ func TestLoreGoldenPrompts(t *testing.T) {
 		req := memorytest.TurnRequest(t, r.fake, text)
 		golden(t, "lore_v3_turn"+string(rune('1'+i)), renderRequest(req))
 	}
+	// What was called up but left out is logged at debug, with why.
+	for _, want := range []string{
+		`entry=15 comment="" reason="delay: not before turn 4"`,
+		`entry=14 comment="" reason="cooldown until turn 3"`,
+		`entry=16 comment="" reason="inclusion group weather has another entry"`,
+		`entry=18 comment="" reason="budget: `,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log does not say %s:\n%s", want, logs.String())
+		}
+	}
+}
+
+// lockedBuffer is a log destination tests can read while turns write.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
