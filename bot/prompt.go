@@ -57,7 +57,12 @@ func systemText(c cards.Card, lang, user, persona string, tl turnLore) string {
 	section(labels[2], x(c.Scenario))
 	block(cards.AfterChar)
 	section(labels[3], x(persona))
-	section(labels[4], examples(c.Examples, x, tl.placed[cards.ExamplesTop], tl.placed[cards.ExamplesBottom]))
+	dialogues := c.Examples
+	if dialogues == nil && c.MesExample != "" {
+		// A card built in code rather than read has not been split.
+		dialogues = cards.SplitExamples(c.MesExample)
+	}
+	section(labels[4], examples(dialogues, x, tl.placed[cards.ExamplesTop], tl.placed[cards.ExamplesBottom]))
 	return b.String()
 }
 
