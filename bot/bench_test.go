@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai"
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
 	"troupe/jobs"
+	"troupe/llm"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
@@ -53,7 +53,8 @@ type benchRig struct {
 	fake   *openaitest.Server
 	p      *bot.Pipeline
 	mem    *memory.Service
-	client *openai.Client
+	client *llm.Client
+	turns  *statsObserver
 }
 
 func newBenchRig(tb testing.TB, dsn string) *benchRig {
@@ -85,13 +86,14 @@ func newRigCard(tb testing.TB, dsn string, now func() time.Time, contextWindow i
 	fake := openaitest.NewServer(tb)
 	scribe := &memorytest.Scribe{}
 	fake.SetResponder(scribe.Respond)
-	client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
+	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	mc := config.Default().Memory
-	mem := memory.NewService(st, openai.Scribe{C: client}, memory.Config{Compact: memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars}}, slog.New(slog.DiscardHandler))
+	mem := memory.NewService(st, llm.Scribe{C: client}, memory.Config{Compact: memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars}}, slog.New(slog.DiscardHandler))
 	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
+	turns := &statsObserver{}
 	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: memory.NewPromptEstimator(),
-		MemoryConfig: mc, Language: "en", ContextWindow: contextWindow, MaxReplyTokens: 256, Now: now})
-	return &benchRig{st: st, fake: fake, p: p, mem: mem, client: client}
+		MemoryConfig: mc, Language: "en", ContextWindow: contextWindow, MaxReplyTokens: 256, Now: now, Observer: turns})
+	return &benchRig{st: st, fake: fake, p: p, mem: mem, client: client, turns: turns}
 }
 
 func inbound(ch string, i int) bot.Inbound {
@@ -189,7 +191,12 @@ func BenchmarkTurnLongChat(b *testing.B) {
 					}
 				}
 				b.StopTimer()
-				times := r.p.PipelineTimes()[1:]
+				var times []time.Duration
+				r.turns.mu.Lock()
+				for _, ts := range r.turns.turns[1:] {
+					times = append(times, ts.Pipeline)
+				}
+				r.turns.mu.Unlock()
 				sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 				if len(times) > 0 {
 					b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"testing"
 
-	"troupe/adapters/openai"
 	"troupe/bot"
 	"troupe/config"
 	"troupe/jobs"
+	"troupe/llm"
 	"troupe/models"
 )
 
@@ -28,7 +28,7 @@ func TestBurstOfFiftyTwoProcesses(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st2.Close()
-			client := openai.New(openai.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1}, nil)
+			client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1}, nil)
 			lib := r.p.Cards()
 			locker := jobs.NewLocker(rds)
 

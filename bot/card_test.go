@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
+	"troupe/llm/openaitest"
 )
 
 func TestCreatorNotesNeverSent(t *testing.T) {

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/cards/cardstest"
+	"troupe/llm/openaitest"
 )
 
 var updateCards = flag.Bool("update-cards", false, "rewrite testdata/cards/*.golden")

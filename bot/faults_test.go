@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/models"
 )

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai"
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
+	"troupe/llm"
+	"troupe/llm/openaitest"
 	"troupe/models"
 	"troupe/models/testenv"
 )
@@ -61,7 +61,7 @@ func TestGateBoundsPipelineWorkNotModelCalls(t *testing.T) {
 				a.Latency = 400 * time.Millisecond
 				return a
 			})
-			client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
+			client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 			card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
 			if err != nil {
 				t.Fatal(err)

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai"
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
+	"troupe/llm"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
@@ -59,7 +59,7 @@ func newLoreRig(t *testing.T, card cards.Card, set func(*bot.Options)) *loreRig 
 	t.Cleanup(func() { st.Close() })
 	fake := openaitest.NewServer(t)
 	fake.SetResponder((&memorytest.Scribe{}).Respond)
-	client := openai.New(openai.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
+	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	lib, err := cards.NewLibrary([]cards.Card{card}, "")
 	if err != nil {
 		t.Fatal(err)

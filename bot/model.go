@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -71,13 +70,4 @@ func (e *ModelError) Retryable() bool {
 		return true
 	}
 	return false
-}
-
-// IsRetryable reports whether err is a model error worth retrying later.
-func IsRetryable(err error) bool {
-	var me *ModelError
-	if errors.As(err, &me) {
-		return me.Retryable()
-	}
-	return errors.Is(err, context.DeadlineExceeded)
 }

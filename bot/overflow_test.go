@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 )

@@ -113,22 +113,11 @@ type Pipeline struct {
 	lanes  map[string]*lane
 	closed bool
 	wg     sync.WaitGroup
-	stats  stats
 	rate   rateLimiter
 	gate   gate
 	// cardsStored maps a card id to the data of its row as this process
 	// last wrote it.
 	cardsStored sync.Map
-}
-
-// stats counts what the pipeline did, for benchmarks (PipelineTimes).
-type stats struct {
-	mu            sync.Mutex
-	Turns         int
-	Failed        int
-	PipelineTimes []time.Duration
-	// QueueTimes are the turns' waits for a gate slot, in the same order.
-	QueueTimes []time.Duration
 }
 
 // New returns a pipeline; it starts nothing.

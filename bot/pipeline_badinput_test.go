@@ -8,9 +8,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/config"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"

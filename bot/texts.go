@@ -1,5 +1,7 @@
 package bot
 
+import "fmt"
+
 // msgKey names a user-facing text.
 type msgKey int
 
@@ -144,4 +146,17 @@ var texts = map[string]map[msgKey]string{
 
 func (p *Pipeline) text(lang string, key msgKey, args ...any) string {
 	return Localized(texts, lang, key, args...)
+}
+
+// Localized returns texts[lang][key], from the English table when lang has
+// none, formatted with args when there are any.
+func Localized[K comparable](texts map[string]map[K]string, lang string, key K, args ...any) string {
+	t, ok := texts[lang]
+	if !ok {
+		t = texts["en"]
+	}
+	if len(args) == 0 {
+		return t[key]
+	}
+	return fmt.Sprintf(t[key], args...)
 }

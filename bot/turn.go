@@ -196,7 +196,6 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	if err != nil && ctx.Err() != nil {
 		// Shutting down (or the platform gave up): the message is kept and
 		// the user hears why the reply stopped.
-		p.stats.fail()
 		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "interrupted", Pipeline: pipelineTime})
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -204,7 +203,6 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 		return nil
 	}
 	if err != nil {
-		p.stats.fail()
 		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: modelDone.Sub(modelStart), PromptMessages: len(prompt.messages)})
 		p.log.Warn("model call failed", "chat_id", st.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.modelErrorText(lang, err))
@@ -233,7 +231,6 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	// answer to the stored reply plus the bookkeeping after delivery (the
 	// delivery itself is the platform's time).
 	own := pipelineTime + stored.Sub(afterModel) + time.Since(delivered)
-	p.stats.done(own, rp.queued)
 	p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "answered", Pipeline: own, Queued: rp.queued, Model: modelDone.Sub(modelStart),
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, PromptMessages: len(prompt.messages)})
 	p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
@@ -275,36 +272,4 @@ func (p *Pipeline) modelErrorText(lang string, err error) string {
 		return p.text(lang, msgModelTimeout)
 	}
 	return p.text(lang, msgModelFailed, "error")
-}
-
-func (s *stats) fail() {
-	s.mu.Lock()
-	s.Failed++
-	s.mu.Unlock()
-}
-
-func (s *stats) done(d, queued time.Duration) {
-	s.mu.Lock()
-	s.Turns++
-	if len(s.PipelineTimes) < 1_000_000 {
-		s.PipelineTimes = append(s.PipelineTimes, d)
-		s.QueueTimes = append(s.QueueTimes, queued)
-	}
-	s.mu.Unlock()
-}
-
-// PipelineTimes returns a copy of the recorded per-turn pipeline times (model
-// time excluded).
-func (p *Pipeline) PipelineTimes() []time.Duration {
-	p.stats.mu.Lock()
-	defer p.stats.mu.Unlock()
-	return append([]time.Duration(nil), p.stats.PipelineTimes...)
-}
-
-// QueueTimes returns a copy of the recorded waits for a gate slot, in the
-// order of PipelineTimes.
-func (p *Pipeline) QueueTimes() []time.Duration {
-	p.stats.mu.Lock()
-	defer p.stats.mu.Unlock()
-	return append([]time.Duration(nil), p.stats.QueueTimes...)
 }

@@ -9,8 +9,9 @@ import (
 	"strings"
 )
 
-// maxCHARXFiles bounds the files of a CHARX archive that are looked at.
-const maxCHARXFiles = 10000
+// MaxCHARXFiles bounds the files of a CHARX archive (a card with many
+// expression sprites has a few hundred).
+const MaxCHARXFiles = 4000
 
 // ReadCHARX reads a CHARX card: a zip archive with card.json (a V3 card) and
 // its assets. The icon asset (an embeded:// or embedded:// uri) becomes the
@@ -23,8 +24,8 @@ func ReadCHARX(r io.ReaderAt, size int64) (Card, error) {
 	if err != nil {
 		return Card{}, fmt.Errorf("%w: not a CHARX (zip) archive: %v", ErrCardInvalid, err)
 	}
-	if len(zr.File) > maxCHARXFiles {
-		return Card{}, fmt.Errorf("%w: the CHARX holds %d files; at most %d are read", ErrTooLarge, len(zr.File), maxCHARXFiles)
+	if len(zr.File) > MaxCHARXFiles {
+		return Card{}, fmt.Errorf("%w: the CHARX holds %d files; at most %d are read", ErrTooLarge, len(zr.File), MaxCHARXFiles)
 	}
 	files := map[string]*zip.File{}
 	for _, f := range zr.File {
@@ -43,11 +44,21 @@ func ReadCHARX(r io.ReaderAt, size int64) (Card, error) {
 		return Card{}, fmt.Errorf("CHARX card.json: %w", err)
 	}
 	c.Format = "charx"
-	if icon := iconPath(c); icon != "" {
-		if f, ok := files[icon]; ok {
-			if img, err := unzipFile(f, MaxImageBytes); err == nil {
-				c.Image = img
+	icon := iconPath(c)
+	if _, ok := files[icon]; !ok {
+		// An icon the card does not point at (a "ccdefault:" uri): the
+		// first picture in assets/icon/.
+		icon = ""
+		for _, f := range zr.File {
+			p := strings.TrimPrefix(path.Clean("/"+f.Name), "/")
+			if icon == "" && strings.HasPrefix(p, "assets/icon/") && !strings.HasSuffix(p, "/") {
+				icon = p
 			}
+		}
+	}
+	if f, ok := files[icon]; ok {
+		if img, err := unzipFile(f, MaxImageBytes); err == nil {
+			c.Image = img
 		}
 	}
 	return c, nil

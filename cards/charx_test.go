@@ -47,6 +47,11 @@ func TestReadCHARX(t *testing.T) {
 	if _, err := readCHARX([]byte("PK\x03\x04 not really")); !errors.Is(err, cards.ErrCardInvalid) || !strings.Contains(err.Error(), "zip") {
 		t.Errorf("a broken zip: %v", err)
 	}
+	// An icon the card does not point at is found in assets/icon/.
+	c, err = readCHARX(cardstest.CHARX(t, map[string][]byte{"card.json": []byte(v3Card), "assets/icon/face.png": main}))
+	if err != nil || !bytes.Equal(c.Image, main) {
+		t.Errorf("an icon in assets/icon/: image %d bytes, %v", len(c.Image), err)
+	}
 	// An icon over the image limit is left out; the card still loads.
 	c, err = readCHARX(cardstest.CHARX(t, map[string][]byte{"card.json": []byte(charxCard), "assets/icon/main.png": make([]byte, cards.MaxImageBytes+1)}))
 	if err != nil || c.Image != nil {
@@ -82,13 +87,14 @@ func bomb(t *testing.T, size, claimed int) []byte {
 // most the limit.
 func TestZipBombRefusedFast(t *testing.T) {
 	t.Parallel()
-	for _, claimed := range []int{64 << 20, 100} {
+	const size = cards.MaxCardJSON + 4<<20
+	for _, claimed := range []int{size, 100} {
 		t.Run(fmt.Sprintf("header says %d", claimed), func(t *testing.T) {
-			data := bomb(t, 64<<20, claimed)
+			data := bomb(t, size, claimed)
 			start := time.Now()
 			_, err := readCHARX(data)
 			if !errors.Is(err, cards.ErrCardInvalid) || !strings.Contains(err.Error(), "card.json unpacks") {
-				t.Fatalf("a %d KB zip unpacking to 64 MB: %v", len(data)>>10, err)
+				t.Fatalf("a %d KB zip unpacking to %d MB: %v", len(data)>>10, size>>20, err)
 			}
 			t.Logf("%d KB zip refused in %v: %v", len(data)>>10, time.Since(start), err)
 		})
@@ -96,11 +102,11 @@ func TestZipBombRefusedFast(t *testing.T) {
 	// Too many files.
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
-	for i := 0; i <= 10000; i++ {
+	for i := 0; i <= cards.MaxCHARXFiles; i++ {
 		zw.Create(fmt.Sprintf("f%d", i))
 	}
 	zw.Close()
 	if _, err := readCHARX(b.Bytes()); !errors.Is(err, cards.ErrTooLarge) {
-		t.Errorf("10001 files: %v", err)
+		t.Errorf("%d files: %v", cards.MaxCHARXFiles+1, err)
 	}
 }

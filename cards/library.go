@@ -44,10 +44,13 @@ func NewLibrary(cards []Card, def string) (*Library, error) {
 	return l, nil
 }
 
+// ErrNoDefault is a default card that the library does not hold.
+var ErrNoDefault = errors.New("cards: no such default card")
+
 func (l *Library) setDefault(def string) error {
 	c, ok := l.Find(def)
 	if !ok {
-		return fmt.Errorf("cards: default card %q is not in the library", def)
+		return fmt.Errorf("%w: %q is not in the library", ErrNoDefault, def)
 	}
 	l.def = c.ID
 	return nil
@@ -56,8 +59,8 @@ func (l *Library) setDefault(def string) error {
 // LoadLibrary loads every card file in dir (*.json, *.png, *.charx; not
 // its subfolders, such as worlds/). A file that does not load is skipped and
 // listed by Failed, so that one bad card does not take the others down. The
-// error is for a folder that cannot be read or a default card that is not
-// there.
+// error is for a folder that cannot be read, or wraps ErrNoDefault for a
+// default card that is not there (with why, when its file did not load).
 func LoadLibrary(dir, def string) (*Library, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -93,7 +96,7 @@ func LoadLibrary(dir, def string) (*Library, error) {
 		if err := l.setDefault(def); err != nil {
 			for _, f := range failed {
 				if strings.EqualFold(CardIDFromPath(f.Path), def) {
-					return nil, fmt.Errorf("cards: the default card did not load: %w", f.Err)
+					return nil, fmt.Errorf("%w: %q did not load: %w", ErrNoDefault, def, f.Err)
 				}
 			}
 			return nil, err

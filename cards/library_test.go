@@ -67,10 +67,10 @@ func TestLibrarySkipsWhatDoesNotLoad(t *testing.T) {
 		t.Errorf("failures: %v", why)
 	}
 	// A default card that did not load says why.
-	if _, err := cards.LoadLibrary(dir, "broken"); err == nil || !strings.Contains(err.Error(), "not JSON") {
+	if _, err := cards.LoadLibrary(dir, "broken"); !errors.Is(err, cards.ErrNoDefault) || !errors.Is(err, cards.ErrCardInvalid) || !strings.Contains(err.Error(), "not JSON") {
 		t.Errorf("default broken: %v", err)
 	}
-	if _, err := cards.LoadLibrary(dir, "nobody"); err == nil || !strings.Contains(err.Error(), "not in the library") {
+	if _, err := cards.LoadLibrary(dir, "nobody"); !errors.Is(err, cards.ErrNoDefault) || !strings.Contains(err.Error(), "not in the library") {
 		t.Errorf("default missing: %v", err)
 	}
 	if lib, err := cards.LoadLibrary(filepath.Join(dir, "absent"), ""); err != nil || len(lib.List()) != 0 {

@@ -94,8 +94,18 @@ func readPNGChunks(r io.Reader) (pngText, []byte, error) {
 		return pngText{}, nil, fmt.Errorf("%w: not a PNG", ErrCardInvalid)
 	}
 	var text pngText
-	img := bytes.NewBuffer(append([]byte(nil), pngSignature...))
+	// The picture's chunks, each read into a slice of its own size, so that
+	// holding the picture costs its size and joining it once more.
+	img := [][]byte{pngSignature}
+	imgLen := len(pngSignature)
 	keepImage := true
+	keep := func(chunk []byte) {
+		if keepImage && imgLen+len(chunk) <= MaxImageBytes {
+			img, imgLen = append(img, chunk), imgLen+len(chunk)
+		} else {
+			keepImage, img = false, nil
+		}
+	}
 	for {
 		var hdr [8]byte
 		if _, err := io.ReadFull(lr, hdr[:]); err != nil {
@@ -117,36 +127,29 @@ func readPNGChunks(r io.Reader) (pngText, []byte, error) {
 		if isText && n > maxTextChunk {
 			return pngText{}, nil, fmt.Errorf("%w: a PNG text chunk of %s; a card's may have %s", ErrTooLarge, megabytes64(n), megabytes(maxTextChunk))
 		}
-		if isText {
-			body := make([]byte, n+4)
-			if _, err := io.ReadFull(lr, body); err != nil {
+		if isText || keepImage && int64(imgLen)+n+12 <= MaxImageBytes {
+			chunk := make([]byte, 8+n+4)
+			copy(chunk, hdr[:])
+			if _, err := io.ReadFull(lr, chunk[8:]); err != nil {
 				return pngText{}, nil, pngReadError(lr, err)
 			}
-			key, val, err := textChunk(typ, body[:n])
-			if err != nil {
-				return pngText{}, nil, err
+			if isText {
+				key, val, err := textChunk(typ, chunk[8:8+n])
+				if err != nil {
+					return pngText{}, nil, err
+				}
+				switch strings.ToLower(key) {
+				case "chara":
+					text.chara = val
+					continue
+				case "ccv3":
+					text.ccv3 = val
+					continue
+				}
 			}
-			switch strings.ToLower(key) {
-			case "chara":
-				text.chara = val
-				continue
-			case "ccv3":
-				text.ccv3 = val
-				continue
-			}
-			if keepImage && img.Len()+len(body)+8 <= MaxImageBytes {
-				img.Write(hdr[:])
-				img.Write(body)
-			} else {
-				keepImage = false
-			}
-		} else if keepImage && int64(img.Len())+n+12 <= MaxImageBytes {
-			img.Write(hdr[:])
-			if _, err := io.CopyN(img, lr, n+4); err != nil {
-				return pngText{}, nil, pngReadError(lr, err)
-			}
+			keep(chunk)
 		} else {
-			keepImage = false
+			keepImage, img = false, nil
 			if _, err := io.CopyN(io.Discard, lr, n+4); err != nil {
 				return pngText{}, nil, pngReadError(lr, err)
 			}
@@ -155,10 +158,10 @@ func readPNGChunks(r io.Reader) (pngText, []byte, error) {
 			break
 		}
 	}
-	if !keepImage || img.Len() > MaxImageBytes {
+	if !keepImage {
 		return text, nil, nil
 	}
-	return text, img.Bytes(), nil
+	return text, bytes.Join(img, nil), nil
 }
 
 func tooBigPNG() error {

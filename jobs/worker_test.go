@@ -12,10 +12,10 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"troupe/adapters/openai"
-	"troupe/adapters/openai/openaitest"
 	"troupe/config"
 	"troupe/jobs"
+	"troupe/llm"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
@@ -54,9 +54,9 @@ func newRig(t *testing.T, b backend, beats int) *rig {
 	ctx := context.Background()
 	r := &rig{st: testenv.OpenStore(t, b.db), fake: openaitest.NewServer(t), scribe: &memorytest.Scribe{}}
 	r.fake.SetResponder(r.scribe.Respond)
-	client := openai.New(openai.Config{BaseURL: r.fake.URL(), Model: "m", Timeout: 2 * time.Second, MaxRetries: -1}, nil)
+	client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", Timeout: 2 * time.Second, MaxRetries: -1}, nil)
 	mc := config.Default().Memory
-	r.mem = memory.NewService(r.st, openai.Scribe{C: client}, memory.Config{
+	r.mem = memory.NewService(r.st, llm.Scribe{C: client}, memory.Config{
 		Compact:          memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars},
 		ResidentMaxChars: mc.ResidentMaxChars, EnvelopeChars: mc.EnvelopeChars, MinUsefulChars: mc.MinUsefulChars, Language: "en",
 	}, slog.New(slog.DiscardHandler))

@@ -68,6 +68,9 @@ func (s *Service) compactOnce(ctx context.Context, chatID string, manual bool) (
 		beats += br.Summary.Beats
 	}
 	sum, err := s.store.InstallSummary(ctx, chatID, prevID, plan.CoversThroughID(), text, beats)
+	if errors.Is(err, models.ErrChatGone) {
+		return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
+	}
 	if err != nil {
 		return Result{}, err
 	}

@@ -183,7 +183,7 @@ func ParseConsolidation(answer string, c ConsolidationCheck) (handbook, resident
 // in a space and removes deleted chats. Nothing changed means no model call.
 // The result is recorded.
 func (s *Service) Consolidate(ctx context.Context, cardID, spaceID string) (Result, error) {
-	key := cardID + "|" + spaceID
+	key := models.MemoryJobKey(cardID, spaceID)
 	var res Result
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {

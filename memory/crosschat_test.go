@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai"
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
@@ -45,8 +45,8 @@ func newWorked(t *testing.T, b testenv.Backend) *worked {
 	ctx := context.Background()
 	w := &worked{st: testenv.OpenStore(t, b), fake: openaitest.NewServer(t), scribe: &memorytest.Scribe{}}
 	w.fake.SetResponder(w.scribe.Respond)
-	client := openai.New(openai.Config{BaseURL: w.fake.URL(), Model: "m", Timeout: 2 * time.Second, MaxRetries: -1}, nil)
-	w.mem = memory.NewService(w.st, openai.Scribe{C: client}, memory.Config{ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200, Language: "en"}, slog.New(slog.DiscardHandler))
+	client := llm.New(llm.Config{BaseURL: w.fake.URL(), Model: "m", Timeout: 2 * time.Second, MaxRetries: -1}, nil)
+	w.mem = memory.NewService(w.st, llm.Scribe{C: client}, memory.Config{ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200, Language: "en"}, slog.New(slog.DiscardHandler))
 	db := w.st.DB()
 	must(t, w.st.UpsertCard(ctx, models.Card{ID: "qingwu", Name: "Qingwu", Language: "en", Data: "{}"}))
 	must(t, w.st.EnsureSpace(ctx, models.Space{ID: "discord:guild:1", Platform: "discord", Kind: "guild", ExternalID: "1"}))

@@ -256,8 +256,8 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 	}
 	rec := models.Recap{ChatID: chat.ID, CardID: chat.CardID, SpaceID: chat.SpaceID, ChatName: chat.Name, Content: text, Hash: Hash(text), Fingerprint: fp}
 	if err := s.store.InstallRecap(ctx, rec); err != nil {
-		if errors.Is(err, models.ErrNotFound) {
-			return Result{Outcome: Skipped, Reason: "chat was forgotten while the scribe wrote"}, nil
+		if errors.Is(err, models.ErrChatGone) {
+			return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
 		}
 		return Result{}, err
 	}

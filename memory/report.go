@@ -41,7 +41,7 @@ func (s *Service) Report(ctx context.Context, cardID, spaceID string) (Report, e
 			r.Owed++
 		}
 	}
-	rec, err := s.store.Job(ctx, KindConsolidate, cardID+"|"+spaceID)
+	rec, err := s.store.Job(ctx, KindConsolidate, models.MemoryJobKey(cardID, spaceID))
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 	case err != nil:

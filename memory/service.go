@@ -44,6 +44,10 @@ func (e *RejectedError) Error() string {
 	return "memory: " + e.Kind + ": scribe output rejected twice: " + e.Reason
 }
 
+// ReasonForgotten: the chat was forgotten while the scribe wrote; nothing
+// is owed for it any more.
+const ReasonForgotten = "chat was forgotten while the scribe wrote"
+
 // ErrStaleRetries: the chat kept moving while the scribe wrote.
 var ErrStaleRetries = errors.New("memory: the chat kept changing while the scribe wrote; try later")
 
@@ -57,9 +61,30 @@ type Config struct {
 	Language         string
 }
 
+// Store is what the memory service reads and writes; *models.Store
+// satisfies it. Each install validates nothing itself: the service
+// validates the scribe's output first, and the store writes it in one
+// transaction with its bookkeeping.
+type Store interface {
+	Card(ctx context.Context, id string) (models.Card, error)
+	Chat(ctx context.Context, id string) (models.Chat, error)
+	LoadBranch(ctx context.Context, headID string) (models.Branch, error)
+	Ledger(ctx context.Context, chatID string) (string, error)
+	InstallSummary(ctx context.Context, chatID, prevSummaryID, coversThroughID, content string, beats int) (models.Summary, error)
+	Recap(ctx context.Context, chatID string) (models.Recap, error)
+	InstallRecap(ctx context.Context, r models.Recap) error
+	DeleteRecap(ctx context.Context, chatID string, purge models.Purge) error
+	LoadMemory(ctx context.Context, cardID, spaceID string) (models.MemoryState, error)
+	HandbookTime(ctx context.Context, cardID, spaceID string) (time.Time, error)
+	InstallConsolidation(ctx context.Context, c models.Consolidation) error
+	ForgetChat(ctx context.Context, chatID string, purge models.Purge) (models.Tombstone, error)
+	RecordJob(ctx context.Context, r models.JobRecord) error
+	Job(ctx context.Context, kind, key string) (models.JobRecord, error)
+}
+
 // Service runs memory jobs against the store and the scribe.
 type Service struct {
-	store  *models.Store
+	store  Store
 	scribe Scribe
 	cfg    Config
 	log    *slog.Logger
@@ -67,7 +92,7 @@ type Service struct {
 }
 
 // NewService returns a memory service.
-func NewService(store *models.Store, scribe Scribe, cfg Config, log *slog.Logger) *Service {
+func NewService(store Store, scribe Scribe, cfg Config, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

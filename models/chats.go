@@ -311,12 +311,6 @@ SELECT v.* FROM moved, (VALUES `)
 // appendColumns is the number of columns appendOne writes per message.
 const appendColumns = 11
 
-// SetMessageUsage records the token usage the API reported for a reply.
-func (s *Store) SetMessageUsage(ctx context.Context, id string, prompt, completion int) error {
-	return s.db.WithContext(ctx).Model(&Message{}).Where("id = ?", id).
-		Updates(map[string]any{"prompt_tokens": prompt, "completion_tokens": completion}).Error
-}
-
 func isUniqueViolation(err error) bool {
 	msg := err.Error()
 	return containsAny(msg, "UNIQUE constraint failed", "duplicate key value", "SQLSTATE 23505")

@@ -18,17 +18,21 @@ func (s *Store) Recap(ctx context.Context, chatID string) (Recap, error) {
 }
 
 // InstallRecap stores a chat's recap and its manifest entry's recap hash in
-// one transaction. It returns ErrNotFound when the chat was deleted.
+// one transaction, holding the chat's lock and its card and space's (see
+// locks.go); the recap is filed under the chat's card and space. It returns
+// ErrChatGone when the chat was forgotten.
 func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
 	r.UpdatedAt = s.now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&Chat{}).Where("id = ?", r.ChatID).Count(&n).Error; err != nil {
+		chat, err := s.lockChat(tx, r.ChatID)
+		if err != nil {
 			return err
 		}
-		if n == 0 {
-			return ErrNotFound
+		r.CardID, r.SpaceID = chat.CardID, chat.SpaceID
+		if err := s.lockMemory(tx, MemoryKey{r.CardID, r.SpaceID}); err != nil {
+			return err
 		}
+		s.paused("install recap")
 		if err := tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "chat_id"}},
 			DoUpdates: clause.AssignmentColumns([]string{"chat_name", "content", "hash", "fingerprint", "updated_at"}),
@@ -41,7 +45,7 @@ func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
 			DoUpdates: clause.AssignmentColumns([]string{"chat_name", "recap_hash", "updated_at"}),
 		}).Create(&e).Error
 	})
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, ErrChatGone) {
 		return fmt.Errorf("models: install recap of %s: %w", r.ChatID, err)
 	}
 	return err
@@ -110,10 +114,15 @@ type Consolidation struct {
 
 // InstallConsolidation installs a handbook and resident with the history of
 // the replaced versions and the manifest's merged hashes, in one
-// transaction. It returns ErrStale if the memory changed since c.Version.
+// transaction, holding the card and space's lock (see locks.go). It returns
+// ErrStale if the memory changed since c.Version, as a forget of one of its
+// chats changes it.
 func (s *Store) InstallConsolidation(ctx context.Context, c Consolidation) error {
 	now := s.now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.lockMemory(tx, MemoryKey{c.CardID, c.SpaceID}); err != nil {
+			return err
+		}
 		cur, err := loadMemory(tx, c.CardID, c.SpaceID)
 		if err != nil {
 			return err
@@ -121,6 +130,7 @@ func (s *Store) InstallConsolidation(ctx context.Context, c Consolidation) error
 		if cur.Version() != c.Version {
 			return ErrStale
 		}
+		s.paused("install consolidation")
 		if err := replaceMemory(tx, cur, c.Handbook, c.Resident, "consolidation", now); err != nil {
 			return err
 		}
@@ -183,19 +193,32 @@ func upsertText(tx *gorm.DB, row any, text string) error {
 type Purge func(handbook, resident string) (string, string)
 
 // ForgetChat deletes a chat and everything only it supports, in one
-// transaction: its messages, summaries, recap, memory chunks, ledger and job
-// records, keeping a tombstone; the manifest keeps the merged hash so the
-// next consolidation sees the deletion; purge rewrites the handbook and
-// resident at once (the old versions are deleted too, not kept in history,
-// so no text of the chat remains). It returns the tombstone.
+// transaction that holds the chat's lock and its card and space's, the
+// locks every memory write takes (see locks.go), so none lands during or
+// after it: its messages, summaries, recap, memory chunks, ledger and job
+// records, keeping a tombstone; the reasons recorded for its card and
+// space's jobs are cleared, as they may quote its text; the manifest keeps
+// the merged hash so the next consolidation sees the deletion; purge
+// rewrites the handbook and resident at once (the old versions are deleted
+// too, not kept in history, so no text of the chat remains). On SQLite the
+// deleted text is overwritten (secure_delete) and the WAL checkpointed and
+// truncated after the transaction. It returns the tombstone, or
+// ErrNotFound when there is no such chat.
 func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tombstone, error) {
 	now := s.now()
 	var ts Tombstone
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var chat Chat
-		if err := tx.Where("id = ?", chatID).Take(&chat).Error; err != nil {
-			return notFound(err)
+		chat, err := s.lockChat(tx, chatID)
+		if errors.Is(err, ErrChatGone) {
+			return ErrNotFound
 		}
+		if err != nil {
+			return err
+		}
+		if err := s.lockMemory(tx, MemoryKey{chat.CardID, chat.SpaceID}); err != nil {
+			return err
+		}
+		s.paused("forget")
 		ts = Tombstone{ChatID: chat.ID, CardID: chat.CardID, SpaceID: chat.SpaceID, DeletedAt: now}
 		if err := tx.Create(&ts).Error; err != nil {
 			return err
@@ -210,6 +233,10 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tom
 			if err := tx.Where(del.where, chatID).Delete(del.model).Error; err != nil {
 				return err
 			}
+		}
+		if err := tx.Model(&JobRecord{}).Where("key = ? AND reason <> ''", MemoryJobKey(chat.CardID, chat.SpaceID)).
+			Update("reason", ReasonCleared).Error; err != nil {
+			return err
 		}
 		if err := tx.Model(&Channel{}).Where("current_chat_id = ?", chatID).Update("current_chat_id", "").Error; err != nil {
 			return err
@@ -265,6 +292,7 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tom
 		}
 		return ts, fmt.Errorf("models: forget chat %s: %w", chatID, err)
 	}
+	s.checkpoint(ctx, "forget chat "+chatID)
 	return ts, nil
 }
 
@@ -278,10 +306,14 @@ func (s *Store) Tombstone(ctx context.Context, chatID string) (Tombstone, error)
 // EditMemory replaces the handbook and/or resident by hand (the hard path):
 // the old versions go to history and every merged hash is cleared, so the
 // next consolidation rebuilds from all remaining recaps. A nil text leaves
-// that file as it is.
+// that file as it is. It holds the card and space's lock (see locks.go).
 func (s *Store) EditMemory(ctx context.Context, cardID, spaceID string, handbook, resident *string, reason string) error {
 	now := s.now()
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := s.lockMemory(tx, MemoryKey{cardID, spaceID}); err != nil {
+			return err
+		}
+		s.paused("edit memory")
 		cur, err := loadMemory(tx, cardID, spaceID)
 		if err != nil {
 			return err
@@ -298,6 +330,10 @@ func (s *Store) EditMemory(ctx context.Context, cardID, spaceID string, handbook
 		}
 		return clearMerged(tx, cardID, spaceID, now)
 	})
+	if err != nil {
+		return fmt.Errorf("models: edit memory of %s/%s: %w", cardID, spaceID, err)
+	}
+	return nil
 }
 
 func clearMerged(tx *gorm.DB, cardID, spaceID string, now time.Time) error {
@@ -312,13 +348,23 @@ func clearMerged(tx *gorm.DB, cardID, spaceID string, now time.Time) error {
 // DeleteRecap deletes a chat's recap by hand (the hard path): purge removes
 // what only it supported, the old files go to history, and every merged hash
 // is cleared so the next consolidation rebuilds from the remaining recaps.
+// It holds the chat's lock (when the chat still exists) and its card and
+// space's (see locks.go), and returns ErrNotFound when the chat has no
+// recap.
 func (s *Store) DeleteRecap(ctx context.Context, chatID string, purge Purge) error {
 	now := s.now()
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if _, err := s.lockChat(tx, chatID); err != nil && !errors.Is(err, ErrChatGone) {
+			return err
+		}
 		var r Recap
 		if err := tx.Where("chat_id = ?", chatID).Take(&r).Error; err != nil {
 			return notFound(err)
 		}
+		if err := s.lockMemory(tx, MemoryKey{r.CardID, r.SpaceID}); err != nil {
+			return err
+		}
+		s.paused("delete recap")
 		if err := tx.Where("chat_id = ?", chatID).Delete(&Recap{}).Error; err != nil {
 			return err
 		}
@@ -336,6 +382,10 @@ func (s *Store) DeleteRecap(ctx context.Context, chatID string, purge Purge) err
 		}
 		return clearMerged(tx, r.CardID, r.SpaceID, now)
 	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("models: delete recap of %s: %w", chatID, err)
+	}
+	return err
 }
 
 // MemoryKey is a (card, space) pair.

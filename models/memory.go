@@ -13,17 +13,15 @@ import (
 // coversThroughID, in one transaction that first checks the chat has not
 // moved under the scribe: coversThroughID must still be on the branch of the
 // chat's head, and the active summary there must still be prevSummaryID
-// ("" for none). Otherwise it returns ErrStale and writes nothing.
+// ("" for none). Otherwise it returns ErrStale and writes nothing. It holds
+// the chat's lock (see locks.go), and returns ErrChatGone when the chat was
+// forgotten.
 func (s *Store) InstallSummary(ctx context.Context, chatID, prevSummaryID, coversThroughID, content string, beats int) (Summary, error) {
 	sum := Summary{ID: NewID(), ChatID: chatID, CoversThroughID: coversThroughID, Content: content, Beats: beats, CreatedAt: s.now()}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var chat Chat
-		q := tx.Where("id = ?", chatID)
-		if s.dialect == "postgres" {
-			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-		}
-		if err := q.Take(&chat).Error; err != nil {
-			return notFound(err)
+		chat, err := s.lockChat(tx, chatID)
+		if err != nil {
+			return err
 		}
 		active, msgs, err := walkBranch(tx, chat.HeadID)
 		if err != nil {
@@ -38,10 +36,11 @@ func (s *Store) InstallSummary(ctx context.Context, chatID, prevSummaryID, cover
 		if active != prevSummaryID || !onBranch {
 			return ErrStale
 		}
+		s.paused("install summary")
 		return tx.Create(&sum).Error
 	})
 	if err != nil {
-		if errors.Is(err, ErrStale) || errors.Is(err, ErrNotFound) {
+		if errors.Is(err, ErrStale) || errors.Is(err, ErrChatGone) {
 			return Summary{}, err
 		}
 		return Summary{}, fmt.Errorf("models: install summary for chat %s: %w", chatID, err)
@@ -85,6 +84,14 @@ func (s *Store) RecordJob(ctx context.Context, r JobRecord) error {
 		}).Create(&r).Error
 	})
 }
+
+// MemoryJobKey is the job table key of the jobs of a card's memory in a
+// space (consolidation).
+func MemoryJobKey(cardID, spaceID string) string { return cardID + "|" + spaceID }
+
+// ReasonCleared replaces the reasons recorded for a card and space's jobs
+// when one of its chats is forgotten: a reason may quote the chat's text.
+const ReasonCleared = "reason cleared: a chat of this card and space was forgotten"
 
 // Job returns the last recorded outcome of a job, or ErrNotFound.
 func (s *Store) Job(ctx context.Context, kind, key string) (JobRecord, error) {

@@ -21,9 +21,14 @@ import (
 type Store struct {
 	db      *gorm.DB
 	dialect string
+	log     *slog.Logger
 	now     func() time.Time
 	// spaces caches the ids of spaces known to exist.
 	spaces sync.Map
+	// pause, when set (tests only: export_test.go), runs inside a memory
+	// write's transaction once it holds its locks and has checked what it
+	// writes, just before it writes: a test slows a write there to race it.
+	pause func(point string)
 }
 
 // Open connects to dsn (sqlite://FILE or postgres://…) and migrates the schema.
@@ -84,8 +89,10 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		sqlDB.SetMaxIdleConns(32)
 	}
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-	_ = log
-	return &Store{db: db, dialect: dialect, now: func() time.Time { return time.Now().UTC() }}, nil
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Store{db: db, dialect: dialect, log: log.With("component", "models"), now: func() time.Time { return time.Now().UTC() }}, nil
 }
 
 func sqliteDSN(path string) string {
@@ -94,6 +101,9 @@ func sqliteDSN(path string) string {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// Deleted rows are overwritten with zeros, so a forgotten chat's text
+	// does not stay in the file's free space.
+	q.Add("_pragma", "secure_delete(1)")
 	q.Set("_txlock", "immediate")
 	sep := "?"
 	if strings.Contains(path, "?") {
@@ -113,14 +123,31 @@ func redactErr(err error, dsn string) error {
 	return err
 }
 
+// checkpoint, on SQLite, copies the WAL into the database file and
+// truncates it, so the page images of rows deleted by what (text that
+// older WAL frames still hold) leave the disk now rather than at the next
+// automatic checkpoint. A checkpoint that another process's reader blocks
+// is logged: the text then stays in the WAL until a later one.
+func (s *Store) checkpoint(ctx context.Context, what string) {
+	if s.dialect != "sqlite" {
+		return
+	}
+	var busy, frames, done int
+	err := s.db.WithContext(ctx).Raw("PRAGMA wal_checkpoint(TRUNCATE)").Row().Scan(&busy, &frames, &done)
+	if err == nil && busy != 0 {
+		err = errors.New("a reader held the WAL")
+	}
+	if err != nil {
+		s.log.Warn("sqlite: WAL checkpoint after a deletion did not complete; the deleted text stays in the WAL until a later checkpoint",
+			"after", what, "err", err)
+	}
+}
+
 // Dialect is "sqlite" or "postgres".
 func (s *Store) Dialect() string { return s.dialect }
 
 // DB exposes the GORM handle for tests and maintenance commands.
 func (s *Store) DB() *gorm.DB { return s.db }
-
-// SetClock replaces the store's clock (tests).
-func (s *Store) SetClock(now func() time.Time) { s.now = now }
 
 // Migrate creates or updates every table.
 func (s *Store) Migrate(ctx context.Context) error {
@@ -159,3 +186,10 @@ func notFound(err error) error {
 }
 
 func unixTime(sec int64) time.Time { return time.Unix(sec, 0).UTC() }
+
+// paused calls the test pause, if any, at point.
+func (s *Store) paused(point string) {
+	if s.pause != nil {
+		s.pause(point)
+	}
+}

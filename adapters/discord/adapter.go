@@ -22,9 +22,11 @@ const intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages |
 
 // Adapter connects one Discord bot (one shard of it) to the pipeline.
 type Adapter struct {
-	cfg      config.Discord
-	p        *bot.Pipeline
-	log      *slog.Logger
+	cfg config.Discord
+	p   *bot.Pipeline
+	log *slog.Logger
+	// libLog takes discordgo's own log lines once the adapter runs.
+	libLog   *slog.Logger
 	binds    bindingCache
 	guilds   map[string]bool
 	channels map[string]bool
@@ -92,7 +94,6 @@ func New(cfg config.Discord, p *bot.Pipeline, log *slog.Logger, opts ...Option) 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	routeLibraryLogs(log)
 	if cfg.ShardCount < 1 {
 		cfg.ShardCount = 1
 	}
@@ -108,6 +109,7 @@ func New(cfg config.Discord, p *bot.Pipeline, log *slog.Logger, opts ...Option) 
 		cfg:      cfg,
 		p:        p,
 		log:      log.With("component", "discord", "shard", cfg.ShardID),
+		libLog:   log,
 		guilds:   set(cfg.AllowedGuilds, false),
 		channels: set(cfg.AllowedChannels, false),
 		roles:    set(cfg.AdminRoles, true),
@@ -186,6 +188,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	a.work, a.cancelWork = context.WithCancel(context.WithoutCancel(ctx))
 	a.mu.Unlock()
 	defer a.cancelWork()
+	routeLibraryLogs(a.libLog)
 
 	s, err := a.session()
 	if err != nil {

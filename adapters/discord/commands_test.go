@@ -10,9 +10,9 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"troupe/adapters/discord/discordtest"
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/config"
+	"troupe/llm/openaitest"
 	"troupe/models"
 )
 

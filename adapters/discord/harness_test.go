@@ -14,10 +14,10 @@ import (
 	"troupe/models/testenv"
 
 	"troupe/adapters/discord/discordtest"
-	"troupe/adapters/openai"
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/config"
+	"troupe/llm"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/models"
 )
@@ -95,9 +95,9 @@ func newHarness(t *testing.T, su setup) *harness {
 	clk := &clock{}
 	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	client := openai.New(openai.Config{BaseURL: model.URL(), Model: "m"}, nil)
+	client := llm.New(llm.Config{BaseURL: model.URL(), Model: "m"}, nil)
 	mc := config.Default().Memory
-	mem := memory.NewService(st, openai.Scribe{C: client}, memory.Config{
+	mem := memory.NewService(st, llm.Scribe{C: client}, memory.Config{
 		Compact:          memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars},
 		ResidentMaxChars: mc.ResidentMaxChars, EnvelopeChars: mc.EnvelopeChars, MinUsefulChars: mc.MinUsefulChars,
 		RecapMaxChars: mc.RecapMaxChars, Language: "en",

@@ -11,8 +11,9 @@ import (
 )
 
 // discordgo logs through one package-wide function, which by default prints
-// to the standard logger. routeLibraryLogs sends those lines to the newest
-// adapter's logger instead, so that they take troupe's level and format.
+// to the standard logger. routeLibraryLogs sends those lines to the logger of
+// the adapter that started running last instead, so that they take troupe's
+// level and format. Only Run sets it: New changes no package-wide state.
 var (
 	libraryLog    atomic.Pointer[slog.Logger]
 	routeLogsOnce sync.Once

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"troupe/adapters/discord/discordtest"
-	"troupe/adapters/openai/openaitest"
 	"troupe/config"
+	"troupe/llm/openaitest"
 	"troupe/models"
 )
 

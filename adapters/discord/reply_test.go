@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 )
 
 func TestBoundChannelMessageGetsWebhookReply(t *testing.T) {

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai/openaitest"
 	"troupe/adapters/telegram/telegramtest"
 	"troupe/bot"
 	"troupe/config"
+	"troupe/llm/openaitest"
 	"troupe/models"
 )
 

@@ -12,11 +12,11 @@ import (
 	"troupe/cards"
 	"troupe/models/testenv"
 
-	"troupe/adapters/openai"
-	"troupe/adapters/openai/openaitest"
 	"troupe/adapters/telegram/telegramtest"
 	"troupe/bot"
 	"troupe/config"
+	"troupe/llm"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
@@ -87,9 +87,9 @@ func newHarness(t *testing.T, ids ...string) *harness {
 // published.
 func (h *harness) start() {
 	h.t.Helper()
-	model := openai.New(openai.Config{BaseURL: h.ai.URL(), Model: "m"}, nil)
+	model := llm.New(llm.Config{BaseURL: h.ai.URL(), Model: "m"}, nil)
 	m := config.Default().Memory
-	mem := memory.NewService(h.store, openai.Scribe{C: model}, memory.Config{
+	mem := memory.NewService(h.store, llm.Scribe{C: model}, memory.Config{
 		Compact:          memory.CompactParams{Keep: m.Keep, Period: m.Period, MinCutChars: m.MinCutChars, ManualMinCutChars: m.ManualMinCutChars},
 		ResidentMaxChars: m.ResidentMaxChars, EnvelopeChars: m.EnvelopeChars, MinUsefulChars: m.MinUsefulChars,
 		RecapMaxChars: m.RecapMaxChars, Language: "en",

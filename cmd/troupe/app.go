@@ -12,15 +12,15 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"troupe/adapters/discord"
-	"troupe/adapters/openai"
-	"troupe/adapters/ops"
 	"troupe/adapters/telegram"
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
 	"troupe/jobs"
+	"troupe/llm"
 	"troupe/memory"
 	"troupe/models"
+	"troupe/ops"
 )
 
 // app is troupe's wired components, shared by serve, worker and chat.
@@ -50,9 +50,18 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 	return models.Open(ctx, cfg.Database.DSN.Value(), log)
 }
 
-// openApp connects storage and queue and builds the pipeline around cards,
-// with the worlds of the card folder and lore attached to every chat.
-func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *cards.Library, lore ...*cards.Book) (*app, error) {
+// The store is what the memory service works on.
+var _ memory.Store = (*models.Store)(nil)
+
+// openApp connects storage and queue and builds the pipeline around cards;
+// the pipeline reports its turns to the metrics and to each of also.
+func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *cards.Library, also ...bot.Observer) (*app, error) {
+	return openAppWith(ctx, cfg, log, cards, nil, also...)
+}
+
+// openAppWith is openApp with lore attached to every chat (the console's
+// --lore), next to the worlds of the card folder that cards name.
+func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards *cards.Library, lore []*cards.Book, also ...bot.Observer) (*app, error) {
 	a := &app{cfg: cfg, log: log, cards: cards}
 	var err error
 	if a.store, err = openStore(ctx, cfg, log); err != nil {
@@ -65,11 +74,11 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *ca
 	a.queue = jobs.NewQueue(a.redis, log)
 	a.metrics = ops.NewMetrics(a.queue)
 	sm := cfg.ScribeModel()
-	scribe := openai.New(openai.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
+	scribe := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
 		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
-	a.memory = memory.NewService(a.store, openai.Scribe{C: scribe}, memoryConfig(cfg), log)
+	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe}, memoryConfig(cfg), log)
 	m := cfg.Model
-	model := openai.New(openai.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
+	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
 	a.pipeline = bot.New(bot.Options{
 		Store:           a.store,
@@ -83,7 +92,7 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *ca
 		ContextWindow:   m.ContextWindow,
 		MaxReplyTokens:  m.MaxReplyTokens,
 		Logger:          log,
-		Observer:        a.metrics,
+		Observer:        append(observers{a.metrics}, also...),
 		Locker:          jobs.NewLocker(a.redis),
 		Questions:       jobs.NewQuestions(a.redis),
 		Limits:          bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars},
@@ -179,7 +188,12 @@ func (j jobsBridge) MemoryChanged(ctx context.Context, cardID, spaceID string) e
 func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bool) error {
 	lib, err := cards.LoadLibrary(cfg.Cards.Dir, cfg.Cards.Default)
 	if err != nil {
-		return err
+		// The library is configuration: a bad one exits 2, naming the key.
+		key := "cards.dir"
+		if errors.Is(err, cards.ErrNoDefault) {
+			key = "cards.default"
+		}
+		return &config.Error{Key: key, Problem: err.Error()}
 	}
 	logCardFailures(log, lib)
 	if adapters && len(lib.List()) == 0 {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,10 +22,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
@@ -219,9 +218,10 @@ type benchRun struct {
 	chatRequests atomic.Int64
 	// firstFailure is what the first failed turn said.
 	firstFailure string
+	// times holds the turns' pipeline times and slot waits, in histograms.
+	times turnTimes
 	// The steady state starts when every channel has played its opening
-	// turn: steadyFrom is the number of pipeline times recorded by then.
-	steadyFrom    int
+	// turn.
 	steadyStart   time.Time
 	steadyWall    time.Duration
 	steadyReplies int64
@@ -269,7 +269,7 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card cards
 	if err != nil {
 		return nil, err
 	}
-	if r.app, err = openApp(ctx, cfg, log, lib); err != nil {
+	if r.app, err = openApp(ctx, cfg, log, lib, &r.times); err != nil {
 		return nil, err
 	}
 	defer r.app.Close()
@@ -328,14 +328,12 @@ func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
 	if replies > 0 {
 		res.CPUMSPerTurn = ms(cpu) / float64(replies)
 	}
-	times := r.app.pipeline.PipelineTimes()
-	steady := slices.Clone(times[min(r.steadyFrom, len(times)):])
-	res.PipelineP50MS, res.PipelineP99MS, res.PipelineMaxMS = percentiles(times)
-	res.SteadyP50MS, res.SteadyP99MS, res.SteadyMaxMS = percentiles(steady)
-	queued := r.app.pipeline.QueueTimes()
-	steadyQueued := slices.Clone(queued[min(r.steadyFrom, len(queued)):])
-	res.QueueP50MS, res.QueueP99MS, _ = percentiles(queued)
-	res.SteadyQueueP50, res.SteadyQueueP99, _ = percentiles(steadyQueued)
+	r.times.mu.Lock()
+	res.PipelineP50MS, res.PipelineP99MS, res.PipelineMaxMS = r.times.pipeline.summary()
+	res.SteadyP50MS, res.SteadyP99MS, res.SteadyMaxMS = r.times.steadyPipeline.summary()
+	res.QueueP50MS, res.QueueP99MS, _ = r.times.wait.summary()
+	res.SteadyQueueP50, res.SteadyQueueP99, _ = r.times.steadyWait.summary()
+	r.times.mu.Unlock()
 	if r.steadyReplies > 0 {
 		res.SteadyTurnsPerSecond = float64(r.steadyReplies) / r.steadyWall.Seconds()
 	}
@@ -410,7 +408,8 @@ func (r *benchRun) drive(ctx context.Context) (int, error) {
 		})
 	}
 	openings.Wait()
-	r.steadyFrom, r.steadyStart, r.steadyReplies = len(r.app.pipeline.PipelineTimes()), time.Now(), replies.Load()
+	r.times.steady()
+	r.steadyStart, r.steadyReplies = time.Now(), replies.Load()
 	close(opened)
 	wg.Wait()
 	r.steadyWall, r.steadyReplies = time.Since(r.steadyStart), replies.Load()-r.steadyReplies
@@ -424,17 +423,6 @@ func (r *benchRun) drive(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return int(replies.Load()), nil
-}
-
-// percentiles returns the median, the 99th percentile and the maximum of
-// times, in milliseconds; it sorts times.
-func percentiles(times []time.Duration) (p50, p99, maxMS float64) {
-	n := len(times)
-	if n == 0 {
-		return 0, 0, 0
-	}
-	slices.Sort(times)
-	return ms(times[n/2]), ms(times[min(n-1, n*99/100)]), ms(times[n-1])
 }
 
 // sleepCtx waits d or until ctx is done; it reports whether d passed.

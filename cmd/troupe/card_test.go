@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"image/color"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai/openaitest"
 	"troupe/cards"
 	"troupe/cards/cardstest"
+	"troupe/llm/openaitest"
 )
 
 func runCard(t *testing.T, args ...string) (string, string, error) {
@@ -137,5 +138,19 @@ func TestChatPlaysAPNGCard(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "card file skipped") || !strings.Contains(errOut.String(), "index.json") {
 		t.Errorf("the log does not name the file that is no card:\n%s", errOut.String())
+	}
+}
+
+// TestServeNamesABrokenDefaultCard: serve exits 2 when cards.default names a
+// card whose file does not load, saying why; other bad files only log.
+func TestServeNamesABrokenDefaultCard(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "broken.json"), []byte(`{"name":`), 0o644)
+	var errOut bytes.Buffer
+	err := run(context.Background(), []string{"serve"}, strings.NewReader(""), io.Discard, &errOut,
+		testEnv(map[string]string{"TROUPE_CARDS_DIR": dir, "TROUPE_CARDS_DEFAULT": "broken"}))
+	if code := exitCode(err, &errOut); code != 2 || !strings.Contains(errOut.String(), "cards.default") || !strings.Contains(errOut.String(), "not JSON") {
+		t.Errorf("exit %d: %s", code, errOut.String())
 	}
 }

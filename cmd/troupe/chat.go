@@ -69,7 +69,7 @@ func (c *cli) chatCmd() *cobra.Command {
 				}
 				lore = append(lore, b)
 			}
-			a, err := openApp(ctx, cfg, log, lib, lore...)
+			a, err := openAppWith(ctx, cfg, log, lib, lore)
 			if err != nil {
 				return err
 			}

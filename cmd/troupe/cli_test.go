@@ -11,7 +11,7 @@ import (
 	"time"
 	"troupe/models/testenv"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 	"troupe/models"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"

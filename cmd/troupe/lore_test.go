@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 	"troupe/memory/memorytest"
 	"troupe/models"
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
@@ -52,12 +52,7 @@ func (r *redisServer) stop() {
 // conversation: every turn is still answered, and once Redis is back the
 // sweeper catches up on the memory work owed during the outage.
 func TestRedisOutageDuringConversation(t *testing.T) {
-	if !testenv.Available() {
-		// The outage needs a redis-server of its own; scripts/test installs
-		// it. The embedded Redis cannot go away.
-		t.Log("runs where scripts/test provides redis-server")
-		return
-	}
+	testenv.Require(t)
 	outage := 3 * time.Second
 	if os.Getenv("TROUPE_SLOW_TESTS") != "" {
 		outage = 30 * time.Second
@@ -137,10 +132,7 @@ func TestRedisOutageDuringConversation(t *testing.T) {
 // error and nothing crashes; once it is back the conversation goes on by
 // itself.
 func TestPostgresRestartDuringConversation(t *testing.T) {
-	if !testenv.Available() {
-		t.Log("runs where scripts/test provides PostgreSQL")
-		return
-	}
+	testenv.Require(t)
 	pg := testenv.StartPrivatePostgres(t)
 	fake := openaitest.NewServer(t)
 	env := testEnv(map[string]string{

@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"troupe/adapters/openai/openaitest"
 	"troupe/adapters/telegram/telegramtest"
 	"troupe/jobs"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"

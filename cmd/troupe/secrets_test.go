@@ -10,8 +10,8 @@ import (
 	"troupe/models/testenv"
 
 	"troupe/adapters/discord/discordtest"
-	"troupe/adapters/openai/openaitest"
 	"troupe/adapters/telegram/telegramtest"
+	"troupe/llm/openaitest"
 )
 
 // TestSecretsNeverLogged runs troupe at debug level through the paths that

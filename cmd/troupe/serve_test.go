@@ -14,8 +14,8 @@ import (
 	"troupe/models/testenv"
 
 	"troupe/adapters/discord/discordtest"
-	"troupe/adapters/openai/openaitest"
 	"troupe/adapters/telegram/telegramtest"
+	"troupe/llm/openaitest"
 	"troupe/memory/memorytest"
 	"troupe/models"
 )

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 )
 

@@ -3,9 +3,8 @@ package memorytest
 import (
 	"regexp"
 	"strings"
-	"testing"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 )
 
 // recapInPrompt is a recap as the consolidation prompt quotes it.
@@ -45,10 +44,17 @@ func LastUser(req openaitest.Request) string {
 	return last
 }
 
+// TB is the part of testing.TB TurnRequest uses; declaring it here keeps the
+// testing package out of binaries (troupe bench) that use the scripted scribe.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
 // TurnRequest is the one chat request (not a memory prompt) srv got whose
 // last user message contains probe; the test fails unless there is exactly
 // one.
-func TurnRequest(t testing.TB, srv *openaitest.Server, probe string) openaitest.Request {
+func TurnRequest(t TB, srv *openaitest.Server, probe string) openaitest.Request {
 	t.Helper()
 	var found []openaitest.Request
 	for _, r := range srv.Requests() {

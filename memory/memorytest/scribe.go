@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 	"troupe/memory"
 )
 

@@ -159,6 +159,18 @@ func Available() bool {
 	return os.Getenv(PostgresURLEnv) != "" && os.Getenv(RedisURLEnv) != ""
 }
 
+// Require skips the test, with the reason, when the real PostgreSQL and
+// Redis are not there to use; when TROUPE_TEST_SERVICES=1 says they are,
+// Available is true and a missing URL fails the test that asks for it. A
+// test that needs the real services calls Require first, so it can never
+// pass without having run.
+func Require(t testing.TB) {
+	t.Helper()
+	if !Available() {
+		t.Skipf("needs the PostgreSQL and Redis that scripts/test starts (%s=1)", ServicesEnv)
+	}
+}
+
 // FreshRedisURL returns the URL of a Redis database (a numbered one on the
 // test server, started with --databases 1024) that no other test in this run
 // uses, emptied first. Queues keep their keys under fixed names, so tests

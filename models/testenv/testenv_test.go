@@ -16,10 +16,7 @@ import (
 
 func TestTestenvPostgres(t *testing.T) {
 	t.Parallel()
-	if !testenv.Available() {
-		t.Log("the services are started by scripts/test")
-		return
-	}
+	testenv.Require(t)
 	base := testenv.PostgresURL(t)
 
 	var name string
@@ -63,10 +60,7 @@ func TestTestenvPostgres(t *testing.T) {
 
 func TestTestenvPostgresParallel(t *testing.T) {
 	t.Parallel()
-	if !testenv.Available() {
-		t.Log("the services are started by scripts/test")
-		return
-	}
+	testenv.Require(t)
 	testenv.PostgresURL(t)
 	seen := make(chan string, 8)
 	t.Run("group", func(t *testing.T) {
@@ -93,10 +87,7 @@ func TestTestenvPostgresParallel(t *testing.T) {
 
 func TestTestenvRedis(t *testing.T) {
 	t.Parallel()
-	if !testenv.Available() {
-		t.Log("the services are started by scripts/test")
-		return
-	}
+	testenv.Require(t)
 	raw := testenv.RedisURL(t)
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "redis" || u.Host == "" {

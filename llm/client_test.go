@@ -1,4 +1,4 @@
-package openai_test
+package llm_test
 
 import (
 	"bytes"
@@ -13,18 +13,18 @@ import (
 	"time"
 	"troupe/models/testenv"
 
-	"troupe/adapters/openai"
-	"troupe/adapters/openai/openaitest"
 	"troupe/bot"
+	"troupe/llm"
+	"troupe/llm/openaitest"
 )
 
 const testKey = "sk-secret-XYZ"
 
 // newClient returns a client of s with fast retries, its logs checked for
 // the API key when the test ends.
-func newClient(t *testing.T, baseURL string, modify func(*openai.Config)) *openai.Client {
+func newClient(t *testing.T, baseURL string, modify func(*llm.Config)) *llm.Client {
 	t.Helper()
-	cfg := openai.Config{
+	cfg := llm.Config{
 		BaseURL:     baseURL,
 		APIKey:      testKey,
 		Model:       "test-model",
@@ -41,7 +41,7 @@ func newClient(t *testing.T, baseURL string, modify func(*openai.Config)) *opena
 			t.Errorf("logs contain the API key:\n%s", logs)
 		}
 	})
-	return openai.New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	return llm.New(cfg, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 }
 
 func request(text string) bot.ModelRequest {
@@ -78,7 +78,7 @@ func TestStream(t *testing.T) {
 	s := openaitest.NewServer(t)
 	const text = "The quick brown fox jumps over the lazy dog, twice: héllo wörld."
 	s.Script(openaitest.Answer{Text: text, ChunkSize: 5})
-	c := newClient(t, s.URL(), func(cfg *openai.Config) { cfg.MaxTokens = 300 })
+	c := newClient(t, s.URL(), func(cfg *llm.Config) { cfg.MaxTokens = 300 })
 
 	req := request("Tell me about foxes.")
 	req.MaxTokens = 50
@@ -153,7 +153,7 @@ func TestComplete(t *testing.T) {
 	t.Parallel()
 	s := openaitest.NewServer(t)
 	s.Script(openaitest.Answer{Text: "A card about foxes.", FinishReason: "length"})
-	c := newClient(t, s.URL(), func(cfg *openai.Config) { cfg.MaxTokens = 77 })
+	c := newClient(t, s.URL(), func(cfg *llm.Config) { cfg.MaxTokens = 77 })
 
 	res, err := c.Complete(t.Context(), request("Summarise."))
 	if err != nil {
@@ -179,7 +179,7 @@ func TestComplete(t *testing.T) {
 func TestEmptyAPIKeySendsNoAuthorization(t *testing.T) {
 	t.Parallel()
 	s := openaitest.NewServer(t)
-	c := newClient(t, s.URL(), func(cfg *openai.Config) { cfg.APIKey = "" })
+	c := newClient(t, s.URL(), func(cfg *llm.Config) { cfg.APIKey = "" })
 	if _, err := c.Stream(t.Context(), request("hi"), func(string) error { return nil }); err != nil {
 		t.Fatalf("Stream: %v", err)
 	}
@@ -191,7 +191,7 @@ func TestEmptyAPIKeySendsNoAuthorization(t *testing.T) {
 func TestReasoningModelGetsMaxCompletionTokens(t *testing.T) {
 	t.Parallel()
 	s := openaitest.NewServer(t)
-	c := newClient(t, s.URL(), func(cfg *openai.Config) {
+	c := newClient(t, s.URL(), func(cfg *llm.Config) {
 		cfg.Model = "o3-mini"
 		cfg.MaxTokens = 500
 	})
@@ -238,14 +238,14 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 // call is Stream or Complete, for tests that hold for both.
 type call struct {
 	name string
-	do   func(ctx context.Context, c *openai.Client, req bot.ModelRequest) (bot.ModelResult, error)
+	do   func(ctx context.Context, c *llm.Client, req bot.ModelRequest) (bot.ModelResult, error)
 }
 
 var calls = []call{
-	{"stream", func(ctx context.Context, c *openai.Client, req bot.ModelRequest) (bot.ModelResult, error) {
+	{"stream", func(ctx context.Context, c *llm.Client, req bot.ModelRequest) (bot.ModelResult, error) {
 		return c.Stream(ctx, req, func(string) error { return nil })
 	}},
-	{"complete", func(ctx context.Context, c *openai.Client, req bot.ModelRequest) (bot.ModelResult, error) {
+	{"complete", func(ctx context.Context, c *llm.Client, req bot.ModelRequest) (bot.ModelResult, error) {
 		return c.Complete(ctx, req)
 	}},
 }
@@ -305,7 +305,7 @@ func TestRateLimitedReportsRetryAfter(t *testing.T) {
 	t.Parallel()
 	s := openaitest.NewServer(t)
 	s.Script(openaitest.Answer{Fault: openaitest.Fault429, RetryAfter: 30})
-	c := newClient(t, s.URL(), func(cfg *openai.Config) { cfg.MaxRetries = -1 })
+	c := newClient(t, s.URL(), func(cfg *llm.Config) { cfg.MaxRetries = -1 })
 	_, err := c.Complete(t.Context(), request("hi"))
 	me := modelError(t, err)
 	if me.Kind != "rate_limited" || me.RetryAfter != 30*time.Second {
@@ -409,7 +409,7 @@ func TestHangTimesOut(t *testing.T) {
 			t.Parallel()
 			s := openaitest.NewServer(t)
 			s.Script(openaitest.Answer{Fault: openaitest.FaultHang})
-			c := newClient(t, s.URL(), func(cfg *openai.Config) { cfg.Timeout = 200 * time.Millisecond })
+			c := newClient(t, s.URL(), func(cfg *llm.Config) { cfg.Timeout = 200 * time.Millisecond })
 			start := time.Now()
 			_, err := cl.do(t.Context(), c, request("hi"))
 			if me := modelError(t, err); me.Kind != "timeout" {
@@ -519,7 +519,7 @@ func TestKeyEchoedByServerIsRedacted(t *testing.T) {
 
 func TestConfigStringHidesKey(t *testing.T) {
 	t.Parallel()
-	cfg := openai.Config{APIKey: testKey, Model: "m"}
+	cfg := llm.Config{APIKey: testKey, Model: "m"}
 	for _, s := range []string{fmt.Sprint(cfg), fmt.Sprintf("%+v", cfg)} {
 		if strings.Contains(s, testKey) {
 			t.Errorf("got %q, want no API key", s)

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -40,9 +39,16 @@ type Server struct {
 	unrecorded bool
 }
 
+// TB is the part of testing.TB the fake uses; declaring it here keeps the
+// testing package out of binaries (troupe bench) that start the fake.
+type TB interface {
+	Helper()
+	Cleanup(func())
+}
+
 // NewServer starts a fake server on loopback and closes it when the test
 // ends.
-func NewServer(t testing.TB) *Server {
+func NewServer(t TB) *Server {
 	t.Helper()
 	s := Start()
 	t.Cleanup(s.Close)

@@ -5,7 +5,7 @@ import (
 
 	oai "github.com/sashabaranov/go-openai"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 )
 
 func TestStartAndSetRecording(t *testing.T) {

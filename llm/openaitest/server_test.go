@@ -12,7 +12,7 @@ import (
 
 	oai "github.com/sashabaranov/go-openai"
 
-	"troupe/adapters/openai/openaitest"
+	"troupe/llm/openaitest"
 )
 
 func client(s *openaitest.Server) *oai.Client {

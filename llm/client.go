@@ -1,10 +1,10 @@
 //lint:file-ignore SA1019 local OpenAI-compatible servers (Ollama, llama.cpp, vLLM) only understand max_tokens; reasoning models are switched to max_completion_tokens below.
 
-// Package openai is the model client for any OpenAI-compatible chat
+// Package llm is the model client for any OpenAI-compatible chat
 // completions API (OpenAI, OpenRouter, Ollama, vLLM, llama.cpp), built on
 // go-openai. It streams replies, reports token usage, retries what is safe
 // to retry and turns failures into *bot.ModelError values.
-package openai
+package llm
 
 import (
 	"context"

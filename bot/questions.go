@@ -12,70 +12,6 @@ import (
 	"troupe/models"
 )
 
-// Bind makes cardID the channel's card; if the channel's current chat plays
-// another card, a new chat of cardID starts. An empty cardID changes nothing.
-func (p *Pipeline) Bind(ctx context.Context, ref ChannelRef, cardID string) error {
-	if cardID == "" {
-		return nil
-	}
-	card, ok := p.opt.Cards.Get(cardID)
-	if !ok {
-		return ErrNoCard
-	}
-	return p.withLane(ctx, Inbound{Channel: ref}, func() error {
-		if err := p.opt.Store.EnsureSpace(ctx, models.Space{ID: ref.Space(), Platform: ref.Platform, Kind: ref.SpaceKind, ExternalID: ref.SpaceID}); err != nil {
-			return err
-		}
-		ch, err := p.opt.Store.EnsureChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space(), CardID: cardID})
-		if err != nil {
-			return err
-		}
-		if ch.CardID == cardID && ch.CurrentChatID != "" {
-			return nil
-		}
-		if err := p.opt.Store.SetChannelCard(ctx, ch.ID, cardID); err != nil {
-			return err
-		}
-		if ch.CurrentChatID == "" {
-			return nil
-		}
-		cur, err := p.opt.Store.Chat(ctx, ch.CurrentChatID)
-		if err == nil && cur.CardID == cardID {
-			return nil
-		}
-		_, err = p.startChat(ctx, ch, card, "")
-		return err
-	})
-}
-
-// Greet shows the last message of the channel's current chat (the greeting
-// of a new chat), starting the chat if there is none.
-func (p *Pipeline) Greet(ctx context.Context, in Inbound, sink Sink) error {
-	var head string
-	err := p.withLane(ctx, in, func() error {
-		st, err := p.resolve(ctx, in)
-		if err != nil {
-			return err
-		}
-		head = st.chat.HeadID
-		return nil
-	})
-	if errors.Is(err, ErrNoCard) {
-		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
-	}
-	if err != nil || head == "" {
-		return err
-	}
-	m, err := p.opt.Store.Message(ctx, head)
-	if err != nil {
-		return err
-	}
-	if m.Role == "assistant" {
-		return sink.Finish(ctx, m.Content)
-	}
-	return nil
-}
-
 // Questions keeps the open yes/no questions where every troupe process can
 // answer them: a button may be pressed on another replica than the one that
 // asked, or after a restart. A question is data, not a closure, so that any
@@ -202,36 +138,4 @@ func (p *Pipeline) Answer(ctx context.Context, in Inbound, token string, yes boo
 		return p.forget(ctx, in, chat, sink)
 	}
 	return sink.Notice(ctx, p.text(lang, msgConfirmGone))
-}
-
-// ChannelBinding returns the card bound to a channel ("" when none) and
-// whether only mentions and replies count there. A channel troupe has never
-// seen is unbound.
-func (p *Pipeline) ChannelBinding(ctx context.Context, ref ChannelRef) (string, bool, error) {
-	ch, err := p.opt.Store.Channel(ctx, ref.Key())
-	if errors.Is(err, models.ErrNotFound) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	return ch.CardID, ch.MentionOnly, nil
-}
-
-// Revise replaces the text of a message still waiting for its turn (a user
-// edited it before the reply started). It reports whether one was waiting.
-func (p *Pipeline) Revise(in Inbound) bool {
-	if in.MessageID == "" {
-		return false
-	}
-	l := p.lane(in.Channel.Key())
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i := range l.pending {
-		if l.pending[i].in.MessageID == in.MessageID && l.pending[i].in.AuthorID == in.AuthorID {
-			l.pending[i].in.Text = in.Text
-			return true
-		}
-	}
-	return false
 }

@@ -1,0 +1,70 @@
+package recall
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Block renders the picked items as what the character remembers: each in
+// its own words, with its story time and how it knows — saw, heard, was told
+// by someone, guessed — and a belief with its confidence in words. Scores
+// never appear. It returns "" when nothing was picked.
+func Block(lang string, items []Scored) string {
+	w, ok := blockWords[lang]
+	if !ok {
+		w = blockWords["en"]
+	}
+	var b strings.Builder
+	for _, s := range items {
+		if !s.Picked {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString(w.header + "\n")
+		}
+		how := w.how[s.Mode]
+		if s.Kind == Belief {
+			how = w.belief[s.Confidence]
+			if how == "" {
+				how = w.belief["likely"]
+			}
+		} else if s.Mode == "told" && s.Via != "" {
+			how = fmt.Sprintf(w.toldBy, s.Via)
+		}
+		if how == "" {
+			how = w.how["saw"]
+		}
+		text := s.shown()
+		if s.Faded {
+			text += w.faded
+		}
+		if s.When != "" {
+			fmt.Fprintf(&b, "- (%s) %s%s\n", s.When, how, text)
+		} else {
+			fmt.Fprintf(&b, "- %s%s\n", how, text)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+type blockWordsT struct {
+	header, toldBy, faded string
+	how, belief           map[string]string
+}
+
+var blockWords = map[string]blockWordsT{
+	"en": {
+		header: "[Remembered] What you yourself remember that may bear on this moment (your own memories, possibly incomplete or wrong):",
+		toldBy: "%s told you: ",
+		faded:  " (the details have faded)",
+		how:    map[string]string{"saw": "You saw: ", "heard": "You heard: ", "told": "You were told: ", "inferred": "You guessed: "},
+		belief: map[string]string{"doubtful": "You suspect, without much certainty: ", "likely": "You believe: ", "sure": "You are sure: "},
+	},
+	"zh": {
+		header: "【记忆】你自己记得的、可能与此刻有关的事（是你自己的记忆，未必完整或正确）：",
+		toldBy: "%s告诉过你：",
+		faded:  "（细节已经模糊）",
+		how:    map[string]string{"saw": "你看到：", "heard": "你听到：", "told": "你听说：", "inferred": "你猜测："},
+		belief: map[string]string{"doubtful": "你隐约怀疑：", "likely": "你认为：", "sure": "你确信："},
+	},
+}

@@ -1,0 +1,160 @@
+package recall
+
+import (
+	"sort"
+	"strings"
+)
+
+// Params configure one selection.
+type Params struct {
+	Weights Weights
+	Fading  Fading
+	// MaxItems is how many items MMR picks; associations may add up to
+	// MaxItems/2 more within MaxChars.
+	MaxItems int
+	// MaxChars bounds the rendered items' text.
+	MaxChars int
+	// Lambda trades relevance (1) against variety (0) in MMR.
+	Lambda float64
+	// Now is the current story time in minutes.
+	Now int64
+	// InPrompt are the message ids whose turns the prompt has verbatim.
+	InPrompt map[string]bool
+}
+
+// DefaultParams are the defaults of recall.max_items and max_chars.
+func DefaultParams() Params {
+	return Params{Weights: DefaultWeights, Fading: Fading{On: true, FoldedFade: 0.5}, MaxItems: 8, MaxChars: 1500, Lambda: 0.7}
+}
+
+// Scored is a candidate with its score, for the inspector.
+type Scored struct {
+	Candidate
+	Components
+	// Faded: given as its gist. Gone: faded past recall.
+	Faded, Gone bool
+	// Picked, and why: "mmr" or "association"; or why not.
+	Picked bool
+	Why    string
+}
+
+// Select scores the candidates and picks what the character recalls: items
+// already in the prompt verbatim and perceptions folded into a candidate
+// belief are left out, faded-out items are dropped (never important ones,
+// which stay as their gist), then MMR picks MaxItems that are relevant and
+// different from each other, and items sharing a person or place with a
+// picked one come along while MaxChars allows. It returns every candidate
+// scored, picked ones first in the order they were picked.
+func Select(cands []Candidate, p Params) []Scored {
+	beliefs := map[string]bool{}
+	for _, c := range cands {
+		if c.Kind == Belief {
+			beliefs[c.ID] = true
+		}
+	}
+	all := make([]Scored, 0, len(cands))
+	var pool []int
+	for _, c := range cands {
+		s := Scored{Candidate: c, Components: Score(c, p.Now, p.Weights, p.Fading)}
+		switch {
+		case c.MessageID != "" && p.InPrompt[c.MessageID]:
+			s.Why = "in the prompt verbatim"
+		case c.FoldedInto != "" && beliefs[c.FoldedInto]:
+			s.Why = "folded into a belief that is a candidate"
+		case s.Retention < GoneBelow && c.Importance < KeptImportance:
+			s.Gone, s.Why = true, "faded"
+		default:
+			s.Faded = s.Retention < GistBelow && c.Gist != ""
+			pool = append(pool, len(all))
+		}
+		all = append(all, s)
+	}
+	sort.SliceStable(pool, func(i, j int) bool { return all[pool[i]].Total > all[pool[j]].Total })
+	terms := make(map[int]map[string]bool, len(pool))
+	for _, i := range pool {
+		terms[i] = termSet(all[i].Text)
+	}
+	var picked []int
+	used := 0
+	for len(picked) < p.MaxItems && len(pool) > 0 {
+		best, bestVal := -1, 0.0
+		for k, i := range pool {
+			sim := 0.0
+			for _, j := range picked {
+				sim = max(sim, overlap(terms[i], terms[j]))
+			}
+			val := p.Lambda*all[i].Total - (1-p.Lambda)*sim
+			if best < 0 || val > bestVal {
+				best, bestVal = k, val
+			}
+		}
+		i := pool[best]
+		pool = append(pool[:best], pool[best+1:]...)
+		n := len([]rune(all[i].shown()))
+		if p.MaxChars > 0 && used+n > p.MaxChars {
+			all[i].Why = "over the character budget"
+			continue
+		}
+		used += n
+		all[i].Picked, all[i].Why = true, "mmr"
+		picked = append(picked, i)
+	}
+	extra := 0
+	for _, i := range pool {
+		if extra >= max(p.MaxItems/2, 1) || all[i].Picked {
+			continue
+		}
+		for _, j := range picked {
+			if all[j].Why == "mmr" && shares(all[i].Item, all[j].Item) {
+				n := len([]rune(all[i].shown()))
+				if p.MaxChars > 0 && used+n > p.MaxChars {
+					break
+				}
+				used += n
+				all[i].Picked, all[i].Why = true, "association"
+				all[i].Sources = append(all[i].Sources, Association)
+				picked = append(picked, i)
+				extra++
+				break
+			}
+		}
+	}
+	out := make([]Scored, 0, len(all))
+	for _, i := range picked {
+		out = append(out, all[i])
+	}
+	for _, s := range all {
+		if !s.Picked {
+			if s.Why == "" {
+				s.Why = "not picked"
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// shown is the text the character is given: the gist when faded.
+func (s Scored) shown() string {
+	if s.Faded {
+		return s.Gist
+	}
+	return s.Text
+}
+
+// shares reports whether a and b concern a common person, place or thing.
+func shares(a, b Item) bool {
+	names := map[string]bool{}
+	for _, n := range b.About {
+		names[strings.ToLower(n)] = true
+	}
+	if b.Place != "" {
+		names[strings.ToLower(b.Place)] = true
+	}
+	for _, n := range a.About {
+		if names[strings.ToLower(n)] {
+			return true
+		}
+	}
+	return a.Place != "" && names[strings.ToLower(a.Place)]
+}

@@ -1,0 +1,273 @@
+package record
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// batch is two turns at the west gate: Tess and Mara present, Elias away.
+func batch() Input {
+	return Input{
+		Cast:     []CastMember{{Name: "Mara"}, {Name: "Elias", Away: true}},
+		Players:  []string{"Tess"},
+		Ledger:   Ledger{Time: "day 3, evening", Place: "the west gate"},
+		Entities: []Entity{{Name: "the west gate", Kind: "place", Within: "the town"}},
+		Threads:  []OpenThread{{ID: "01JT", Kind: "mystery", Text: "Who took the key?"}},
+		Events: []Event{
+			{ID: "01JA", Turn: 12, Actor: "Tess", Kind: Line, Text: `"Open it."`, Present: []string{"Mara", "Tess"}},
+			{ID: "01JB", Turn: 12, Actor: "Mara", Kind: Action, Text: "*She turns the key.*", Present: []string{"Mara", "Tess"}},
+			{ID: "01JC", Turn: 13, Actor: "Elias", Kind: Line, Text: `"Mara opened the gate."`, Present: []string{"Elias", "Tess"}},
+		},
+		Last:   StoryTime{Day: 3, Minute: 1200},
+		Fading: true,
+	}
+}
+
+func TestValidateDropsEachBadItemWithItsReason(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		answer string
+		// want is the reason's fragment; "" means the item is kept.
+		want string
+	}{
+		{"a turn in the batch", `{"turns":[{"turn":12,"story_time":{"day":3,"minute":1300},"place":"the west gate"}]}`, ""},
+		{"a turn not in the batch", `{"turns":[{"turn":9}]}`, "turn 9 is not in this batch"},
+		{"story time backwards", `{"turns":[{"turn":12,"story_time":{"day":2,"minute":10}}]}`, "story time runs backwards"},
+		{"minute out of range", `{"turns":[{"turn":12,"story_time":{"day":3,"minute":2000}}]}`, "out of range"},
+		{"an event shown", `{"events":[{"event":"01JB","importance":7,"about":["the west gate"]}]}`, ""},
+		{"an unknown event id", `{"events":[{"event":"01ZZ","importance":7}]}`, "event id that was not shown"},
+		{"importance 0", `{"events":[{"event":"01JB","importance":0}]}`, "importance 0 is not 1–10"},
+		{"importance 11", `{"changes":[{"turn":12,"text":"The gate is open.","importance":11}]}`, "importance 11 is not 1–10"},
+		{"importance as a string", `{"events":[{"event":"01JB","importance":"6"}]}`, ""},
+		{"a change", `{"changes":[{"turn":12,"actor":"Mara","text":"The west gate is unlocked.","importance":7,"pivotal":true}]}`, ""},
+		{"a change over the text limit", `{"changes":[{"turn":12,"text":"` + strings.Repeat("x", MaxTextRunes+1) + `","importance":3}]}`, "text longer than"},
+		{"a perception of a present cast member", `{"perceptions":[{"character":"Mara","event":"01JA","mode":"heard","text":"Tess wants it open."}]}`, ""},
+		{"a perception for an absent character", `{"perceptions":[{"character":"Elias","event":"01JA","mode":"heard","text":"…"}]}`, "was not present"},
+		{"a perception for someone not in the cast", `{"perceptions":[{"character":"Tess","event":"01JA","mode":"heard"}]}`, "not in the cast"},
+		{"told via an event the character was at", `{"perceptions":[{"character":"Elias","event":"01JB","mode":"told","text":"Mara opened the gate.","via":"01JC"}]}`, ""},
+		{"told without via", `{"perceptions":[{"character":"Elias","event":"01JB","mode":"told","text":"…"}]}`, "told without"},
+		{"told via an event it missed", `{"perceptions":[{"character":"Mara","event":"01JC","mode":"told","text":"…","via":"01JC"}]}`, "told without"},
+		{"an unknown mode", `{"perceptions":[{"character":"Mara","event":"01JA","mode":"smelled"}]}`, "mode is not"},
+		{"inferred without text", `{"perceptions":[{"character":"Mara","event":"01JA","mode":"inferred"}]}`, "empty text"},
+		{"open a thread", `{"threads":[{"op":"open","kind":"promise","text":"Mara will return the key.","event":"01JB"}]}`, ""},
+		{"resolve an open thread", `{"threads":[{"op":"resolve","thread":"01JT","event":"01JB"}]}`, ""},
+		{"resolve a thread that is not open", `{"threads":[{"op":"resolve","thread":"01JX","event":"01JB"}]}`, "thread id that is not open"},
+		{"a thread of an unknown kind", `{"threads":[{"op":"open","kind":"vibe","text":"x","event":"01JB"}]}`, "kind is not promise"},
+		{"a ledger", `{"ledger":{"time":"day 3, night","place":"the west gate","where":{"Elias":"the tavern"}}}`, ""},
+		{"a ledger too large", `{"ledger":{"flags":{"k":"` + strings.Repeat("y", MaxLedgerRunes) + `"}}}`, "ledger is"},
+		{"a new entity", `{"entities":[{"name":"the brass key","kind":"item"}]}`, ""},
+		{"an entity of an unknown kind", `{"entities":[{"name":"the brass key","kind":"thing"}]}`, "kind is not place"},
+		{"a relationship", `{"relationships":[{"from":"Mara","to":"Tess","description":"a stranger who asks too much","event":"01JA"}]}`, ""},
+		{"a relationship with itself", `{"relationships":[{"from":"Mara","to":"Mara","description":"x","event":"01JA"}]}`, "two characters"},
+		{"knowledge of a known entity", `{"knowledge":[{"character":"Mara","entity":"the west gate","event":"01JB"}]}`, ""},
+		{"knowledge of an entity new in the answer", `{"entities":[{"name":"the brass key","kind":"item"}],"knowledge":[{"character":"Mara","entity":"the brass key","event":"01JB"}]}`, ""},
+		{"knowledge of an unknown entity", `{"knowledge":[{"character":"Mara","entity":"the moon door","event":"01JB"}]}`, "neither known nor new"},
+		{"knowledge for an absent character", `{"knowledge":[{"character":"Elias","entity":"the west gate","event":"01JB"}]}`, "was not present"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := ParseAnswer(tt.answer)
+			if err != nil {
+				t.Fatalf("ParseAnswer: %v", err)
+			}
+			r := Validate(batch(), a)
+			if tt.want == "" {
+				if len(r.Drops) != 0 {
+					t.Fatalf("dropped %v, want the item kept", r.Drops)
+				}
+				return
+			}
+			if len(r.Drops) != 1 || !strings.Contains(r.Drops[0].Reason, tt.want) {
+				t.Fatalf("drops = %v, want one with %q", r.Drops, tt.want)
+			}
+		})
+	}
+}
+
+// TestDropReasonsQuoteNoStory: a reason names rules and ids, never the
+// words of the story, so it may be kept where /forget does not reach.
+func TestDropReasonsQuoteNoStory(t *testing.T) {
+	t.Parallel()
+	secret := "SECRETWORD"
+	answer := fmt.Sprintf(`{"changes":[{"turn":99,"text":"%[1]s"}],"perceptions":[{"character":"%[1]s","event":"01JA","mode":"heard","text":"%[1]s"},{"character":"Elias","event":"01JA","mode":"heard","text":"%[1]s"}],"relationships":[{"from":"%[1]s","to":"Mara","description":"%[1]s","event":"01JA"}],"entities":[{"name":"%[1]s","kind":"%[1]s"}],"threads":[{"op":"open","kind":"goal","text":"","event":"01JA"}]}`, secret)
+	a, err := ParseAnswer(answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Validate(batch(), a)
+	if len(r.Drops) != 6 {
+		t.Fatalf("drops = %v, want 6", r.Drops)
+	}
+	for _, d := range r.Drops {
+		if strings.Contains(d.String(), "SECRET") {
+			t.Errorf("reason quotes the story: %s", d)
+		}
+	}
+}
+
+func TestParseAnswer(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, text string
+		bad        bool
+	}{
+		{"plain", `{"events":[]}`, false},
+		{"fenced with words around", "Here you go:\n```json\n{\"turns\": []}\n```\nDone.", false},
+		{"empty object: nothing changed", `{}`, false},
+		{"unknown keys beside known ones", `{"events":[],"mood":"tense"}`, false},
+		{"a single name where a list is expected", `{"events":[{"event":"01JA","importance":3,"about":"Mara"}]}`, false},
+		{"not JSON", "The gate opens.", true},
+		{"broken JSON", `{"events":[{"event":}]}`, true},
+		{"a section of the wrong type", `{"events":{"event":"01JA"}}`, true},
+		{"only unknown keys", `{"story":"The gate opens."}`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseAnswer(tt.text)
+			if tt.bad != (err != nil) {
+				t.Fatalf("err = %v, want bad=%v", err, tt.bad)
+			}
+			if err != nil && !errors.Is(err, ErrNotContract) {
+				t.Fatalf("err = %v, want ErrNotContract", err)
+			}
+			if err != nil && strings.Contains(err.Error(), "gate") {
+				t.Errorf("error quotes the answer: %v", err)
+			}
+		})
+	}
+}
+
+// TestPerceiveDefaults: every present cast member perceives each event
+// verbatim unless the model says otherwise; away members and absent ones
+// perceive nothing unless told.
+func TestPerceiveDefaults(t *testing.T) {
+	t.Parallel()
+	in := batch()
+	a, err := ParseAnswer(`{"perceptions":[
+		{"character":"Mara","event":"01JA","mode":"none"},
+		{"character":"Elias","event":"01JB","mode":"told","text":"Someone opened the gate.","via":"01JC"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Validate(in, a)
+	var got []string
+	for _, p := range r.Perceptions {
+		got = append(got, fmt.Sprintf("%s %s %s %s", p.Event, p.Character, p.Mode, p.Text))
+	}
+	want := []string{
+		"01JB Mara saw *She turns the key.*",
+		"01JB Elias told Someone opened the gate.",
+		"01JC Elias heard \"Mara opened the gate.\"",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("perceptions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestPerceiveScalesWithoutTheModel: five present characters, no answer
+// about them: each gets every event, and the model wrote nothing.
+func TestPerceiveScalesWithoutTheModel(t *testing.T) {
+	t.Parallel()
+	names := []string{"A", "B", "C", "D", "E"}
+	in := Input{}
+	for _, n := range names {
+		in.Cast = append(in.Cast, CastMember{Name: n})
+	}
+	for i := range 4 {
+		in.Events = append(in.Events, Event{ID: fmt.Sprint(i), Turn: 1, Kind: Line, Text: "x", Present: names})
+	}
+	if got := len(Perceive(in, nil)); got != 20 {
+		t.Errorf("%d perceptions, want 20", got)
+	}
+}
+
+func TestPromptGolden(t *testing.T) {
+	t.Parallel()
+	for _, lang := range []string{"en", "zh"} {
+		t.Run(lang, func(t *testing.T) {
+			var b strings.Builder
+			for _, m := range Prompt(lang, batch()) {
+				fmt.Fprintf(&b, "=== %s\n%s\n", m.Role, m.Content)
+			}
+			golden(t, filepath.Join("testdata", "prompt_"+lang+".golden"), b.String())
+		})
+	}
+}
+
+func TestViewShowsOnlyWhatTheCharacterKnows(t *testing.T) {
+	t.Parallel()
+	l := Ledger{
+		Time:      "day 3, evening",
+		Place:     "the west gate",
+		Where:     map[string]string{"Elias": "the tavern"},
+		Inventory: map[string][]string{"Mara": {"brass key"}, "Elias": {"letter"}, "Tess": {"lantern"}},
+		Flags:     map[string]string{"traitor": "Elias"},
+		Threads:   []string{"Who took the key?", "The letter's seal"},
+	}
+	got := l.View("en", ViewInput{Character: "Mara", Present: []string{"Mara", "Tess", "Elias"},
+		Threads: []string{"Who took the key?"}, Known: []string{"the west gate", "the old road"}})
+	for _, want := range []string{"day 3, evening", "Where you are: the west gate", "Here with you: Tess", "Mara carries: brass key", "Tess carries: lantern", "Who took the key?", "the old road"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("view lacks %q:\n%s", want, got)
+		}
+	}
+	for _, leak := range []string{"letter", "tavern", "traitor", "seal", "Elias"} {
+		if strings.Contains(got, leak) {
+			t.Errorf("view leaks %q:\n%s", leak, got)
+		}
+	}
+	if !l.Elsewhere("Elias") || l.Elsewhere("Mara") {
+		t.Errorf("Elsewhere: Elias %v, Mara %v; want true, false", l.Elsewhere("Elias"), l.Elsewhere("Mara"))
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with the file (rewritten with -update).
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func FuzzParseAnswer(f *testing.F) {
+	f.Add(`{"turns":[{"turn":12,"story_time":{"day":3,"minute":1300}}],"perceptions":[{"character":"Mara","event":"01JA","mode":"none"}]}`)
+	f.Add("```json\n{}\n```")
+	f.Add(`{"events":[{"event":"01JB","importance":"7.6","about":"x"}]}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAnswer(s)
+		if err != nil {
+			return
+		}
+		r := Validate(batch(), a)
+		present := map[string][]string{}
+		for _, e := range batch().Events {
+			present[e.ID] = e.Present
+		}
+		for _, p := range r.Perceptions {
+			if p.Mode != Told && !contains(present[p.Event], p.Character) {
+				t.Fatalf("%s perceived %s directly without being there", p.Character, p.Event)
+			}
+		}
+	})
+}

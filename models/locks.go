@@ -1,0 +1,80 @@
+package models
+
+import (
+	"errors"
+	"hash/fnv"
+	"sort"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Memory writes and forgetting take the same locks, inside their
+// transactions, so that no write derived from a chat can land during or
+// after that chat's forget:
+//
+//   - the chat's lock, by every write of something derived from one chat
+//     (a summary, a recap) and by ForgetChat;
+//   - the (card, space) lock, by every write of a card's memory in a space
+//     (a recap's manifest entry, a consolidation, a hand edit, a recap
+//     deleted by hand) and by ForgetChat, for the card and space of the
+//     chat it forgets.
+//
+// A transaction takes its chat's lock before any (card, space) lock, and
+// (card, space) locks in the order of MemoryKey, so two of them never wait
+// for each other in a circle.
+//
+// On PostgreSQL the chat's lock is its row, locked FOR UPDATE (the row
+// ForgetChat deletes: a write waiting for it then finds no chat), and a
+// (card, space) lock is a transaction-scoped advisory lock. On SQLite the
+// store's transactions begin IMMEDIATE, which takes the database's write
+// lock before the first read, on one connection: every write transaction
+// already runs alone, in this process and against any other process on the
+// same file.
+
+// lockChat reads the chat and holds its lock until the transaction ends. It
+// returns ErrChatGone when there is no such chat.
+func (s *Store) lockChat(tx *gorm.DB, chatID string) (Chat, error) {
+	var chat Chat
+	q := tx.Where("id = ?", chatID)
+	if s.dialect == "postgres" {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	err := q.Take(&chat).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return chat, ErrChatGone
+	}
+	return chat, err
+}
+
+// lockMemory holds the locks of the (card, space) pairs until the
+// transaction ends, taken in a fixed order.
+func (s *Store) lockMemory(tx *gorm.DB, keys ...MemoryKey) error {
+	if s.dialect != "postgres" {
+		return nil
+	}
+	sorted := append([]MemoryKey(nil), keys...)
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].CardID != sorted[j].CardID {
+			return sorted[i].CardID < sorted[j].CardID
+		}
+		return sorted[i].SpaceID < sorted[j].SpaceID
+	})
+	for i, k := range sorted {
+		if i > 0 && k == sorted[i-1] {
+			continue
+		}
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", memoryLockID(k)).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// memoryLockID is the advisory lock id of a (card, space) pair. Two pairs
+// sharing an id (one chance in 2^64) only wait for each other more often.
+func memoryLockID(k MemoryKey) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("troupe memory\x00" + k.CardID + "\x00" + k.SpaceID))
+	return int64(h.Sum64())
+}
