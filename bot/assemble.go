@@ -12,6 +12,9 @@ import (
 type builtPrompt struct {
 	messages  []PromptMessage
 	estimated int
+	// shortened is true when recent story was left out to fit (see
+	// memory.FitPrompt): the user hears it.
+	shortened bool
 }
 
 // promptMargin keeps the count's error from ever overflowing the context;
@@ -21,19 +24,33 @@ const (
 	nearLimit    = 1.25
 )
 
-// prompt assembles the turn's prompt from the branch. When it would not fit
-// context_window − max_reply_tokens it drops the oldest uncovered beats
-// (never the last keep) and reports urgent, so a compaction is queued; if
-// even that does not fit it returns ErrPromptTooLarge and nothing is sent.
+// prompt assembles the turn's prompt from the branch and fits it to
+// context_window − max_reply_tokens (see fitPrompt). The chat's lore state
+// is stored once the prompt's text is expanded.
 func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
-	lang := p.language(st.card)
 	tl := p.lore(ctx, st, br, rp)
+	in := p.promptInput(st, br, rp, tl)
+	if tl.save != nil {
+		tl.save(ctx)
+	}
+	return p.fitPrompt(st, in)
+}
+
+// promptInput is what the turn's prompt is built from, with tl's macros
+// and lore.
+func (p *Pipeline) promptInput(st chatState, br models.Branch, rp replyPlan, tl turnLore) memory.AssembleInput {
+	lang := p.language(st.card)
 	in := memory.AssembleInput{
-		Language:   lang,
-		System:     systemText(st.card, lang, rp.user, rp.persona, tl),
-		History:    memory.TurnsOf(br.Uncovered),
-		NameUsers:  rp.group,
-		Injections: tl.injections,
+		Language:  lang,
+		System:    systemText(st.card, lang, rp.user, rp.persona, tl.env, nil),
+		History:   memory.TurnsOf(br.Uncovered),
+		NameUsers: rp.group,
+	}
+	if len(tl.placed) > 0 || len(tl.injections) > 0 {
+		in.Lore = &memory.Lore{Injections: tl.injections}
+		if len(tl.placed) > 0 {
+			in.Lore.System = systemText(st.card, lang, rp.user, rp.persona, tl.env, tl.placed)
+		}
 	}
 	if dp := st.card.DepthPrompt; dp != nil {
 		in.Injections = append(in.Injections, memory.Injection{Depth: dp.Depth, Role: dp.Role, Content: tl.env.Expand(dp.Prompt)})
@@ -41,9 +58,6 @@ func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, r
 	// troupe has no text of its own after the history, so {{original}}
 	// there stands for nothing.
 	in.PostHistory = tl.env.Expand(st.card.PostHistoryInstructions)
-	if tl.save != nil {
-		tl.save(ctx)
-	}
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
 	}
@@ -52,37 +66,7 @@ func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, r
 		// envelope up to its own maximum.
 		in.Resident = p.opt.Memory.FitResident(lang, st.resident, 0)
 	}
-	msgs := memory.Assemble(in)
-	if p.opt.Tokens == nil || p.opt.ContextWindow <= 0 {
-		return builtPrompt{messages: toPrompt(msgs)}, false, nil
-	}
-	budget := float64(p.opt.ContextWindow - p.opt.MaxReplyTokens)
-	count := func(msgs []memory.Message) int {
-		est := p.opt.Tokens.Estimate(st.chat.ID, msgs)
-		if float64(est)*nearLimit > budget {
-			est = max(est, p.opt.Tokens.Precise(st.chat.ID, msgs))
-		}
-		return est
-	}
-	est := count(msgs)
-	urgent := false
-	for float64(est)*promptMargin > budget {
-		history, dropped := memory.DropOldestBeats(in.History, p.opt.MemoryConfig.Keep, 1)
-		if dropped == 0 {
-			break
-		}
-		urgent = true
-		in.History = history
-		msgs = memory.Assemble(in)
-		est = count(msgs)
-	}
-	if urgent {
-		p.log.Warn("prompt over budget: dropped oldest beats", "chat_id", st.chat.ID, "estimate", est, "budget", budget)
-	}
-	if float64(est)*promptMargin > budget {
-		return builtPrompt{}, true, ErrPromptTooLarge
-	}
-	return builtPrompt{messages: toPrompt(msgs), estimated: est}, urgent, nil
+	return in
 }
 
 func toPrompt(msgs []memory.Message) []PromptMessage {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"troupe/memory"
 	"troupe/models"
 )
 
@@ -142,9 +143,31 @@ func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink 
 		last = rep.LastConsolidation.UTC().Format(time.RFC3339)
 	}
 	b.WriteString(p.text(lang, msgMemoryCounts, rep.Merged, rep.Owed, last))
-	if rep.LastFailureReason != "" {
-		b.WriteString("\n")
-		b.WriteString(p.text(lang, msgMemoryFailure, rep.LastFailure.UTC().Format(time.RFC3339), truncateRunes(rep.LastFailureReason, 300)))
-	}
+	writeFailures(&b, rep.Failures, func(key msgKey, args ...any) string { return p.text(lang, key, args...) })
 	return sink.Notice(ctx, b.String())
+}
+
+// maxShownFailures bounds the failing jobs /memory lists.
+const maxShownFailures = 5
+
+// writeFailures lists the memory work that failed and stays owed: what, how
+// often in a row, when last, when it is tried next, and why.
+func writeFailures(b *strings.Builder, fs []memory.JobFailure, text func(msgKey, ...any) string) {
+	kinds := map[string]msgKey{memory.KindCompact: msgJobCompact, memory.KindRecap: msgJobRecap, memory.KindConsolidate: msgJobConsolidate}
+	for i, f := range fs {
+		if i == maxShownFailures {
+			b.WriteString("\n…")
+			break
+		}
+		what := f.Kind
+		if k, ok := kinds[f.Kind]; ok {
+			what = text(k)
+		}
+		next := text(msgNextTrySweep)
+		if !f.NextTry.IsZero() {
+			next = f.NextTry.UTC().Format(time.RFC3339)
+		}
+		b.WriteString("\n")
+		b.WriteString(text(msgMemoryFailure, what, f.Key, f.Attempts, f.At.UTC().Format(time.RFC3339), next, truncateRunes(f.Reason, 300)))
+	}
 }

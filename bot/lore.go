@@ -71,7 +71,8 @@ func usesVars(c cards.Card) bool {
 // without it.
 func (p *Pipeline) lore(ctx context.Context, st chatState, br models.Branch, rp replyPlan) turnLore {
 	books := p.books(st.card)
-	env := &cards.Env{Char: st.card.CharName(), User: rp.user, Now: p.opt.Now(), ChatID: st.chat.ID, Rand: p.opt.Rand}
+	tl := p.bareLore(st, rp)
+	env := tl.env
 	recent := make([]string, len(br.Uncovered))
 	for i, m := range br.Uncovered {
 		recent[i] = m.Content
@@ -85,7 +86,6 @@ func (p *Pipeline) lore(ctx context.Context, st chatState, br models.Branch, rp 
 			}
 		}
 	}
-	tl := turnLore{env: env, placed: map[cards.Position][]string{}}
 	if len(books) == 0 && !usesVars(st.card) {
 		return tl
 	}
@@ -108,6 +108,7 @@ func (p *Pipeline) lore(ctx context.Context, st chatState, br models.Branch, rp 
 	for _, l := range res.Left {
 		p.log.Debug("lore entry left out", "chat_id", st.chat.ID, "book", l.Book, "entry", l.UID, "comment", l.Comment, "reason", l.Reason)
 	}
+	tl.placed = map[cards.Position][]string{}
 	var note []string
 	for _, a := range res.Entries {
 		switch pos := a.Entry.Position; pos {
@@ -145,6 +146,12 @@ func (p *Pipeline) lore(ctx context.Context, st chatState, br models.Branch, rp 
 		}
 	}
 	return tl
+}
+
+// bareLore is a turn's macros without lore or chat state: what a prompt
+// holds at the least, as refusing an oversize message measures it.
+func (p *Pipeline) bareLore(st chatState, rp replyPlan) turnLore {
+	return turnLore{env: &cards.Env{Char: st.card.CharName(), User: rp.user, Now: p.opt.Now(), ChatID: st.chat.ID, Rand: p.opt.Rand}}
 }
 
 // loadChatLore reads a chat's stored state; ok is false when the database

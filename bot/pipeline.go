@@ -336,7 +336,7 @@ func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card cards.
 		}
 		p.cardsStored.Store(card.ID, row.Data)
 	}
-	name := fmt.Sprintf("%s %s", card.Name, p.opt.Now().UTC().Format("2006-01-02 15:04"))
+	name := fmt.Sprintf("%s %s", models.FitName(card.Name, models.NameSize-17), p.opt.Now().UTC().Format("2006-01-02 15:04"))
 	var opening *models.Message
 	if g := p.greeting(card, card.FirstMes, userName); g != "" {
 		opening = &models.Message{Role: memory.RoleAssistant, AuthorName: card.Name, Content: g}

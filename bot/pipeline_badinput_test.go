@@ -62,17 +62,8 @@ func send(t *testing.T, r *benchRig, ch string, n int, text string) *replySink {
 // branch.
 func lastUserMessage(t *testing.T, st *models.Store, channel string) models.Message {
 	t.Helper()
-	ctx := context.Background()
-	ch, err := st.Channel(ctx, channel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chat, err := st.Chat(ctx, ch.CurrentChatID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for id := chat.HeadID; id != ""; {
-		m, err := st.Message(ctx, id)
+	for id := currentChat(t, st, channel).HeadID; id != ""; {
+		m, err := st.Message(context.Background(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +99,7 @@ func TestBadInputOversizedMessage(t *testing.T) {
 	type outcome int
 	const (
 		answered outcome = iota // stored and answered
-		tooLarge                // stored; the prompt would not fit the window
+		tooLarge                // over the context window: refused, stored as refused
 		refused                 // over limits.max_message_chars: a notice, not stored
 	)
 	tests := []struct {
@@ -141,9 +132,15 @@ func TestBadInputOversizedMessage(t *testing.T) {
 				}
 				return
 			case tooLarge:
-				if s.final != "" || len(s.notices) != 1 {
-					t.Fatalf("got reply %.40q and notices %q, want one notice", s.final, s.notices)
+				if s.final != "" || len(s.notices) != 1 || r.fake.Count() != 0 {
+					t.Fatalf("got reply %.40q, notices %q and %d model calls; want one notice and none", s.final, s.notices, r.fake.Count())
 				}
+				chat := currentChat(t, r.st, "console:big")
+				refused, err := r.st.RefusedMessages(context.Background(), chat.ID)
+				if err != nil || len(refused) != 1 || refused[0].Content != text {
+					t.Fatalf("refused messages %d (err %v), want the one sent", len(refused), err)
+				}
+				return
 			case answered:
 				if s.final == "" || len(s.notices) > 0 {
 					t.Fatalf("got reply %.40q and notices %q, want a reply", s.final, s.notices)

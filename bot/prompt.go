@@ -19,22 +19,23 @@ func ownSystemText(lang, char, user string) string {
 		"'s words and actions and the narration around them, never " + user + "'s. Let the story move on its own and keep to what has happened."
 }
 
-// systemText builds the character part of the system message, with the
-// lore entries placed before and after the character and around the example
-// dialogues. creator_notes are for people browsing cards and are never sent.
-func systemText(c cards.Card, lang, user, persona string, tl turnLore) string {
+// systemText builds the character part of the system message, expanding
+// its macros with env, with the lore entries of placed before and after the
+// character and around the example dialogues. creator_notes are for people
+// browsing cards and are never sent.
+func systemText(c cards.Card, lang, user, persona string, env *cards.Env, placed map[cards.Position][]string) string {
 	var b strings.Builder
-	x := func(s string) string { return strings.TrimSpace(tl.env.Expand(s)) }
+	x := func(s string) string { return strings.TrimSpace(env.Expand(s)) }
 	own := ownSystemText(lang, c.Name, user)
-	tl.env.Original = own
+	env.Original = own
 	sp := x(c.SystemPrompt)
-	tl.env.Original = ""
+	env.Original = ""
 	if sp == "" {
 		sp = own
 	}
 	b.WriteString(sp)
 	block := func(pos cards.Position) {
-		if entries := tl.placed[pos]; len(entries) > 0 {
+		if entries := placed[pos]; len(entries) > 0 {
 			b.WriteString("\n\n")
 			b.WriteString(strings.Join(entries, "\n"))
 		}
@@ -62,7 +63,7 @@ func systemText(c cards.Card, lang, user, persona string, tl turnLore) string {
 		// A card built in code rather than read has not been split.
 		dialogues = cards.SplitExamples(c.MesExample)
 	}
-	section(labels[4], examples(dialogues, x, tl.placed[cards.ExamplesTop], tl.placed[cards.ExamplesBottom]))
+	section(labels[4], examples(dialogues, x, placed[cards.ExamplesTop], placed[cards.ExamplesBottom]))
 	return b.String()
 }
 
@@ -88,5 +89,5 @@ func examples(dialogues []string, x func(string) string, top, bottom []string) s
 // cardRow is the stored form of a card.
 func cardRow(c cards.Card) models.Card {
 	data, _ := json.Marshal(c)
-	return models.Card{ID: c.ID, Name: c.Name, Language: c.Language, Data: string(data)}
+	return models.Card{ID: c.ID, Name: models.FitName(c.Name, models.NameSize), Language: c.Language, Data: string(data)}
 }

@@ -37,12 +37,19 @@ const (
 	msgNoMemory
 	msgMemoryCounts
 	msgMemoryFailure
+	msgJobCompact
+	msgJobRecap
+	msgJobConsolidate
+	msgNextTrySweep
 	msgTooLarge
 	msgInterrupted
 	msgMentionOnly
 	msgTooLong
 	msgSlowDown
 	msgNotStored
+	msgRefusedContext
+	msgLeftOut
+	msgCardFillsContext
 )
 
 var texts = map[string]map[msgKey]string{
@@ -86,13 +93,20 @@ var texts = map[string]map[msgKey]string{
 		msgRecapDeleted:     "The recap of chat %s is deleted; the memory will be rebuilt from the remaining chats.",
 		msgNoMemory:         "%s remembers no earlier chats here yet.",
 		msgMemoryCounts:     "Chats merged: %d · recaps owed: %d · last consolidation: %s",
-		msgMemoryFailure:    "Last failure (%s): %s",
+		msgMemoryFailure:    "Owed, failing: %s of %s (failures in a row: %d, the last at %s; next try: %s). Why: %s",
+		msgJobCompact:       "compaction",
+		msgJobRecap:         "recap",
+		msgJobConsolidate:   "consolidation",
+		msgNextTrySweep:     "at the next turn or sweep",
 		msgTooLong:          "That message is too long (the limit is %d characters); it was not sent to the character. Please shorten it.",
 		msgNotStored:        "troupe can't reach its database right now, so that message was not kept; please send it again in a moment.",
 		msgSlowDown:         "You're writing faster than the character can keep up; please wait a moment before the next message.",
 		msgMentionOnly:      "Mention-only is %s: with on, the character answers only messages that mention it or reply to it.",
 		msgInterrupted:      "The reply was interrupted (troupe is restarting). Your message is saved: send /regen when it is back.",
-		msgTooLarge:         "The latest turns no longer fit the model's context window. Your message is saved; older turns are being condensed — send /regen in a moment, or use a model with a larger context_window.",
+		msgTooLarge:         "Your last message does not fit the model's context window, so it was kept but not answered. Please shorten it or split it; the chat goes on with your next message.",
+		msgRefusedContext:   "That message is too long for this character's model: it is about %d tokens, and at most about %d fit beside the character. It was kept for the record but not sent; please shorten it or split it into several messages.",
+		msgLeftOut:          "Part of the recent story did not fit the model's context window and was left out of this reply; it is being condensed into the summary.",
+		msgCardFillsContext: "This character's card alone takes about %d tokens, and the model's context leaves %d for the prompt: no message can be answered. Ask whoever runs troupe for a shorter card or a model with a larger context_window. Your message was kept for the record.",
 	},
 	"zh": {
 		msgShuttingDown:     "troupe 正在重启，请稍后再发一次。",
@@ -134,13 +148,20 @@ var texts = map[string]map[msgKey]string{
 		msgRecapDeleted:     "对局 %s 的复盘已删除，记忆将用其余各局重建。",
 		msgNoMemory:         "%s在这里还没有关于往局的记忆。",
 		msgMemoryCounts:     "已合并的局：%d · 待合并：%d · 上次合并：%s",
-		msgMemoryFailure:    "上次失败（%s）：%s",
+		msgMemoryFailure:    "待办、失败中：%s（%s）——已连续失败 %d 次，最近一次在 %s；下次尝试：%s。原因：%s",
+		msgJobCompact:       "压缩",
+		msgJobRecap:         "复盘",
+		msgJobConsolidate:   "合并",
+		msgNextTrySweep:     "下一轮对话或下次巡检时",
 		msgTooLong:          "这条消息太长了（上限 %d 字），没有交给角色，请缩短后再发。",
 		msgNotStored:        "troupe 暂时连不上数据库，这条消息没有保存；请稍后再发一次。",
 		msgSlowDown:         "你发得比角色回得快，请稍等片刻再发下一条。",
 		msgMentionOnly:      "仅提及模式：%s。开启后，角色只回应提及它或回复它的消息。",
 		msgInterrupted:      "回复被打断了（troupe 正在重启）。你的消息已保存，恢复后发送 /regen 即可。",
-		msgTooLarge:         "最近几轮已经超出模型的上下文长度。你的消息已保存，较早的剧情正在压缩——稍后发送 /regen 重试，或换用 context_window 更大的模型。",
+		msgTooLarge:         "你的上一条消息超出了模型的上下文长度，已保存但无法回复。请缩短或分成几条再发；下一条消息起对话照常继续。",
+		msgRefusedContext:   "这条消息太长，角色所用的模型装不下：约 %d 个 token，而角色设定之外最多只能容纳约 %d 个。消息已留档但没有交给角色，请缩短或分成几条再发。",
+		msgLeftOut:          "最近的部分剧情超出了模型的上下文长度，这次回复没有看到它们；这些内容正在压缩进摘要。",
+		msgCardFillsContext: "这个角色卡本身就约占 %d 个 token，而模型上下文留给提示的只有 %d 个，任何消息都无法回复。请联系部署者换用更短的角色卡或 context_window 更大的模型。你的消息已留档。",
 	},
 }
 

@@ -34,6 +34,11 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return err
 	}
 	lang := p.language(st.card)
+	if batch, err = p.refuseOversize(ctx, st, batch); err != nil || len(batch) == 0 {
+		return err
+	}
+	last = batch[len(batch)-1]
+	in, sink = last.in, last.sink
 	// Most messages are new: store them first and look for the ones stored
 	// before only when the unique dedup key says there are some.
 	msgs := userMessages(batch, nil)
@@ -163,6 +168,9 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 		p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: true, Urgent: true})
 		return sink.Notice(ctx, p.text(lang, msgTooLarge))
 	}
+	if prompt.shortened {
+		_ = sink.Notice(ctx, p.text(lang, msgLeftOut))
+	}
 	// The slot covers database work only: platform calls (typing, the
 	// reply) and the model are made without it.
 	pipelineTime := time.Since(rp.start)
@@ -206,6 +214,11 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: modelDone.Sub(modelStart), PromptMessages: len(prompt.messages)})
 		p.log.Warn("model call failed", "chat_id", st.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.modelErrorText(lang, err))
+		// Unanswered messages pile up while the model fails: they are
+		// beats of their own to compaction, which may now be owed.
+		if plan := memory.PlanCompaction(memory.TurnsOf(br.Uncovered), p.compactParams(), false); plan.Due || urgent {
+			p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: true, Urgent: urgent})
+		}
 		return nil
 	}
 	msg := &models.Message{Role: memory.RoleAssistant, AuthorName: st.card.Name, Content: storable(text),

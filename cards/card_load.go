@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"troupe/models"
 )
 
 // Formats a card file may have, by extension.
@@ -72,8 +74,9 @@ func megabytes64(n int64) string {
 	return megabytes(int(n))
 }
 
-// CardIDFromPath derives a card id from a file name.
+// CardIDFromPath derives a card id from a file name: lower-cased, and
+// replaced by its stable stand-in (models.FitID) when too long for an id.
 func CardIDFromPath(path string) string {
 	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	return strings.ToLower(base)
+	return models.FitID(strings.ToLower(base), models.IDSize)
 }

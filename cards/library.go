@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"troupe/models"
 )
 
 // Library is the set of cards troupe can play.
@@ -126,7 +128,7 @@ func (l *Library) Get(id string) (Card, bool) {
 // Find looks a card up by id or name, in any case.
 func (l *Library) Find(key string) (Card, bool) {
 	key = strings.TrimSpace(key)
-	if c, ok := l.cards[strings.ToLower(key)]; ok {
+	if c, ok := l.cards[models.FitID(strings.ToLower(key), models.IDSize)]; ok {
 		return c, true
 	}
 	for _, c := range l.cards {

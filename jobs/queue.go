@@ -67,22 +67,68 @@ func NewQueue(r *Redis, log *slog.Logger) *Queue {
 
 func taskID(kind, key string) string { return kind + ":" + key }
 
-// enqueue adds a task unless one with the same id is already waiting or
-// running: a duplicate is not an error.
-func (q *Queue) enqueue(ctx context.Context, typ, key string, payload any, opts ...asynq.Option) error {
+// enqueue adds a task for key to queue qn unless the key's work is already
+// queued. A task's id is fixed per key, so a task of that id settles what an
+// enqueue means: one waiting, running or set to retry is the same work
+// already queued (with runNow, one waiting to retry runs at once: its input
+// changed); an archived or completed one is a dead record that would block
+// the key for as long as Redis keeps it, so it is deleted and replaced.
+func (q *Queue) enqueue(ctx context.Context, typ, key, qn string, runNow bool, payload any, opts ...asynq.Option) error {
 	data, err := json.Marshal(payload)
 	if err != nil {
 		return err
 	}
-	opts = append([]asynq.Option{asynq.TaskID(taskID(typ, key)), asynq.MaxRetry(8), asynq.Timeout(10 * time.Minute)}, opts...)
-	_, err = q.client.EnqueueContext(ctx, asynq.NewTask(typ, data), opts...)
-	if errors.Is(err, asynq.ErrTaskIDConflict) || errors.Is(err, asynq.ErrDuplicateTask) {
-		return nil
+	id := taskID(typ, key)
+	opts = append([]asynq.Option{asynq.TaskID(id), asynq.Queue(qn), asynq.MaxRetry(8), asynq.Timeout(10 * time.Minute)}, opts...)
+	// A second process replacing the same dead task makes the first enqueue
+	// meet a live one: at most a few rounds.
+	for range 3 {
+		_, err = q.client.EnqueueContext(ctx, asynq.NewTask(typ, data), opts...)
+		if !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
+			break
+		}
+		again, serr := q.settle(qn, id, runNow)
+		if serr != nil {
+			return fmt.Errorf("jobs: enqueue %s %s: %w", typ, key, serr)
+		}
+		if !again {
+			return nil
+		}
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		return fmt.Errorf("jobs: enqueue %s %s: %w", typ, key, err)
 	}
 	return nil
+}
+
+// settle looks at the task id that an enqueue conflicted with and reports
+// whether to enqueue again: the task is gone, or was a dead record and is
+// deleted now. A live task is left alone, except that runNow moves one
+// waiting out its backoff to run at once.
+func (q *Queue) settle(qn, id string, runNow bool) (again bool, err error) {
+	info, err := q.insp.GetTaskInfo(qn, id)
+	if errors.Is(err, asynq.ErrTaskNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	switch info.State {
+	case asynq.TaskStateArchived, asynq.TaskStateCompleted:
+		if err := q.insp.DeleteTask(qn, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+			return false, err
+		}
+		q.log.Info("replaced a dead task", "task_id", id, "state", info.State.String())
+		return true, nil
+	case asynq.TaskStateRetry:
+		if runNow {
+			if err := q.insp.RunTask(qn, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
+				// It started meanwhile: queued all the same.
+				q.log.Debug("run waiting task now", "task_id", id, "err", err)
+			}
+		}
+	}
+	return false, nil
 }
 
 // Compact enqueues a compaction of the chat.
@@ -91,7 +137,7 @@ func (q *Queue) Compact(ctx context.Context, chatID string, urgent bool) error {
 	if urgent {
 		queue = QueueUrgent
 	}
-	return q.enqueue(ctx, TypeCompact, chatID, ChatPayload{ChatID: chatID, Urgent: urgent}, asynq.Queue(queue))
+	return q.enqueue(ctx, TypeCompact, chatID, queue, false, ChatPayload{ChatID: chatID, Urgent: urgent})
 }
 
 // RecapWhenIdle makes sure the chat's recap runs once the chat has been idle
@@ -108,7 +154,7 @@ func (q *Queue) RecapWhenIdle(ctx context.Context, chatID string, idle time.Dura
 	if ok && now.Sub(armed) < idle/2 {
 		return nil
 	}
-	if err := q.enqueue(ctx, TypeRecap, chatID, ChatPayload{ChatID: chatID}, asynq.ProcessIn(idle), asynq.Queue(QueueDefault), asynq.MaxRetry(maxIdleWaits)); err != nil {
+	if err := q.enqueue(ctx, TypeRecap, chatID, QueueDefault, false, ChatPayload{ChatID: chatID}, asynq.ProcessIn(idle), asynq.MaxRetry(maxIdleWaits)); err != nil {
 		return err
 	}
 	q.idleMu.Lock()
@@ -146,16 +192,47 @@ func (q *Queue) RecapNow(ctx context.Context, chatID string) error {
 			q.log.Debug("recap now: waiting task not deletable", "chat_id", chatID, "err", err)
 		}
 	}
-	return q.enqueue(ctx, TypeRecap, chatID, ChatPayload{ChatID: chatID, Now: true}, asynq.Queue(QueueUrgent))
+	return q.enqueue(ctx, TypeRecap, chatID, QueueUrgent, false, ChatPayload{ChatID: chatID, Now: true})
 }
 
 // maxIdleWaits bounds how often a recap task waits again for its chat to go
 // idle; a chat busy for longer is found again by the sweeper.
 const maxIdleWaits = 10000
 
-// Consolidate enqueues the consolidation of a card's memory in a space.
+// Consolidate enqueues the consolidation of a card's memory in a space. It
+// is called when the memory's input changed (a recap written or deleted, a
+// /forget, a hand edit), so a consolidation waiting out the backoff of
+// earlier failures runs at once.
 func (q *Queue) Consolidate(ctx context.Context, cardID, spaceID string) error {
-	return q.enqueue(ctx, TypeConsolidate, cardID+"|"+spaceID, SpacePayload{CardID: cardID, SpaceID: spaceID}, asynq.Queue(QueueDefault))
+	return q.consolidate(ctx, cardID, spaceID, true)
+}
+
+func (q *Queue) consolidate(ctx context.Context, cardID, spaceID string, runNow bool) error {
+	return q.enqueue(ctx, TypeConsolidate, cardID+"|"+spaceID, QueueDefault, runNow, SpacePayload{CardID: cardID, SpaceID: spaceID})
+}
+
+// dropDead deletes the archived and completed tasks of troupe's queues: a
+// task archived behind the worker's back (a lease that expired in a crash)
+// keeps its error text in Redis, where /forget does not look.
+func (q *Queue) dropDead() (int, error) {
+	queues, err := q.insp.Queues()
+	if err != nil {
+		return 0, fmt.Errorf("jobs: drop dead tasks: %w", err)
+	}
+	n := 0
+	var errs []error
+	for _, qn := range queues {
+		a, err := q.insp.DeleteAllArchivedTasks(qn)
+		n += a
+		errs = append(errs, err)
+		c, err := q.insp.DeleteAllCompletedTasks(qn)
+		n += c
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return n, fmt.Errorf("jobs: drop dead tasks: %w", err)
+	}
+	return n, nil
 }
 
 // Depth counts the tasks waiting, running or waiting to retry, and the age
@@ -180,11 +257,13 @@ func (q *Queue) Depth(ctx context.Context) (int, time.Duration, error) {
 	return total, oldest, nil
 }
 
-// Drain waits until no job is waiting, running or retrying, up to timeout.
+// Drain waits until no job is waiting or running and none is set to retry
+// before timeout, up to timeout. A job waiting out the backoff of its
+// failures past that is owed work, not work in flight: it runs later.
 func (q *Queue) Drain(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		n, _, err := q.Depth(ctx)
+		n, err := q.inFlight(deadline)
 		if err != nil {
 			return err
 		}
@@ -200,4 +279,35 @@ func (q *Queue) Drain(ctx context.Context, timeout time.Duration) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// inFlight counts the tasks waiting or running, and those set to retry
+// before deadline.
+func (q *Queue) inFlight(deadline time.Time) (int, error) {
+	queues, err := q.insp.Queues()
+	if err != nil {
+		return 0, fmt.Errorf("jobs: list queues: %w", err)
+	}
+	total := 0
+	for _, qn := range queues {
+		info, err := q.insp.GetQueueInfo(qn)
+		if err != nil {
+			return 0, fmt.Errorf("jobs: queue info: %w", err)
+		}
+		total += info.Pending + info.Active
+		if info.Retry == 0 {
+			continue
+		}
+		// Listed soonest first.
+		retry, err := q.insp.ListRetryTasks(qn, asynq.PageSize(100))
+		if err != nil {
+			return 0, fmt.Errorf("jobs: list retries: %w", err)
+		}
+		for _, t := range retry {
+			if t.NextProcessAt.Before(deadline) {
+				total++
+			}
+		}
+	}
+	return total, nil
 }

@@ -36,6 +36,9 @@ type WorkerOptions struct {
 	PollInterval time.Duration
 	// IdleRecap is how long a chat rests before its recap is owed.
 	IdleRecap time.Duration
+	// FirstRetry is how long a key waits after its first failure in a row
+	// (default 20s); each further failure doubles it, up to SweepInterval.
+	FirstRetry time.Duration
 	// Observer is told each job's outcome; nil observes nothing.
 	Observer Observer
 }
@@ -79,6 +82,9 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 	if opt.IdleRecap <= 0 {
 		opt.IdleRecap = 30 * time.Minute
 	}
+	if opt.FirstRetry <= 0 {
+		opt.FirstRetry = 20 * time.Second
+	}
 	log = log.With("component", "jobs")
 	w := &Worker{mem: mem, store: store, queue: q, opt: opt, log: log, mux: asynq.NewServeMux(), locks: NewLocker(r)}
 	w.srv = asynq.NewServerFromRedisClient(r.Client, asynq.Config{
@@ -86,20 +92,41 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 		Queues:                   map[string]int{QueueUrgent: 6, QueueDefault: 3},
 		TaskCheckInterval:        opt.PollInterval / 4,
 		DelayedTaskCheckInterval: opt.PollInterval,
-		RetryDelayFunc:           retryDelay,
+		RetryDelayFunc:           w.retryDelay,
 		Logger:                   asynqLogger{log},
 		LogLevel:                 asynq.WarnLevel,
 		ShutdownTimeout:          20 * time.Second,
 		IsFailure: func(err error) bool {
 			var ni notIdle
-			return !errors.Is(err, errOwed) && !errors.As(err, &ni)
+			return !errors.As(err, &ni)
 		},
 	})
-	w.mux.Use(w.exclusive)
+	w.mux.Use(w.neverArchive, w.exclusive)
 	w.mux.HandleFunc(TypeCompact, w.handleCompact)
 	w.mux.HandleFunc(TypeRecap, w.handleRecap)
 	w.mux.HandleFunc(TypeConsolidate, w.handleConsolidate)
 	return w
+}
+
+// neverArchive ends a task that asynq would archive (a SkipRetry, or the
+// last of its retries) by deleting it instead: an archived task keeps its
+// id, so every later enqueue of its key would meet it, and keeps its error
+// text in Redis for months. The work stays owed in the database; the next
+// turn, recap, /forget, hand edit or sweep enqueues it again.
+func (w *Worker) neverArchive(next asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		err := next.ProcessTask(ctx, t)
+		if err == nil || errors.Is(err, asynq.RevokeTask) {
+			return err
+		}
+		retried, _ := asynq.GetRetryCount(ctx)
+		maxRetry, _ := asynq.GetMaxRetry(ctx)
+		if errors.Is(err, asynq.SkipRetry) || retried >= maxRetry {
+			w.log.Warn("job ended; its work stays owed for the next trigger", "type", t.Type(), "key", lockKey(t), "retries", retried, "err", err)
+			return fmt.Errorf("jobs: %s %s ended: %w", t.Type(), lockKey(t), asynq.RevokeTask)
+		}
+		return err
+	})
 }
 
 // exclusive runs a task only while it holds its key's lock, so no two
@@ -138,21 +165,45 @@ func lockKey(t *asynq.Task) string {
 // maxCompactionsPerJob bounds the compactions one job runs back to back.
 const maxCompactionsPerJob = 8
 
-// errOwed marks a job whose work stays owed for the sweeper, not retried now.
-var errOwed = errors.New("jobs: work stays owed")
-
 // notIdle defers a recap until its chat has rested for the idle time.
 type notIdle struct{ wait time.Duration }
 
 func (e notIdle) Error() string { return fmt.Sprintf("jobs: chat still active; recap in %s", e.wait) }
 
-func retryDelay(n int, err error, _ *asynq.Task) time.Duration {
+// retryLater is a failed memory job whose task waits out its key's backoff.
+// Its text is what asynq keeps in Redis: the kind, the key and the count,
+// never the failure's reason, which can quote story text.
+type retryLater struct {
+	typ, key string
+	failures int
+	wait     time.Duration
+}
+
+func (e retryLater) Error() string {
+	return fmt.Sprintf("jobs: %s %s failed %d times in a row (reason in the job record); next try in %s", e.typ, e.key, e.failures, e.wait)
+}
+
+// backoff is how long a key waits after its nth failure in a row: first,
+// then twice as long each time, never longer than most.
+func backoff(failures int, first, most time.Duration) time.Duration {
+	d := first
+	for i := 1; i < failures && d < most; i++ {
+		d *= 2
+	}
+	return min(d, most)
+}
+
+func (w *Worker) retryDelay(n int, err error, _ *asynq.Task) time.Duration {
 	var ni notIdle
 	if errors.As(err, &ni) {
 		return ni.wait
 	}
-	d := time.Duration(1<<min(n, 8)) * 2 * time.Second
-	return min(d, 10*time.Minute)
+	var rl retryLater
+	if errors.As(err, &rl) {
+		return rl.wait
+	}
+	// A busy lock or a lost connection: the task's own retries back off.
+	return backoff(n+1, 2*time.Second, w.opt.SweepInterval)
 }
 
 // Run processes jobs and sweeps until ctx is done; it leaves unfinished
@@ -215,7 +266,8 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 		return n, fmt.Errorf("jobs: sweep consolidations: %w", err)
 	}
 	for _, k := range keys {
-		if err := w.queue.Consolidate(ctx, k.CardID, k.SpaceID); err != nil {
+		// A sweep is no new input: a failing consolidation keeps its backoff.
+		if err := w.queue.consolidate(ctx, k.CardID, k.SpaceID, false); err != nil {
 			return n, err
 		}
 		n++
@@ -224,6 +276,11 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 }
 
 func (w *Worker) sweep(ctx context.Context) {
+	if dropped, err := w.queue.dropDead(); err != nil {
+		w.log.Warn("sweep", "err", err)
+	} else if dropped > 0 {
+		w.log.Info("sweep deleted dead tasks", "tasks", dropped)
+	}
 	n, err := w.Sweep(ctx)
 	if err != nil {
 		w.log.Warn("sweep", "err", err)
@@ -244,9 +301,9 @@ func (w *Worker) handleCompact(ctx context.Context, t *asynq.Task) error {
 	for i := 0; i < maxCompactionsPerJob; i++ {
 		res, err := w.mem.Compact(ctx, p.ChatID, p.Urgent && i == 0)
 		if err != nil || res.Outcome != memory.Written {
-			return w.outcome(TypeCompact, p.ChatID, res, err)
+			return w.outcome(ctx, TypeCompact, p.ChatID, res, err)
 		}
-		if err := w.outcome(TypeCompact, p.ChatID, res, nil); err != nil {
+		if err := w.outcome(ctx, TypeCompact, p.ChatID, res, nil); err != nil {
 			return err
 		}
 	}
@@ -277,7 +334,7 @@ func (w *Worker) handleRecap(ctx context.Context, t *asynq.Task) error {
 			}
 		}
 	}
-	return w.outcome(TypeRecap, p.ChatID, res, err)
+	return w.outcome(ctx, TypeRecap, p.ChatID, res, err)
 }
 
 func (w *Worker) handleConsolidate(ctx context.Context, t *asynq.Task) error {
@@ -286,13 +343,13 @@ func (w *Worker) handleConsolidate(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("jobs: bad consolidate payload: %w", asynq.SkipRetry)
 	}
 	res, err := w.mem.Consolidate(ctx, p.CardID, p.SpaceID)
-	return w.outcome(TypeConsolidate, p.CardID+"|"+p.SpaceID, res, err)
+	return w.outcome(ctx, TypeConsolidate, p.CardID+"|"+p.SpaceID, res, err)
 }
 
 // outcome turns a memory result into the task's result: success only with
-// a product or a recorded skip; a rejected output stays owed for the sweeper
-// instead of retrying at once.
-func (w *Worker) outcome(typ, key string, res memory.Result, err error) error {
+// a product or a recorded skip. A failure, rejected output included, keeps
+// the work owed and the task waiting out its key's backoff.
+func (w *Worker) outcome(ctx context.Context, typ, key string, res memory.Result, err error) error {
 	var rej *memory.RejectedError
 	if w.opt.Observer != nil {
 		kind := strings.TrimPrefix(typ, "memory:")
@@ -306,14 +363,35 @@ func (w *Worker) outcome(typ, key string, res memory.Result, err error) error {
 		}
 	}
 	switch {
-	case errors.As(err, &rej):
-		return fmt.Errorf("%w: %v: %w", errOwed, err, asynq.SkipRetry)
 	case err != nil:
-		return fmt.Errorf("jobs: %s %s: %w", typ, key, err)
+		return w.retryLater(ctx, typ, key)
 	case res.Outcome == memory.Written && res.Product == "":
 		return fmt.Errorf("jobs: %s %s reported written without a product: %w", typ, key, asynq.SkipRetry)
 	}
 	return nil
+}
+
+// retryLater sets the failed job's next try from the failures in a row the
+// memory service recorded for its key (the job table, which every process
+// sees), and records when that is. A task on its last retry ends instead
+// (neverArchive); the next sweep comes within SweepInterval.
+func (w *Worker) retryLater(ctx context.Context, typ, key string) error {
+	kind := strings.TrimPrefix(typ, "memory:")
+	failures := 1
+	if rec, err := w.store.Job(ctx, kind, key); err == nil && rec.Outcome == models.OutcomeFailed {
+		failures = max(rec.Failures, 1)
+	}
+	wait := backoff(failures, w.opt.FirstRetry, w.opt.SweepInterval)
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	next := wait
+	if retried >= maxRetry {
+		next = w.opt.SweepInterval
+	}
+	if err := w.store.SetJobRetry(ctx, kind, key, time.Now().Add(next)); err != nil {
+		w.log.Warn("record next try", "kind", kind, "key", key, "err", err)
+	}
+	return retryLater{typ: typ, key: key, failures: failures, wait: wait}
 }
 
 // asynqLogger routes asynq's logs to slog.

@@ -30,9 +30,12 @@ type Turn struct {
 // AssembleInput is everything a turn's prompt is built from.
 type AssembleInput struct {
 	Language string
-	// System is the character part of the system message (card, persona,
-	// the lore placed around them), already expanded.
+	// System is the character part of the system message (card, persona),
+	// already expanded.
 	System string
+	// Lore is what lorebooks add; nil when nothing. It is kept apart so
+	// that a prompt short of room can leave it out (FitPrompt).
+	Lore *Lore
 	// Recall is the recalled-memory block; empty leaves it out.
 	Recall string
 	// Summary is the chat's active relay summary; empty when none.
@@ -52,6 +55,16 @@ type AssembleInput struct {
 	PostHistory string
 }
 
+// Lore is what activated lorebook entries add to a prompt.
+type Lore struct {
+	// System replaces AssembleInput.System: the same text with the
+	// entries placed around the character and its example dialogues.
+	System string
+	// Injections are the entries placed inside the history (at a depth,
+	// the author's note block).
+	Injections []Injection
+}
+
 // Injection is a message placed inside the history: a lore entry at a
 // depth, the author's note block, a card's Character's Note.
 type Injection struct {
@@ -65,8 +78,15 @@ type Injection struct {
 // resident summary, then the live branch.
 func Assemble(in AssembleInput) []Message {
 	w := wordingFor(in.Language)
+	system, injections := in.System, in.Injections
+	if in.Lore != nil {
+		if in.Lore.System != "" {
+			system = in.Lore.System
+		}
+		injections = append(slices.Clip(injections), in.Lore.Injections...)
+	}
 	var sys strings.Builder
-	sys.WriteString(strings.TrimSpace(in.System))
+	sys.WriteString(strings.TrimSpace(system))
 	sys.WriteString("\n\n")
 	sys.WriteString(w.conventions)
 	if in.Recall != "" {
@@ -75,12 +95,12 @@ func Assemble(in AssembleInput) []Message {
 		sys.WriteString("\n")
 		sys.WriteString(in.Recall)
 	}
-	msgs := make([]Message, 0, len(in.History)+len(in.Injections)+3)
+	msgs := make([]Message, 0, len(in.History)+len(injections)+3)
 	msgs = append(msgs, Message{Role: RoleSystem, Content: sys.String()})
 	if p := Previously(in.Language, in.Summary, in.Resident); p != "" {
 		msgs = append(msgs, Message{Role: RoleUser, Content: p})
 	}
-	at := injectionsAt(in.Injections, len(in.History))
+	at := injectionsAt(injections, len(in.History))
 	for i, t := range in.History {
 		msgs = append(msgs, at[i]...)
 		content := t.Content

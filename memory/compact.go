@@ -54,13 +54,37 @@ func BeatStarts(turns []Turn) []int {
 	return starts
 }
 
+// cutStarts returns where a compaction may cut: the beat starts, and every
+// user message of the unanswered run that ends the branch. Joined messages
+// are one beat because one reply answers them all; a run nothing answered
+// yet (the model failed, or the turn is still being written) has no such
+// reply, and counted as one beat it could never be cut, so a pile of
+// unanswered messages would hold the chat's compaction off for good.
+func cutStarts(turns []Turn) []int {
+	starts := BeatStarts(turns)
+	if len(starts) == 0 {
+		return starts
+	}
+	last := starts[len(starts)-1]
+	for i := last + 1; i < len(turns); i++ {
+		if turns[i].Role != RoleUser {
+			return starts
+		}
+	}
+	for i := last + 1; i < len(turns); i++ {
+		starts = append(starts, i)
+	}
+	return starts
+}
+
 // PlanCompaction decides whether the uncovered branch turns (oldest first)
 // should be compacted: automatically when at least keep+period beats are
 // uncovered and the cut holds at least MinCutChars; manually (/compact) when
 // the cut holds at least ManualMinCutChars. The cut keeps the last keep beats
-// and ends on a beat boundary.
+// and ends on a beat boundary; each message of a trailing unanswered run
+// counts as a beat (cutStarts).
 func PlanCompaction(turns []Turn, p CompactParams, manual bool) Plan {
-	starts := BeatStarts(turns)
+	starts := cutStarts(turns)
 	plan := Plan{Beats: len(starts)}
 	if !manual && p.Period <= 0 {
 		plan.Reason = ReasonOff
@@ -94,21 +118,4 @@ func PlanCompaction(turns []Turn, p CompactParams, manual bool) Plan {
 	}
 	plan.Due = true
 	return plan
-}
-
-// DropOldestBeats returns turns without their oldest beats, never touching
-// the last keep beats, dropping n beats (or as many as allowed). Messages
-// before the first beat (a greeting) go with the first dropped beat.
-func DropOldestBeats(turns []Turn, keep, n int) ([]Turn, int) {
-	starts := BeatStarts(turns)
-	droppable := len(starts) - keep
-	if droppable <= 0 || n <= 0 {
-		return turns, 0
-	}
-	if n > droppable {
-		n = droppable
-	}
-	// Drop through the start of beat n (exclusive): beats 0..n-1 and anything
-	// before beat 0.
-	return turns[starts[n]:], n
 }

@@ -101,15 +101,52 @@ func TestPlanCompactionCutEndsOnBeatBoundary(t *testing.T) {
 	}
 }
 
-func TestDropOldestBeats(t *testing.T) {
+// TestPlanCompactionCutsUnansweredPile: messages nobody answered (the model
+// failed, or a reply is being written) are each a beat to the planner, so a
+// pile of them can be cut and never holds the chat's compaction off.
+func TestPlanCompactionCutsUnansweredPile(t *testing.T) {
 	t.Parallel()
-	turns := story(10, 10, true)
-	got, n := DropOldestBeats(turns, 6, 2)
-	if n != 2 || got[0].ID != "u2" {
-		t.Errorf("dropped %d, first kept %s; want 2, u2", n, got[0].ID)
+	params := CompactParams{Keep: 6, Period: 30, MinCutChars: 2000, ManualMinCutChars: 500}
+	pile := func(beats, unanswered int) []Turn {
+		turns := story(beats, 100, true)
+		for i := 0; i < unanswered; i++ {
+			turns = append(turns, Turn{ID: fmt.Sprintf("p%d", i), Role: RoleUser, Content: strings.Repeat("p", 100)})
+		}
+		return turns
 	}
-	got, n = DropOldestBeats(turns, 6, 50)
-	if n != 4 || len(BeatStarts(got)) != 6 {
-		t.Errorf("dropped %d leaving %d beats; want 4 and 6", n, len(BeatStarts(got)))
+	tests := []struct {
+		name     string
+		turns    []Turn
+		manual   bool
+		due      bool
+		cutBeats int
+		// firstKept is the id of the first message left uncovered.
+		firstKept string
+	}{
+		{"40 unanswered after 2 beats: automatic", pile(2, 40), false, true, 36, "p34"},
+		{"10 unanswered alone: /compact", pile(0, 10), true, true, 4, "p4"},
+		{"10 unanswered after 3 beats: /compact", pile(3, 10), true, true, 7, "p4"},
+		{"6 unanswered alone: nothing old enough", pile(0, 6), true, false, 0, ""},
+		{"29 unanswered after 2 beats: not yet automatic", pile(2, 29), false, false, 25, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			plan := PlanCompaction(tt.turns, params, tt.manual)
+			if plan.Due != tt.due || plan.CutBeats != tt.cutBeats {
+				t.Fatalf("due %v (%s), cut beats %d; want %v, %d", plan.Due, plan.Reason, plan.CutBeats, tt.due, tt.cutBeats)
+			}
+			if !tt.due {
+				return
+			}
+			if got := tt.turns[len(plan.Cut)].ID; got != tt.firstKept {
+				t.Errorf("first kept message %s, want %s", got, tt.firstKept)
+			}
+		})
+	}
+	// Once answered, a joined run is one beat again: the cut never splits it.
+	turns := append(pile(36, 3), Turn{ID: "r", Role: RoleAssistant, Content: "reply"})
+	if plan := PlanCompaction(turns, params, false); plan.Beats != 37 {
+		t.Errorf("36 beats and an answered run of 3 count %d beats, want 37", plan.Beats)
 	}
 }

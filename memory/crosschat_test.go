@@ -35,6 +35,8 @@ type worked struct {
 	fake   *openaitest.Server
 	scribe *memorytest.Scribe
 	mem    *memory.Service
+	// log is what the memory service logged.
+	log *testenv.Buffer
 }
 
 // newWorked stores chats jA and jB of card qingwu in one space, with their
@@ -43,10 +45,10 @@ type worked struct {
 func newWorked(t *testing.T, b testenv.Backend) *worked {
 	t.Helper()
 	ctx := context.Background()
-	w := &worked{st: testenv.OpenStore(t, b), fake: openaitest.NewServer(t), scribe: &memorytest.Scribe{}}
+	w := &worked{st: testenv.OpenStore(t, b), fake: openaitest.NewServer(t), scribe: &memorytest.Scribe{}, log: &testenv.Buffer{}}
 	w.fake.SetResponder(w.scribe.Respond)
 	client := llm.New(llm.Config{BaseURL: w.fake.URL(), Model: "m", Timeout: 2 * time.Second, MaxRetries: -1}, nil)
-	w.mem = memory.NewService(w.st, llm.Scribe{C: client}, memory.Config{ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200, Language: "en"}, slog.New(slog.DiscardHandler))
+	w.mem = memory.NewService(w.st, llm.Scribe{C: client}, memory.Config{ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200, Language: "en"}, slog.New(slog.NewTextHandler(w.log, nil)))
 	db := w.st.DB()
 	must(t, w.st.UpsertCard(ctx, models.Card{ID: "qingwu", Name: "Qingwu", Language: "en", Data: "{}"}))
 	must(t, w.st.EnsureSpace(ctx, models.Space{ID: "discord:guild:1", Platform: "discord", Kind: "guild", ExternalID: "1"}))
@@ -73,10 +75,21 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// consolidateFixture installs the worked example's handbook and resident
-// through a real consolidation whose scribe answers with the fixture.
+// The worked example's hand edits: a person wrote them through the hard
+// path (`troupe memory edit`) before the fixture's consolidation.
+const (
+	handHandbook = "# Characters (across chats)\n- Qingwu's sister comes to the inn on market days."
+	handResident = "# Earlier chats\n- Keep Qingwu's replies short."
+)
+
+// consolidateFixture installs the worked example's hand edits by hand, then
+// its handbook and resident through a real consolidation whose scribe
+// answers with the fixture (the cross-chat sections; the engine builds the
+// chat blocks from the recaps).
 func (w *worked) consolidateFixture(t *testing.T) {
 	t.Helper()
+	hb, rs := handHandbook, handResident
+	must(t, w.st.EditMemory(context.Background(), "qingwu", "discord:guild:1", &hb, &rs, "edited by hand"))
 	answer := fmt.Sprintf("%s\n%s\n%s\n%s", memory.Markers["en"][0], readFixture(t, "handbook.md"), memory.Markers["en"][1], readFixture(t, "resident.md"))
 	w.fake.Script(openaitest.Answer{Text: answer})
 	res, err := w.mem.Consolidate(context.Background(), "qingwu", "discord:guild:1")
@@ -218,7 +231,8 @@ func TestConsolidationRejectsMalformedOutput(t *testing.T) {
 	cases := map[string]openaitest.Answer{
 		"missing marker":        {Text: hb + "\n" + mk[1] + "\n" + rs},
 		"tag names a stranger":  {Text: ok(hb+"\n- Someone else. [chat:zz]", rs)},
-		"missing block":         {Text: ok(strings.Replace(hb, "# Chat: A letter from the tea fields (jB)", "# Notes", 1), rs)},
+		"writes a chat block":   {Text: ok("# Chat: Rainy night at the inn (jA)\nSource: chat jA\n\n"+hb, rs)},
+		"untagged line":         {Text: ok(hb+"\n- Qingwu hums while she sweeps.", rs)},
 		"dropped hand edit":     {Text: ok(strings.Replace(hb, "- Qingwu's sister comes to the inn on market days.\n", "", 1), rs)},
 		"resident too long":     {Text: ok(hb, rs+"\n"+strings.Repeat("- filler line that goes on and on [chat:jA]\n", 40))},
 		"timeout":               {Fault: openaitest.FaultHang},

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"troupe/models"
 )
 
 // tagRe matches a provenance tag: [chat:<id>].
@@ -11,6 +13,37 @@ var tagRe = regexp.MustCompile(`\[chat:([A-Za-z0-9_.:-]+)\]`)
 
 // chatBlockRe matches a handbook chat block's heading, in English or Chinese.
 var chatBlockRe = regexp.MustCompile(`^# (?:Chat: .*\(([A-Za-z0-9_.:-]+)\)|局：.*（([A-Za-z0-9_.:-]+)）)\s*$`)
+
+// chatHeadingRe matches any heading that looks like a chat block's, at any
+// level, in either language and either kind of brackets: "## chat: … (id)".
+var chatHeadingRe = regexp.MustCompile(`(?i)^#{1,6}\s*(?:chat|局)\s*[:：].*[(（]\s*([A-Za-z0-9_.:-]+)\s*[)）]\s*$`)
+
+// bracketTagRe matches what a tag in square brackets looks like when it is
+// not written [chat:<id>]: "[Chat:id]", "[chat: id]", "[chat:a,b]",
+// "[chat id]", "【局：id】". Well-formed tags are removed before it is
+// applied; "[chatter]" and "【局势】" are words, not tags.
+var bracketTagRe = regexp.MustCompile(`(?i)[\[【]\s*(?:chats?\s*(?:[:：\]】,]|\s)|局\s*[:：])`)
+
+// parenTagRe matches a tag in parentheses, "(chat id)" or "（局：id）": with
+// its colon, or naming a chat, it is a tag; "(chat room)" is prose.
+var parenTagRe = regexp.MustCompile(`(?i)[(（]\s*(?:chat|局)\s*([:：]?)\s*([A-Za-z0-9_.:-]+)\s*[)）]`)
+
+// CrossHeadings are the handbook's cross-chat section headings, which the
+// scribe writes; the chat blocks before them are the engine's.
+var CrossHeadings = map[string][3]string{
+	"en": {"# Characters (across chats)", "# World facts (across chats)", "# The user's play preferences (across chats)"},
+	"zh": {"# 人物（跨局）", "# 世界设定（跨局）", "# 用户的玩法偏好（跨局）"},
+}
+
+// ResidentHeadings are the resident summary's title and four section
+// headings.
+var ResidentHeadings = map[string][5]string{
+	"en": {"# Earlier chats", "## Characters and relationships now", "## Established facts", "## Unfinished business", "## The user's play preferences"},
+	"zh": {"# 往局记忆", "## 人物与关系现状", "## 既定事实", "## 未了之事", "## 用户的玩法偏好"},
+}
+
+// sourceLine ends a chat block.
+var sourceLine = map[string]string{"en": "Source: chat ", "zh": "来源：局 "}
 
 // Tags returns the chat ids a line is tagged with.
 func Tags(line string) []string {
@@ -88,21 +121,78 @@ func Blocks(handbook string) map[string]bool {
 	return ids
 }
 
-// HandEdits returns the untagged entries outside chat blocks: lines a person
-// wrote by hand, which consolidation must keep. Headings, blank lines and
-// the resident's title are not entries.
-func HandEdits(text string) []string {
+// HandEdits returns the lines of a handbook or resident a person wrote by
+// hand, which consolidation must keep: the untagged lines outside chat
+// blocks whose hash is in the file's stored hand-line set (see
+// models.HandLineHash). Blank lines and the format's own headings are not
+// hand edits; no line the scribe wrote ever is, since an untagged line from
+// the scribe is refused.
+func HandEdits(text, handLines string) []string {
+	if handLines == "" {
+		return nil
+	}
+	hand := models.HandLineSet(handLines)
 	var out []string
 	for _, l := range scanLines(text) {
 		t := strings.TrimSpace(l.text)
-		if l.block != "" || t == "" || strings.HasPrefix(t, "#") || len(Tags(t)) > 0 {
+		if l.block != "" || t == "" || blockID(t) != "" || isFormatHeading(t) || len(Tags(t)) > 0 {
 			continue
 		}
-		if strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") {
+		if hand[models.HandLineHash(t)] {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// isFormatHeading reports whether a line is one of the headings the
+// handbook's cross-chat sections or the resident are made of, in either
+// language.
+func isFormatHeading(line string) bool {
+	for _, lang := range []string{"en", "zh"} {
+		for _, h := range CrossHeadings[lang] {
+			if headingMatches(line, h) {
+				return true
+			}
+		}
+		for _, h := range ResidentHeadings[lang] {
+			if headingMatches(line, h) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CrossSections returns a handbook without its chat blocks: what the scribe
+// writes.
+func CrossSections(handbook string) string {
+	var out []string
+	for _, l := range scanLines(handbook) {
+		if l.block == "" && blockID(l.text) == "" {
+			out = append(out, l.text)
+		}
+	}
+	return collapseBlankLines(strings.Join(out, "\n"))
+}
+
+// ChatBlock is a chat's handbook block, built from its recap: the heading,
+// the recap's sections (its title is the heading's business) and the
+// source line. A line of the recap that would read as a top-level heading is
+// moved a level down, so the block cannot end early.
+func ChatBlock(lang, id, name, recap string) string {
+	lang = langOr(lang)
+	_, body, _ := strings.Cut(strings.TrimSpace(recap), "\n")
+	var b strings.Builder
+	b.WriteString(ChatBlockHeading(lang, oneLine(name), id))
+	for _, l := range strings.Split(strings.TrimSpace(body), "\n") {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "# ") {
+			l = "#" + t
+		}
+		b.WriteString("\n" + l)
+	}
+	b.WriteString("\n" + sourceLine[lang] + id)
+	return b.String()
 }
 
 // Forget removes a chat from a handbook or resident without a model: its

@@ -36,7 +36,7 @@ func FuzzForgetTags(f *testing.F) {
 		for _, l := range strings.Split(out, "\n") {
 			lines[strings.TrimSpace(l)] = true
 		}
-		for _, e := range HandEdits(text) {
+		for _, e := range HandEdits(text, handSet(text)) {
 			if !lines[e] {
 				t.Fatalf("Forget dropped the hand edit %q:\n%s", e, out)
 			}

@@ -5,7 +5,23 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"troupe/models"
 )
+
+// handSet is the stored hand-line set a hand edit of texts records: every
+// non-blank line.
+func handSet(texts ...string) string {
+	var hs []string
+	for _, t := range texts {
+		for _, l := range strings.Split(t, "\n") {
+			if strings.TrimSpace(l) != "" {
+				hs = append(hs, models.HandLineHash(l))
+			}
+		}
+	}
+	return strings.Join(hs, "\n")
+}
 
 func TestFitResidentBudget(t *testing.T) {
 	t.Parallel()
@@ -85,8 +101,15 @@ func TestForgetTags(t *testing.T) {
 	if strings.Contains(StripTags(got), "[chat:") {
 		t.Errorf("StripTags left a tag")
 	}
-	if h := HandEdits(text); len(h) != 1 || h[0] != "- hand written" {
-		t.Errorf("hand edits = %q", h)
+	// A person wrote the whole text: their own heading and untagged line
+	// outside the chat blocks are hand edits; block lines, tagged lines and
+	// the format's headings are not.
+	if h := HandEdits(text+"\n# Characters (across chats)", handSet(text+"\n# Characters (across chats)")); strings.Join(h, "|") != "# Facts|- hand written" {
+		t.Errorf("hand edits = %q, want the custom heading and the untagged entry", h)
+	}
+	// Lines no person wrote are not hand edits, whatever they look like.
+	if h := HandEdits(text, handSet("- shared [chat:c1][chat:c2]")); len(h) != 0 {
+		t.Errorf("hand edits without a hand edit = %q, want none", h)
 	}
 	zh := "# 局：雨夜（jA）\n- 甲\n来源：局 jA\n\n# 人物（跨局）\n- 乙 [chat:jA]"
 	if got := Forget(zh, "jA"); strings.Contains(got, "雨夜") || strings.Contains(got, "乙") {

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"troupe/models"
@@ -20,9 +19,24 @@ type Report struct {
 	Owed int
 	// LastConsolidation is when the handbook was last written.
 	LastConsolidation time.Time
-	// LastFailure and its reason, from the job table.
-	LastFailure       time.Time
-	LastFailureReason string
+	// Failures is the memory work of this card and space whose last run
+	// failed, newest first: it stays owed and is tried again.
+	Failures []JobFailure
+}
+
+// JobFailure is one key's failing memory job, from the job table.
+type JobFailure struct {
+	// Kind is KindCompact, KindRecap or KindConsolidate.
+	Kind string
+	// Key is the chat id, or "card|space" for a consolidation.
+	Key    string
+	Reason string
+	// At is when it last failed; Attempts counts its failures in a row.
+	At       time.Time
+	Attempts int
+	// NextTry is when the worker tries again; zero when the next turn or
+	// sweep will.
+	NextTry time.Time
 }
 
 // Report describes a card's memory in a space.
@@ -41,15 +55,16 @@ func (s *Service) Report(ctx context.Context, cardID, spaceID string) (Report, e
 			r.Owed++
 		}
 	}
-	rec, err := s.store.Job(ctx, KindConsolidate, models.MemoryJobKey(cardID, spaceID))
-	switch {
-	case errors.Is(err, models.ErrNotFound):
-	case err != nil:
+	recs, err := s.store.FailingJobs(ctx, cardID, spaceID, models.MemoryJobKey(cardID, spaceID))
+	if err != nil {
 		return r, err
-	default:
-		if rec.Outcome == string(Failed) {
-			r.LastFailure, r.LastFailureReason = rec.UpdatedAt, rec.Reason
+	}
+	for _, rec := range recs {
+		f := JobFailure{Kind: rec.Kind, Key: rec.Key, Reason: rec.Reason, At: rec.UpdatedAt, Attempts: rec.Failures}
+		if rec.RetryAt != nil {
+			f.NextTry = *rec.RetryAt
 		}
+		r.Failures = append(r.Failures, f)
 	}
 	r.LastConsolidation, _ = s.store.HandbookTime(ctx, cardID, spaceID)
 	return r, nil

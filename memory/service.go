@@ -79,7 +79,7 @@ type Store interface {
 	InstallConsolidation(ctx context.Context, c models.Consolidation) error
 	ForgetChat(ctx context.Context, chatID string, purge models.Purge) (models.Tombstone, error)
 	RecordJob(ctx context.Context, r models.JobRecord) error
-	Job(ctx context.Context, kind, key string) (models.JobRecord, error)
+	FailingJobs(ctx context.Context, cardID, spaceID, spaceKey string) ([]models.JobRecord, error)
 }
 
 // Service runs memory jobs against the store and the scribe.

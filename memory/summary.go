@@ -47,6 +47,7 @@ func neutralizeTags(s string) string {
 		"</handbook", "‹/handbook", "<handbook", "‹handbook",
 		"</resident", "‹/resident", "<resident", "‹resident",
 		"</deleted-chats", "‹/deleted-chats", "<deleted-chats", "‹deleted-chats",
+		"</chats", "‹/chats", "<chats", "‹chats",
 	)
 	return r.Replace(s)
 }
@@ -203,6 +204,15 @@ func RepairPrompt(lang string, prompt []Message, answer string, problem error) [
 	msg := "Your answer cannot be used: " + problem.Error() + ". Write the whole answer again in the required format, with nothing before or after it."
 	if lang == "zh" {
 		msg = "你的回答无法使用：" + problem.Error() + "。请按要求的格式把完整答案重写一遍，前后不要加任何文字。"
+	}
+	if q := repairQuote(problem); q != "" {
+		// The reason names the line by number only (it is stored); the
+		// scribe gets the line itself.
+		if lang == "zh" {
+			msg += "\n出问题的那一行：" + q
+		} else {
+			msg += "\nThe line in question: " + q
+		}
 	}
 	out := append([]Message(nil), prompt...)
 	return append(out, Message{Role: RoleAssistant, Content: answer}, Message{Role: RoleUser, Content: msg})

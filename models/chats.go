@@ -233,6 +233,11 @@ func (s *Store) Append(ctx context.Context, chatID, expectHead, parentID string,
 	if len(msgs) == 0 {
 		return nil
 	}
+	for _, m := range msgs {
+		if err := messageFits(m); err != nil {
+			return fmt.Errorf("models: append to chat %s: %w", chatID, err)
+		}
+	}
 	now := s.now()
 	parent := parentID
 	for _, m := range msgs {

@@ -57,14 +57,17 @@ type MemoryState struct {
 	SpaceID  string
 	Handbook string
 	Resident string
-	Entries  []ManifestEntry
-	Recaps   []Recap
+	// HandbookHand and ResidentHand are the files' stored hand-line sets
+	// (HandLineSet reads them).
+	HandbookHand, ResidentHand string
+	Entries                    []ManifestEntry
+	Recaps                     []Recap
 }
 
 // Version identifies the state's contents; it changes when the handbook, the
 // resident or any recap does.
 func (m MemoryState) Version() string {
-	v := fmt.Sprintf("%d:%s|%d:%s|", len(m.Handbook), m.Handbook, len(m.Resident), m.Resident)
+	v := fmt.Sprintf("%d:%s|%d:%s|%s|%s|", len(m.Handbook), m.Handbook, len(m.Resident), m.Resident, m.HandbookHand, m.ResidentHand)
 	for _, r := range m.Recaps {
 		v += r.ChatID + "=" + r.Hash + ";"
 	}
@@ -80,13 +83,13 @@ func loadMemory(db *gorm.DB, cardID, spaceID string) (MemoryState, error) {
 	st := MemoryState{CardID: cardID, SpaceID: spaceID}
 	var hb Handbook
 	if err := db.Where("card_id = ? AND space_id = ?", cardID, spaceID).Take(&hb).Error; err == nil {
-		st.Handbook = hb.Content
+		st.Handbook, st.HandbookHand = hb.Content, hb.HandLines
 	} else if !errors.Is(err, gorm.ErrRecordNotFound) {
 		return st, err
 	}
 	var rs ResidentSummary
 	if err := db.Where("card_id = ? AND space_id = ?", cardID, spaceID).Take(&rs).Error; err == nil {
-		st.Resident = rs.Content
+		st.Resident, st.ResidentHand = rs.Content, rs.HandLines
 	} else if !errors.Is(err, gorm.ErrRecordNotFound) {
 		return st, err
 	}
@@ -183,9 +186,12 @@ func upsertText(tx *gorm.DB, row any, text string) error {
 		}
 		return tx.Where("card_id = ? AND space_id = ?", key.CardID, key.SpaceID).Delete(row).Error
 	}
+	if err := withHandLines(tx, row, text); err != nil {
+		return err
+	}
 	return tx.Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "card_id"}, {Name: "space_id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"content", "updated_at"}),
+		DoUpdates: clause.AssignmentColumns([]string{"content", "hand_lines", "updated_at"}),
 	}).Create(row).Error
 }
 
@@ -305,8 +311,10 @@ func (s *Store) Tombstone(ctx context.Context, chatID string) (Tombstone, error)
 
 // EditMemory replaces the handbook and/or resident by hand (the hard path):
 // the old versions go to history and every merged hash is cleared, so the
-// next consolidation rebuilds from all remaining recaps. A nil text leaves
-// that file as it is. It holds the card and space's lock (see locks.go).
+// next consolidation rebuilds from all remaining recaps; the lines of an
+// edited file are recorded as the person's (see HandLineHash). A nil text
+// leaves that file as it is. It holds the card and space's lock (see
+// locks.go).
 func (s *Store) EditMemory(ctx context.Context, cardID, spaceID string, handbook, resident *string, reason string) error {
 	now := s.now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -326,6 +334,9 @@ func (s *Store) EditMemory(ctx context.Context, cardID, spaceID string, handbook
 			rs = *resident
 		}
 		if err := replaceMemory(tx, cur, hb, rs, reason, now); err != nil {
+			return err
+		}
+		if err := markHandLines(tx, cardID, spaceID, handbook, resident); err != nil {
 			return err
 		}
 		return clearMerged(tx, cardID, spaceID, now)

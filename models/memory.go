@@ -66,7 +66,8 @@ func (s *Store) Ledger(ctx context.Context, chatID string) (string, error) {
 }
 
 // RecordJob stores the outcome of a memory job for its key. A failure
-// increments the failure count; anything else resets it.
+// increments the failure count; anything else resets it. Either clears the
+// retry time, which SetJobRetry sets.
 func (s *Store) RecordJob(ctx context.Context, r JobRecord) error {
 	r.UpdatedAt = s.now()
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -80,7 +81,7 @@ func (s *Store) RecordJob(ctx context.Context, r JobRecord) error {
 		}
 		return tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "kind"}, {Name: "key"}},
-			DoUpdates: clause.AssignmentColumns([]string{"outcome", "reason", "product", "failures", "updated_at"}),
+			DoUpdates: clause.AssignmentColumns([]string{"outcome", "reason", "product", "failures", "updated_at", "retry_at"}),
 		}).Create(&r).Error
 	})
 }

@@ -69,6 +69,9 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("models: open %s: %w", dialect, redactErr(err, dsn))
 	}
+	if err := registerSizeChecks(db); err != nil {
+		return nil, fmt.Errorf("models: open %s: %w", dialect, err)
+	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, fmt.Errorf("models: open %s: %w", dialect, err)
@@ -151,8 +154,13 @@ func (s *Store) DB() *gorm.DB { return s.db }
 
 // Migrate creates or updates every table.
 func (s *Store) Migrate(ctx context.Context) error {
-	if err := s.db.WithContext(ctx).AutoMigrate(All()...); err != nil {
+	db := s.db.WithContext(ctx)
+	untracked := untrackedHandLines(db)
+	if err := db.AutoMigrate(All()...); err != nil {
 		return fmt.Errorf("models: migrate: %w", err)
+	}
+	if err := adoptHandLines(db, untracked); err != nil {
+		return fmt.Errorf("models: migrate: hand lines: %w", err)
 	}
 	return nil
 }

@@ -62,7 +62,10 @@ type Message struct {
 	DedupKey         *string `gorm:"size:200;uniqueIndex"`
 	PromptTokens     int
 	CompletionTokens int
-	CreatedAt        time.Time
+	// Refused marks a user message no prompt could hold: it is kept in the
+	// tree for the record, off every branch, and never sent to the model.
+	Refused   bool `gorm:"not null;default:false"`
+	CreatedAt time.Time
 }
 
 // Summary is a chat's rolling relay summary, covering its branch up to and
@@ -102,17 +105,22 @@ type ManifestEntry struct {
 
 // Handbook is a card's consolidated cross-chat memory in a space.
 type Handbook struct {
-	CardID    string `gorm:"primaryKey;size:64"`
-	SpaceID   string `gorm:"primaryKey;size:128"`
-	Content   string `gorm:"type:text;not null"`
+	CardID  string `gorm:"primaryKey;size:64"`
+	SpaceID string `gorm:"primaryKey;size:128"`
+	Content string `gorm:"type:text;not null"`
+	// HandLines holds the HandLineHash of each line of Content a person
+	// wrote at the last hard-path edit, one a line (see handlines.go).
+	HandLines string `gorm:"type:text;not null;default:''"`
 	UpdatedAt time.Time
 }
 
 // ResidentSummary is the short memory injected on every turn of a card in a space.
 type ResidentSummary struct {
-	CardID    string `gorm:"primaryKey;size:64"`
-	SpaceID   string `gorm:"primaryKey;size:128"`
-	Content   string `gorm:"type:text;not null"`
+	CardID  string `gorm:"primaryKey;size:64"`
+	SpaceID string `gorm:"primaryKey;size:128"`
+	Content string `gorm:"type:text;not null"`
+	// HandLines is as in Handbook.
+	HandLines string `gorm:"type:text;not null;default:''"`
 	UpdatedAt time.Time
 }
 
@@ -163,6 +171,9 @@ type JobRecord struct {
 	Product   string `gorm:"size:64"`
 	Failures  int
 	UpdatedAt time.Time
+	// RetryAt is when the worker tries a failed job again; nil when no
+	// retry is set (the next turn or sweep runs it).
+	RetryAt *time.Time
 }
 
 // Persona is how a user wants to be named and described in prompts.

@@ -17,6 +17,7 @@ import (
 
 	"troupe/bot"
 	"troupe/jobs"
+	"troupe/memory"
 )
 
 // Metrics holds troupe's Prometheus metrics.
@@ -42,9 +43,15 @@ type Depth interface {
 	Depth(ctx context.Context) (int, time.Duration, error)
 }
 
+// Failing counts the keys whose last memory job failed, by kind: work that
+// stays owed and is tried again with backoff.
+type Failing interface {
+	FailingJobCounts(ctx context.Context) (map[string]int, error)
+}
+
 // NewMetrics registers troupe's metrics (and the Go runtime's) on a new
-// registry; depth, when not nil, is read at each scrape.
-func NewMetrics(depth Depth) *Metrics {
+// registry; depth and failing, when not nil, are read at each scrape.
+func NewMetrics(depth Depth, failing Failing) *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	ms := []float64{.001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 	m.turns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_turns_total", Help: "Turns by platform and outcome."}, []string{"platform", "outcome"})
@@ -64,6 +71,12 @@ func NewMetrics(depth Depth) *Metrics {
 			d:      depth,
 			depth:  prometheus.NewDesc("troupe_queue_depth", "Memory jobs waiting, running or waiting to retry.", nil, nil),
 			oldest: prometheus.NewDesc("troupe_queue_oldest_seconds", "Age of the oldest waiting memory job.", nil, nil),
+		})
+	}
+	if failing != nil {
+		m.reg.MustRegister(&failingCollector{
+			f:    failing,
+			desc: prometheus.NewDesc("troupe_memory_jobs_failing", "Keys (chats, card and space pairs) whose last memory job failed, by kind: work owed and retried with backoff.", []string{"kind"}, nil),
 		})
 	}
 	return m
@@ -114,6 +127,27 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(n))
 	ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, age.Seconds())
+}
+
+type failingCollector struct {
+	f    Failing
+	desc *prometheus.Desc
+}
+
+func (c *failingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+// Collect reports every kind, 0 included, so that an alert on the gauge
+// sees it fall back.
+func (c *failingCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	counts, err := c.f.FailingJobCounts(ctx)
+	if err != nil {
+		return
+	}
+	for _, kind := range []string{memory.KindCompact, memory.KindRecap, memory.KindConsolidate} {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(counts[kind]), kind)
+	}
 }
 
 // Check is a readiness probe: nil when the dependency answers.

@@ -6,6 +6,7 @@ package console
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"troupe/bot"
+	"troupe/models"
 )
 
 // Options configures a console session.
@@ -25,7 +27,16 @@ type Options struct {
 	CardID string
 	// Interactive streams replies as they are written and shows a prompt.
 	Interactive bool
+	// MaxLineBytes bounds what one input line may hold in memory; a longer
+	// line is skipped with a notice and the session goes on. 0 means
+	// DefaultMaxLineBytes.
+	MaxLineBytes int
 }
+
+// DefaultMaxLineBytes is the longest input line a session takes: far more
+// than any model's context, so the pipeline, which knows the context, is
+// what refuses a long message; the bound only keeps memory in check.
+const DefaultMaxLineBytes = 64 << 20
 
 // Session is one console conversation.
 type Session struct {
@@ -42,13 +53,19 @@ func New(p *bot.Pipeline, opt Options) *Session {
 	if opt.User == "" {
 		opt.User = "you"
 	}
+	if opt.MaxLineBytes <= 0 {
+		opt.MaxLineBytes = DefaultMaxLineBytes
+	}
 	return &Session{p: p, opt: opt}
 }
 
 // Channel is the console channel of the session: one per user and card, in
-// the local user's space.
+// the local user's space. A user name or card id too long for the store's
+// id columns is replaced by its stable stand-in (models.FitID), the same on
+// every database and every run.
 func (s *Session) Channel() bot.ChannelRef {
-	return bot.ChannelRef{Platform: bot.PlatformConsole, ID: s.opt.User + "/" + s.opt.CardID, SpaceKind: bot.SpaceLocal, SpaceID: s.opt.User}
+	return bot.ChannelRef{Platform: bot.PlatformConsole, ID: models.FitID(s.opt.User+"/"+s.opt.CardID, models.IDSize),
+		SpaceKind: bot.SpaceLocal, SpaceID: models.FitID(s.opt.User, models.IDSize)}
 }
 
 // Run reads lines until the input ends or ctx is done.
@@ -59,17 +76,23 @@ func (s *Session) Run(ctx context.Context) error {
 	if err := s.p.Greet(ctx, s.inbound(""), s.sink()); err != nil {
 		return err
 	}
-	sc := bufio.NewScanner(s.opt.In)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	r := bufio.NewReaderSize(s.opt.In, 64<<10)
 	for {
 		s.prompt()
-		if !sc.Scan() {
-			break
+		line, over, err := readLine(r, s.opt.MaxLineBytes)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("console: read input: %w", err)
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		line := strings.TrimRight(sc.Text(), "\r")
+		if over > 0 {
+			fmt.Fprintf(s.opt.Out, "[troupe] That line is %d bytes, more than the console takes (%d); it was skipped.\n", over, s.opt.MaxLineBytes)
+			continue
+		}
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
@@ -77,10 +100,33 @@ func (s *Session) Run(ctx context.Context) error {
 			fmt.Fprintf(s.opt.Out, "! %v\n", err)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("console: read input: %w", err)
+}
+
+// readLine reads one line of any length without its line ending. A line
+// over max bytes is read to its end and dropped: over is then its length.
+// The last line may lack a newline; io.EOF comes only when nothing is left.
+func readLine(r *bufio.Reader, max int) (line string, over int, err error) {
+	var buf []byte
+	n := 0
+	for {
+		chunk, err := r.ReadSlice('\n')
+		n += len(chunk)
+		if n <= max {
+			buf = append(buf, chunk...)
+		} else {
+			buf = nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && (!errors.Is(err, io.EOF) || n == 0) {
+			return "", 0, err
+		}
+		if n > max {
+			return "", n, nil
+		}
+		return strings.TrimRight(string(buf), "\r\n"), 0, nil
 	}
-	return nil
 }
 
 func (s *Session) handle(ctx context.Context, line string) error {
@@ -103,8 +149,8 @@ func (s *Session) inbound(text string) bot.Inbound {
 	s.seq++
 	return bot.Inbound{
 		Channel:    s.Channel(),
-		AuthorID:   s.opt.User,
-		AuthorName: s.opt.User,
+		AuthorID:   models.FitID(s.opt.User, models.IDSize),
+		AuthorName: models.FitName(s.opt.User, models.NameSize),
 		Text:       text,
 		CanManage:  true,
 		Received:   time.Now(),

@@ -72,7 +72,7 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		return nil, err
 	}
 	a.queue = jobs.NewQueue(a.redis, log)
-	a.metrics = ops.NewMetrics(a.queue)
+	a.metrics = ops.NewMetrics(a.queue, a.store)
 	sm := cfg.ScribeModel()
 	scribe := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
 		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -47,6 +48,8 @@ type memoryView struct {
 	Recaps   []models.Recap         `json:"recaps"`
 	Manifest []models.ManifestEntry `json:"manifest"`
 	Chats    []models.Chat          `json:"chats"`
+	// Failing is the memory work whose last run failed: owed, retried.
+	Failing []models.JobRecord `json:"failing"`
 }
 
 func (c *cli) memoryShowCmd() *cobra.Command {
@@ -85,7 +88,11 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					views = append(views, memoryView{CardID: k.CardID, SpaceID: k.SpaceID, Resident: st.Resident, Handbook: st.Handbook, Recaps: st.Recaps, Manifest: st.Entries, Chats: chats})
+					failing, err := a.store.FailingJobs(ctx, k.CardID, k.SpaceID, k.CardID+"|"+k.SpaceID)
+					if err != nil {
+						return err
+					}
+					views = append(views, memoryView{CardID: k.CardID, SpaceID: k.SpaceID, Resident: st.Resident, Handbook: st.Handbook, Recaps: st.Recaps, Manifest: st.Entries, Chats: chats, Failing: failing})
 				}
 				if asJSON {
 					enc := json.NewEncoder(c.stdout)
@@ -109,6 +116,7 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 				for _, ch := range v.Chats {
 					fmt.Fprintf(w, "%s\t%s\t%s\n", ch.ID, ch.ChannelID, ch.Name)
 				}
+				writeFailing(w, v.Failing)
 				return nil
 			})
 		},
@@ -117,6 +125,23 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 	cmd.Flags().StringVar(&space, "space", "", "space id (e.g. discord:guild:123, telegram:user:42, console:local:ada)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// writeFailing prints the failing memory jobs: owed work, when it is tried
+// next and why the last try failed.
+func writeFailing(w io.Writer, recs []models.JobRecord) {
+	fmt.Fprintln(w, "\n== failing jobs ==")
+	if len(recs) == 0 {
+		fmt.Fprintln(w, "none")
+		return
+	}
+	for _, r := range recs {
+		next := "next turn or sweep"
+		if r.RetryAt != nil {
+			next = r.RetryAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(w, "%s\t%s\tattempts=%d\tlast=%s\tnext=%s\n\t%s\n", r.Kind, r.Key, r.Failures, r.UpdatedAt.UTC().Format(time.RFC3339), next, r.Reason)
+	}
 }
 
 func (c *cli) memoryForgetCmd() *cobra.Command {
@@ -167,7 +192,8 @@ func (c *cli) memoryEditCmd() *cobra.Command {
 		Use:   "edit",
 		Short: "Replace the handbook and/or resident summary by hand (the next consolidation rebuilds around your text)",
 		Long: "Replace the handbook and/or resident summary by hand. Use - to read from stdin.\n" +
-			"Lines without [chat:ID] tags count as yours and are always kept. The old versions go to\n" +
+			"Lines without [chat:ID] tags outside the chat blocks count as yours and are always kept;\n" +
+			"chat blocks are rebuilt from the recaps. The old versions go to\n" +
 			"history and every merged mark is cleared, so the next consolidation re-merges all recaps.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

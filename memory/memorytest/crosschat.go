@@ -40,9 +40,10 @@ func Recap(req openaitest.Request, n int) string {
 		n, name, h[0], first, last, h[1], h[2], n, h[3], n, h[4])
 }
 
-// Consolidate merges the prompt's recaps into the handbook and resident the
-// way the prompt asks: a block per chat, cross-chat entries tagged by every
-// supporting chat, deleted chats removed, hand edits kept.
+// Consolidate merges the prompt's recaps into the handbook's cross-chat
+// sections and the resident the way the prompt asks: cross-chat entries
+// tagged by every supporting chat, deleted chats removed, the untagged lines
+// a person wrote kept. The engine writes the chat blocks.
 func Consolidate(req openaitest.Request) string {
 	lang := "en"
 	if isZH(req) {
@@ -63,28 +64,19 @@ func Consolidate(req openaitest.Request) string {
 			}
 		}
 	}
-	blocks, cross := splitHandbook(handbook)
+	_, cross := splitHandbook(handbook)
 	names := map[string]string{}
+	var ids []string
 	for _, m := range recapBlockRe.FindAllStringSubmatch(user, -1) {
 		id, name, recap := m[1], m[2], m[3]
 		names[id] = name
-		_, body, _ := strings.Cut(recap, "\n")
-		blocks[id] = memory.ChatBlockHeading(lang, name, id) + "\n" + strings.TrimSpace(body) + "\nSource: chat " + id
-		entry := "- " + memory.RecapTitle(recap) + " [chat:" + id + "]"
-		cross = append(cross, entry)
-	}
-	ids := make([]string, 0, len(blocks))
-	for id := range blocks {
 		ids = append(ids, id)
+		cross = append(cross, "- "+memory.RecapTitle(recap)+" [chat:"+id+"]")
 	}
 	sort.Strings(ids)
-	var hb strings.Builder
-	for _, id := range ids {
-		hb.WriteString(blocks[id] + "\n\n")
-	}
-	hb.WriteString("# Characters (across chats)\n" + strings.Join(dedupe(cross), "\n"))
+	hb := memory.CrossHeadings[lang][0] + "\n" + strings.Join(dedupe(cross), "\n")
 	var rs strings.Builder
-	rs.WriteString("# Earlier chats\n")
+	rs.WriteString(memory.ResidentHeadings[lang][0] + "\n")
 	for _, l := range strings.Split(resident, "\n") {
 		t := strings.TrimSpace(l)
 		if t == "" || strings.HasPrefix(t, "#") {
@@ -97,11 +89,9 @@ func Consolidate(req openaitest.Request) string {
 		rs.WriteString(t + "\n")
 	}
 	for _, id := range ids {
-		if _, changed := names[id]; changed {
-			fmt.Fprintf(&rs, "- %s (%s): remembered [chat:%s]\n", names[id], id, id)
-		}
+		fmt.Fprintf(&rs, "- %s (%s): remembered [chat:%s]\n", names[id], id, id)
 	}
-	return fmt.Sprintf("%s\n%s\n%s\n%s", memory.Markers[lang][0], strings.TrimSpace(hb.String()), memory.Markers[lang][1], strings.TrimSpace(rs.String()))
+	return fmt.Sprintf("%s\n%s\n%s\n%s", memory.Markers[lang][0], hb, memory.Markers[lang][1], strings.TrimSpace(rs.String()))
 }
 
 // splitHandbook returns the chat blocks by id and the entries outside them.
