@@ -1,14 +1,11 @@
 package bot_test
 
 import (
-	"bytes"
 	"context"
-	"flag"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,27 +17,8 @@ import (
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
+	"troupe/models/testenv"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/NAME.golden (rewritten with -update).
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test -update): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from golden file:\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
-	}
-}
 
 // loreRig is a pipeline on a fresh SQLite file playing one card, with a
 // fixed clock and fixed randomness.
@@ -88,17 +66,6 @@ func (r *loreRig) say(t *testing.T, ch, id, text string) {
 	}
 }
 
-// renderRequest shows a model request the way a person reads it.
-func renderRequest(r openaitest.Request) string {
-	var b strings.Builder
-	for _, m := range r.Messages {
-		b.WriteString("===== " + m.Role + " =====\n")
-		b.WriteString(m.Content)
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
 // TestLorebookReachesThePrompt plays a card with a lorebook through the
 // pipeline: the entry is in the system message of the turn that names its
 // key, and not in a turn that does not.
@@ -139,7 +106,8 @@ func TestLorebookReachesThePrompt(t *testing.T) {
 // instructions, <START>-separated examples and macros, whose lorebook uses
 // every position, whole-word and regex keys, the four secondary logics,
 // sticky, cooldown and delay, an inclusion group, recursion, a budget that
-// cuts, and a world file the card names. Each turn's prompt is a golden file.
+// cuts, and a world file the card names. Each turn's prompt is a golden file
+// (testdata/cards/lore-v3-turnN.golden, rewritten with -update-cards).
 func TestLoreGoldenPrompts(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "lore_v3_card.json"))
 	if err != nil {
@@ -154,7 +122,7 @@ func TestLoreGoldenPrompts(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	var logs lockedBuffer
+	var logs testenv.Buffer
 	r := newLoreRig(t, card, func(o *bot.Options) {
 		o.Worlds = worlds
 		o.LoreConfig.BudgetTokens = 120
@@ -170,7 +138,7 @@ func TestLoreGoldenPrompts(t *testing.T) {
 	for i, text := range turns {
 		r.say(t, "golden", string(rune('1'+i)), text)
 		req := memorytest.TurnRequest(t, r.fake, text)
-		golden(t, "lore_v3_turn"+string(rune('1'+i)), renderRequest(req))
+		goldenPrompt(t, "lore-v3-turn"+string(rune('1'+i)), req)
 	}
 	// What was called up but left out is logged at debug, with why.
 	for _, want := range []string{
@@ -183,22 +151,4 @@ func TestLoreGoldenPrompts(t *testing.T) {
 			t.Errorf("the log does not say %s:\n%s", want, logs.String())
 		}
 	}
-}
-
-// lockedBuffer is a log destination tests can read while turns write.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

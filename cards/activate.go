@@ -80,10 +80,9 @@ type Result struct {
 
 // candidate is one entry of one book during activation.
 type candidate struct {
-	book   *Book
-	bookIx int
-	e      *Entry
-	key    string
+	book *Book
+	e    *Entry
+	key  string
 	// sticky: carried over from an earlier turn.
 	sticky bool
 	// content is the expanded text once activated.
@@ -119,7 +118,7 @@ func Activate(books []*Book, sc Scan, st State) Result {
 		a.sc.MaxRecursion = DefaultMaxRecursion
 	}
 	recursive := false
-	for bi, b := range books {
+	for _, b := range books {
 		if b == nil {
 			continue
 		}
@@ -129,7 +128,7 @@ func Activate(books []*Book, sc Scan, st State) Result {
 			if !e.Enabled || e.DontActivate || strings.TrimSpace(e.Content) == "" || !a.passesFilter(e) {
 				continue
 			}
-			a.cands = append(a.cands, candidate{book: b, bookIx: bi, e: e, key: b.Name + "/" + e.UID})
+			a.cands = append(a.cands, candidate{book: b, e: e, key: b.Name + "/" + e.UID})
 		}
 	}
 	a.done = make([]bool, len(a.cands))
