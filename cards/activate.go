@@ -242,7 +242,7 @@ func (a *activation) keysMatch(c *candidate, h *haystack) bool {
 	if primary == nil {
 		primary, secondary = c.e.matchers(c.book)
 	}
-	if !slices.ContainsFunc(primary, func(m matcher) bool { return m.match(h) }) {
+	if !slices.ContainsFunc(primary, func(m matcher) bool { return a.match(m, h) }) {
 		return false
 	}
 	if !c.e.Selective || len(secondary) == 0 {
@@ -250,7 +250,7 @@ func (a *activation) keysMatch(c *candidate, h *haystack) bool {
 	}
 	n := 0
 	for _, m := range secondary {
-		if m.match(h) {
+		if a.match(m, h) {
 			n++
 		}
 	}
@@ -263,6 +263,16 @@ func (a *activation) keysMatch(c *candidate, h *haystack) bool {
 		return n == len(secondary)
 	}
 	return n > 0
+}
+
+// match applies one key; a key with macros ({{char}}, {{user}}) is
+// expanded for this turn first.
+func (a *activation) match(m matcher, h *haystack) bool {
+	if m.macro == "" || a.sc.Expand == nil {
+		return m.match(h)
+	}
+	x, ok := compileKey(a.sc.Expand(m.macro), m.caseSensitive, m.wholeWords)
+	return ok && x.match(h)
 }
 
 // groupWinners keeps one entry per inclusion group: none when the group

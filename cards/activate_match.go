@@ -27,6 +27,10 @@ type matcher struct {
 	// pair is the key's first two runes when both are outside ASCII (a
 	// Chinese name, say): the text must hold them side by side.
 	pair string
+	// macro is the key as written when it holds a macro ({{char}}): it is
+	// expanded and compiled on each turn, with wholeWords.
+	macro      string
+	wholeWords bool
 	// lead is the key's first word when the key starts with a whole word
 	// and goes on: the text must hold that word, which rules most keys out
 	// without a search.
@@ -43,10 +47,19 @@ func compileKey(key string, caseSensitive, wholeWords bool) (matcher, bool) {
 	if key == "" {
 		return matcher{}, false
 	}
+	m := compileText(key, caseSensitive, wholeWords)
+	if strings.Contains(key, "{{") {
+		m.macro, m.wholeWords = key, wholeWords
+	}
+	return m, true
+}
+
+// compileText compiles a key as it reads: a regular expression or a literal.
+func compileText(key string, caseSensitive, wholeWords bool) matcher {
 	if re := keyRegexp(key); re != nil {
 		m := matcher{re: re}
 		m.needs, m.needFold = requiredLiterals(re.String())
-		return m, true
+		return m
 	}
 	m := matcher{key: key, caseSensitive: caseSensitive}
 	if !caseSensitive {
@@ -67,7 +80,7 @@ func compileKey(key string, caseSensitive, wholeWords bool) (matcher, bool) {
 			m.lead = m.key[:end]
 		}
 	}
-	return m, true
+	return m
 }
 
 // keyRegexp compiles a /pattern/flags key, or returns nil.

@@ -252,3 +252,17 @@ func BenchmarkActivate1000(b *testing.B) {
 		Activate([]*Book{bk}, Scan{Messages: msgs, Budget: 4096}, State{Turn: 1})
 	}
 }
+
+func TestActivateKeysWithMacros(t *testing.T) {
+	t.Parallel()
+	b := book(t, `{"entries":[{"uid":0,"key":["{{char}}'s lamp"],"content":"lamp"},{"uid":1,"key":["{{user}}"],"keysecondary":["{{char}}"],"selectiveLogic":3,"content":"both"}]}`)
+	env := &Env{Char: "Mara", User: "Ada"}
+	got := contents(Activate([]*Book{b}, Scan{Messages: []string{"Ada lights Mara's lamp."}, Expand: env.Expand}, State{Turn: 1}))
+	if want := []string{"lamp", "both"}; !slices.Equal(got, want) {
+		t.Errorf("with macros expanded: got %q, want %q", got, want)
+	}
+	got = contents(Activate([]*Book{b}, Scan{Messages: []string{"Ada lights {{char}}'s lamp."}}, State{Turn: 1}))
+	if want := []string{"lamp"}; !slices.Equal(got, want) {
+		t.Errorf("without an expander the key is literal: got %q, want %q", got, want)
+	}
+}
