@@ -72,3 +72,23 @@ func TestCardPictureInAFullChannel(t *testing.T) {
 		t.Errorf("with 15 foreign webhooks the reply came through webhook %s", m.WebhookID)
 	}
 }
+
+// TestCardPictureChangedEditsItsWebhook: the webhook made for an older
+// picture of the card (before a restart) gets the new picture instead of a
+// second webhook.
+func TestCardPictureChangedEditsItsWebhook(t *testing.T) {
+	t.Parallel()
+	pic := cardstest.Picture(t, 4, 4, color.RGBA{R: 90, A: 255})
+	h := newHarness(t, setup{card: pictureCard(t, pic)})
+	old := h.discord.AddAppWebhook(h.channel, avatarHookName("lantern-keeper", []byte("an older picture")), "")
+	h.say("Hello, keeper.")
+	waitFor(t, 10*time.Second, func() bool { return h.replied(h.channel, 1, "Hello, keeper.") }, "the character's reply")
+	got := h.characterMessages(h.channel)[0]
+	hooks := h.discord.WebhookInfos(h.channel)
+	if got.WebhookID != old || len(hooks) != 1 || hooks[0].Name != avatarHookName("lantern-keeper", pic) || hooks[0].Avatar != avatarDataURI(pic) {
+		t.Errorf("reply through %s; webhooks %+v; want %s changed to the new picture", got.WebhookID, hooks, old)
+	}
+	if n := len(h.discord.CallsTo("PATCH /webhooks/*")); n != 1 {
+		t.Errorf("webhook changes = %d, want 1", n)
+	}
+}

@@ -1,0 +1,151 @@
+package reflect
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+)
+
+// scored is one belief, the new perceptions related to it and how much.
+type scored struct {
+	check Check
+	score float64
+}
+
+// relate scores every belief against the new perceptions, most related
+// first (then by id). newerOnly counts only perceptions newer than the
+// belief's last change, as a check needs.
+func relate(in CheckInput, newerOnly bool) []scored {
+	if len(in.New) == 0 {
+		return nil
+	}
+	newWords := make([]map[string]bool, len(in.New))
+	newAbout := make([]map[string]bool, len(in.New))
+	for i, p := range in.New {
+		newWords[i], newAbout[i] = terms(p.Text), aboutSet(p.About)
+	}
+	beliefWords := make([]map[string]bool, len(in.Beliefs))
+	beliefAbout := make([]map[string]bool, len(in.Beliefs))
+	for i, b := range in.Beliefs {
+		beliefWords[i], beliefAbout[i] = terms(b.Text), aboutSet(b.About)
+	}
+	c := in.Corpus
+	if c == nil {
+		c = NewCorpus()
+		isNew := map[string]bool{}
+		for i, p := range in.New {
+			isNew[p.ID] = true
+			c.count(newWords[i], newAbout[i])
+		}
+		for i := range in.Beliefs {
+			c.count(beliefWords[i], beliefAbout[i])
+		}
+		for _, p := range in.Known {
+			if !isNew[p.ID] {
+				c.Add(p.Text, p.About)
+			}
+		}
+	}
+	words := rarity{df: c.Words, n: c.Docs}
+	about := rarity{df: c.Names, n: c.Docs}
+	if len(in.New) >= 2 {
+		words.shared = inAll(newWords)
+		about.shared = inAll(newAbout)
+	}
+	cands := make([]scored, len(in.Beliefs))
+	for ci, b := range in.Beliefs {
+		cands[ci].check.Belief = b
+		type rel struct {
+			p     Perception
+			score float64
+		}
+		var rels []rel
+		for i, p := range in.New {
+			if newerOnly && p.Turn <= b.ChangedTurn {
+				continue
+			}
+			s := sharedWeight(words, beliefWords[ci], newWords[i]) + aboutWeight*sharedWeight(about, beliefAbout[ci], newAbout[i])
+			if s > 0 {
+				rels = append(rels, rel{p, s})
+			}
+		}
+		sort.SliceStable(rels, func(i, j int) bool { return rels[i].score > rels[j].score })
+		if len(rels) > MaxCheckPerceptions {
+			rels = rels[:MaxCheckPerceptions]
+		}
+		for _, r := range rels {
+			cands[ci].score += r.score
+			cands[ci].check.Perceptions = append(cands[ci].check.Perceptions, r.p)
+		}
+		slices.SortStableFunc(cands[ci].check.Perceptions, func(a, b Perception) int {
+			return cmp.Compare(a.Turn, b.Turn)
+		})
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].score != cands[j].score {
+			return cands[i].score > cands[j].score
+		}
+		return cands[i].check.Belief.ID < cands[j].check.Belief.ID
+	})
+	return cands
+}
+
+// DefaultPromptBeliefs is how many beliefs one reflection request shows at
+// most, and DefaultPromptPerceptions how many new perceptions: a request
+// stays the same size however long the story runs.
+const (
+	DefaultPromptBeliefs     = 40
+	DefaultPromptPerceptions = 60
+)
+
+// PromptBeliefs picks the beliefs a reflection request shows, at most limit
+// (0: DefaultPromptBeliefs): those related to the new perceptions first,
+// most related first, then the most recently changed. They come back in
+// their given order. A belief not shown cannot be changed this round.
+func PromptBeliefs(in CheckInput, limit int) []Belief {
+	if limit <= 0 {
+		limit = DefaultPromptBeliefs
+	}
+	if len(in.Beliefs) <= limit {
+		return in.Beliefs
+	}
+	picked := map[string]bool{}
+	for _, c := range relate(in, false) {
+		if c.score <= 0 || len(picked) == limit {
+			break
+		}
+		picked[c.check.Belief.ID] = true
+	}
+	rest := slices.Clone(in.Beliefs)
+	sort.SliceStable(rest, func(i, j int) bool { return rest[i].ChangedTurn > rest[j].ChangedTurn })
+	for _, b := range rest {
+		if len(picked) == limit {
+			break
+		}
+		picked[b.ID] = true
+	}
+	var out []Belief
+	for _, b := range in.Beliefs {
+		if picked[b.ID] {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Batch picks the new perceptions one reflection request shows: the oldest
+// limit of them (0: DefaultPromptPerceptions), in turn order. The others stay
+// new for the next run.
+func Batch(ps []Perception, limit int) []Perception {
+	if limit <= 0 {
+		limit = DefaultPromptPerceptions
+	}
+	out := slices.Clone(ps)
+	slices.SortStableFunc(out, func(a, b Perception) int {
+		return cmp.Compare(a.Turn, b.Turn)
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package reflect
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// stopWords are English function words, too common to relate anything even
+// in the small collections rarity is counted over.
+var stopWords = wordSet(`a an the and or but if of to in on at by for with from into onto
+	is are was were be been being am do does did has have had not no so as than then that this these those
+	it its he him his she her hers they them their we us our you your i me my mine who whom whose what which
+	there here when where why how all any some very just also too up down out over again about`)
+
+func wordSet(words string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		out[w] = true
+	}
+	return out
+}
+
+// terms are a text's words for matching: lowered letter-and-digit runs of
+// alphabetic scripts, and character bigrams of CJK runs (a lone CJK
+// character counts as itself), each once.
+func terms(text string) map[string]bool {
+	out := map[string]bool{}
+	var word []rune
+	var han []rune
+	flushWord := func() {
+		if len(word) >= 2 {
+			if w := string(word); !stopWords[w] {
+				out[w] = true
+			}
+		}
+		word = word[:0]
+	}
+	flushHan := func() {
+		switch len(han) {
+		case 0:
+		case 1:
+			out[string(han)] = true
+		default:
+			for i := 0; i+1 < len(han); i++ {
+				out[string(han[i:i+2])] = true
+			}
+		}
+		han = han[:0]
+	}
+	for _, r := range text {
+		switch {
+		case isCJK(r):
+			flushWord()
+			han = append(han, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			flushHan()
+			word = append(word, unicode.ToLower(r))
+		default:
+			flushWord()
+			flushHan()
+		}
+	}
+	flushWord()
+	flushHan()
+	return out
+}
+
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+// Corpus counts, over a character's texts (its perceptions and beliefs), in
+// how many each word and each name of "about" occurs: what relates a belief
+// to a perception is what few of them share. A caller may keep one per
+// character instead of passing every perception to SelectChecks.
+type Corpus struct {
+	Docs  int            `json:"docs"`
+	Words map[string]int `json:"words"`
+	Names map[string]int `json:"names"`
+}
+
+// NewCorpus returns an empty corpus.
+func NewCorpus() *Corpus {
+	return &Corpus{Words: map[string]int{}, Names: map[string]int{}}
+}
+
+// Add counts one text and the names it is about.
+func (c *Corpus) Add(text string, about []string) {
+	c.count(terms(text), aboutSet(about))
+}
+
+func (c *Corpus) count(words, names map[string]bool) {
+	c.Docs++
+	for t := range words {
+		c.Words[t]++
+	}
+	for n := range names {
+		c.Names[n]++
+	}
+}
+
+// Terms returns a text's matching terms, sorted: lowered words of
+// alphabetic scripts (without English function words) and CJK character
+// bigrams. An index built with them agrees with SelectChecks.
+func Terms(text string) []string {
+	out := make([]string, 0, 8)
+	for t := range terms(text) {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// rarity weighs terms by how few of a character's texts hold them.
+type rarity struct {
+	df     map[string]int
+	n      int
+	shared map[string]bool // in every new perception: says nothing
+}
+
+// weight is 0 for a term too common to relate two texts, else its inverse
+// document frequency: a term is rare when at most a third of the texts
+// (and never fewer than two) hold it.
+func (r rarity) weight(t string) float64 {
+	df := r.df[t]
+	if df == 0 || r.shared[t] || df > max(2, r.n/3) {
+		return 0
+	}
+	return math.Log(1 + float64(r.n)/float64(df))
+}
