@@ -116,6 +116,8 @@ func (p *Pipeline) lore(ctx context.Context, st chatState, br models.Branch, rp 
 			tl.injections = append(tl.injections, memory.Injection{Depth: a.Entry.Depth, Role: a.Entry.Role, Content: a.Content})
 		case cards.NoteTop:
 			note = append(note, a.Content)
+		case cards.NoteBottom:
+			// After every top entry, below.
 		default:
 			tl.placed[pos] = append(tl.placed[pos], a.Content)
 		}
