@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -150,5 +151,23 @@ func TestLoreGoldenPrompts(t *testing.T) {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("the log does not say %s:\n%s", want, logs.String())
 		}
+	}
+}
+
+// TestPlainCardKeepsNoLoreState: a card without lore or chat variables
+// costs no lore query and leaves no state row.
+func TestPlainCardKeepsNoLoreState(t *testing.T) {
+	card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newLoreRig(t, card, nil)
+	r.say(t, "plain", "1", "Good evening.")
+	chats, err := r.st.ChannelChats(context.Background(), "console:plain")
+	if err != nil || len(chats) != 1 {
+		t.Fatalf("chats = %d (%v)", len(chats), err)
+	}
+	if _, err := r.st.ChatLoreState(context.Background(), chats[0].ID); !errors.Is(err, models.ErrNotFound) {
+		t.Errorf("a plain card stored lore state (err %v)", err)
 	}
 }
