@@ -34,7 +34,19 @@ type Env struct {
 	// Vars are the chat's variables ({{setvar}}, {{getvar}}); setvar
 	// creates the map when it is nil.
 	Vars map[string]string
+
+	// varBytes counts what {{getvar}} has inserted in one Expand call.
+	varBytes int
 }
+
+// Variable limits: a value longer than maxVarBytes is not stored, and one
+// Expand call inserts at most maxVarExpansion bytes of variables, so that
+// text like {{setvar::a::{{getvar::a}}{{getvar::a}}}} repeated cannot grow
+// without end. A macro over a limit stays as written.
+const (
+	maxVarBytes     = 16 << 10
+	maxVarExpansion = 64 << 10
+)
 
 // maxMacroNesting bounds nested macros ({{random::{{char}}::b}}), so that
 // hostile text cannot recurse without end.
@@ -64,6 +76,7 @@ func (e *Env) Expand(text string) string {
 	if strings.Contains(strings.ToLower(text), "{{trim}}") {
 		text = trimMacro.ReplaceAllString(text, "")
 	}
+	e.varBytes = 0
 	return e.expand(text, 0)
 }
 
@@ -164,7 +177,7 @@ func (e *Env) macro(body string, offset int) (string, bool) {
 		return e.roll(arg)
 	case "setvar":
 		k, v, ok := strings.Cut(arg, "::")
-		if sep != "::" || !ok || strings.TrimSpace(k) == "" {
+		if sep != "::" || !ok || strings.TrimSpace(k) == "" || len(v) > maxVarBytes {
 			return "", false
 		}
 		if e.Vars == nil {
@@ -173,10 +186,12 @@ func (e *Env) macro(body string, offset int) (string, bool) {
 		e.Vars[strings.TrimSpace(k)] = v
 		return "", true
 	case "getvar":
-		if sep != "::" || strings.TrimSpace(arg) == "" {
+		v := e.Vars[strings.TrimSpace(arg)]
+		if sep != "::" || strings.TrimSpace(arg) == "" || e.varBytes+len(v) > maxVarExpansion {
 			return "", false
 		}
-		return e.Vars[strings.TrimSpace(arg)], true
+		e.varBytes += len(v)
+		return v, true
 	}
 	return "", false
 }

@@ -72,6 +72,16 @@ func TestExpandPickIsStablePerChat(t *testing.T) {
 	}
 }
 
+func TestExpandVariablesCannotExplode(t *testing.T) {
+	t.Parallel()
+	e := testEnv()
+	text := "{{setvar::a::xxxxxxxxxxxxxxxx}}" + strings.Repeat("{{setvar::a::{{getvar::a}}{{getvar::a}}}}", 40) + "{{getvar::a}}"
+	got := e.Expand(text)
+	if len(got) > maxVarExpansion+len(text) || len(e.Vars["a"]) > maxVarBytes {
+		t.Errorf("doubling grew the text to %d bytes and the variable to %d", len(got), len(e.Vars["a"]))
+	}
+}
+
 func TestExpandVarsPersistInEnv(t *testing.T) {
 	t.Parallel()
 	e := testEnv()
@@ -109,8 +119,9 @@ func FuzzExpand(f *testing.F) {
 		if !strings.ContainsAny(s, "{<") && got != s {
 			t.Fatalf("text without macros changed: %q -> %q", s, got)
 		}
-		// Each macro adds at most the longest value it can produce.
-		if limit := len(s)*16 + 64; len(got) > limit {
+		// Each macro adds at most the longest value it can produce, and
+		// variables at most their own limit.
+		if limit := len(s)*16 + 64 + maxVarExpansion; len(got) > limit {
 			t.Fatalf("expansion of %d bytes grew to %d", len(s), len(got))
 		}
 	})
