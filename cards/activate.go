@@ -158,13 +158,15 @@ func Activate(books []*Book, sc Scan, st State) Result {
 	return a.res
 }
 
-// passesFilter applies an entry's character filter.
+// passesFilter applies an entry's character filter and known_by.
 func (a *activation) passesFilter(e *Entry) bool {
-	if len(e.CharacterFilter) == 0 {
-		return true
+	named := func(names []string) bool {
+		return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(strings.TrimSpace(n), a.sc.Character) })
 	}
-	named := slices.ContainsFunc(e.CharacterFilter, func(n string) bool { return strings.EqualFold(strings.TrimSpace(n), a.sc.Character) })
-	return named != e.FilterExclude
+	if e.KnownBy != nil && !named(e.KnownBy) {
+		return false
+	}
+	return len(e.CharacterFilter) == 0 || named(e.CharacterFilter) != e.FilterExclude
 }
 
 // callUp returns the candidates this level activates, before groups,

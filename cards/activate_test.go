@@ -203,9 +203,12 @@ func TestActivateFilterDecoratorsAndDisabled(t *testing.T) {
 	 {"uid":1,"key":["x"],"content":"not for Mara","characterFilter":{"names":["mara"],"isExclude":true}},
 	 {"uid":2,"key":["nothing"],"content":"@@activate\nforced"},
 	 {"uid":3,"key":["x"],"content":"@@dont_activate\nnever"},
-	 {"uid":4,"key":["x"],"content":"off","disable":true}]}`)
+	 {"uid":4,"key":["x"],"content":"off","disable":true},
+	 {"uid":5,"key":["x"],"content":"known by Mara","extensions":{"troupe":{"known_by":["Tess","mara"]}}},
+	 {"uid":6,"key":["x"],"content":"known by nobody","extensions":{"troupe":{"known_by":[]}}},
+	 {"uid":7,"key":["x"],"content":"known by Tess","extensions":{"troupe":{"known_by":["Tess"]}}}]}`)
 	got := contents(Activate([]*Book{b}, Scan{Messages: []string{"x"}, Character: "Mara"}, State{Turn: 1}))
-	if want := []string{"for Mara", "forced"}; !slices.Equal(got, want) {
+	if want := []string{"for Mara", "forced", "known by Mara"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }

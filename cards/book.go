@@ -129,6 +129,9 @@ type Entry struct {
 	// it from) the named characters.
 	CharacterFilter []string
 	FilterExclude   bool
+	// KnownBy (extensions.troupe.known_by) lists the characters whose
+	// prompts the entry reaches; set but empty, it reaches none; nil, all.
+	KnownBy []string
 	// Activate and DontActivate come from the @@activate and
 	// @@dont_activate decorators.
 	Activate, DontActivate bool
@@ -316,6 +319,11 @@ func parseEntry(m map[string]json.RawMessage, index int) (Entry, error) {
 		cff := lenient{cf}
 		e.CharacterFilter = cff.strs("names")
 		e.FilterExclude, _ = cff.boolean("isExclude", "is_exclude")
+	}
+	if tr := f.object("troupe"); tr != nil {
+		if _, set := (lenient{tr}).raw("known_by"); set {
+			e.KnownBy = append([]string{}, (lenient{tr}).strs("known_by")...)
+		}
 	}
 	e.Content = e.decorate(e.Content)
 	return e, nil
