@@ -138,6 +138,13 @@ func TestLoadWorlds(t *testing.T) {
 	if _, ok := w.Get("broken"); ok {
 		t.Error("a world that did not load is served")
 	}
+	huge := filepath.Join(dir, "huge.json")
+	if err := os.WriteFile(huge, nil, 0o644); err != nil || os.Truncate(huge, maxBookFile+1) != nil {
+		t.Fatal("cannot make a sparse file")
+	}
+	if _, err := ReadBookFile(huge); !errors.Is(err, ErrBook) || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("a file over the limit: %v", err)
+	}
 	if w, errs := LoadWorlds(filepath.Join(dir, "nowhere")); len(errs) != 0 || w == nil {
 		t.Errorf("a missing folder: %v", errs)
 	}

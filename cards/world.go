@@ -16,13 +16,17 @@ const WorldsDir = "worlds"
 const maxBookFile = 32 << 20
 
 // ReadBookFile reads a lorebook or world-info file. A book without a name is
-// named after its file.
+// named after its file. A file over 32 MB is refused before it is read;
+// errors wrap ErrBook when the file is no book.
 func ReadBookFile(path string) (*Book, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cards: read lorebook: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > maxBookFile {
+		return nil, fmt.Errorf("%w: %s is larger than %d MB", ErrBook, path, maxBookFile>>20)
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxBookFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("cards: read lorebook %s: %w", path, err)
