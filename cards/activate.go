@@ -82,7 +82,6 @@ type Result struct {
 type candidate struct {
 	book *Book
 	e    *Entry
-	key  string
 	// sticky: carried over from an earlier turn.
 	sticky bool
 	// content is the expanded text once activated.
@@ -128,7 +127,7 @@ func Activate(books []*Book, sc Scan, st State) Result {
 			if !e.Enabled || e.DontActivate || strings.TrimSpace(e.Content) == "" || !a.passesFilter(e) {
 				continue
 			}
-			a.cands = append(a.cands, candidate{book: b, e: e, key: b.Name + "/" + e.UID})
+			a.cands = append(a.cands, candidate{book: b, e: e})
 		}
 	}
 	a.done = make([]bool, len(a.cands))
@@ -179,7 +178,10 @@ func (a *activation) callUp(level int, recurse *haystack) []int {
 		}
 		c := &a.cands[i]
 		e := c.e
-		t := a.st.Timers[c.key]
+		var t Timer
+		if len(a.st.Timers) > 0 {
+			t = a.st.Timers[timerKey(c.book.Name, e.UID)]
+		}
 		if level == 0 && t.StickyUntil >= a.st.Turn && t.StickyUntil > 0 {
 			c.sticky = true
 			a.done[i] = true
@@ -426,7 +428,7 @@ func (a *activation) finish() {
 	}
 	for _, act := range a.res.Entries {
 		e := act.Entry
-		key := act.Book + "/" + e.UID
+		key := timerKey(act.Book, e.UID)
 		if old, ok := timers[key]; ok && old.StickyUntil >= turn {
 			continue
 		}
@@ -446,6 +448,9 @@ func (a *activation) finish() {
 		return cmp.Or(cmp.Compare(x.Entry.Order, y.Entry.Order), cmp.Compare(x.rank, y.rank))
 	})
 }
+
+// timerKey is where an entry's timers are kept in State.Timers.
+func timerKey(book, uid string) string { return book + "/" + uid }
 
 func cond(ok bool, yes, no int) int {
 	if ok {
