@@ -93,7 +93,7 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		MaxReplyTokens:  m.MaxReplyTokens,
 		Logger:          log,
 		Observer:        append(observers{a.metrics}, also...),
-		Locker:          jobs.NewLocker(a.redis),
+		Locker:          jobs.NewLocker(a.redis).WithLogger(log),
 		Questions:       jobs.NewQuestions(a.redis),
 		Limits:          bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars},
 		ConcurrentTurns: cfg.Limits.ConcurrentTurns,
