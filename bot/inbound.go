@@ -54,6 +54,12 @@ type Inbound struct {
 	CanManage bool
 	// Received is when the platform delivered the message.
 	Received time.Time
+	// Stored, when set, is called once Handle has stored the message (or
+	// refused it with a notice), before the message waits for its turn: a
+	// platform that delivers again what it does not see acknowledged (a
+	// webhook) acknowledges then, and never for a message held only in
+	// memory.
+	Stored func()
 }
 
 // UserKey identifies the author across channels of one platform.

@@ -137,54 +137,58 @@ func (p *Pipeline) fitPrompt(st chatState, in memory.AssembleInput) (builtPrompt
 	return builtPrompt{messages: toPrompt(f.Messages), estimated: f.Tokens, shortened: f.Shortened}, urgent, nil
 }
 
-// refuseOversize takes out of batch the messages no prompt could ever
-// hold: those over the context window, less the reply's reserve, beside the
-// prompt's fixed parts (the character, the conventions, the post-history
-// instructions). Each is stored off the branch as refused (kept for the
-// record, never sent, never a beat) and its author told at once, so one
-// oversize message cannot wedge the chat. It returns the rest of the batch.
-func (p *Pipeline) refuseOversize(ctx context.Context, st chatState, batch []pendingMsg) ([]pendingMsg, error) {
+// refuseOversize refuses the waiting messages (st.inbox) that no prompt
+// can hold, however much older text is left out: each is stored as refused
+// (off the branch, never sent to the model), leaves the inbox and is told
+// on sink. st.inbox keeps the others. It returns how many it refused.
+func (p *Pipeline) refuseOversize(ctx context.Context, st *chatState, group bool, sink Sink) (int, error) {
 	limit, ok := p.promptLimit()
-	if !ok {
-		return batch, nil
+	if !ok || len(st.inbox) == 0 {
+		return 0, nil
 	}
-	rp := replyPlan{user: st.user, persona: st.persona, group: batch[len(batch)-1].in.Channel.Group}
+	rp := replyPlan{user: st.user, persona: st.persona, group: group}
 	lang := p.language(st.card)
 	// The bare prompt leaves out lore and the resident: skip their work.
-	st.card.Book, st.resident = nil, ""
-	kept := make([]pendingMsg, 0, len(batch))
-	fixed := -1
-	for _, b := range batch {
-		msg := models.Message{Role: memory.RoleUser, AuthorName: b.in.AuthorName, Content: storable(b.in.Text)}
-		bare := p.promptInput(st, models.Branch{Uncovered: []models.Message{msg}}, rp).Bare()
+	bareState := *st
+	bareState.card.Book, bareState.resident = nil, ""
+	kept := st.inbox[:0:0]
+	fixed, refused := -1, 0
+	for _, row := range st.inbox {
+		msgs, ids := inboxMessages([]models.InboxMessage{row})
+		bare := p.promptInput(bareState, models.Branch{Uncovered: []models.Message{*msgs[0]}}, rp, p.bareLore(bareState, rp)).Bare()
 		n := p.countPrompt(st.chat.ID, memory.Assemble(bare), limit)
 		if n <= limit {
-			kept = append(kept, b)
+			kept = append(kept, row)
 			continue
 		}
 		if fixed < 0 {
 			bare.History = nil
 			fixed = p.countPrompt(st.chat.ID, memory.Assemble(bare), limit)
 		}
-		refused := userMessages([]pendingMsg{b}, nil)[0]
-		err := p.opt.Store.AppendRefused(ctx, st.chat.ID, st.chat.HeadID, refused)
-		if errors.Is(err, models.ErrDuplicate) {
-			continue // delivered again: refused and told the first time
-		}
-		if err != nil {
+		err := p.opt.Store.AppendRefused(ctx, st.chat.ID, st.chat.HeadID, msgs[0])
+		again := errors.Is(err, models.ErrDuplicate) // refused and told the first time
+		if err != nil && !again {
 			p.log.Error("store refused message", "chat_id", st.chat.ID, "err", err)
-			_ = b.sink.Notice(ctx, p.text(lang, msgNotStored))
-			return nil, err
+			_ = sink.Notice(ctx, p.text(lang, msgNotStored))
+			return refused, err
+		}
+		if err := p.opt.Store.DropInbox(ctx, ids); err != nil {
+			return refused, err
+		}
+		refused++
+		if again {
+			continue
 		}
 		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "refused"})
-		p.log.Info("refused a message no prompt can hold", "chat_id", st.chat.ID, "message_id", refused.ID, "tokens", n-fixed, "room", limit-fixed)
+		p.log.Info("refused a message no prompt can hold", "chat_id", st.chat.ID, "message_id", msgs[0].ID, "tokens", n-fixed, "room", limit-fixed)
 		notice := p.text(lang, msgRefusedContext, n-fixed, limit-fixed)
 		if fixed >= limit {
 			notice = p.text(lang, msgCardFillsContext, fixed, limit)
 		}
-		if err := b.sink.Notice(ctx, notice); err != nil {
+		if err := sink.Notice(ctx, notice); err != nil {
 			p.log.Warn("refusal notice", "chat_id", st.chat.ID, "err", err)
 		}
 	}
-	return kept, nil
+	st.inbox = kept
+	return refused, nil
 }

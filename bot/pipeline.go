@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -76,9 +77,23 @@ type Options struct {
 	// Questions keeps open yes/no questions where every process can
 	// answer them; nil keeps them in this process.
 	Questions Questions
+	// LoreConfig bounds what lorebooks add to a prompt.
+	LoreConfig config.Lore
+	// Worlds are the world-info files cards name (extensions.world).
+	Worlds *cards.Worlds
+	// Lore are books attached to every chat this pipeline serves (the
+	// console's --lore).
+	Lore []*cards.Book
+	// Rand returns numbers in [0, 1) for lore probabilities and random
+	// macros; nil uses math/rand/v2.
+	Rand func() float64
 	// ConcurrentTurns bounds how many turns do the pipeline's own work at
 	// once (the model calls are not bounded); 0 means one per CPU.
 	ConcurrentTurns int
+	// InboxSweep is how often, once an adapter called Resume, the pipeline
+	// looks for messages left in the inbox by a process that died while
+	// this one kept running; 0 means every minute.
+	InboxSweep time.Duration
 }
 
 // Locker hands out locks shared by every troupe process.
@@ -109,6 +124,11 @@ type Pipeline struct {
 	// cardsStored maps a card id to the data of its row as this process
 	// last wrote it.
 	cardsStored sync.Map
+	// sinkFor holds, per platform, how Resume reaches a channel; the inbox
+	// sweep uses them. stop ends the sweep at Close.
+	sinkFor  map[string]func(ChannelRef) (Sink, bool)
+	sweeping bool
+	stop     chan struct{}
 }
 
 // New returns a pipeline; it starts nothing.
@@ -119,6 +139,9 @@ func New(opt Options) *Pipeline {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	if opt.Rand == nil {
+		opt.Rand = rand.Float64
+	}
 	if opt.Language == "" {
 		opt.Language = "en"
 	}
@@ -128,12 +151,17 @@ func New(opt Options) *Pipeline {
 	if opt.Questions == nil {
 		opt.Questions = &localQuestions{}
 	}
+	if opt.InboxSweep <= 0 {
+		opt.InboxSweep = time.Minute
+	}
 	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute},
-		gate: newGate(opt.ConcurrentTurns)}
+		gate: newGate(opt.ConcurrentTurns), sinkFor: map[string]func(ChannelRef) (Sink, bool){}, stop: make(chan struct{})}
 }
 
 // lane serializes the turns of one channel: messages that arrive while a
-// reply is written wait in pending and become the next turn together.
+// reply is written wait in pending and become the next turn together. The
+// messages themselves are in the store's inbox (see accept); pending holds
+// who is waiting for an answer.
 type lane struct {
 	mu      sync.Mutex
 	pending []pendingMsg
@@ -145,6 +173,11 @@ type lane struct {
 type pendingMsg struct {
 	in   Inbound
 	sink Sink
+	// resume marks a turn with no new message that picks up what a
+	// process that stopped left in the inbox (Resume, the inbox sweep);
+	// answerHead also answers a chat left on a stored but unanswered user
+	// message (Resume at start).
+	resume, answerHead bool
 }
 
 func (p *Pipeline) lane(key string) *lane {
@@ -158,10 +191,21 @@ func (p *Pipeline) lane(key string) *lane {
 	return l
 }
 
-// Handle takes one inbound message. If a reply is being written in the
-// channel, the message joins the next turn and Handle returns at once;
-// otherwise Handle runs turns until the channel has nothing pending.
+// Handle takes one inbound message. It stores the message first (in the
+// inbox, before waiting for anything), so that a process that dies after
+// Handle began keeps no accepted message only in memory. If a reply is
+// being written in the channel, the message joins the next turn and Handle
+// returns at once; otherwise Handle runs turns until the channel has
+// nothing pending.
 func (p *Pipeline) Handle(ctx context.Context, in Inbound, sink Sink) error {
+	acked := false
+	ack := func() {
+		if !acked && in.Stored != nil {
+			acked = true
+			in.Stored()
+		}
+	}
+	defer ack()
 	if err := p.begin(); err != nil {
 		_ = sink.Notice(ctx, p.text(p.opt.Language, msgShuttingDown))
 		return err
@@ -173,15 +217,28 @@ func (p *Pipeline) Handle(ctx context.Context, in Inbound, sink Sink) error {
 	if limited, err := p.overRate(ctx, in, sink); limited {
 		return err
 	}
-	l := p.lane(in.Channel.Key())
+	if err := p.accept(ctx, in); err != nil {
+		p.log.Error("accept message", "channel", in.Channel.Key(), "err", err)
+		_ = sink.Notice(ctx, p.text(p.langOf(in), msgNotStored))
+		return err
+	}
+	ack()
+	return p.drive(ctx, pendingMsg{in: in, sink: sink})
+}
+
+// drive queues pm on its channel's lane and, unless a call already runs
+// the lane, runs its turns until nothing is pending.
+func (p *Pipeline) drive(ctx context.Context, pm pendingMsg) error {
+	key := pm.in.Channel.Key()
+	l := p.lane(key)
 	l.mu.Lock()
-	for _, pm := range l.pending {
-		if in.MessageID != "" && pm.in.MessageID == in.MessageID {
+	for _, q := range l.pending {
+		if pm.in.MessageID != "" && q.in.MessageID == pm.in.MessageID {
 			l.mu.Unlock()
 			return nil
 		}
 	}
-	l.pending = append(l.pending, pendingMsg{in: in, sink: sink})
+	l.pending = append(l.pending, pm)
 	if l.running {
 		l.mu.Unlock()
 		return nil
@@ -200,14 +257,27 @@ func (p *Pipeline) Handle(ctx context.Context, in Inbound, sink Sink) error {
 		}
 		l.mu.Unlock()
 		l.busy.Lock()
-		unlock := p.crossLock(ctx, "channel:"+in.Channel.Key())
-		err := p.turn(ctx, batch)
-		unlock()
+		unlock, ok := p.channelLock(ctx, "channel:"+key, resuming(batch))
+		var err error
+		if ok {
+			err = p.turn(ctx, batch)
+			unlock()
+		}
 		l.busy.Unlock()
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
+}
+
+// resuming reports whether a batch only resumes (no new message).
+func resuming(batch []pendingMsg) bool {
+	for _, b := range batch {
+		if !b.resume {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Pipeline) begin() error {
@@ -225,22 +295,36 @@ func (p *Pipeline) begin() error {
 // matters more than the rare race the lock prevents, and the store's head
 // check still refuses a conflicting write.
 func (p *Pipeline) crossLock(ctx context.Context, key string) func() {
+	unlock, _ := p.channelLock(ctx, key, false)
+	return unlock
+}
+
+// channelLock is crossLock for a turn; one that only resumes gives up (ok
+// false) when a live process keeps the lock past the wait: that process is
+// answering the channel.
+func (p *Pipeline) channelLock(ctx context.Context, key string, resume bool) (unlock func(), ok bool) {
 	if p.opt.Locker == nil {
-		return func() {}
+		return func() {}, true
 	}
 	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	unlock, err := p.opt.Locker.Lock(lctx, key)
 	if err != nil {
+		if resume && errors.Is(err, context.DeadlineExceeded) {
+			return nil, false
+		}
 		p.log.Warn("cross-process lock unavailable; going on without it", "key", key, "err", err)
-		return func() {}
+		return func() {}, true
 	}
-	return unlock
+	return unlock, true
 }
 
 // Close stops taking new turns and waits for the running ones, up to ctx.
 func (p *Pipeline) Close(ctx context.Context) error {
 	p.mu.Lock()
+	if !p.closed {
+		close(p.stop)
+	}
 	p.closed = true
 	p.mu.Unlock()
 	done := make(chan struct{})
@@ -263,6 +347,8 @@ type chatState struct {
 	user, persona string
 	// resident is the stored resident summary, tags and all.
 	resident string
+	// inbox holds the messages waiting for the channel, oldest first.
+	inbox []models.InboxMessage
 	// ledger is the chat's ledger snapshot (the recorder's), "" for none.
 	ledger string
 }
@@ -280,11 +366,14 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 		if ts.Channel, err = st.CreateChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space()}); err == nil {
 			ts.Persona, ts.HasPersona, err = p.lookupPersona(ctx, in)
 		}
+		if err == nil {
+			ts.Inbox, err = st.Inbox(ctx, ref.Key())
+		}
 	}
 	if err != nil {
 		return chatState{}, err
 	}
-	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, ledger: ts.Ledger}
+	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, inbox: ts.Inbox, ledger: ts.Ledger}
 	out.user, out.persona = personaOf(in, ts.Persona, ts.HasPersona)
 	if out.card, err = p.channelCard(ts.Channel); err != nil {
 		return chatState{}, err
@@ -328,7 +417,7 @@ func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card cards.
 	}
 	name := fmt.Sprintf("%s %s", models.FitName(card.Name, models.NameSize-17), p.opt.Now().UTC().Format("2006-01-02 15:04"))
 	var opening *models.Message
-	if g := card.Greeting(userName); g != "" {
+	if g := p.greeting(card, card.FirstMes, userName); g != "" {
 		opening = &models.Message{Role: memory.RoleAssistant, AuthorName: card.Name, Content: g}
 	}
 	return p.opt.Store.StartChat(ctx, ch.ID, card.ID, ch.SpaceID, name, opening)

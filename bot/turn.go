@@ -26,6 +26,10 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 	start := time.Now()
 	st, err := p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
+		// Refused with the notice: the messages do not wait for a card.
+		if rows, ierr := p.opt.Store.Inbox(ctx, in.Channel.Key()); ierr == nil {
+			_ = p.opt.Store.DropInbox(ctx, inboxIDs(rows))
+		}
 		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
 	}
 	if err != nil {
@@ -34,98 +38,120 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return err
 	}
 	lang := p.language(st.card)
-	if batch, err = p.refuseOversize(ctx, st, batch); err != nil || len(batch) == 0 {
-		return err
-	}
-	last = batch[len(batch)-1]
-	in, sink = last.in, last.sink
-	// Most messages are new: store them first and look for the ones stored
-	// before only when the unique dedup key says there are some.
-	msgs := userMessages(batch, nil)
-	err = p.appendTurn(ctx, &st, msgs)
-	if errors.Is(err, models.ErrDuplicate) {
-		var seen map[string]bool
-		if seen, err = p.opt.Store.SeenDedupKeys(ctx, dedupKeys(batch)); err != nil {
-			p.log.Error("dedup", "chat_id", st.chat.ID, "err", err)
-			_ = sink.Notice(ctx, p.text(lang, msgNotStored))
-			return err
-		}
-		if msgs = userMessages(batch, seen); len(msgs) == 0 {
-			return p.replayedUnanswered(ctx, st, batch, sink, release)
-		}
-		err = p.appendTurn(ctx, &st, msgs)
-	}
-	if errors.Is(err, models.ErrDuplicate) {
-		return nil
-	}
+	head, refused, err := p.storeInbox(ctx, &st, in, sink)
 	if err != nil {
 		p.log.Error("store user message", "chat_id", st.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgNotStored))
 		return err
 	}
-	head := msgs[len(msgs)-1].ID
+	if head == "" && refused {
+		return nil // every waiting message was refused, each with a notice
+	}
+	if head == "" {
+		return p.replayedUnanswered(ctx, st, batch, sink, release)
+	}
 	return p.reply(ctx, st, replyPlan{parent: head, expectHead: head, user: st.user, persona: st.persona, group: in.Channel.Group, start: start, queued: queued, release: release}, sink)
 }
 
-// replayedUnanswered writes the missing reply when a platform delivers again
-// a message that was stored but never answered (a crash or a shutdown
-// between storing it and storing the reply); any other duplicate is ignored.
+// storeInbox stores the channel's waiting messages (st.inbox, those of
+// every process) in its chat as one turn's user messages, and returns the
+// new head; "" when none was left to store: another process stored them
+// first, all had been stored before under their dedup keys, or (refused)
+// those left were too long for any prompt and were refused, each told on
+// sink.
+func (p *Pipeline) storeInbox(ctx context.Context, st *chatState, in Inbound, sink Sink) (head string, refused bool, err error) {
+	for attempt := 0; attempt < 4; attempt++ {
+		n, err := p.refuseOversize(ctx, st, in.Channel.Group, sink)
+		if err != nil {
+			return "", false, err
+		}
+		refused = refused || n > 0
+		if len(st.inbox) == 0 {
+			return "", refused, nil
+		}
+		msgs, ids := inboxMessages(st.inbox)
+		err = p.opt.Store.ConsumeTurn(ctx, st.chat.ID, st.chat.HeadID, msgs, ids, p.turnRecord(*st, msgs, true))
+		switch {
+		case err == nil:
+			return msgs[len(msgs)-1].ID, false, nil
+		case errors.Is(err, models.ErrDuplicate):
+			// A platform delivered again messages stored before: their
+			// rows go, the rest are stored.
+			if st.inbox, err = p.dropStored(ctx, st.inbox); err != nil {
+				return "", false, err
+			}
+		case errors.Is(err, models.ErrStale), errors.Is(err, models.ErrNotFound):
+			// Another process moved the head or stored these messages
+			// (or the chat was forgotten): read the channel again.
+			if *st, err = p.resolve(ctx, in); err != nil {
+				return "", false, err
+			}
+		default:
+			return "", false, err
+		}
+	}
+	return "", false, models.ErrStale
+}
+
+// dropStored deletes the inbox rows whose dedup keys are already stored
+// in a chat and returns the others.
+func (p *Pipeline) dropStored(ctx context.Context, rows []models.InboxMessage) ([]models.InboxMessage, error) {
+	var keys []string
+	for _, r := range rows {
+		if r.DedupKey != nil {
+			keys = append(keys, *r.DedupKey)
+		}
+	}
+	seen, err := p.opt.Store.SeenDedupKeys(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var keep []models.InboxMessage
+	var drop []string
+	for _, r := range rows {
+		if r.DedupKey != nil && seen[*r.DedupKey] {
+			drop = append(drop, r.ID)
+			continue
+		}
+		keep = append(keep, r)
+	}
+	return keep, p.opt.Store.DropInbox(ctx, drop)
+}
+
+// replayedUnanswered writes the missing reply when the chat ends on a user
+// message that was stored but never answered (a crash or a shutdown between
+// storing it and storing the reply): when a platform delivers that message
+// again, or when Resume asks. Any other duplicate is ignored.
 func (p *Pipeline) replayedUnanswered(ctx context.Context, st chatState, batch []pendingMsg, sink Sink, release func()) error {
-	last := batch[len(batch)-1].in
-	if last.MessageID == "" || st.chat.HeadID == "" {
+	last := batch[len(batch)-1]
+	if st.chat.HeadID == "" || (!last.answerHead && last.in.MessageID == "") {
 		return nil
 	}
 	head, err := p.opt.Store.Message(ctx, st.chat.HeadID)
-	if err != nil || head.Role != memory.RoleUser || head.DedupKey == nil || *head.DedupKey != dedupKey(last) {
+	if err != nil || head.Role != memory.RoleUser {
 		return nil
 	}
-	return p.reply(ctx, st, replyPlan{parent: head.ID, expectHead: head.ID, user: st.user, persona: st.persona, group: last.Channel.Group, start: time.Now(), release: release}, sink)
+	if !last.answerHead && (head.DedupKey == nil || *head.DedupKey != dedupKey(last.in)) {
+		return nil
+	}
+	return p.reply(ctx, st, replyPlan{parent: head.ID, expectHead: head.ID, user: st.user, persona: st.persona, group: last.in.Channel.Group, start: time.Now(), release: release}, sink)
 }
 
-// appendTurn stores a turn's user messages at the chat's head.
-func (p *Pipeline) appendTurn(ctx context.Context, st *chatState, msgs []*models.Message) error {
-	rec := p.turnRecord(*st, msgs, true)
-	err := p.opt.Store.AppendTurn(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs, rec)
-	if errors.Is(err, models.ErrStale) {
-		// Another replica moved the head; re-read and try once more.
-		if st.chat, err = p.opt.Store.Chat(ctx, st.chat.ID); err == nil {
-			err = p.opt.Store.AppendTurn(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, msgs, rec)
-		}
+// inboxMessages turns waiting messages into the messages to store, and
+// lists their rows.
+func inboxMessages(rows []models.InboxMessage) (msgs []*models.Message, ids []string) {
+	for _, r := range rows {
+		msgs = append(msgs, &models.Message{Role: memory.RoleUser, AuthorID: r.AuthorID, AuthorName: r.AuthorName, Content: r.Content, DedupKey: r.DedupKey})
 	}
-	return err
+	return msgs, inboxIDs(rows)
 }
 
-// userMessages turns a batch into messages to store, leaving out the
-// platform messages in seen and repeats within the batch.
-func userMessages(batch []pendingMsg, seen map[string]bool) []*models.Message {
-	if seen == nil {
-		seen = map[string]bool{}
+func inboxIDs(rows []models.InboxMessage) []string {
+	ids := make([]string, 0, len(rows))
+	for _, r := range rows {
+		ids = append(ids, r.ID)
 	}
-	var msgs []*models.Message
-	for _, b := range batch {
-		m := &models.Message{Role: memory.RoleUser, AuthorID: b.in.AuthorID, AuthorName: storable(b.in.AuthorName), Content: storable(b.in.Text)}
-		if b.in.MessageID != "" {
-			k := dedupKey(b.in)
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			m.DedupKey = &k
-		}
-		msgs = append(msgs, m)
-	}
-	return msgs
-}
-
-// dedupKeys lists the dedup keys of a batch's platform messages.
-func dedupKeys(batch []pendingMsg) []string {
-	var keys []string
-	for _, b := range batch {
-		if b.in.MessageID != "" {
-			keys = append(keys, dedupKey(b.in))
-		}
-	}
-	return keys
+	return ids
 }
 
 func dedupKey(in Inbound) string { return in.Channel.Key() + ":" + in.MessageID }

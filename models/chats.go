@@ -80,6 +80,9 @@ type TurnState struct {
 	HasPersona bool
 	// Resident is the stored resident summary, tags and all; "" if none.
 	Resident string
+	// Inbox holds the messages accepted for the channel and not yet stored
+	// in its chat, oldest first.
+	Inbox []InboxMessage
 	// Ledger is the chat's ledger snapshot; "" if none.
 	Ledger string
 }
@@ -88,16 +91,20 @@ type TurnState struct {
 const turnStateSQL = `SELECT ch.id, ch.platform, ch.external_id, ch.space_id, ch.card_id, ch.current_chat_id,
        ch.mention_only, ch.created_at, ch.updated_at,
        c.id, c.channel_id, c.card_id, c.space_id, c.name, c.head_id, c.created_at, c.active_at,
-       p.user_key, p.name, p.description, r.content, l.snapshot
+       p.user_key, p.name, p.description, r.content, l.snapshot,
+       ib.id, ib.platform, ib.ref, ib.author_id, ib.author_name, ib.content, ib.dedup_key, ib.created_at
 FROM channels ch
 LEFT JOIN chats c ON c.id = ch.current_chat_id
 LEFT JOIN personas p ON p.user_key = ?
 LEFT JOIN resident_summaries r ON r.card_id = c.card_id AND r.space_id = c.space_id
 LEFT JOIN ledgers l ON l.chat_id = c.id
-WHERE ch.id = ?`
+LEFT JOIN inbox_messages ib ON ib.channel_id = ch.id
+WHERE ch.id = ?
+ORDER BY ib.id`
 
 // TurnState reads the state of the channel with channelID for a turn of the
-// user with userKey. It returns ErrNotFound when there is no such channel.
+// user with userKey, its waiting messages included (one row per message).
+// It returns ErrNotFound when there is no such channel.
 func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnState, error) {
 	var ts TurnState
 	rows, err := s.db.WithContext(ctx).Raw(turnStateSQL, userKey, channelID).Rows()
@@ -115,13 +122,26 @@ func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnS
 		cID, cChannel, cCard, cSpace, cName, cHead sql.NullString
 		cCreated, cActive                          sql.NullTime
 		pKey, pName, pDesc, resident, ledger       sql.NullString
+		ib                                         inboxColumns
 	)
 	ch := &ts.Channel
-	err = rows.Scan(&ch.ID, &ch.Platform, &ch.ExternalID, &ch.SpaceID, &ch.CardID, &ch.CurrentChatID,
-		&ch.MentionOnly, &ch.CreatedAt, &ch.UpdatedAt,
-		&cID, &cChannel, &cCard, &cSpace, &cName, &cHead, &cCreated, &cActive,
-		&pKey, &pName, &pDesc, &resident, &ledger)
-	if err != nil {
+	for {
+		err = rows.Scan(&ch.ID, &ch.Platform, &ch.ExternalID, &ch.SpaceID, &ch.CardID, &ch.CurrentChatID,
+			&ch.MentionOnly, &ch.CreatedAt, &ch.UpdatedAt,
+			&cID, &cChannel, &cCard, &cSpace, &cName, &cHead, &cCreated, &cActive,
+			&pKey, &pName, &pDesc, &resident, &ledger,
+			&ib.id, &ib.platform, &ib.ref, &ib.authorID, &ib.authorName, &ib.content, &ib.dedupKey, &ib.created)
+		if err != nil {
+			return ts, fmt.Errorf("models: channel %s: %w", channelID, err)
+		}
+		if ib.id.Valid {
+			ts.Inbox = append(ts.Inbox, ib.message(channelID))
+		}
+		if !rows.Next() {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return ts, fmt.Errorf("models: channel %s: %w", channelID, err)
 	}
 	if cID.Valid {
@@ -136,6 +156,22 @@ func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnS
 	ts.Resident = resident.String
 	ts.Ledger = ledger.String
 	return ts, nil
+}
+
+// inboxColumns scans an inbox row of an outer join.
+type inboxColumns struct {
+	id, platform, ref, authorID, authorName, content, dedupKey sql.NullString
+	created                                                    sql.NullTime
+}
+
+func (c inboxColumns) message(channelID string) InboxMessage {
+	m := InboxMessage{ID: c.id.String, ChannelID: channelID, Platform: c.platform.String, Ref: c.ref.String,
+		AuthorID: c.authorID.String, AuthorName: c.authorName.String, Content: c.content.String, CreatedAt: c.created.Time.UTC()}
+	if c.dedupKey.Valid {
+		k := c.dedupKey.String
+		m.DedupKey = &k
+	}
+	return m
 }
 
 // Channel returns the channel with id, or ErrNotFound.
@@ -234,13 +270,18 @@ func (s *Store) SeenDedupKeys(ctx context.Context, keys []string) (map[string]bo
 // longer expectHead, and ErrDuplicate if a message's dedup key was already
 // stored. The messages get their ids and parents filled in.
 func (s *Store) Append(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message) error {
-	return s.AppendTurn(ctx, chatID, expectHead, parentID, msgs, nil)
+	return s.appendMessages(ctx, chatID, expectHead, parentID, msgs, nil)
 }
 
-// AppendTurn is Append that also records, in the same transaction and a
-// constant number of statements, the messages' plain events and who was
-// present at them (rec; nil records nothing).
-func (s *Store) AppendTurn(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, rec *TurnRecord) error {
+// appendMessages is Append that also deletes the inbox rows inboxIDs (see
+// Consume).
+func (s *Store) appendMessages(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, inboxIDs []string) error {
+	return s.appendWith(ctx, chatID, expectHead, parentID, msgs, inboxIDs, nil)
+}
+
+// appendWith is appendMessages that also records, in the same write, the
+// messages' plain events and presence (rec; nil records nothing).
+func (s *Store) appendWith(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, inboxIDs []string, rec *TurnRecord) error {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -264,9 +305,9 @@ func (s *Store) AppendTurn(ctx context.Context, chatID, expectHead, parentID str
 	var moved bool
 	var err error
 	if s.dialect == "postgres" {
-		moved, err = s.appendOne(ctx, chatID, expectHead, parentID, msgs, rec, now)
+		moved, err = s.appendOne(ctx, chatID, expectHead, parentID, msgs, inboxIDs, rec, now)
 	} else {
-		moved, err = s.appendTx(ctx, chatID, expectHead, parentID, msgs, rec, now)
+		moved, err = s.appendTx(ctx, chatID, expectHead, parentID, msgs, inboxIDs, rec, now)
 	}
 	if err == nil && !moved {
 		// The head was not expectHead: find out whether the chat is gone.
@@ -282,6 +323,9 @@ func (s *Store) AppendTurn(ctx context.Context, chatID, expectHead, parentID str
 		if errors.Is(err, gorm.ErrDuplicatedKey) || isUniqueViolation(err) {
 			return ErrDuplicate
 		}
+		if errors.Is(err, ErrStale) {
+			return ErrStale
+		}
 		return fmt.Errorf("models: append to chat %s: %w", chatID, err)
 	}
 	return nil
@@ -289,7 +333,7 @@ func (s *Store) AppendTurn(ctx context.Context, chatID, expectHead, parentID str
 
 // appendTx is Append as a transaction of two statements: moving the head
 // only where it still is expectHead both checks and locks the chat.
-func (s *Store) appendTx(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, rec *TurnRecord, now time.Time) (moved bool, err error) {
+func (s *Store) appendTx(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, inboxIDs []string, rec *TurnRecord, now time.Time) (moved bool, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&Chat{}).Where("id = ? AND head_id = ?", chatID, expectHead).
 			Updates(map[string]any{"head_id": msgs[len(msgs)-1].ID, "active_at": now})
@@ -297,6 +341,9 @@ func (s *Store) appendTx(ctx context.Context, chatID, expectHead, parentID strin
 			return res.Error
 		}
 		moved = true
+		if err := dropConsumed(tx, inboxIDs); err != nil {
+			return err
+		}
 		if err := tx.Create(msgs).Error; err != nil {
 			return err
 		}
@@ -308,11 +355,26 @@ func (s *Store) appendTx(ctx context.Context, chatID, expectHead, parentID strin
 // appendOne is Append as one PostgreSQL statement, a turn's most frequent
 // write: the head moves in a data-modifying CTE, and the messages are
 // inserted only if it did. A unique violation undoes the whole statement.
-func (s *Store) appendOne(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, rec *TurnRecord, now time.Time) (bool, error) {
+// The inbox rows the messages came from go in the same statement, and the
+// head moves only while all of them are still there.
+func (s *Store) appendOne(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, inboxIDs []string, rec *TurnRecord, now time.Time) (bool, error) {
 	var q strings.Builder
-	args := make([]any, 0, 4+len(msgs)*appendColumns)
+	args := make([]any, 0, 4+len(msgs)*appendColumns+2*len(inboxIDs))
 	args = append(args, msgs[len(msgs)-1].ID, now, chatID, expectHead)
-	q.WriteString(`WITH moved AS (UPDATE chats SET head_id = ?, active_at = ? WHERE id = ? AND head_id = ? RETURNING id)`)
+	q.WriteString(`WITH moved AS (UPDATE chats SET head_id = ?, active_at = ? WHERE id = ? AND head_id = ?`)
+	if len(inboxIDs) > 0 {
+		q.WriteString(` AND (SELECT count(*) FROM inbox_messages WHERE id IN (` + placeholders(len(inboxIDs)) + `)) = ` + fmt.Sprint(len(inboxIDs)))
+		for _, id := range inboxIDs {
+			args = append(args, id)
+		}
+	}
+	q.WriteString(` RETURNING id)`)
+	if len(inboxIDs) > 0 {
+		q.WriteString(`, gone AS (DELETE FROM inbox_messages WHERE id IN (` + placeholders(len(inboxIDs)) + `) AND EXISTS (SELECT 1 FROM moved))`)
+		for _, id := range inboxIDs {
+			args = append(args, id)
+		}
+	}
 	args = recordTurnCTE(&q, args, chatID, parentID, msgs, rec, now)
 	q.WriteString(`
 INSERT INTO messages (id, chat_id, parent_id, role, author_id, author_name, content, dedup_key, prompt_tokens, completion_tokens, created_at)
@@ -334,6 +396,11 @@ SELECT v.* FROM moved, (VALUES `)
 
 // appendColumns is the number of columns appendOne writes per message.
 const appendColumns = 11
+
+// placeholders returns n comma-separated question marks.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
 
 func isUniqueViolation(err error) bool {
 	msg := err.Error()

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"time"
@@ -158,4 +159,17 @@ SELECT v.*, turn.seq FROM turn, (VALUES `)
 	}
 	q.WriteString(") AS v)")
 	return args
+}
+
+// AppendTurn is Append that also records, in the same transaction and a
+// constant number of statements, the messages' plain events and who was
+// present at them (rec; nil records nothing).
+func (s *Store) AppendTurn(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, rec *TurnRecord) error {
+	return s.appendWith(ctx, chatID, expectHead, parentID, msgs, nil, rec)
+}
+
+// ConsumeTurn is Consume that also records the messages' plain events and
+// presence in the same write (rec; nil records nothing).
+func (s *Store) ConsumeTurn(ctx context.Context, chatID, expectHead string, msgs []*Message, inboxIDs []string, rec *TurnRecord) error {
+	return s.appendWith(ctx, chatID, expectHead, expectHead, msgs, inboxIDs, rec)
 }

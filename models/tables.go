@@ -196,6 +196,6 @@ func All() []any {
 	return append([]any{
 		&Card{}, &Space{}, &Channel{}, &Chat{}, &Message{}, &Summary{}, &Recap{},
 		&ManifestEntry{}, &Handbook{}, &ResidentSummary{}, &MemoryHistory{}, &Ledger{},
-		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{},
+		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{}, &ChatLore{},
 	}, recordTables()...)
 }

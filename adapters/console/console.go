@@ -76,6 +76,13 @@ func (s *Session) Run(ctx context.Context) error {
 	if err := s.p.Greet(ctx, s.inbound(""), s.sink()); err != nil {
 		return err
 	}
+	// What an earlier session accepted and never answered is answered now.
+	own := s.Channel().Key()
+	if err := s.p.Resume(ctx, bot.PlatformConsole, func(ref bot.ChannelRef) (bot.Sink, bool) {
+		return s.sink(), ref.Key() == own
+	}); err != nil {
+		return err
+	}
 	r := bufio.NewReaderSize(s.opt.In, 64<<10)
 	for {
 		s.prompt()

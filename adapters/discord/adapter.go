@@ -311,6 +311,7 @@ func (a *Adapter) onReady(s *discordgo.Session, r *discordgo.Ready) {
 	}
 	a.mu.Unlock()
 	a.log.Info("gateway ready", "guilds", len(r.Guilds))
+	a.spawn(func() { a.resume(s) })
 }
 
 func (a *Adapter) onResumed(s *discordgo.Session, r *discordgo.Resumed) {

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -146,6 +147,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	if err := a.publishCommands(ctx); err != nil && ctx.Err() == nil {
 		a.log.Warn("publish commands", "err", err)
 	}
+	a.resume(work)
 	if a.hook != nil {
 		err = a.serveWebhook(ctx)
 	} else {
@@ -155,6 +157,22 @@ func (a *Adapter) Run(ctx context.Context) error {
 	a.drain(cancelWork)
 	a.log.Info("stopped")
 	return err
+}
+
+// resume has the pipeline answer what a process that stopped left accepted
+// or unanswered in Telegram chats (bot.Pipeline.Resume): every chat can be
+// written from any replica.
+func (a *Adapter) resume(ctx context.Context) {
+	err := a.p.Resume(ctx, bot.PlatformTelegram, func(ref bot.ChannelRef) (bot.Sink, bool) {
+		id, err := strconv.ParseInt(ref.ID, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		return &sink{a: a, chatID: id, started: make(chan struct{})}, true
+	})
+	if err != nil && ctx.Err() == nil {
+		a.log.Warn("resume unanswered chats", "err", err)
+	}
 }
 
 func (a *Adapter) mode() string {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -133,6 +134,31 @@ func (a *Adapter) serveWebhook(ctx context.Context) error {
 	return nil
 }
 
+// webhookStoreWait bounds how long a webhook request waits for its message
+// to be stored before it is acknowledged anyway (it is queued by then).
+const webhookStoreWait = 20 * time.Second
+
+// dispatchStored dispatches ev and, for a message, waits until the
+// pipeline has stored it: Telegram forgets an update once its webhook
+// request is acknowledged, so a process killed right after must not hold it
+// only in memory.
+func (a *Adapter) dispatchStored(ctx context.Context, ev event) {
+	if ev.kind != evText {
+		a.dispatch(ev)
+		return
+	}
+	stored := make(chan struct{})
+	ev.in.Stored = sync.OnceFunc(func() { close(stored) })
+	a.dispatch(ev)
+	t := time.NewTimer(webhookStoreWait)
+	defer t.Stop()
+	select {
+	case <-stored:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
 // maxWebhookBody bounds one update posted to the webhook.
 const maxWebhookBody = 1 << 20
 
@@ -165,7 +191,7 @@ func (a *Adapter) WebhookHandler() http.Handler {
 		}
 		if a.seen.add(u.UpdateID) {
 			if ev, why := a.rt.route(u); why == "" {
-				a.dispatch(ev)
+				a.dispatchStored(r.Context(), ev)
 			} else {
 				a.log.Debug("update ignored", "update_id", u.UpdateID, "reason", why)
 			}

@@ -41,15 +41,15 @@ func RecorderEvents(req openaitest.Request) []RecorderEvent {
 
 // RecorderCast reads the cast names of a recorder request.
 func RecorderCast(req openaitest.Request) []string {
-	return section(req.Messages[1].Content, "cast")
+	return recorderSection(req.Messages[1].Content, "cast")
 }
 
 // RecorderPlayers reads the players of a recorder request.
 func RecorderPlayers(req openaitest.Request) []string {
-	return section(req.Messages[1].Content, "players")
+	return recorderSection(req.Messages[1].Content, "players")
 }
 
-func section(user, tag string) []string {
+func recorderSection(user, tag string) []string {
 	i := strings.Index(user, "<"+tag+">\n")
 	j := strings.Index(user, "</"+tag+">")
 	if i < 0 || j < i {

@@ -1,0 +1,262 @@
+package bot_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"troupe/bot"
+	"troupe/cards"
+	"troupe/config"
+	"troupe/jobs"
+	"troupe/llm"
+	"troupe/llm/openaitest"
+	"troupe/models"
+)
+
+// recSink records the replies and notices a turn writes.
+type recSink struct {
+	mu       sync.Mutex
+	replies  []string
+	notices  []string
+	finished chan struct{}
+}
+
+func newRecSink() *recSink { return &recSink{finished: make(chan struct{}, 16)} }
+
+func (*recSink) Typing(context.Context)               {}
+func (*recSink) Update(context.Context, string) error { return nil }
+func (s *recSink) Finish(_ context.Context, text string) error {
+	s.mu.Lock()
+	s.replies = append(s.replies, text)
+	s.mu.Unlock()
+	s.finished <- struct{}{}
+	return nil
+}
+func (s *recSink) Notice(_ context.Context, text string) error {
+	s.mu.Lock()
+	s.notices = append(s.notices, text)
+	s.mu.Unlock()
+	s.finished <- struct{}{}
+	return nil
+}
+
+func (s *recSink) wait(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case <-s.finished:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no reply or notice: %s", what)
+	}
+}
+
+// branchOf returns the roles and texts of a channel's current branch.
+func branchOf(t *testing.T, st *models.Store, channel string) []models.Message {
+	t.Helper()
+	ctx := context.Background()
+	ch, err := st.Channel(ctx, channel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chat, err := st.Chat(ctx, ch.CurrentChatID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br, err := st.LoadBranch(ctx, chat.HeadID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return br.Uncovered
+}
+
+// TestHolderThatLostItsLockCannotWrite: a process whose channel lock
+// expired under it (a pause longer than the TTL) while its model call ran
+// is overtaken by another process, which stores and answers the channel;
+// the first one's late reply is refused by the store's head check, so the
+// chat stays one linear branch with no reply written "as if" it still held
+// the lock.
+func TestHolderThatLostItsLockCannotWrite(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			r, rds := rigOn(t, b)
+			st2, err := models.Open(ctx, b.dsn, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st2.Close()
+			release := make(chan struct{})
+			var once sync.Once
+			t.Cleanup(func() { once.Do(func() { close(release) }) })
+			asked := make(chan struct{}, 4)
+			r.fake.SetResponder(func(req openaitest.Request) openaitest.Answer {
+				first := strings.Contains(req.Messages[len(req.Messages)-1].Content, "first")
+				asked <- struct{}{}
+				if first {
+					<-release
+				}
+				return openaitest.DefaultResponder(req)
+			})
+			client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1}, nil)
+			newP := func(st *models.Store) *bot.Pipeline {
+				l := jobs.NewLocker(rds)
+				l.TTL = 900 * time.Millisecond
+				return bot.New(bot.Options{Store: st, Cards: r.p.Cards(), Model: client, MemoryConfig: config.Default().Memory, Locker: l, Logger: slog.New(slog.DiscardHandler)})
+			}
+			p1, p2 := newP(r.st), newP(st2)
+			in1 := inbound("lost", 1)
+			in1.Text = "The first question."
+			s1 := newRecSink()
+			go func() { _ = p1.Handle(ctx, in1, s1) }()
+			<-asked
+			// The pause: p1's lock expires while its model call runs.
+			if err := rds.Client.Del(ctx, "troupe:lock:channel:console:lost").Err(); err != nil {
+				t.Fatal(err)
+			}
+			in2 := inbound("lost", 2)
+			in2.Text = "The second question."
+			s2 := newRecSink()
+			if err := p2.Handle(ctx, in2, s2); err != nil {
+				t.Fatal(err)
+			}
+			if len(s2.replies) != 1 {
+				t.Fatalf("the process that took over did not answer: replies %q notices %q", s2.replies, s2.notices)
+			}
+			once.Do(func() { close(release) })
+			s1.wait(t, "the overtaken process")
+			if len(s1.replies) != 0 {
+				t.Errorf("the process that lost its lock delivered a reply it could not store: %q", s1.replies)
+			}
+			var roles []string
+			for _, m := range branchOf(t, r.st, "console:lost") {
+				roles = append(roles, m.Role+":"+m.Content[:min(len(m.Content), 12)])
+			}
+			want := "user:The first qu|user:The second q|assistant:reply"
+			if got := strings.Join(roles, "|"); len(roles) != 4 || !strings.HasPrefix(strings.Join(roles[1:], "|"), want) {
+				t.Errorf("branch %s, want the greeting then %s", got, want)
+			}
+			var replies int64
+			r.st.DB().Model(&models.Message{}).Where("role = ? AND content LIKE ?", "assistant", "reply%").Count(&replies)
+			if replies != 1 {
+				t.Errorf("%d replies stored, want 1 (the late one refused)", replies)
+			}
+		})
+	}
+}
+
+// TestResumeAnswersWhatADeadProcessLeft: a process died after accepting a
+// message (it waits in the inbox) in one channel, and after storing one but
+// before answering it in another. A restarted pipeline's Resume answers
+// both through the sinks it is given, and a later second delivery of the
+// accepted message is not stored again.
+func TestResumeAnswersWhatADeadProcessLeft(t *testing.T) {
+	r := newBenchRig(t, "sqlite://"+t.TempDir()+"/t.db")
+	ctx := context.Background()
+	// Channel "open": a turn stored its message, then the process died.
+	r.fake.Script(openaitestFault500())
+	must(t, r.p.Handle(ctx, inbound("open", 1), &discardSink{}))
+	// Channel "inbox": the message was accepted, never stored in a chat.
+	waitingIn := inbound("inbox", 7)
+	ref, _ := json.Marshal(waitingIn.Channel)
+	key := waitingIn.Channel.Key() + ":" + waitingIn.MessageID
+	if _, err := r.st.Accept(ctx, &models.InboxMessage{ChannelID: waitingIn.Channel.Key(), Platform: "console", Ref: string(ref),
+		AuthorID: "ada", AuthorName: "Ada", Content: waitingIn.Text, DedupKey: &key}); err != nil {
+		t.Fatal(err)
+	}
+	// Another platform's channel is not this process's to answer.
+	other := bot.ChannelRef{Platform: "console", ID: "elsewhere", SpaceKind: bot.SpaceLocal, SpaceID: "ada"}
+	oref, _ := json.Marshal(other)
+	if _, err := r.st.Accept(ctx, &models.InboxMessage{ChannelID: other.Key(), Platform: "console", Ref: string(oref), Content: "not mine"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The restarted process: a new pipeline on the same store.
+	p := bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: r.client, MemoryConfig: config.Default().Memory})
+	sinks := map[string]*recSink{"console:open": newRecSink(), "console:inbox": newRecSink()}
+	must(t, p.Resume(ctx, "console", func(ref bot.ChannelRef) (bot.Sink, bool) {
+		s, ok := sinks[ref.Key()]
+		return s, ok
+	}))
+	for k, s := range sinks {
+		s.wait(t, k)
+		if len(s.replies) != 1 {
+			t.Errorf("%s: replies %q, notices %q", k, s.replies, s.notices)
+		}
+	}
+	for _, ch := range []string{"console:open", "console:inbox"} {
+		br := branchOf(t, r.st, ch)
+		if last := br[len(br)-1]; last.Role != "assistant" {
+			t.Errorf("%s ends on an unanswered %s message", ch, last.Role)
+		}
+	}
+	if left, _ := r.st.Inbox(ctx, other.Key()); len(left) != 1 {
+		t.Errorf("a channel this process does not serve was touched: %d waiting", len(left))
+	}
+	before := r.fake.Count()
+	must(t, p.Handle(ctx, waitingIn, &discardSink{}))
+	if r.fake.Count() != before {
+		t.Errorf("a second delivery of an answered message was answered again")
+	}
+	var n int64
+	r.st.DB().Model(&models.Message{}).Where("dedup_key = ?", key).Count(&n)
+	if n != 1 {
+		t.Errorf("the accepted message is stored %d times, want 1", n)
+	}
+}
+
+// TestMessageWithoutACardDoesNotWait: a message in a channel with no card
+// is refused with a notice and does not stay in the inbox, where every
+// later turn or restart would pick it up again.
+func TestMessageWithoutACardDoesNotWait(t *testing.T) {
+	r := newBenchRig(t, "sqlite://"+t.TempDir()+"/t.db")
+	ctx := context.Background()
+	empty, err := cards.NewLibrary(nil, "")
+	must(t, err)
+	p := bot.New(bot.Options{Store: r.st, Cards: empty, Model: r.client, MemoryConfig: config.Default().Memory})
+	s := &discardSink{}
+	must(t, p.Handle(ctx, inbound("nocard", 1), s))
+	if len(s.notices) != 1 {
+		t.Fatalf("notices %q, want the no-card notice", s.notices)
+	}
+	if left, err := r.st.Inbox(ctx, "console:nocard"); err != nil || len(left) != 0 {
+		t.Errorf("%d refused messages wait in the inbox (%v)", len(left), err)
+	}
+}
+
+// TestInboxSweepTakesMessagesADeadPeerLeft: while this process runs, a
+// peer that died leaves an accepted message in the inbox of a channel that
+// gets no new message; the periodic sweep answers it. A message that has
+// only just arrived belongs to a live process and is left to it.
+func TestInboxSweepTakesMessagesADeadPeerLeft(t *testing.T) {
+	r := newBenchRig(t, "sqlite://"+t.TempDir()+"/t.db")
+	ctx := context.Background()
+	p := bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: r.client, MemoryConfig: config.Default().Memory, InboxSweep: 50 * time.Millisecond})
+	defer p.Close(ctx)
+	sinks := map[string]*recSink{"console:orphan": newRecSink(), "console:young": newRecSink()}
+	must(t, p.Resume(ctx, "console", func(ref bot.ChannelRef) (bot.Sink, bool) {
+		s, ok := sinks[ref.Key()]
+		return s, ok
+	}))
+	for _, ch := range []string{"orphan", "young"} {
+		in := inbound(ch, 1)
+		ref, _ := json.Marshal(in.Channel)
+		m := &models.InboxMessage{ChannelID: in.Channel.Key(), Platform: "console", Ref: string(ref), AuthorID: "ada", AuthorName: "Ada", Content: in.Text}
+		if _, err := r.st.Accept(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if ch == "orphan" {
+			must(t, r.st.DB().Model(m).Update("created_at", time.Now().Add(-time.Minute)).Error)
+		}
+	}
+	sinks["console:orphan"].wait(t, "the orphaned message")
+	if got := sinks["console:orphan"].replies; len(got) != 1 {
+		t.Errorf("orphan: replies %q", got)
+	}
+	if left, _ := r.st.Inbox(ctx, "console:young"); len(left) != 1 {
+		t.Errorf("the sweep took a message that had only just arrived")
+	}
+}
