@@ -420,7 +420,11 @@ func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card cards.
 	if g := p.greeting(card, card.FirstMes, userName); g != "" {
 		opening = &models.Message{Role: memory.RoleAssistant, AuthorName: card.Name, Content: g}
 	}
-	return p.opt.Store.StartChat(ctx, ch.ID, card.ID, ch.SpaceID, name, opening)
+	chat, err := p.opt.Store.StartChat(ctx, ch.ID, card.ID, ch.SpaceID, name, opening)
+	if err == nil {
+		p.ensureLore(ctx, ch.SpaceID, card)
+	}
+	return chat, err
 }
 
 // language picks the prompt language: the card's, else the configured one.

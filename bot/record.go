@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"troupe/cards"
 	"troupe/memory"
 	"troupe/memory/record"
 	"troupe/models"
@@ -200,5 +201,78 @@ func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang str
 		b.WriteString(p.rtext(lang, msgLedgerHeading))
 		b.WriteString("\n")
 		b.WriteString(truncateRunes(st.ledger, 1500))
+	}
+}
+
+// loreName is the name a lorebook entry has as a lore entity: its comment
+// (the entry's title), else its first key.
+func loreName(e *cards.Entry) string {
+	if c := strings.TrimSpace(e.Comment); c != "" {
+		return c
+	}
+	if len(e.Keys) > 0 {
+		return strings.TrimSpace(e.Keys[0])
+	}
+	return ""
+}
+
+// restricted reports whether an entry reaches only some characters (known_by,
+// or a character filter that includes): the recorder may grant it to others.
+func restricted(e *cards.Entry) bool {
+	return e.KnownBy != nil || (len(e.CharacterFilter) > 0 && !e.FilterExclude)
+}
+
+// restrictedLore lists the lore entities the restricted entries of books
+// stand for, their keys as aliases.
+func restrictedLore(books []*cards.Book) []models.Entity {
+	var out []models.Entity
+	for _, b := range books {
+		for i := range b.Entries {
+			e := &b.Entries[i]
+			if name := loreName(e); restricted(e) && name != "" {
+				out = append(out, models.Entity{Name: name, Aliases: strings.Join(e.Keys, "\n")})
+			}
+		}
+	}
+	return out
+}
+
+// ensureLore stores the lore entities of a card's restricted entries in a
+// space, when a chat starts, so the recorder can grant their knowledge.
+func (p *Pipeline) ensureLore(ctx context.Context, spaceID string, card cards.Card) {
+	if !p.opt.Recorder.Enabled {
+		return
+	}
+	if err := p.opt.Store.EnsureLore(ctx, spaceID, restrictedLore(p.books(card))); err != nil {
+		p.log.Warn("store restricted lore", "space_id", spaceID, "err", err)
+	}
+}
+
+// loreKnows is the lorebook's Knows for the speaking character: the
+// restricted entries the recorder granted it (one query, only when a book
+// has restricted entries and the recorder is on).
+func (p *Pipeline) loreKnows(ctx context.Context, st chatState, books []*cards.Book) func(e *cards.Entry) bool {
+	if !p.opt.Recorder.Enabled || len(restrictedLore(books)) == 0 {
+		return nil
+	}
+	names, err := p.opt.Store.KnownLore(ctx, st.chat.SpaceID, st.card.Name)
+	if err != nil {
+		p.log.Warn("load known lore", "chat_id", st.chat.ID, "err", err)
+		return nil
+	}
+	known := map[string]bool{}
+	for _, n := range names {
+		known[strings.ToLower(n)] = true
+	}
+	return func(e *cards.Entry) bool {
+		if known[strings.ToLower(loreName(e))] {
+			return true
+		}
+		for _, k := range e.Keys {
+			if known[strings.ToLower(strings.TrimSpace(k))] {
+				return true
+			}
+		}
+		return false
 	}
 }

@@ -67,6 +67,12 @@ func newRecordRig(t *testing.T, b testenv.Backend, batch int) *recordRig {
 
 func newRecordRigTB(t testing.TB, b testenv.Backend, batch int) *recordRig {
 	t.Helper()
+	return newRecordRigCard(t, b, batch, nil)
+}
+
+// newRecordRigCard is newRecordRig with the card changed by edit first.
+func newRecordRigCard(t testing.TB, b testenv.Backend, batch int, edit func(*cards.Card)) *recordRig {
+	t.Helper()
 	mc := config.Default().Memory
 	r := &recordRig{st: testenv.OpenStore(t, b), fake: openaitest.NewServer(t), scribe: &memorytest.Scribe{}}
 	r.fake.SetResponder(r.scribe.Respond)
@@ -76,6 +82,9 @@ func newRecordRigTB(t testing.TB, b testenv.Backend, batch int) *recordRig {
 	card, err := cards.LoadCard(filepath.Join("..", "examples", "cards", "lantern-keeper.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(&card)
 	}
 	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
 	r.p = bot.New(bot.Options{Store: r.st, Cards: lib, Model: client, Jobs: recordJobs{mem: r.mem, runs: &r.runs}, Memory: r.mem,
@@ -349,5 +358,66 @@ func TestRecorderOneCallForAScene(t *testing.T) {
 	}
 	if got := memorytest.RecorderPlayers(req); fmt.Sprint(got) != fmt.Sprint(names) {
 		t.Errorf("players shown %v, want %v", got, names)
+	}
+}
+
+// A lorebook entry known only to Tess never reaches Maren's prompt (her own
+// entry does); once the recorder grants Maren knowledge of it, it does.
+func TestRestrictedLoreAfterKnowledgeGrant(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			book, err := cards.ParseBook([]byte(`{"entries":[
+{"keys":["compass"],"comment":"the buried compass","content":"SECRET: the compass lies under the old tree.","extensions":{"troupe":{"known_by":["Tess"]}}},
+{"keys":["compass"],"comment":"compasses","content":"OPEN: a compass points north.","extensions":{"troupe":{"known_by":["Maren"]}}}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := newRecordRigCard(t, b, 100, func(c *cards.Card) { c.Book = book })
+			prompt := func() string {
+				var turn openaitest.Request
+				for _, q := range r.fake.Requests() {
+					if memorytest.Kind(q) == "" {
+						turn = q
+					}
+				}
+				var all strings.Builder
+				for _, m := range turn.Messages {
+					all.WriteString(m.Content + "\n")
+				}
+				return all.String()
+			}
+			r.say(t, "lore", 1, "Ada", `"Tess told me about the compass. Where is it?"`)
+			if p := prompt(); !strings.Contains(p, "OPEN: a compass") || strings.Contains(p, "SECRET") {
+				t.Fatalf("before any grant, Maren's prompt should hold her own entry only:\n%s", p)
+			}
+			r.say(t, "lore", 2, "Ada", `"The compass matters, Maren."`)
+			r.scribe.Break = func(kind string, _ int) (openaitest.Answer, bool) {
+				if kind != "record" {
+					return openaitest.Answer{}, false
+				}
+				req := r.fake.Requests()[len(r.fake.Requests())-1]
+				if !strings.Contains(req.Messages[1].Content, "- the buried compass (lore)") {
+					t.Errorf("the restricted entry is not among the recorder's entities:\n%s", req.Messages[1].Content)
+				}
+				ev := memorytest.RecorderEvents(req)[0].ID
+				return openaitest.Answer{Text: fmt.Sprintf(`{"knowledge":[{"character":"Maren","entity":"the buried compass","event":%q}]}`, ev)}, true
+			}
+			if out := r.exec(t, "lore", "record"); !strings.Contains(out, "Recorded") {
+				t.Fatalf("/record: %s", out)
+			}
+			r.scribe.Break = nil
+			r.say(t, "lore", 3, "Ada", `"So, the compass?"`)
+			if p := prompt(); !strings.Contains(p, "SECRET: the compass lies under the old tree.") {
+				t.Errorf("after the grant, Maren's prompt lacks the entry:\n%s", p)
+			}
+			// The knowledge edge tells Maren what the lore says, never where
+			// a thing is in the ledger or who holds it: her scene is unchanged.
+			var k []models.Knowledge
+			r.st.DB().Where("character_name = ?", "Maren").Find(&k)
+			if len(k) != 1 {
+				t.Errorf("knowledge edges of Maren: %+v, want one", k)
+			}
+		})
 	}
 }

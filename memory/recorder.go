@@ -119,7 +119,7 @@ func RecorderInput(b models.RecordBatch, castName string) record.Input {
 	}
 	all := text.String()
 	for _, e := range b.Entities {
-		if strings.Contains(all, strings.ToLower(e.Name)) {
+		if mentioned(all, e) {
 			in.Entities = append(in.Entities, record.Entity{Name: e.Name, Kind: e.Kind, Within: e.Within})
 		}
 	}
@@ -261,4 +261,15 @@ func unalias(rec *record.Record, full map[string]string) {
 	for i := range rec.Knowledge {
 		rec.Knowledge[i].Event = id(rec.Knowledge[i].Event)
 	}
+}
+
+// mentioned reports whether text (lower case) names the entity or one of
+// its aliases.
+func mentioned(text string, e models.Entity) bool {
+	for _, n := range append([]string{e.Name}, strings.Split(e.Aliases, "\n")...) {
+		if n = strings.ToLower(strings.TrimSpace(n)); n != "" && strings.Contains(text, n) {
+			return true
+		}
+	}
+	return false
 }

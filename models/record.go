@@ -378,3 +378,45 @@ func (s *Store) Scene(ctx context.Context, spaceID, character string) (SceneKnow
 	}
 	return out, rows.Err()
 }
+
+// EnsureLore stores the lore entities of a space that restricted lorebook
+// entries stand for (ChatID "": no chat introduced them, and no /forget
+// removes them), so the recorder sees them when a batch mentions them and
+// can grant a character their knowledge. Existing names are left alone.
+func (s *Store) EnsureLore(ctx context.Context, spaceID string, lore []Entity) error {
+	if len(lore) == 0 {
+		return nil
+	}
+	now := s.now()
+	for i := range lore {
+		lore[i].ID, lore[i].SpaceID, lore[i].Kind, lore[i].CreatedAt = NewID(), spaceID, "lore", now
+		lore[i].Name = FitName(lore[i].Name, NameSize)
+	}
+	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(lore, 200).Error
+	if err != nil {
+		return fmt.Errorf("models: ensure lore of %s: %w", spaceID, err)
+	}
+	return nil
+}
+
+// KnownLore lists the names and aliases of the lore entities character was
+// granted in its space.
+func (s *Store) KnownLore(ctx context.Context, spaceID, character string) ([]string, error) {
+	var ents []Entity
+	err := s.db.WithContext(ctx).Table("entities e").Select("e.name, e.aliases").
+		Joins("JOIN knowledge_edges k ON k.entity_id = e.id").
+		Where("k.space_id = ? AND k.character_name = ? AND e.kind = ?", spaceID, character, "lore").Scan(&ents).Error
+	if err != nil {
+		return nil, fmt.Errorf("models: known lore of %s: %w", character, err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name)
+		for _, a := range strings.Split(e.Aliases, "\n") {
+			if a = strings.TrimSpace(a); a != "" {
+				out = append(out, a)
+			}
+		}
+	}
+	return out, nil
+}
