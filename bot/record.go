@@ -67,7 +67,7 @@ func (p *Pipeline) recordOwed(ctx context.Context, st chatState) {
 	if !ok || !p.opt.Recorder.Enabled {
 		return
 	}
-	n, err := p.opt.Store.UnrecordedTurns(ctx, st.chat.ID)
+	n, err := p.opt.Store.UnrecordedTurns(ctx, st.chat.ID, p.opt.Recorder.Batch+1)
 	if err != nil {
 		p.log.Warn("count unrecorded turns", "chat_id", st.chat.ID, "err", err)
 		return

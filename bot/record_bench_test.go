@@ -65,11 +65,9 @@ func BenchmarkTurnRecorder(b *testing.B) {
 	for _, be := range testenv.Backends(b) {
 		for _, on := range []bool{false, true} {
 			b.Run(fmt.Sprintf("%s/recorder=%v", be.Name, on), func(b *testing.B) {
-				dsn := be.DSN
+				dsn := "sqlite://" + b.TempDir() + "/t.db"
 				if be.Name == "postgres" {
 					dsn = testenv.FreshPostgresDB(b)
-				} else {
-					dsn = "sqlite://" + b.TempDir() + "/t.db"
 				}
 				r := newRecordRigCard(b, testenv.Backend{Name: be.Name, DSN: dsn}, 1<<20, nil)
 				if !on {
