@@ -26,8 +26,9 @@ type Recorder interface {
 
 // turnRecord is what storing msgs records at once: their plain events and
 // who was present. User messages (newTurn) open a turn; their authors are
-// the players who speak. Nil when the recorder is off.
-func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool) *models.TurnRecord {
+// the players who speak (speaker, the author st.user names, under that
+// name). Nil when the recorder is off.
+func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool, speaker string) *models.TurnRecord {
 	if !p.opt.Recorder.Enabled {
 		return nil
 	}
@@ -35,7 +36,7 @@ func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool
 	for _, m := range msgs {
 		actor := st.card.Name
 		if m.Role == memory.RoleUser {
-			actor = playerName(st, m)
+			actor = playerName(st, m, speaker)
 			rec.Present = append(rec.Present, actor)
 		}
 		rec.Actors = append(rec.Actors, actor)
@@ -49,9 +50,10 @@ func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool
 }
 
 // playerName is the character a user message's author plays: the speaking
-// user's persona name, else the platform's display name.
-func playerName(st chatState, m *models.Message) string {
-	if st.user != "" && (m.AuthorName == "" || m.AuthorName == st.user || st.persona != "") {
+// user's persona name (st.user) for their own messages, else the platform's
+// display name.
+func playerName(st chatState, m *models.Message, speaker string) string {
+	if st.user != "" && (m.AuthorID == speaker || m.AuthorName == "") {
 		return st.user
 	}
 	if m.AuthorName != "" {
