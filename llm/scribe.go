@@ -15,11 +15,7 @@ var _ memory.Scribe = Scribe{}
 
 // Complete sends msgs and returns the answer's text.
 func (s Scribe) Complete(ctx context.Context, msgs []memory.Message) (string, error) {
-	req := bot.ModelRequest{Messages: make([]bot.PromptMessage, len(msgs))}
-	for i, m := range msgs {
-		req.Messages[i] = bot.PromptMessage{Role: bot.Role(m.Role), Content: m.Content}
-	}
-	res, err := s.C.Complete(ctx, req)
+	res, err := s.C.Complete(ctx, bot.ModelRequest{Messages: msgs})
 	if err != nil {
 		return "", err
 	}

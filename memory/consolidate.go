@@ -164,12 +164,12 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 	sort.Strings(deletedIDs)
 	lang, charName := s.cardLanguage(ctx, cardID)
 	in := ConsolidationPromptInput{Language: lang, CharName: charName, Handbook: CrossSections(st.Handbook), Resident: st.Resident,
-		Deleted: deletedIDs, Changed: changed, ResidentMax: s.residentMax()}
+		Deleted: deletedIDs, Changed: changed, ResidentMax: s.cfg.ResidentMaxChars}
 	for _, r := range live {
 		in.Chats = append(in.Chats, ChatRef{ID: r.ChatID, Name: r.ChatName})
 	}
 	check := ConsolidationCheck{Language: lang, Known: known, Deleted: deleted, PrevHandbook: st.Handbook, PrevResident: st.Resident,
-		PrevHandbookHand: st.HandbookHand, PrevResidentHand: st.ResidentHand, ResidentMax: s.residentMax()}
+		PrevHandbookHand: st.HandbookHand, PrevResidentHand: st.ResidentHand, ResidentMax: s.cfg.ResidentMaxChars}
 	var cross, resident string
 	_, err = s.ask(ctx, KindConsolidate, lang, ConsolidationPrompt(in), func(a string) (string, error) {
 		hb, rs, err := ParseConsolidation(a, check)
@@ -208,24 +208,6 @@ func BuildHandbook(lang string, live []models.Recap, cross string) string {
 	return strings.Join(parts, "\n\n")
 }
 
-func (s *Service) residentMax() int {
-	if s.cfg.ResidentMaxChars > 0 {
-		return s.cfg.ResidentMaxChars
-	}
-	return 1200
-}
-
-func (s *Service) cardLanguage(ctx context.Context, cardID string) (string, string) {
-	lang := s.cfg.Language
-	card, err := s.store.Card(ctx, cardID)
-	if err != nil {
-		return langOr(lang), cardID
-	}
-	if card.Language != "" {
-		lang = card.Language
-	}
-	return langOr(lang), card.Name
-}
 
 // Forgotten describes a chat /forget removed.
 type Forgotten struct {
@@ -260,13 +242,4 @@ func (s *Service) FitResident(lang, stored string, others int) string {
 }
 
 // Budget returns the injection budget.
-func (s *Service) Budget() Budget {
-	b := Budget{ResidentMax: s.residentMax(), Envelope: s.cfg.EnvelopeChars, MinUseful: s.cfg.MinUsefulChars}
-	if b.Envelope == 0 {
-		b.Envelope = 4300
-	}
-	if b.MinUseful == 0 {
-		b.MinUseful = 200
-	}
-	return b
-}
+func (s *Service) Budget() Budget { return s.cfg.Budget() }
