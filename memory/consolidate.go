@@ -208,7 +208,6 @@ func BuildHandbook(lang string, live []models.Recap, cross string) string {
 	return strings.Join(parts, "\n\n")
 }
 
-
 // Forgotten describes a chat /forget removed.
 type Forgotten struct {
 	ChatID, CardID, SpaceID string
