@@ -26,21 +26,22 @@ const (
 
 // prompt builds the turn's prompt in one call (memory.BuildPrompt) from
 // the material this turn gathers, fitted to context_window −
-// max_reply_tokens. The chat's lore state is stored once the prompt's text
-// is expanded. urgent is true when anything was left out for room: a
-// compaction is owed now. ErrPromptTooLarge means even the message being
-// answered does not fit beside the prompt's fixed parts.
+// max_reply_tokens. The chat's lore state is stored once BuildPrompt has
+// expanded the card's text. urgent is true when anything was left out for
+// room: a compaction is owed now. ErrPromptTooLarge means even the message
+// being answered does not fit beside the prompt's fixed parts.
 func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
 	tl := p.lore(ctx, cs, br, rp)
 	m := p.material(cs, br, rp, tl)
-	if tl.save != nil {
-		tl.save(ctx)
-	}
 	if limit, ok := p.promptLimit(); ok {
 		m.Keep, m.Limit = p.opt.MemoryConfig.Keep, limit
 		m.Count = func(msgs []memory.Message) int { return p.countPrompt(cs.chat.ID, msgs, limit) }
 	}
 	pr, err := memory.BuildPrompt(m, p.budget())
+	if tl.save != nil {
+		// The card's text has run its macros (setvar) once expanded.
+		tl.save(ctx)
+	}
 	if err != nil {
 		return builtPrompt{}, true, ErrPromptTooLarge
 	}
@@ -57,34 +58,23 @@ func (p *Pipeline) budget() memory.Budget {
 
 // material gathers what the turn's prompt is built from, with tl's macros
 // and lore: the card and persona, the lore, the summary, the resident
-// summary as stored, the uncovered history ending with the new messages,
-// the depth prompt and the post-history instructions. The scene (ledger
+// summary as stored and the uncovered history ending with the new messages;
+// memory expands and places them. The scene (ledger
 // view, relationships) and the recall block stay empty until the recorder
 // and recall feed the turn.
 func (p *Pipeline) material(cs chatState, br models.Branch, rp replyPlan, tl turnLore) memory.Material {
-	lang := p.language(cs.card)
 	in := memory.AssembleInput{
-		Language:  lang,
-		System:    systemText(cs.card, lang, rp.user, rp.persona, tl.env, nil),
+		Language:  p.language(cs.card),
 		History:   memory.TurnsOf(br.Uncovered),
 		NameUsers: rp.group,
 	}
-	if len(tl.placed) > 0 || len(tl.injections) > 0 {
+	if len(tl.injections) > 0 {
 		in.Lore = &memory.Lore{Injections: tl.injections}
-		if len(tl.placed) > 0 {
-			in.Lore.System = systemText(cs.card, lang, rp.user, rp.persona, tl.env, tl.placed)
-		}
 	}
-	if dp := cs.card.DepthPrompt; dp != nil {
-		in.Injections = append(in.Injections, memory.Injection{Depth: dp.Depth, Role: dp.Role, Content: tl.env.Expand(dp.Prompt)})
-	}
-	// troupe has no text of its own after the history, so {{original}}
-	// there stands for nothing.
-	in.PostHistory = tl.env.Expand(cs.card.PostHistoryInstructions)
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
 	}
-	m := memory.Material{AssembleInput: in}
+	m := memory.Material{AssembleInput: in, Card: &memory.CardText{Card: cs.card, Env: tl.env, User: rp.user, Persona: rp.persona, Placed: tl.placed}}
 	if p.opt.Memory != nil {
 		m.StoredResident = cs.resident
 	}

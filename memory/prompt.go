@@ -8,6 +8,10 @@ import "unicode/utf8"
 // resident summary as stored, and the limit the prompt must fit.
 type Material struct {
 	AssembleInput
+	// Card, when set, is expanded into the system text, the lore's system
+	// text, the depth prompt and the post-history instructions (see
+	// Input); AssembleInput's own System and PostHistory are then ignored.
+	Card *CardText
 	// StoredResident is the resident summary as stored, tags and all.
 	// BuildPrompt strips and fits it into what the scene leaves of the
 	// envelope; AssembleInput.Resident is ignored.
@@ -35,7 +39,7 @@ type Prompt struct {
 // Assemble), and the prompt is fitted to m.Limit (see FitPrompt). It
 // returns ErrNoFit when even the bare prompt is over the limit.
 func BuildPrompt(m Material, b Budget) (Prompt, error) {
-	in := m.AssembleInput
+	in := m.Input()
 	in.Resident = FitResident(in.Language, StripTags(m.StoredResident), utf8.RuneCountInString(in.Scene), b)
 	if m.Limit <= 0 {
 		msgs := Assemble(in)
@@ -50,4 +54,13 @@ func BuildPrompt(m Material, b Budget) (Prompt, error) {
 		return Prompt{}, err
 	}
 	return Prompt{Fit: f, Urgent: f.Dropped > 0 || f.Shortened}, nil
+}
+
+// Input is the assembly input of m: its card expanded (once per call: a
+// card's macros may have effects) and the resident summary left as given.
+func (m Material) Input() AssembleInput {
+	if m.Card == nil {
+		return m.AssembleInput
+	}
+	return expandCard(m.AssembleInput, m.Card)
 }
