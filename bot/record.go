@@ -165,10 +165,10 @@ func (p *Pipeline) rtext(lang string, key recordMsg, args ...any) string {
 }
 
 // addScene gives the prompt the speaking character's scene — its view of
-// the ledger and its own relationships to those present — and fits the
-// resident summary to what the scene leaves of the envelope: one query.
+// the ledger and its own relationships to those present — in one query;
+// the prompt builder fits the resident summary to what it leaves.
 // Nothing when the recorder is off.
-func (p *Pipeline) addScene(ctx context.Context, st chatState, rp replyPlan, in *memory.AssembleInput) {
+func (p *Pipeline) addScene(ctx context.Context, st chatState, rp replyPlan, m *memory.Material) {
 	if !p.opt.Recorder.Enabled || p.opt.Memory == nil {
 		return
 	}
@@ -178,12 +178,11 @@ func (p *Pipeline) addScene(ctx context.Context, st chatState, rp replyPlan, in 
 		p.log.Warn("load scene", "chat_id", st.chat.ID, "err", err)
 		return
 	}
-	in.Scene = memory.Scene(memory.SceneInput{Language: in.Language, Ledger: st.ledger, Character: name,
+	// BuildPrompt fits the resident summary into what the scene leaves of
+	// the envelope.
+	m.Scene = memory.Scene(memory.SceneInput{Language: m.Language, Ledger: st.ledger, Character: name,
 		Present: []string{name, rp.user}, Relationships: sk.Relationships, Known: sk.Known,
 		CardText: st.card.Description + "\n" + st.card.Scenario + "\n" + st.card.FirstMes})
-	if st.resident != "" {
-		in.Resident = p.opt.Memory.FitResident(in.Language, st.resident, record.RuneCount(in.Scene))
-	}
 }
 
 // writeRecord adds the chat's ledger and record counts to /memory.
