@@ -430,9 +430,9 @@ func TestHangTimesOut(t *testing.T) {
 
 func TestConnectionRefused(t *testing.T) {
 	t.Parallel()
-	s := openaitest.NewServer(t)
-	url := s.URL()
-	s.Close()
+	// Port 1 on loopback: nothing listens there. A closed fake server's
+	// port is not safe, since a parallel test's server can be given it.
+	url := "http://127.0.0.1:1/v1"
 	for _, cl := range calls {
 		t.Run(cl.name, func(t *testing.T) {
 			t.Parallel()
