@@ -59,6 +59,9 @@ type Config struct {
 	MinUsefulChars   int
 	RecapMaxChars    int
 	Language         string
+	// Reflect is reflection.*; the zero value runs reflection only when
+	// asked (/reflect).
+	Reflect ReflectConfig
 }
 
 // Store is what the memory service reads and writes; *models.Store

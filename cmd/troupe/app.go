@@ -19,6 +19,7 @@ import (
 	"troupe/jobs"
 	"troupe/llm"
 	"troupe/memory"
+	"troupe/memory/reflect"
 	"troupe/models"
 	"troupe/ops"
 )
@@ -137,7 +138,18 @@ func memoryConfig(cfg config.Config) memory.Config {
 		MinUsefulChars:   m.MinUsefulChars,
 		RecapMaxChars:    m.RecapMaxChars,
 		Language:         cfg.Language,
+		Reflect:          reflectConfig(cfg.Reflection),
 	}
+}
+
+// reflectConfig turns reflection.* into the memory service's settings.
+func reflectConfig(r config.Reflection) memory.ReflectConfig {
+	checks := r.MaxChecks
+	if checks == 0 {
+		checks = -1 // max_checks 0: no belief checks
+	}
+	return memory.ReflectConfig{Trigger: reflect.TriggerConfig{Auto: r.Auto, EveryTurns: r.EveryTurns, MinTurns: r.MinTurns,
+		PerRun: r.PerRun, MinNew: r.MinNew}, MaxChecks: checks, PivotalImportance: r.PivotalImportance}
 }
 
 // worker builds the job worker on the app's queue.
@@ -148,6 +160,7 @@ func (a *app) worker() *jobs.Worker {
 		Observer:      a.metrics,
 		Recorder:      a.cfg.Recorder.Enabled,
 		RecordBatch:   a.cfg.Recorder.Batch,
+		Reflect:       a.cfg.Recorder.Enabled,
 	}, a.log)
 }
 

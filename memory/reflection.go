@@ -1,0 +1,206 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"troupe/memory/reflect"
+	"troupe/models"
+)
+
+// KindReflect is the reflection job's kind, keyed by chat.
+const KindReflect = "reflect"
+
+// ReflectConfig is the reflection.* settings.
+type ReflectConfig struct {
+	Trigger reflect.TriggerConfig
+	// MaxChecks is reflection.max_checks: belief checks per character.
+	MaxChecks int
+	// PivotalImportance is reflection.pivotal_importance.
+	PivotalImportance int
+}
+
+// DefaultReflectConfig returns the documented defaults.
+func DefaultReflectConfig() ReflectConfig {
+	return ReflectConfig{Trigger: reflect.DefaultTriggerConfig(), MaxChecks: reflect.DefaultMaxChecks,
+		PivotalImportance: reflect.DefaultPivotalImportance}
+}
+
+// ReflectStore is what reflection needs of the store; *models.Store
+// satisfies it.
+type ReflectStore interface {
+	RecordStore
+	UnrecordedTurns(ctx context.Context, chatID string) (int, error)
+	ReflectionScene(ctx context.Context, chatID string) (models.ChatScene, error)
+	ReflectionState(ctx context.Context, chatID string) (models.ReflectionState, error)
+	SaveReflectionState(ctx context.Context, st models.ReflectionState) error
+	ReflectionCandidates(ctx context.Context, spaceID string) ([]models.ReflectionCandidate, error)
+	LoadReflection(ctx context.Context, spaceID, character string) (models.ReflectionRound, error)
+	InstallReflection(ctx context.Context, r models.ReflectionInstall) error
+}
+
+// Reflect runs the chat's reflection: the recorder first when turns wait
+// unrecorded, then the trigger (manual: every cast member with something
+// new), then per character the belief checks, the reflection request (one
+// repair on an answer that is not the contract), validation and one
+// install. A character that fails stays owed while the others complete;
+// the run is then recorded as failed with the characters' reasons.
+func (s *Service) Reflect(ctx context.Context, chatID string, manual bool) (Result, error) {
+	res, err := s.reflectChat(ctx, chatID, manual)
+	return s.record(ctx, KindReflect, chatID, res, err)
+}
+
+func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (Result, error) {
+	rs, ok := s.store.(ReflectStore)
+	if !ok {
+		return Result{Outcome: Skipped, Reason: "the store keeps no beliefs"}, nil
+	}
+	if n, err := rs.UnrecordedTurns(ctx, chatID); err == nil && n > 1 {
+		if _, err := s.Record(ctx, chatID); err != nil {
+			return Result{}, fmt.Errorf("memory: reflect: record first: %w", err)
+		}
+	}
+	sc, err := rs.ReflectionScene(ctx, chatID)
+	if errors.Is(err, models.ErrNotFound) {
+		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	st, err := rs.ReflectionState(ctx, chatID)
+	if err != nil {
+		return Result{}, err
+	}
+	cands, err := rs.ReflectionCandidates(ctx, sc.Chat.SpaceID)
+	if err != nil {
+		return Result{}, err
+	}
+	lang, castName := s.chatLanguage(ctx, sc.Chat)
+	in := reflect.TriggerInput{Turn: sc.Turns, LastTurn: st.LastSeq, LastAutoTurn: st.LastAutoSeq, Manual: manual,
+		Scene: reflect.Scene{Place: sc.Place, Day: sc.Day}, LastScene: reflect.Scene{Place: st.Place, Day: st.Day}, Within: sc.Within}
+	for _, c := range cands {
+		role := reflect.Background
+		switch {
+		case c.Kind == models.CharacterPlayer:
+			role = reflect.Player
+		case c.Kind == models.CharacterCast && c.Name == castName:
+			role = reflect.Cast
+		}
+		in.Candidates = append(in.Candidates, reflect.Candidate{Name: c.Name, Role: role, New: c.New})
+	}
+	d := reflect.Decide(s.cfg.Reflect.Trigger, in)
+	if !d.Run {
+		return Result{Outcome: Skipped, Reason: "no reflection due"}, nil
+	}
+	var done, failed []string
+	for _, name := range d.Characters {
+		n, err := s.reflectCharacter(ctx, rs, sc.Chat, lang, name)
+		switch {
+		case errors.Is(err, models.ErrChatGone):
+			return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
+		case err != nil:
+			s.log.Warn("reflection failed", "chat_id", chatID, "character", name, "err", err)
+			failed = append(failed, name+": "+reasonOf(err))
+		default:
+			done = append(done, fmt.Sprintf("%s: %d changes", name, n))
+		}
+	}
+	next := models.ReflectionState{ChatID: chatID, LastSeq: sc.Turns, LastAutoSeq: st.LastAutoSeq, Place: sc.Place, Day: sc.Day}
+	if !manual {
+		next.LastAutoSeq = sc.Turns
+	}
+	if err := rs.SaveReflectionState(ctx, next); err != nil {
+		return Result{}, err
+	}
+	reason := fmt.Sprintf("%s: %s", d.Why, strings.Join(done, "; "))
+	if len(failed) > 0 {
+		return Result{}, &RejectedError{Kind: KindReflect, Reason: strings.Join(append(failed, done...), "; ")}
+	}
+	return Result{Outcome: Written, Product: chatID, Reason: reason}, nil
+}
+
+// reasonOf is an error's reason without story text (the engine's and the
+// validators' reasons quote none).
+func reasonOf(err error) string {
+	var rej *RejectedError
+	if errors.As(err, &rej) {
+		return rej.Reason
+	}
+	return err.Error()
+}
+
+// reflectCharacter runs one character's reflection and installs it; it
+// returns how many beliefs changed.
+func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat models.Chat, lang, name string) (int, error) {
+	round, err := rs.LoadReflection(ctx, chat.SpaceID, name)
+	if err != nil {
+		return 0, err
+	}
+	shown := reflect.Batch(round.New, 0)
+	if len(shown) == 0 {
+		return 0, nil
+	}
+	checks := reflect.SelectChecks(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Max: s.cfg.Reflect.MaxChecks})
+	var results []reflect.CheckResult
+	for _, c := range checks {
+		answer, err := s.completeJSON(ctx, fromReflect(reflect.CheckPrompt(lang, c)))
+		if err != nil {
+			return 0, fmt.Errorf("memory: belief check: scribe: %w", err)
+		}
+		a, err := reflect.ParseCheck(answer)
+		if err != nil {
+			// A check that is not the contract changes nothing; the
+			// reflection request still sees the belief.
+			s.log.Warn("belief check answer dropped", "character", name, "reason", err.Error())
+			continue
+		}
+		results = append(results, reflect.CheckResult{Check: c, Answer: a})
+	}
+	beliefs, doubted := reflect.ApplyChecks(round.Beliefs, results)
+	shownBeliefs := reflect.PromptBeliefs(reflect.CheckInput{Beliefs: beliefs, New: shown}, 0)
+	prompt := reflect.Prompt(reflect.PromptInput{Language: lang, Character: name, Perceptions: shown, Beliefs: shownBeliefs})
+	answer, err := s.completeJSON(ctx, fromReflect(prompt))
+	if err != nil {
+		return 0, fmt.Errorf("memory: reflect: scribe: %w", err)
+	}
+	a, perr := reflect.ParseAnswer(answer)
+	if perr != nil {
+		s.log.Warn("reflection answer rejected; asking for a repair", "character", name, "reason", perr.Error())
+		answer, err = s.completeJSON(ctx, fromReflect(reflect.RepairPrompt(lang, prompt, answer, perr)))
+		if err != nil {
+			return 0, fmt.Errorf("memory: reflect: scribe repair: %w", err)
+		}
+		if a, perr = reflect.ParseAnswer(answer); perr != nil {
+			return 0, &RejectedError{Kind: KindReflect, Reason: perr.Error()}
+		}
+	}
+	doubtedIDs := make([]string, len(doubted))
+	for i, b := range doubted {
+		doubtedIDs[i] = b.ID
+	}
+	changes, notes := reflect.Validate(reflect.Round{Perceptions: shown, Beliefs: shownBeliefs, Doubted: doubtedIDs,
+		PivotalImportance: s.cfg.Reflect.PivotalImportance, NewID: models.NewID}, a)
+	for _, n := range notes {
+		s.log.Info("reflection item", "character", name, "note", n.String())
+	}
+	seen := make([]string, len(shown))
+	for i, p := range shown {
+		seen[i] = p.ID
+	}
+	err = rs.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: chat.CardID, SpaceID: chat.SpaceID,
+		Character: name, Seen: seen, Doubted: doubted, Changes: changes})
+	if err != nil {
+		return 0, err
+	}
+	return len(doubted) + len(changes.Created) + len(changes.Updated) + len(changes.Deleted), nil
+}
+
+func fromReflect(ms []reflect.Message) []Message {
+	out := make([]Message, len(ms))
+	for i, m := range ms {
+		out[i] = Message{Role: m.Role, Content: m.Content}
+	}
+	return out
+}
