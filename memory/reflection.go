@@ -77,7 +77,8 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 	if err != nil {
 		return Result{}, err
 	}
-	lang, castName := s.chatLanguage(ctx, sc.Chat)
+	lang, _ := s.chatLanguage(ctx, sc.Chat)
+	cardOf := map[string]string{}
 	in := reflect.TriggerInput{Turn: sc.Turns, LastTurn: st.LastSeq, LastAutoTurn: st.LastAutoSeq, Manual: manual,
 		Scene: reflect.Scene{Place: sc.Place, Day: sc.Day}, LastScene: reflect.Scene{Place: st.Place, Day: st.Day}, Within: sc.Within}
 	for _, c := range cands {
@@ -85,9 +86,10 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 		switch {
 		case c.Kind == models.CharacterPlayer:
 			role = reflect.Player
-		case c.Kind == models.CharacterCast && c.Name == castName:
+		case c.Kind == models.CharacterCast:
 			role = reflect.Cast
 		}
+		cardOf[c.Name] = c.CardID
 		in.Candidates = append(in.Candidates, reflect.Candidate{Name: c.Name, Role: role, New: c.New})
 	}
 	d := reflect.Decide(s.cfg.Reflect.Trigger, in)
@@ -96,7 +98,7 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 	}
 	var done, failed []string
 	for _, name := range d.Characters {
-		n, err := s.reflectCharacter(ctx, rs, sc.Chat, lang, name)
+		n, err := s.reflectCharacter(ctx, rs, sc.Chat, cardOf[name], lang, name)
 		switch {
 		case errors.Is(err, models.ErrChatGone):
 			return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
@@ -133,7 +135,7 @@ func reasonOf(err error) string {
 
 // reflectCharacter runs one character's reflection and installs it; it
 // returns how many beliefs changed.
-func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat models.Chat, lang, name string) (int, error) {
+func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat models.Chat, cardID, lang, name string) (int, error) {
 	round, err := rs.LoadReflection(ctx, chat.SpaceID, name)
 	if err != nil {
 		return 0, err
@@ -142,7 +144,7 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	if len(shown) == 0 {
 		return 0, nil
 	}
-	checks := reflect.SelectChecks(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Max: s.cfg.Reflect.MaxChecks})
+	checks := reflect.SelectChecks(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Known: round.Known, Max: s.cfg.Reflect.MaxChecks})
 	var results []reflect.CheckResult
 	for _, c := range checks {
 		answer, err := s.completeJSON(ctx, fromReflect(reflect.CheckPrompt(lang, c)))
@@ -159,7 +161,7 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 		results = append(results, reflect.CheckResult{Check: c, Answer: a})
 	}
 	beliefs, doubted := reflect.ApplyChecks(round.Beliefs, results)
-	shownBeliefs := reflect.PromptBeliefs(reflect.CheckInput{Beliefs: beliefs, New: shown}, 0)
+	shownBeliefs := reflect.PromptBeliefs(reflect.CheckInput{Beliefs: beliefs, New: shown, Known: round.Known}, 0)
 	prompt := reflect.Prompt(reflect.PromptInput{Language: lang, Character: name, Perceptions: shown, Beliefs: shownBeliefs})
 	answer, err := s.completeJSON(ctx, fromReflect(prompt))
 	if err != nil {
@@ -189,7 +191,7 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	for i, p := range shown {
 		seen[i] = p.ID
 	}
-	err = rs.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: chat.CardID, SpaceID: chat.SpaceID,
+	err = rs.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: cardID, SpaceID: chat.SpaceID,
 		Character: name, Seen: seen, Doubted: doubted, Changes: changes})
 	if err != nil {
 		return 0, err

@@ -89,9 +89,10 @@ func beliefTables() []any {
 // ReflectionCandidate is a character of a space, its kind and how many
 // perceptions it received that no reflection has shown yet.
 type ReflectionCandidate struct {
-	Name string
-	Kind string
-	New  int
+	Name   string
+	Kind   string
+	CardID string
+	New    int
 }
 
 const notSeen = "mode <> 'none' AND NOT EXISTS (SELECT 1 FROM reflection_seen r WHERE r.perception_id = perceptions.id)"
@@ -112,9 +113,9 @@ func (s *Store) ReflectionCandidates(ctx context.Context, spaceID string) ([]Ref
 	if err := db.Where("space_id = ?", spaceID).Find(&chars).Error; err != nil {
 		return nil, fmt.Errorf("models: reflection candidates: %w", err)
 	}
-	kind := map[string]string{}
+	kind, card := map[string]string{}, map[string]string{}
 	for _, c := range chars {
-		kind[c.Name] = c.Kind
+		kind[c.Name], card[c.Name] = c.Kind, c.CardID
 	}
 	out := make([]ReflectionCandidate, 0, len(rows))
 	for _, r := range rows {
@@ -122,7 +123,7 @@ func (s *Store) ReflectionCandidates(ctx context.Context, spaceID string) ([]Ref
 		if k == "" {
 			k = CharacterBackground
 		}
-		out = append(out, ReflectionCandidate{Name: r.CharacterName, Kind: k, New: r.N})
+		out = append(out, ReflectionCandidate{Name: r.CharacterName, Kind: k, CardID: card[r.CharacterName], New: r.N})
 	}
 	return out, nil
 }
@@ -132,7 +133,13 @@ func (s *Store) ReflectionCandidates(ctx context.Context, spaceID string) ([]Ref
 type ReflectionRound struct {
 	New     []reflect.Perception
 	Beliefs []reflect.Belief
+	// Known are the character's most recent perceptions, new or not (at
+	// most MaxKnownPerceptions): they only tell which words are rare.
+	Known []reflect.Perception
 }
+
+// MaxKnownPerceptions bounds the perceptions read to tell rare words.
+const MaxKnownPerceptions = 500
 
 // LoadReflection reads a character's new perceptions and its beliefs.
 func (s *Store) LoadReflection(ctx context.Context, spaceID, character string) (ReflectionRound, error) {
@@ -154,6 +161,17 @@ func (s *Store) LoadReflection(ctx context.Context, spaceID, character string) (
 	for _, p := range rows {
 		r.New = append(r.New, reflect.Perception{ID: p.ID, Turn: p.Seq, Text: p.Text, Importance: p.Importance,
 			Pivotal: p.Pivotal, About: lines(p.About)})
+	}
+	var known []struct{ ID, Text, About string }
+	err = db.Table("perceptions").Select("perceptions.id, perceptions.text, events.about").
+		Joins("LEFT JOIN events ON events.id = perceptions.event_id").
+		Where("perceptions.space_id = ? AND perceptions.character_name = ?", spaceID, character).
+		Order("perceptions.seq DESC").Limit(MaxKnownPerceptions).Scan(&known).Error
+	if err != nil {
+		return ReflectionRound{}, fmt.Errorf("models: load reflection: %w", err)
+	}
+	for _, p := range known {
+		r.Known = append(r.Known, reflect.Perception{ID: p.ID, Text: p.Text, About: lines(p.About)})
 	}
 	views, err := s.beliefs(db, "space_id = ? AND character_name = ?", spaceID, character)
 	if err != nil {
