@@ -57,6 +57,7 @@ var (
 	_ memory.RecordStore = (*models.Store)(nil)
 	_ bot.RecordJobs     = jobsBridge{}
 	_ bot.Recorder       = (*memory.Service)(nil)
+	_ bot.Reflector      = (*memory.Service)(nil)
 )
 
 // openApp connects storage and queue and builds the pipeline around cards;
