@@ -2,58 +2,14 @@ package bot_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 
 	"troupe/bot"
-	"troupe/llm/openaitest"
 	"troupe/memory/memorytest"
 	"troupe/models/testenv"
 )
-
-var reflectPerception = regexp.MustCompile(`\[p:(\S+) turn=`)
-
-// reflectingScribe is the scripted scribe with the recorder answering a
-// perception of every event for the first cast member, and reflection
-// forming one belief from every perception it is shown.
-func reflectingScribe(s *memorytest.Scribe) func(openaitest.Request) openaitest.Answer {
-	return func(req openaitest.Request) openaitest.Answer {
-		user := ""
-		if len(req.Messages) > 1 {
-			user = req.Messages[1].Content
-		}
-		if evs := memorytest.RecorderEvents(req); len(evs) > 0 {
-			var a map[string]any
-			if err := json.Unmarshal([]byte(memorytest.Recorder(req)), &a); err != nil {
-				return openaitest.Answer{Text: "{}"}
-			}
-			cast := memorytest.RecorderCast(req)
-			var ps []map[string]any
-			for _, e := range evs {
-				ps = append(ps, map[string]any{"character": cast[0], "event": e.ID, "mode": "saw",
-					"text": cast[0] + " sees the visitor climb the lighthouse stair.", "importance": 5})
-			}
-			a["perceptions"] = ps
-			b, _ := json.Marshal(a)
-			return openaitest.Answer{Text: string(b)}
-		}
-		switch {
-		case strings.HasPrefix(user, "<belief>"):
-			return openaitest.Answer{Text: `{"compatible": true, "against": []}`}
-		case strings.HasPrefix(user, "<character>"):
-			var ids []string
-			for _, m := range reflectPerception.FindAllStringSubmatch(user, -1) {
-				ids = append(ids, fmt.Sprintf("%q", m[1]))
-			}
-			return openaitest.Answer{Text: `{"add": [{"text": "The visitor is looking for the old light.", "confidence": "likely", "supports": [` +
-				strings.Join(ids, ",") + `]}]}`}
-		}
-		return s.Respond(req)
-	}
-}
 
 // TestReflectCommandMemoryAndBeliefForget: /reflect forms a belief from the
 // recorded perceptions, /memory lists it with its evidence, /belief forget
@@ -62,7 +18,7 @@ func TestReflectCommandMemoryAndBeliefForget(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			r := newRecordRig(t, b, 100)
-			r.fake.SetResponder(reflectingScribe(r.scribe))
+			r.fake.SetResponder(memorytest.Reflecting(r.scribe))
 			for i := 1; i <= 4; i++ {
 				r.say(t, "c1", i, "Ada", fmt.Sprintf("Beat %d: I climb the stair and ask about the old light.", i))
 			}

@@ -29,6 +29,7 @@ type Memory interface {
 // manual runs it for every cast member with something new.
 type Reflector interface {
 	Reflect(ctx context.Context, chatID string, manual bool) (memory.Result, error)
+	ReflectionOwed(ctx context.Context, chat models.Chat) (bool, error)
 }
 
 // WorkerOptions configures a Worker.
@@ -276,6 +277,17 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 				return n, err
 			}
 			n++
+		}
+		if r, ok := w.mem.(Reflector); ok && w.opt.Reflect {
+			if owed, err = r.ReflectionOwed(ctx, c); err != nil {
+				return n, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
+			}
+			if owed {
+				if err := w.queue.Reflect(ctx, c.ID, false); err != nil {
+					return n, err
+				}
+				n++
+			}
 		}
 		if c.ActiveAt.After(idleBefore) {
 			continue

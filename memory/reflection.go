@@ -62,46 +62,21 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 			return Result{}, fmt.Errorf("memory: reflect: record first: %w", err)
 		}
 	}
-	sc, err := rs.ReflectionScene(ctx, chatID)
-	if errors.Is(err, models.ErrNotFound) {
-		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
+	plan, skip, err := s.planReflection(ctx, rs, chatID, manual)
+	if err != nil || skip != "" {
+		return Result{Outcome: Skipped, Reason: skip}, err
 	}
-	if err != nil {
-		return Result{}, err
-	}
-	st, err := rs.ReflectionState(ctx, chatID)
-	if err != nil {
-		return Result{}, err
-	}
-	cands, err := rs.ReflectionCandidates(ctx, sc.Chat.SpaceID)
-	if err != nil {
-		return Result{}, err
-	}
-	lang, _ := s.chatLanguage(ctx, sc.Chat)
-	cardOf := map[string]string{}
-	in := reflect.TriggerInput{Turn: sc.Turns, LastTurn: st.LastSeq, LastAutoTurn: st.LastAutoSeq, Manual: manual,
-		Scene: reflect.Scene{Place: sc.Place, Day: sc.Day}, LastScene: reflect.Scene{Place: st.Place, Day: st.Day}, Within: sc.Within}
-	for _, c := range cands {
-		role := reflect.Background
-		switch {
-		case c.Kind == models.CharacterPlayer:
-			role = reflect.Player
-		case c.Kind == models.CharacterCast:
-			role = reflect.Cast
-		}
-		cardOf[c.Name] = c.CardID
-		in.Candidates = append(in.Candidates, reflect.Candidate{Name: c.Name, Role: role, New: c.New})
-	}
-	d := reflect.Decide(s.cfg.Reflect.Trigger, in)
-	if !d.Run {
-		return Result{Outcome: Skipped, Reason: "no reflection due"}, nil
-	}
+	sc, st, d, lang, cardOf := plan.scene, plan.state, plan.decision, plan.lang, plan.cardOf
 	var done, failed []string
 	for _, name := range d.Characters {
 		n, err := s.reflectCharacter(ctx, rs, sc.Chat, cardOf[name], lang, name)
 		switch {
 		case errors.Is(err, models.ErrChatGone):
 			return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
+		case errors.Is(err, models.ErrStale):
+			// Another run reflected on these perceptions meanwhile, or a
+			// belief went: the next run starts from what is there.
+			done = append(done, name+": changed meanwhile, left for the next run")
 		case err != nil:
 			s.log.Warn("reflection failed", "chat_id", chatID, "character", name, "err", err)
 			failed = append(failed, name+": "+reasonOf(err))
@@ -205,4 +180,65 @@ func fromReflect(ms []reflect.Message) []Message {
 		out[i] = Message{Role: m.Role, Content: m.Content}
 	}
 	return out
+}
+
+// reflectionPlan is what the trigger decided for a chat, with what it read.
+type reflectionPlan struct {
+	scene    models.ChatScene
+	state    models.ReflectionState
+	decision reflect.Decision
+	lang     string
+	cardOf   map[string]string
+}
+
+// planReflection reads a chat's scene, its last reflection and the space's
+// characters with new perceptions, and decides. skip says why nothing runs.
+func (s *Service) planReflection(ctx context.Context, rs ReflectStore, chatID string, manual bool) (reflectionPlan, string, error) {
+	var plan reflectionPlan
+	sc, err := rs.ReflectionScene(ctx, chatID)
+	if errors.Is(err, models.ErrNotFound) {
+		return plan, "chat no longer exists", nil
+	}
+	if err != nil {
+		return plan, "", err
+	}
+	st, err := rs.ReflectionState(ctx, chatID)
+	if err != nil {
+		return plan, "", err
+	}
+	cands, err := rs.ReflectionCandidates(ctx, sc.Chat.SpaceID)
+	if err != nil {
+		return plan, "", err
+	}
+	lang, _ := s.chatLanguage(ctx, sc.Chat)
+	cardOf := map[string]string{}
+	in := reflect.TriggerInput{Turn: sc.Turns, LastTurn: st.LastSeq, LastAutoTurn: st.LastAutoSeq, Manual: manual,
+		Scene: reflect.Scene{Place: sc.Place, Day: sc.Day}, LastScene: reflect.Scene{Place: st.Place, Day: st.Day}, Within: sc.Within}
+	for _, c := range cands {
+		role := reflect.Background
+		switch {
+		case c.Kind == models.CharacterPlayer:
+			role = reflect.Player
+		case c.Kind == models.CharacterCast:
+			role = reflect.Cast
+		}
+		cardOf[c.Name] = c.CardID
+		in.Candidates = append(in.Candidates, reflect.Candidate{Name: c.Name, Role: role, New: c.New})
+	}
+	d := reflect.Decide(s.cfg.Reflect.Trigger, in)
+	if !d.Run {
+		return plan, "no reflection due", nil
+	}
+	return reflectionPlan{scene: sc, state: st, decision: d, lang: lang, cardOf: cardOf}, "", nil
+}
+
+// ReflectionOwed reports whether the chat's automatic reflection is due
+// now (the sweeper's question; the recorder's own runs are not counted).
+func (s *Service) ReflectionOwed(ctx context.Context, chat models.Chat) (bool, error) {
+	rs, ok := s.store.(ReflectStore)
+	if !ok {
+		return false, nil
+	}
+	_, skip, err := s.planReflection(ctx, rs, chat.ID, false)
+	return err == nil && skip == "", err
 }

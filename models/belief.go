@@ -277,6 +277,13 @@ func (s *Store) InstallReflection(ctx context.Context, r ReflectionInstall) erro
 		if err != nil {
 			return err
 		}
+		var already int64
+		if err := tx.Model(&ReflectionSeen{}).Where("perception_id IN ?", append(r.Seen, "")).Count(&already).Error; err != nil {
+			return err
+		}
+		if already > 0 {
+			return ErrStale
+		}
 		s.paused("install reflection")
 		if len(r.Changes.Deleted) > 0 {
 			if err := deleteBeliefs(tx, r.Changes.Deleted); err != nil {
@@ -312,12 +319,17 @@ func (s *Store) InstallReflection(ctx context.Context, r ReflectionInstall) erro
 				return err
 			}
 		}
-		for _, id := range r.Seen {
-			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&ReflectionSeen{PerceptionID: id, ChatID: chats[id]}).Error; err != nil {
-				return err
-			}
+		// Plain inserts: a perception another run showed meanwhile (two
+		// chats of a space reflecting the same character) fails this
+		// install rather than forming its beliefs twice.
+		seen := make([]ReflectionSeen, len(r.Seen))
+		for i, id := range r.Seen {
+			seen[i] = ReflectionSeen{PerceptionID: id, ChatID: chats[id]}
 		}
-		return nil
+		if len(seen) == 0 {
+			return nil
+		}
+		return tx.CreateInBatches(seen, 200).Error
 	})
 	if err != nil {
 		if errors.Is(err, ErrStale) || errors.Is(err, ErrChatGone) {
