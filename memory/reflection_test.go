@@ -32,6 +32,8 @@ type reflectRig struct {
 	bad  map[string]bool // characters whose reflection answer is garbage
 	asks map[string]int  // reflection requests per character
 	chks int
+	// tokens counts the prompt and answer tokens of reflection's requests.
+	tokens int
 }
 
 const rigSpace = "discord:guild:9"
@@ -91,6 +93,17 @@ func (r *reflectRig) said(chat string, n int, place, format string, who ...strin
 }
 
 func (r *reflectRig) respond(req openaitest.Request) openaitest.Answer {
+	a := r.answer(req)
+	r.mu.Lock()
+	for _, m := range req.Messages {
+		r.tokens += openaitest.CountTokens(m.Content)
+	}
+	r.tokens += openaitest.CountTokens(a.Text)
+	r.mu.Unlock()
+	return a
+}
+
+func (r *reflectRig) answer(req openaitest.Request) openaitest.Answer {
 	user := req.Messages[len(req.Messages)-1].Content
 	for _, m := range req.Messages {
 		if m.Role == "user" {
@@ -348,6 +361,8 @@ func TestReflectSixtyTurnsOwnPerceptions(t *testing.T) {
 			if r.asked("Mara") != 3 || r.asked("Elias") != 3 {
 				t.Fatalf("requests: %v", r.asks)
 			}
+			t.Logf("3 runs of 2 characters: %d reflection requests, %d belief checks, %d tokens (prompt and answer, four runes a token)",
+				r.asked("Mara")+r.asked("Elias"), r.chks, r.tokens)
 			for _, name := range []string{"Mara", "Elias"} {
 				if bs := r.beliefs(name); len(bs) == 0 {
 					t.Fatalf("%s formed no belief", name)
