@@ -84,6 +84,11 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 			done = append(done, fmt.Sprintf("%s: %d changes", name, n))
 		}
 	}
+	if len(failed) > 0 {
+		// The chat's state stays: the job's retry decides the same way and
+		// runs the characters still owed (the others have nothing new).
+		return Result{}, &RejectedError{Kind: KindReflect, Reason: strings.Join(append(failed, done...), "; ")}
+	}
 	next := models.ReflectionState{ChatID: chatID, LastSeq: sc.Turns, LastAutoSeq: st.LastAutoSeq, Place: sc.Place, Day: sc.Day}
 	if !manual {
 		next.LastAutoSeq = sc.Turns
@@ -92,9 +97,6 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 		return Result{}, err
 	}
 	reason := fmt.Sprintf("%s: %s", d.Why, strings.Join(done, "; "))
-	if len(failed) > 0 {
-		return Result{}, &RejectedError{Kind: KindReflect, Reason: strings.Join(append(failed, done...), "; ")}
-	}
 	return Result{Outcome: Written, Product: chatID, Reason: reason}, nil
 }
 

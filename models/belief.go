@@ -173,7 +173,7 @@ func (s *Store) LoadReflection(ctx context.Context, spaceID, character string) (
 	for _, p := range known {
 		r.Known = append(r.Known, reflect.Perception{ID: p.ID, Text: p.Text, About: lines(p.About)})
 	}
-	views, err := s.beliefs(db, "space_id = ? AND character_name = ?", spaceID, character)
+	views, err := loadBeliefs(db, "space_id = ? AND character_name = ?", spaceID, character)
 	if err != nil {
 		return ReflectionRound{}, err
 	}
@@ -193,12 +193,14 @@ type BeliefView struct {
 // with their evidence, by character and turn.
 func (s *Store) Beliefs(ctx context.Context, spaceID, character string) ([]BeliefView, error) {
 	if character == "" {
-		return s.beliefs(s.db.WithContext(ctx), "space_id = ?", spaceID)
+		return loadBeliefs(s.db.WithContext(ctx), "space_id = ?", spaceID)
 	}
-	return s.beliefs(s.db.WithContext(ctx), "space_id = ? AND character_name = ?", spaceID, character)
+	return loadBeliefs(s.db.WithContext(ctx), "space_id = ? AND character_name = ?", spaceID, character)
 }
 
-func (s *Store) beliefs(db *gorm.DB, where string, args ...any) ([]BeliefView, error) {
+// loadBeliefs reads the beliefs matching where, with their evidence and
+// the contradictions their checks recorded.
+func loadBeliefs(db *gorm.DB, where string, args ...any) ([]BeliefView, error) {
 	var rows []Belief
 	if err := db.Where(where, args...).Order("character_name, formed_seq, id").Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("models: beliefs: %w", err)
@@ -471,23 +473,29 @@ func (s *Store) DeleteBelief(ctx context.Context, id string) (Belief, error) {
 // every belief merged from such a belief, is deleted (its wording may carry
 // the chat); the other perceptions they cited become new again.
 func forgetBeliefs(tx *gorm.DB, chat Chat) error {
+	// On PostgreSQL the chat's perceptions are locked first: a reflection
+	// install citing them (it holds them FOR SHARE) commits before the
+	// beliefs are read, and one that starts later finds them gone.
+	var forgotten []string
+	q := tx.Model(&Perception{}).Where("chat_id = ?", chat.ID)
+	if tx.Dialector.Name() == "postgres" {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	if err := q.Pluck("id", &forgotten).Error; err != nil {
+		return err
+	}
 	var chars []string
 	if err := tx.Model(&Belief{}).Distinct("character_name").
 		Where("space_id = ? AND id IN (SELECT belief_id FROM belief_evidence WHERE chat_id = ? UNION SELECT belief_id FROM belief_checks WHERE chat_id = ?)",
 			chat.SpaceID, chat.ID, chat.ID).Pluck("character_name", &chars).Error; err != nil {
 		return err
 	}
-	var forgotten []string
-	if err := tx.Model(&Perception{}).Where("chat_id = ?", chat.ID).Pluck("id", &forgotten).Error; err != nil {
-		return err
-	}
 	gone := make(map[string]bool, len(forgotten))
 	for _, id := range forgotten {
 		gone[id] = true
 	}
-	s := &Store{}
 	for _, c := range chars {
-		views, err := s.beliefs(tx, "space_id = ? AND character_name = ?", chat.SpaceID, c)
+		views, err := loadBeliefs(tx, "space_id = ? AND character_name = ?", chat.SpaceID, c)
 		if err != nil {
 			return err
 		}
