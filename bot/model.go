@@ -3,10 +3,12 @@ package bot
 import (
 	"context"
 	"time"
+
+	"troupe/memory"
 )
 
 // Role is who wrote a message in a model request.
-type Role string
+type Role = string
 
 // The roles a model request carries.
 const (
@@ -15,11 +17,9 @@ const (
 	RoleAssistant Role = "assistant"
 )
 
-// PromptMessage is one message of a model request.
-type PromptMessage struct {
-	Role    Role
-	Content string
-}
+// PromptMessage is one message of a model request: the same type memory
+// builds prompts of, so that a prompt passes from memory to the model as is.
+type PromptMessage = memory.Message
 
 // ModelRequest is what the pipeline asks a model for.
 type ModelRequest struct {

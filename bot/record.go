@@ -26,8 +26,9 @@ type Recorder interface {
 
 // turnRecord is what storing msgs records at once: their plain events and
 // who was present. User messages (newTurn) open a turn; their authors are
-// the players who speak. Nil when the recorder is off.
-func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool) *models.TurnRecord {
+// the players who speak (speaker, the author st.user names, under that
+// name). Nil when the recorder is off.
+func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool, speaker string) *models.TurnRecord {
 	if !p.opt.Recorder.Enabled {
 		return nil
 	}
@@ -35,7 +36,7 @@ func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool
 	for _, m := range msgs {
 		actor := st.card.Name
 		if m.Role == memory.RoleUser {
-			actor = playerName(st, m)
+			actor = playerName(st, m, speaker)
 			rec.Present = append(rec.Present, actor)
 		}
 		rec.Actors = append(rec.Actors, actor)
@@ -49,9 +50,10 @@ func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool
 }
 
 // playerName is the character a user message's author plays: the speaking
-// user's persona name, else the platform's display name.
-func playerName(st chatState, m *models.Message) string {
-	if st.user != "" && (m.AuthorName == "" || m.AuthorName == st.user || st.persona != "") {
+// user's persona name (st.user) for their own messages, else the platform's
+// display name.
+func playerName(st chatState, m *models.Message, speaker string) string {
+	if st.user != "" && (m.AuthorID == speaker || m.AuthorName == "") {
 		return st.user
 	}
 	if m.AuthorName != "" {
@@ -67,7 +69,7 @@ func (p *Pipeline) recordOwed(ctx context.Context, st chatState) {
 	if !ok || !p.opt.Recorder.Enabled {
 		return
 	}
-	n, err := p.opt.Store.UnrecordedTurns(ctx, st.chat.ID)
+	n, err := p.opt.Store.UnrecordedTurns(ctx, st.chat.ID, p.opt.Recorder.Batch+1)
 	if err != nil {
 		p.log.Warn("count unrecorded turns", "chat_id", st.chat.ID, "err", err)
 		return
@@ -163,10 +165,10 @@ func (p *Pipeline) rtext(lang string, key recordMsg, args ...any) string {
 }
 
 // addScene gives the prompt the speaking character's scene — its view of
-// the ledger and its own relationships to those present — and fits the
-// resident summary to what the scene leaves of the envelope: one query.
+// the ledger and its own relationships to those present — in one query;
+// the prompt builder fits the resident summary to what it leaves.
 // Nothing when the recorder is off.
-func (p *Pipeline) addScene(ctx context.Context, st chatState, rp replyPlan, in *memory.AssembleInput) {
+func (p *Pipeline) addScene(ctx context.Context, st chatState, rp replyPlan, m *memory.Material) {
 	if !p.opt.Recorder.Enabled || p.opt.Memory == nil {
 		return
 	}
@@ -176,12 +178,11 @@ func (p *Pipeline) addScene(ctx context.Context, st chatState, rp replyPlan, in 
 		p.log.Warn("load scene", "chat_id", st.chat.ID, "err", err)
 		return
 	}
-	in.Scene = memory.Scene(memory.SceneInput{Language: in.Language, Ledger: st.ledger, Character: name,
+	// BuildPrompt fits the resident summary into what the scene leaves of
+	// the envelope.
+	m.Scene = memory.Scene(memory.SceneInput{Language: m.Language, Ledger: st.ledger, Character: name,
 		Present: []string{name, rp.user}, Relationships: sk.Relationships, Known: sk.Known,
 		CardText: st.card.Description + "\n" + st.card.Scenario + "\n" + st.card.FirstMes})
-	if st.resident != "" {
-		in.Resident = p.opt.Memory.FitResident(in.Language, st.resident, record.RuneCount(in.Scene))
-	}
 }
 
 // writeRecord adds the chat's ledger and record counts to /memory.

@@ -56,3 +56,30 @@ func BenchmarkSideTraffic(b *testing.B) {
 		mu.Unlock()
 	}
 }
+
+// BenchmarkTurnRecorder measures a whole turn (the fake model answers at
+// once) with the recorder off and on (plain events and presence written
+// with the turn, the scene read; the recorder itself never due), on SQLite
+// and PostgreSQL.
+func BenchmarkTurnRecorder(b *testing.B) {
+	for _, be := range testenv.Backends(b) {
+		for _, on := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/recorder=%v", be.Name, on), func(b *testing.B) {
+				dsn := "sqlite://" + b.TempDir() + "/t.db"
+				if be.Name == "postgres" {
+					dsn = testenv.FreshPostgresDB(b)
+				}
+				r := newRecordRigCard(b, testenv.Backend{Name: be.Name, DSN: dsn}, 1<<20, nil)
+				if !on {
+					r.p = r.withoutRecorder(b)
+				}
+				text := `*I climb to the lamp room.* "Maren, what did you see on the water tonight?" *I wait.*`
+				r.sayTB(b, "t", 0, "Ada", text)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					r.sayTB(b, "t", i+1, "Ada", text)
+				}
+			})
+		}
+	}
+}

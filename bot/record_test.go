@@ -55,6 +55,7 @@ type recordRig struct {
 	scribe *memorytest.Scribe
 	mem    *memory.Service
 	p      *bot.Pipeline
+	opt    bot.Options
 	runs   int
 }
 
@@ -87,10 +88,19 @@ func newRecordRigCard(t testing.TB, b testenv.Backend, batch int, edit func(*car
 		edit(&card)
 	}
 	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
-	r.p = bot.New(bot.Options{Store: r.st, Cards: lib, Model: client, Jobs: recordJobs{mem: r.mem, runs: &r.runs}, Memory: r.mem,
+	r.opt = bot.Options{Store: r.st, Cards: lib, Model: client, Jobs: recordJobs{mem: r.mem, runs: &r.runs}, Memory: r.mem,
 		Tokens: memory.NewPromptEstimator(), MemoryConfig: mc, Recorder: config.Recorder{Enabled: true, Batch: batch},
-		Language: "en", ContextWindow: 128000, MaxReplyTokens: 256})
+		Language: "en", ContextWindow: 128000, MaxReplyTokens: 256}
+	r.p = bot.New(r.opt)
 	return r
+}
+
+// withoutRecorder is the rig's pipeline with the recorder off.
+func (r *recordRig) withoutRecorder(t testing.TB) *bot.Pipeline {
+	t.Helper()
+	opt := r.opt
+	opt.Recorder.Enabled = false
+	return bot.New(opt)
 }
 
 func (r *recordRig) say(t *testing.T, ch string, n int, author, text string) {

@@ -322,7 +322,7 @@ func (w *Worker) recordOwed(ctx context.Context, c models.Chat) (bool, error) {
 	if !w.opt.Recorder || w.opt.RecordBatch <= 0 {
 		return false, nil
 	}
-	n, err := w.store.UnrecordedTurns(ctx, c.ID)
+	n, err := w.store.UnrecordedTurns(ctx, c.ID, w.opt.RecordBatch+1)
 	if err != nil {
 		return false, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
 	}

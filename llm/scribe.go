@@ -31,11 +31,7 @@ func (s Scribe) CompleteJSON(ctx context.Context, msgs []memory.Message) (string
 }
 
 func (s Scribe) complete(ctx context.Context, msgs []memory.Message, json bool) (string, error) {
-	req := bot.ModelRequest{Messages: make([]bot.PromptMessage, len(msgs)), JSON: json}
-	for i, m := range msgs {
-		req.Messages[i] = bot.PromptMessage{Role: bot.Role(m.Role), Content: m.Content}
-	}
-	res, err := s.C.Complete(ctx, req)
+	res, err := s.C.Complete(ctx, bot.ModelRequest{Messages: msgs, JSON: json})
 	if err != nil {
 		return "", err
 	}

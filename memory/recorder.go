@@ -66,7 +66,7 @@ func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string)
 	if len(b.Events) == 0 {
 		return Result{Outcome: Skipped, Reason: "nothing to record"}, nil
 	}
-	lang, castName := s.chatLanguage(ctx, b.Chat)
+	lang, castName := s.cardLanguage(ctx, b.Chat.CardID)
 	in := RecorderInput(b, castName)
 	full := shortenIDs(&in)
 	rec, err := s.askRecorder(ctx, lang, in)

@@ -212,7 +212,7 @@ func (s *Service) planReflection(ctx context.Context, rs ReflectStore, chatID st
 	if err != nil {
 		return plan, "", err
 	}
-	lang, _ := s.chatLanguage(ctx, sc.Chat)
+	lang, _ := s.cardLanguage(ctx, sc.Chat.CardID)
 	cardOf := map[string]string{}
 	in := reflect.TriggerInput{Turn: sc.Turns, LastTurn: st.LastSeq, LastAutoTurn: st.LastAutoSeq, Manual: manual,
 		Scene: reflect.Scene{Place: sc.Place, Day: sc.Day}, LastScene: reflect.Scene{Place: st.Place, Day: st.Day}, Within: sc.Within}

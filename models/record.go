@@ -11,13 +11,14 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-// UnrecordedTurns counts the turns of a chat with unsealed events: one
-// indexed query over the events the recorder still owes (a /regen sibling's
-// count too; the recorder itself looks at the current branch only).
-func (s *Store) UnrecordedTurns(ctx context.Context, chatID string) (int, error) {
+// UnrecordedTurns counts the turns of a chat with unsealed events, up to
+// atMost: one query on the index of (chat, sealed, turn), however long the
+// recorder has been failing (a /regen sibling's turn counts too; the
+// recorder itself looks at the current branch only).
+func (s *Store) UnrecordedTurns(ctx context.Context, chatID string, atMost int) (int, error) {
 	var n int64
-	err := s.db.WithContext(ctx).Model(&Event{}).Where("chat_id = ? AND sealed = ?", chatID, false).
-		Distinct("seq").Count(&n).Error
+	err := s.db.WithContext(ctx).Raw(`SELECT COUNT(*) FROM (SELECT DISTINCT seq FROM events WHERE chat_id = ? AND sealed = ? LIMIT ?) t`,
+		chatID, false, atMost).Row().Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("models: unrecorded turns of chat %s: %w", chatID, err)
 	}

@@ -40,7 +40,7 @@ type Event struct {
 	SpaceID   string `gorm:"size:128;not null"`
 	MessageID string `gorm:"size:26;not null;index"`
 	// Seq is the turn in its space's one sequence of turns.
-	Seq int64 `gorm:"not null"`
+	Seq int64 `gorm:"not null;index:idx_event_chat_sealed,priority:3"`
 	// Ord orders the events of one message.
 	Ord   int    `gorm:"not null"`
 	Kind  string `gorm:"size:16;not null"`

@@ -66,7 +66,7 @@ func TestAppendTurnWritesEventsAndPresence(t *testing.T) {
 		if len(pres) != 4 || pres[0].Character != "Maren" || pres[1].Character != "Tess" {
 			t.Errorf("presence = %+v, want Maren and Tess at both", pres)
 		}
-		n, err := st.UnrecordedTurns(ctx, chat.ID)
+		n, err := st.UnrecordedTurns(ctx, chat.ID, 10)
 		if err != nil || n != 2 {
 			t.Errorf("UnrecordedTurns = %d, %v; want 2", n, err)
 		}

@@ -83,7 +83,9 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	sm := cfg.ScribeModel()
 	scribe := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
 		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
-	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe, JSON: cfg.Recorder.JSONMode}, memoryConfig(cfg), log)
+	mc := memory.ConfigFrom(cfg.Memory, cfg.Language)
+	mc.Reflect = reflectConfig(cfg.Reflection)
+	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe, JSON: cfg.Recorder.JSONMode}, mc, log)
 	m := cfg.Model
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
@@ -128,19 +130,6 @@ func retries(n int) int {
 		return -1
 	}
 	return n
-}
-
-func memoryConfig(cfg config.Config) memory.Config {
-	m := cfg.Memory
-	return memory.Config{
-		Compact:          memory.CompactParams{Keep: m.Keep, Period: m.Period, MinCutChars: m.MinCutChars, ManualMinCutChars: m.ManualMinCutChars},
-		ResidentMaxChars: m.ResidentMaxChars,
-		EnvelopeChars:    m.EnvelopeChars,
-		MinUsefulChars:   m.MinUsefulChars,
-		RecapMaxChars:    m.RecapMaxChars,
-		Language:         cfg.Language,
-		Reflect:          reflectConfig(cfg.Reflection),
-	}
 }
 
 // reflectConfig turns reflection.* into the memory service's settings.
