@@ -32,7 +32,7 @@ func DefaultReflectConfig() ReflectConfig {
 // satisfies it.
 type ReflectStore interface {
 	RecordStore
-	UnrecordedTurns(ctx context.Context, chatID string) (int, error)
+	UnrecordedTurns(ctx context.Context, chatID string, atMost int) (int, error)
 	ReflectionScene(ctx context.Context, chatID string) (models.ChatScene, error)
 	ReflectionState(ctx context.Context, chatID string) (models.ReflectionState, error)
 	SaveReflectionState(ctx context.Context, st models.ReflectionState) error
@@ -40,6 +40,10 @@ type ReflectStore interface {
 	LoadReflection(ctx context.Context, spaceID, character string) (models.ReflectionRound, error)
 	InstallReflection(ctx context.Context, r models.ReflectionInstall) error
 }
+
+// The store must keep beliefs: a changed method would otherwise turn every
+// reflection into a silent skip.
+var _ ReflectStore = (*models.Store)(nil)
 
 // Reflect runs the chat's reflection: the recorder first when turns wait
 // unrecorded, then the trigger (manual: every cast member with something
@@ -57,7 +61,7 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 	if !ok {
 		return Result{Outcome: Skipped, Reason: "the store keeps no beliefs"}, nil
 	}
-	if n, err := rs.UnrecordedTurns(ctx, chatID); err == nil && n > 1 {
+	if n, err := rs.UnrecordedTurns(ctx, chatID, 2); err == nil && n > 1 {
 		if _, err := s.Record(ctx, chatID); err != nil {
 			return Result{}, fmt.Errorf("memory: reflect: record first: %w", err)
 		}
