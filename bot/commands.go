@@ -46,6 +46,8 @@ var Commands = []struct{ Name, Description string }{
 	{"regen", "Write the last reply again"},
 	{"compact", "Condense older turns into the relay summary now"},
 	{"record", "Record what happened so far into the characters' memories now"},
+	{"reflect", "Let the characters form beliefs from what they perceived now"},
+	{"belief", "Delete one belief: /belief forget ID"},
 	{"forget", "Erase this chat from the character's memory"},
 	{"chats", "List this channel's chats"},
 	{"memory", "Show what the character remembers"},
@@ -81,6 +83,10 @@ func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink)
 		return p.cmdCompact(ctx, in, sink)
 	case "record":
 		return p.cmdRecord(ctx, in, sink)
+	case "reflect":
+		return p.cmdReflect(ctx, in, sink)
+	case "belief":
+		return p.cmdBelief(ctx, in, cmd.Args, sink)
 	case "forget":
 		return p.cmdForget(ctx, in, cmd.Args, sink)
 	case "memory":

@@ -144,6 +144,7 @@ func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink 
 	}
 	b.WriteString(p.text(lang, msgMemoryCounts, rep.Merged, rep.Owed, last))
 	p.writeRecord(ctx, &b, lang, st)
+	p.writeBeliefs(ctx, &b, lang, st)
 	writeFailures(&b, rep.Failures, func(key msgKey, args ...any) string { return p.text(lang, key, args...) })
 	return sink.Notice(ctx, b.String())
 }

@@ -11,20 +11,21 @@ import (
 
 // Config is the whole configuration of one troupe process.
 type Config struct {
-	Model    Model    `yaml:"model"`
-	Scribe   Model    `yaml:"scribe"`
-	Database Database `yaml:"database"`
-	Redis    Redis    `yaml:"redis"`
-	Memory   Memory   `yaml:"memory"`
-	Recorder Recorder `yaml:"recorder"`
-	Cards    Cards    `yaml:"cards"`
-	Lore     Lore     `yaml:"lore"`
-	Language string   `yaml:"language"`
-	Discord  Discord  `yaml:"discord"`
-	Telegram Telegram `yaml:"telegram"`
-	Limits   Limits   `yaml:"limits"`
-	Ops      Ops      `yaml:"ops"`
-	Log      Log      `yaml:"log"`
+	Model      Model      `yaml:"model"`
+	Scribe     Model      `yaml:"scribe"`
+	Database   Database   `yaml:"database"`
+	Redis      Redis      `yaml:"redis"`
+	Memory     Memory     `yaml:"memory"`
+	Recorder   Recorder   `yaml:"recorder"`
+	Reflection Reflection `yaml:"reflection"`
+	Cards      Cards      `yaml:"cards"`
+	Lore       Lore       `yaml:"lore"`
+	Language   string     `yaml:"language"`
+	Discord    Discord    `yaml:"discord"`
+	Telegram   Telegram   `yaml:"telegram"`
+	Limits     Limits     `yaml:"limits"`
+	Ops        Ops        `yaml:"ops"`
+	Log        Log        `yaml:"log"`
 }
 
 // Model configures an OpenAI-compatible chat model.
@@ -71,6 +72,27 @@ type Recorder struct {
 	Batch int `yaml:"batch"`
 	// JSONMode asks the scribe endpoint for response_format json_object.
 	JSONMode bool `yaml:"json_mode"`
+}
+
+// Reflection configures when characters turn their new perceptions into
+// beliefs (DESIGN.md "Characters' own memory", 5).
+type Reflection struct {
+	// Auto off: only /reflect runs reflection.
+	Auto bool `yaml:"auto"`
+	// EveryTurns: a chat reflects after this many turns since its last
+	// reflection.
+	EveryTurns int `yaml:"every_turns"`
+	// MinTurns: no automatic run within this many turns of the last one.
+	MinTurns int `yaml:"min_turns"`
+	// PerRun: at most this many characters per automatic run.
+	PerRun int `yaml:"per_run"`
+	// MinNew: only characters with at least this many new perceptions.
+	MinNew int `yaml:"min_new"`
+	// MaxChecks: existing beliefs checked against the new perceptions.
+	MaxChecks int `yaml:"max_checks"`
+	// PivotalImportance: one perception of a pivotal event this important
+	// may found a belief.
+	PivotalImportance int `yaml:"pivotal_importance"`
 }
 
 // Cards locates the card library.
@@ -185,8 +207,9 @@ func Default() Config {
 			Timeout:        120 * time.Second,
 			MaxRetries:     2,
 		},
-		Database: Database{DSN: "sqlite://troupe.db"},
-		Recorder: Recorder{Enabled: true, Batch: 6, JSONMode: true},
+		Database:   Database{DSN: "sqlite://troupe.db"},
+		Recorder:   Recorder{Enabled: true, Batch: 6, JSONMode: true},
+		Reflection: Reflection{Auto: true, EveryTurns: 20, MinTurns: 5, PerRun: 3, MinNew: 3, MaxChecks: 5, PivotalImportance: 8},
 		Memory: Memory{
 			Keep:              6,
 			Period:            30,

@@ -18,6 +18,7 @@ const (
 	TypeRecap       = "memory:recap"
 	TypeConsolidate = "memory:consolidate"
 	TypeRecord      = "memory:record"
+	TypeReflect     = "memory:reflect"
 )
 
 // Queue names: urgent work (an overflowing prompt, /new) goes first.
@@ -208,6 +209,16 @@ func (q *Queue) Record(ctx context.Context, chatID string, now bool) error {
 		queue = QueueUrgent
 	}
 	return q.enqueue(ctx, TypeRecord, chatID, queue, now, ChatPayload{ChatID: chatID, Now: now})
+}
+
+// Reflect enqueues the chat's reflection; now (a /reflect) runs it for every
+// cast member with something new, at once.
+func (q *Queue) Reflect(ctx context.Context, chatID string, now bool) error {
+	queue := QueueDefault
+	if now {
+		queue = QueueUrgent
+	}
+	return q.enqueue(ctx, TypeReflect, chatID, queue, now, ChatPayload{ChatID: chatID, Now: now})
 }
 
 // Consolidate enqueues the consolidation of a card's memory in a space. It

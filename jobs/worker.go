@@ -25,6 +25,13 @@ type Memory interface {
 	Record(ctx context.Context, chatID string) (memory.Result, error)
 }
 
+// Reflector is the optional part of Memory that runs a chat's reflection;
+// manual runs it for every cast member with something new.
+type Reflector interface {
+	Reflect(ctx context.Context, chatID string, manual bool) (memory.Result, error)
+	ReflectionOwed(ctx context.Context, chat models.Chat) (bool, error)
+}
+
 // WorkerOptions configures a Worker.
 type WorkerOptions struct {
 	Concurrency int
@@ -47,6 +54,9 @@ type WorkerOptions struct {
 	// RecordBatch is recorder.batch: the sweeper owes a chat's recorder
 	// run when this many recordable turns wait (with Recorder).
 	RecordBatch int
+	// Reflect: a recorder run that wrote enqueues the chat's reflection,
+	// which decides by reflection.* whether it is due.
+	Reflect bool
 }
 
 // Observer is told the outcome of each memory job: kind is "compact",
@@ -112,6 +122,7 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 	w.mux.HandleFunc(TypeRecap, w.handleRecap)
 	w.mux.HandleFunc(TypeConsolidate, w.handleConsolidate)
 	w.mux.HandleFunc(TypeRecord, w.handleRecord)
+	w.mux.HandleFunc(TypeReflect, w.handleReflect)
 	return w
 }
 
@@ -267,6 +278,17 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 			}
 			n++
 		}
+		if r, ok := w.mem.(Reflector); ok && w.opt.Reflect {
+			if owed, err = r.ReflectionOwed(ctx, c); err != nil {
+				return n, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
+			}
+			if owed {
+				if err := w.queue.Reflect(ctx, c.ID, false); err != nil {
+					return n, err
+				}
+				n++
+			}
+		}
 		if c.ActiveAt.After(idleBefore) {
 			continue
 		}
@@ -391,7 +413,27 @@ func (w *Worker) handleRecord(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("jobs: bad record payload: %w", asynq.SkipRetry)
 	}
 	res, err := w.mem.Record(ctx, p.ChatID)
+	if err == nil && res.Outcome == memory.Written && w.opt.Reflect {
+		// New perceptions: reflection may be due. A failed enqueue waits
+		// for the next recorder run.
+		if qerr := w.queue.Reflect(ctx, p.ChatID, false); qerr != nil {
+			w.log.Warn("enqueue reflection", "chat_id", p.ChatID, "err", qerr)
+		}
+	}
 	return w.outcome(ctx, TypeRecord, p.ChatID, res, err)
+}
+
+func (w *Worker) handleReflect(ctx context.Context, t *asynq.Task) error {
+	var p ChatPayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.ChatID == "" {
+		return fmt.Errorf("jobs: bad reflect payload: %w", asynq.SkipRetry)
+	}
+	r, ok := w.mem.(Reflector)
+	if !ok {
+		return nil
+	}
+	res, err := r.Reflect(ctx, p.ChatID, p.Now)
+	return w.outcome(ctx, TypeReflect, p.ChatID, res, err)
 }
 
 // outcome turns a memory result into the task's result: success only with

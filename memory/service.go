@@ -61,6 +61,9 @@ type Config struct {
 	MinUsefulChars   int
 	RecapMaxChars    int
 	Language         string
+	// Reflect is reflection.*; the zero value runs reflection only when
+	// asked (/reflect).
+	Reflect ReflectConfig
 }
 
 // ConfigFrom returns the memory constants of m, with language the one

@@ -13,6 +13,9 @@ import (
 // background characters it introduced, and the entities it introduced that
 // nothing else mentions. No model is asked.
 func forgetRecord(tx *gorm.DB, chat Chat) error {
+	if err := forgetBeliefs(tx, chat); err != nil {
+		return err
+	}
 	for _, m := range []any{&Event{}, &Perception{}, &Presence{}, &Thread{}, &Knowledge{}} {
 		if err := tx.Where("chat_id = ?", chat.ID).Delete(m).Error; err != nil {
 			return err

@@ -59,6 +59,9 @@ func (a *Adapter) commandDefs() []*discordgo.ApplicationCommand {
 		"memory": {
 			{Type: str, Name: "action", Description: "What to do with the memory (empty: show it)"},
 		},
+		"belief": {
+			{Type: str, Name: "action", Description: "forget BELIEF-ID", Required: true},
+		},
 	}
 	var out []*discordgo.ApplicationCommand
 	for _, c := range bot.Commands {
@@ -100,7 +103,7 @@ func commandOf(d discordgo.ApplicationCommandInteractionData) bot.Command {
 		if desc != "" {
 			cmd.Args = name + " | " + desc
 		}
-	case "memory":
+	case "memory", "belief":
 		cmd.Args = opt(d.Options, "action")
 	}
 	return cmd

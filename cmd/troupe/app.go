@@ -19,6 +19,7 @@ import (
 	"troupe/jobs"
 	"troupe/llm"
 	"troupe/memory"
+	"troupe/memory/reflect"
 	"troupe/models"
 	"troupe/ops"
 )
@@ -56,6 +57,7 @@ var (
 	_ memory.RecordStore = (*models.Store)(nil)
 	_ bot.RecordJobs     = jobsBridge{}
 	_ bot.Recorder       = (*memory.Service)(nil)
+	_ bot.Reflector      = (*memory.Service)(nil)
 )
 
 // openApp connects storage and queue and builds the pipeline around cards;
@@ -81,7 +83,9 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	sm := cfg.ScribeModel()
 	scribe := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
 		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
-	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe, JSON: cfg.Recorder.JSONMode}, memory.ConfigFrom(cfg.Memory, cfg.Language), log)
+	mc := memory.ConfigFrom(cfg.Memory, cfg.Language)
+	mc.Reflect = reflectConfig(cfg.Reflection)
+	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe, JSON: cfg.Recorder.JSONMode}, mc, log)
 	m := cfg.Model
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
@@ -128,6 +132,16 @@ func retries(n int) int {
 	return n
 }
 
+// reflectConfig turns reflection.* into the memory service's settings.
+func reflectConfig(r config.Reflection) memory.ReflectConfig {
+	checks := r.MaxChecks
+	if checks == 0 {
+		checks = -1 // max_checks 0: no belief checks
+	}
+	return memory.ReflectConfig{Trigger: reflect.TriggerConfig{Auto: r.Auto, EveryTurns: r.EveryTurns, MinTurns: r.MinTurns,
+		PerRun: r.PerRun, MinNew: r.MinNew}, MaxChecks: checks, PivotalImportance: r.PivotalImportance}
+}
+
 // worker builds the job worker on the app's queue.
 func (a *app) worker() *jobs.Worker {
 	return jobs.NewWorker(a.redis, a.queue, a.memory, a.store, jobs.WorkerOptions{
@@ -136,6 +150,7 @@ func (a *app) worker() *jobs.Worker {
 		Observer:      a.metrics,
 		Recorder:      a.cfg.Recorder.Enabled,
 		RecordBatch:   a.cfg.Recorder.Batch,
+		Reflect:       a.cfg.Recorder.Enabled,
 	}, a.log)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"troupe/bot"
 	"troupe/cards"
 	"troupe/models"
 )
@@ -21,7 +22,7 @@ func (c *cli) memoryCmd() *cobra.Command {
 		Use:   "memory",
 		Short: "Inspect and edit what characters remember across chats",
 	}
-	cmd.AddCommand(c.memoryShowCmd(), c.memoryForgetCmd(), c.memoryEditCmd(), c.memoryDeleteRecapCmd())
+	cmd.AddCommand(c.memoryShowCmd(), c.memoryForgetCmd(), c.memoryEditCmd(), c.memoryDeleteRecapCmd(), c.memoryBeliefCmd())
 	return cmd
 }
 
@@ -54,6 +55,8 @@ type memoryView struct {
 	// Record is the recorder's side: characters, perceptions per
 	// character, threads, relationships, knowledge and the ledgers.
 	Record models.RecordView `json:"record"`
+	// Beliefs are the space's beliefs, with confidence and evidence.
+	Beliefs []models.BeliefView `json:"beliefs"`
 }
 
 func (c *cli) memoryShowCmd() *cobra.Command {
@@ -100,7 +103,11 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					views = append(views, memoryView{CardID: k.CardID, SpaceID: k.SpaceID, Resident: st.Resident, Handbook: st.Handbook, Recaps: st.Recaps, Manifest: st.Entries, Chats: chats, Failing: failing, Record: rec})
+					beliefs, err := a.store.Beliefs(ctx, k.SpaceID, "")
+					if err != nil {
+						return err
+					}
+					views = append(views, memoryView{CardID: k.CardID, SpaceID: k.SpaceID, Resident: st.Resident, Handbook: st.Handbook, Recaps: st.Recaps, Manifest: st.Entries, Chats: chats, Failing: failing, Record: rec, Beliefs: beliefs})
 				}
 				if asJSON {
 					enc := json.NewEncoder(c.stdout)
@@ -125,6 +132,7 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 					fmt.Fprintf(w, "%s\t%s\t%s\n", ch.ID, ch.ChannelID, ch.Name)
 				}
 				writeRecord(w, v.Record)
+				writeBeliefs(w, v.Beliefs)
 				writeFailing(w, v.Failing)
 				return nil
 			})
@@ -174,6 +182,18 @@ func writeRecord(w io.Writer, r models.RecordView) {
 	fmt.Fprintln(w, "\n== ledgers ==")
 	for _, l := range r.Ledgers {
 		fmt.Fprintf(w, "%s\t%s\n", l.ChatID, l.Snapshot)
+	}
+}
+
+// writeBeliefs prints the space's beliefs: id, character, confidence,
+// evidence for and against, text.
+func writeBeliefs(w io.Writer, bs []models.BeliefView) {
+	fmt.Fprintln(w, "\n== beliefs ==")
+	for _, b := range bs {
+		fmt.Fprintln(w, oneLine(bot.BeliefLine(b)))
+		for _, e := range b.Evidence {
+			fmt.Fprintf(w, "\t%s p:%s turn %d\n", e.Stance, e.Perception, e.Turn)
+		}
 	}
 }
 
@@ -328,5 +348,28 @@ func (c *cli) memoryDeleteRecapCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&chatID, "chat", "", "chat id")
+	return cmd
+}
+
+func (c *cli) memoryBeliefCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "belief", Short: "Manage the beliefs characters formed by reflection"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "delete ID",
+		Short: "Delete one belief; the perceptions it cited are reflected on again",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.withMemory(cmd, func(a *app) error {
+				b, err := a.store.DeleteBelief(cmd.Context(), args[0])
+				if errors.Is(err, models.ErrNotFound) {
+					return fmt.Errorf("there is no belief %s", args[0])
+				}
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(c.stdout, "deleted belief %s of %s\n", b.ID, b.Character)
+				return err
+			})
+		},
+	})
 	return cmd
 }

@@ -1,0 +1,185 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"troupe/memory"
+	"troupe/models"
+)
+
+// Reflector is the optional part of MemoryService that runs reflection.
+type Reflector interface {
+	Reflect(ctx context.Context, chatID string, manual bool) (memory.Result, error)
+}
+
+// cmdReflect runs reflection for the channel's chat now, for every cast
+// member with something new (a GM's command in groups). It records first
+// when turns wait unrecorded.
+func (p *Pipeline) cmdReflect(ctx context.Context, in Inbound, sink Sink) error {
+	lang := p.langOf(in)
+	if in.Channel.Group && !in.CanManage {
+		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+	}
+	rf, ok := p.opt.Memory.(Reflector)
+	if !ok || !p.opt.Recorder.Enabled {
+		return sink.Notice(ctx, p.rtext(lang, msgRecorderOff))
+	}
+	var st chatState
+	err := p.withLane(ctx, in, func() (err error) {
+		st, err = p.resolve(ctx, in)
+		return err
+	})
+	if errors.Is(err, ErrNoCard) {
+		return sink.Notice(ctx, p.text(lang, msgNoCard))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "reflect", err)
+	}
+	// The worker's lock for the chat's reflection job: never two at once.
+	unlock := p.crossLock(ctx, "memory:memory:reflect:"+st.chat.ID)
+	res, err := rf.Reflect(ctx, st.chat.ID, true)
+	unlock()
+	if err != nil {
+		p.log.Warn("manual reflection failed", "chat_id", st.chat.ID, "err", err)
+		var rej *memory.RejectedError
+		if errors.As(err, &rej) {
+			return sink.Notice(ctx, p.btext(lang, msgReflectFailed, rej.Reason))
+		}
+		return sink.Notice(ctx, p.btext(lang, msgReflectFailed, errorKind(err)))
+	}
+	if res.Outcome == memory.Written {
+		return sink.Notice(ctx, p.btext(lang, msgReflected, res.Reason))
+	}
+	return sink.Notice(ctx, p.btext(lang, msgNotReflected, res.Reason))
+}
+
+// cmdBelief handles /belief forget ID (a GM's command): the belief goes and
+// the perceptions it cited become new again.
+func (p *Pipeline) cmdBelief(ctx context.Context, in Inbound, args string, sink Sink) error {
+	lang := p.langOf(in)
+	if !in.CanManage {
+		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+	}
+	sub, id, _ := strings.Cut(strings.TrimSpace(args), " ")
+	id = strings.TrimSpace(id)
+	if strings.ToLower(sub) != "forget" || id == "" {
+		return sink.Notice(ctx, "/belief forget BELIEF-ID")
+	}
+	var st chatState
+	err := p.withLane(ctx, in, func() (err error) {
+		st, err = p.resolve(ctx, in)
+		return err
+	})
+	if errors.Is(err, ErrNoCard) {
+		return sink.Notice(ctx, p.text(lang, msgNoCard))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "belief", err)
+	}
+	bs, err := p.opt.Store.Beliefs(ctx, st.chat.SpaceID, "")
+	if err != nil {
+		return p.internal(ctx, sink, "beliefs", err)
+	}
+	found := false
+	for _, b := range bs {
+		found = found || b.ID == id
+	}
+	if !found {
+		// Only a belief of this space: a GM manages their own stories.
+		return sink.Notice(ctx, p.btext(lang, msgNoSuchBelief, id))
+	}
+	if _, err := p.opt.Store.DeleteBelief(ctx, id); err != nil {
+		if errors.Is(err, models.ErrNotFound) {
+			return sink.Notice(ctx, p.btext(lang, msgNoSuchBelief, id))
+		}
+		return p.internal(ctx, sink, "delete belief", err)
+	}
+	return sink.Notice(ctx, p.btext(lang, msgBeliefDeleted, id))
+}
+
+// maxBeliefLines bounds the beliefs /memory lists.
+const maxBeliefLines = 20
+
+// writeBeliefs adds the space's beliefs to /memory: id, character,
+// confidence, evidence for and against, text.
+func (p *Pipeline) writeBeliefs(ctx context.Context, b *strings.Builder, lang string, st chatState) {
+	if !p.opt.Recorder.Enabled || st.chat.ID == "" {
+		return
+	}
+	bs, err := p.opt.Store.Beliefs(ctx, st.chat.SpaceID, "")
+	if err != nil {
+		p.log.Warn("beliefs", "chat_id", st.chat.ID, "err", err)
+		return
+	}
+	if len(bs) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	b.WriteString(p.btext(lang, msgBeliefsHeading, len(bs)))
+	for i, bl := range bs {
+		if i == maxBeliefLines {
+			b.WriteString("\n…")
+			break
+		}
+		b.WriteString("\n")
+		b.WriteString(BeliefLine(bl))
+	}
+}
+
+// BeliefLine is one belief as /memory and `troupe memory show` list it.
+func BeliefLine(b models.BeliefView) string {
+	var pro, con int
+	for _, e := range b.Evidence {
+		if e.Stance == "contradicts" {
+			con++
+		} else {
+			pro++
+		}
+	}
+	return fmt.Sprintf("[%s] %s (%s, +%d/-%d): %s", b.ID, b.Character, b.Confidence, pro, con, truncateRunes(b.Text, 300))
+}
+
+// beliefMsg names a text of the belief commands.
+type beliefMsg int
+
+const (
+	msgReflectFailed beliefMsg = iota
+	msgReflected
+	msgNotReflected
+	msgNoSuchBelief
+	msgBeliefDeleted
+	msgBeliefsHeading
+)
+
+var beliefTexts = map[string]map[beliefMsg]string{
+	"en": {
+		msgReflectFailed:  "Reflection failed (%s); what was written stays, the rest will be tried again.",
+		msgReflected:      "Reflected: %s.",
+		msgNotReflected:   "No reflection: %s.",
+		msgNoSuchBelief:   "There is no belief %s here.",
+		msgBeliefDeleted:  "Belief %s deleted; the perceptions it cited will be reflected on again.",
+		msgBeliefsHeading: "Beliefs (%d):",
+	},
+	"zh": {
+		msgReflectFailed:  "反思失败（%s）；已写入的保留，其余稍后再试。",
+		msgReflected:      "已反思：%s。",
+		msgNotReflected:   "没有反思：%s。",
+		msgNoSuchBelief:   "这里没有信念 %s。",
+		msgBeliefDeleted:  "信念 %s 已删除；它引用的感知会被重新反思。",
+		msgBeliefsHeading: "信念（%d 条）：",
+	},
+}
+
+func (p *Pipeline) btext(lang string, key beliefMsg, args ...any) string {
+	t, ok := beliefTexts[lang][key]
+	if !ok {
+		t = beliefTexts["en"][key]
+	}
+	if len(args) == 0 {
+		return t
+	}
+	return fmt.Sprintf(t, args...)
+}

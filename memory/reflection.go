@@ -1,0 +1,250 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"troupe/memory/reflect"
+	"troupe/models"
+)
+
+// KindReflect is the reflection job's kind, keyed by chat.
+const KindReflect = "reflect"
+
+// ReflectConfig is the reflection.* settings.
+type ReflectConfig struct {
+	Trigger reflect.TriggerConfig
+	// MaxChecks is reflection.max_checks: belief checks per character.
+	MaxChecks int
+	// PivotalImportance is reflection.pivotal_importance.
+	PivotalImportance int
+}
+
+// DefaultReflectConfig returns the documented defaults.
+func DefaultReflectConfig() ReflectConfig {
+	return ReflectConfig{Trigger: reflect.DefaultTriggerConfig(), MaxChecks: reflect.DefaultMaxChecks,
+		PivotalImportance: reflect.DefaultPivotalImportance}
+}
+
+// ReflectStore is what reflection needs of the store; *models.Store
+// satisfies it.
+type ReflectStore interface {
+	RecordStore
+	UnrecordedTurns(ctx context.Context, chatID string, atMost int) (int, error)
+	ReflectionScene(ctx context.Context, chatID string) (models.ChatScene, error)
+	ReflectionState(ctx context.Context, chatID string) (models.ReflectionState, error)
+	SaveReflectionState(ctx context.Context, st models.ReflectionState) error
+	ReflectionCandidates(ctx context.Context, spaceID string) ([]models.ReflectionCandidate, error)
+	LoadReflection(ctx context.Context, spaceID, character string) (models.ReflectionRound, error)
+	InstallReflection(ctx context.Context, r models.ReflectionInstall) error
+}
+
+// The store must keep beliefs: a changed method would otherwise turn every
+// reflection into a silent skip.
+var _ ReflectStore = (*models.Store)(nil)
+
+// Reflect runs the chat's reflection: the recorder first when turns wait
+// unrecorded, then the trigger (manual: every cast member with something
+// new), then per character the belief checks, the reflection request (one
+// repair on an answer that is not the contract), validation and one
+// install. A character that fails stays owed while the others complete;
+// the run is then recorded as failed with the characters' reasons.
+func (s *Service) Reflect(ctx context.Context, chatID string, manual bool) (Result, error) {
+	res, err := s.reflectChat(ctx, chatID, manual)
+	return s.record(ctx, KindReflect, chatID, res, err)
+}
+
+func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (Result, error) {
+	rs, ok := s.store.(ReflectStore)
+	if !ok {
+		return Result{Outcome: Skipped, Reason: "the store keeps no beliefs"}, nil
+	}
+	if n, err := rs.UnrecordedTurns(ctx, chatID, 2); err == nil && n > 1 {
+		if _, err := s.Record(ctx, chatID); err != nil {
+			return Result{}, fmt.Errorf("memory: reflect: record first: %w", err)
+		}
+	}
+	plan, skip, err := s.planReflection(ctx, rs, chatID, manual)
+	if err != nil || skip != "" {
+		return Result{Outcome: Skipped, Reason: skip}, err
+	}
+	sc, st, d, lang, cardOf := plan.scene, plan.state, plan.decision, plan.lang, plan.cardOf
+	var done, failed []string
+	for _, name := range d.Characters {
+		n, err := s.reflectCharacter(ctx, rs, sc.Chat, cardOf[name], lang, name)
+		switch {
+		case errors.Is(err, models.ErrChatGone):
+			return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
+		case errors.Is(err, models.ErrStale):
+			// Another run reflected on these perceptions meanwhile, or a
+			// belief went: the next run starts from what is there.
+			done = append(done, name+": changed meanwhile, left for the next run")
+		case err != nil:
+			s.log.Warn("reflection failed", "chat_id", chatID, "character", name, "err", err)
+			failed = append(failed, name+": "+reasonOf(err))
+		default:
+			done = append(done, fmt.Sprintf("%s: %d changes", name, n))
+		}
+	}
+	if len(failed) > 0 {
+		// The chat's state stays: the job's retry decides the same way and
+		// runs the characters still owed (the others have nothing new).
+		return Result{}, &RejectedError{Kind: KindReflect, Reason: strings.Join(append(failed, done...), "; ")}
+	}
+	next := models.ReflectionState{ChatID: chatID, LastSeq: sc.Turns, LastAutoSeq: st.LastAutoSeq, Place: sc.Place, Day: sc.Day}
+	if !manual {
+		next.LastAutoSeq = sc.Turns
+	}
+	if err := rs.SaveReflectionState(ctx, next); err != nil {
+		return Result{}, err
+	}
+	reason := fmt.Sprintf("%s: %s", d.Why, strings.Join(done, "; "))
+	return Result{Outcome: Written, Product: chatID, Reason: reason}, nil
+}
+
+// reasonOf is an error's reason without story text (the engine's and the
+// validators' reasons quote none).
+func reasonOf(err error) string {
+	var rej *RejectedError
+	if errors.As(err, &rej) {
+		return rej.Reason
+	}
+	return err.Error()
+}
+
+// reflectCharacter runs one character's reflection and installs it; it
+// returns how many beliefs changed.
+func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat models.Chat, cardID, lang, name string) (int, error) {
+	round, err := rs.LoadReflection(ctx, chat.SpaceID, name)
+	if err != nil {
+		return 0, err
+	}
+	shown := reflect.Batch(round.New, 0)
+	if len(shown) == 0 {
+		return 0, nil
+	}
+	checks := reflect.SelectChecks(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Known: round.Known, Max: s.cfg.Reflect.MaxChecks})
+	var results []reflect.CheckResult
+	for _, c := range checks {
+		answer, err := s.completeJSON(ctx, fromReflect(reflect.CheckPrompt(lang, c)))
+		if err != nil {
+			return 0, fmt.Errorf("memory: belief check: scribe: %w", err)
+		}
+		a, err := reflect.ParseCheck(answer)
+		if err != nil {
+			// A check that is not the contract changes nothing; the
+			// reflection request still sees the belief.
+			s.log.Warn("belief check answer dropped", "character", name, "reason", err.Error())
+			continue
+		}
+		results = append(results, reflect.CheckResult{Check: c, Answer: a})
+	}
+	beliefs, doubted := reflect.ApplyChecks(round.Beliefs, results)
+	shownBeliefs := reflect.PromptBeliefs(reflect.CheckInput{Beliefs: beliefs, New: shown, Known: round.Known}, 0)
+	prompt := reflect.Prompt(reflect.PromptInput{Language: lang, Character: name, Perceptions: shown, Beliefs: shownBeliefs})
+	answer, err := s.completeJSON(ctx, fromReflect(prompt))
+	if err != nil {
+		return 0, fmt.Errorf("memory: reflect: scribe: %w", err)
+	}
+	a, perr := reflect.ParseAnswer(answer)
+	if perr != nil {
+		s.log.Warn("reflection answer rejected; asking for a repair", "character", name, "reason", perr.Error())
+		answer, err = s.completeJSON(ctx, fromReflect(reflect.RepairPrompt(lang, prompt, answer, perr)))
+		if err != nil {
+			return 0, fmt.Errorf("memory: reflect: scribe repair: %w", err)
+		}
+		if a, perr = reflect.ParseAnswer(answer); perr != nil {
+			return 0, &RejectedError{Kind: KindReflect, Reason: perr.Error()}
+		}
+	}
+	doubtedIDs := make([]string, len(doubted))
+	for i, b := range doubted {
+		doubtedIDs[i] = b.ID
+	}
+	changes, notes := reflect.Validate(reflect.Round{Perceptions: shown, Beliefs: shownBeliefs, Doubted: doubtedIDs,
+		PivotalImportance: s.cfg.Reflect.PivotalImportance, NewID: models.NewID}, a)
+	for _, n := range notes {
+		s.log.Info("reflection item", "character", name, "note", n.String())
+	}
+	seen := make([]string, len(shown))
+	for i, p := range shown {
+		seen[i] = p.ID
+	}
+	err = rs.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: cardID, SpaceID: chat.SpaceID,
+		Character: name, Seen: seen, Doubted: doubted, Changes: changes})
+	if err != nil {
+		return 0, err
+	}
+	return len(doubted) + len(changes.Created) + len(changes.Updated) + len(changes.Deleted), nil
+}
+
+func fromReflect(ms []reflect.Message) []Message {
+	out := make([]Message, len(ms))
+	for i, m := range ms {
+		out[i] = Message{Role: m.Role, Content: m.Content}
+	}
+	return out
+}
+
+// reflectionPlan is what the trigger decided for a chat, with what it read.
+type reflectionPlan struct {
+	scene    models.ChatScene
+	state    models.ReflectionState
+	decision reflect.Decision
+	lang     string
+	cardOf   map[string]string
+}
+
+// planReflection reads a chat's scene, its last reflection and the space's
+// characters with new perceptions, and decides. skip says why nothing runs.
+func (s *Service) planReflection(ctx context.Context, rs ReflectStore, chatID string, manual bool) (reflectionPlan, string, error) {
+	var plan reflectionPlan
+	sc, err := rs.ReflectionScene(ctx, chatID)
+	if errors.Is(err, models.ErrNotFound) {
+		return plan, "chat no longer exists", nil
+	}
+	if err != nil {
+		return plan, "", err
+	}
+	st, err := rs.ReflectionState(ctx, chatID)
+	if err != nil {
+		return plan, "", err
+	}
+	cands, err := rs.ReflectionCandidates(ctx, sc.Chat.SpaceID)
+	if err != nil {
+		return plan, "", err
+	}
+	lang, _ := s.cardLanguage(ctx, sc.Chat.CardID)
+	cardOf := map[string]string{}
+	in := reflect.TriggerInput{Turn: sc.Turns, LastTurn: st.LastSeq, LastAutoTurn: st.LastAutoSeq, Manual: manual,
+		Scene: reflect.Scene{Place: sc.Place, Day: sc.Day}, LastScene: reflect.Scene{Place: st.Place, Day: st.Day}, Within: sc.Within}
+	for _, c := range cands {
+		role := reflect.Background
+		switch {
+		case c.Kind == models.CharacterPlayer:
+			role = reflect.Player
+		case c.Kind == models.CharacterCast:
+			role = reflect.Cast
+		}
+		cardOf[c.Name] = c.CardID
+		in.Candidates = append(in.Candidates, reflect.Candidate{Name: c.Name, Role: role, New: c.New})
+	}
+	d := reflect.Decide(s.cfg.Reflect.Trigger, in)
+	if !d.Run {
+		return plan, "no reflection due", nil
+	}
+	return reflectionPlan{scene: sc, state: st, decision: d, lang: lang, cardOf: cardOf}, "", nil
+}
+
+// ReflectionOwed reports whether the chat's automatic reflection is due
+// now (the sweeper's question; the recorder's own runs are not counted).
+func (s *Service) ReflectionOwed(ctx context.Context, chat models.Chat) (bool, error) {
+	rs, ok := s.store.(ReflectStore)
+	if !ok {
+		return false, nil
+	}
+	_, skip, err := s.planReflection(ctx, rs, chat.ID, false)
+	return err == nil && skip == "", err
+}

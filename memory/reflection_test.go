@@ -1,0 +1,373 @@
+package memory_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"troupe/llm"
+	"troupe/llm/openaitest"
+	"troupe/memory"
+	"troupe/memory/reflect"
+	"troupe/models"
+	"troupe/models/testenv"
+)
+
+// reflectRig is one space with two cast cards (Mara in chat cA, Elias in
+// chat cB), a player and a background character, whose record rows are
+// written directly (scenes are not on main yet), and a memory service
+// whose scribe is the fake model answering reflection's contract.
+type reflectRig struct {
+	t    *testing.T
+	st   *models.Store
+	mem  *memory.Service
+	seq  int64
+	mu   sync.Mutex
+	bad  map[string]bool // characters whose reflection answer is garbage
+	asks map[string]int  // reflection requests per character
+	chks int
+	// tokens counts the prompt and answer tokens of reflection's requests.
+	tokens int
+}
+
+const rigSpace = "discord:guild:9"
+
+var (
+	charRe = regexp.MustCompile(`<character>(.*?)</character>`)
+	pRe    = regexp.MustCompile(`\[p:(\S+) turn=`)
+	bRe    = regexp.MustCompile(`\[b:(\S+) (?:doubtful|likely|sure)\]`)
+)
+
+func newReflectRig(t *testing.T, b testenv.Backend, cfg reflect.TriggerConfig) *reflectRig {
+	t.Helper()
+	ctx := context.Background()
+	r := &reflectRig{t: t, st: testenv.OpenStore(t, b), bad: map[string]bool{}, asks: map[string]int{}}
+	fake := openaitest.NewServer(t)
+	fake.SetResponder(r.respond)
+	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", Timeout: 5 * time.Second, MaxRetries: -1}, nil)
+	r.mem = memory.NewService(r.st, llm.Scribe{C: client}, memory.Config{Language: "en",
+		Reflect: memory.ReflectConfig{Trigger: cfg, MaxChecks: 5}}, slog.New(slog.DiscardHandler))
+	db := r.st.DB()
+	must(t, r.st.EnsureSpace(ctx, models.Space{ID: rigSpace, Platform: "discord", Kind: "guild", ExternalID: "9"}))
+	for _, c := range []struct{ card, name, chat string }{{"mara", "Mara", "cA"}, {"elias", "Elias", "cB"}} {
+		must(t, r.st.UpsertCard(ctx, models.Card{ID: c.card, Name: c.name, Language: "en", Data: "{}"}))
+		must(t, db.Create(&models.Channel{ID: "discord:" + c.chat, Platform: "discord", ExternalID: c.chat, SpaceID: rigSpace, CardID: c.card, CurrentChatID: c.chat}).Error)
+		must(t, db.Create(&models.Chat{ID: c.chat, ChannelID: "discord:" + c.chat, CardID: c.card, SpaceID: rigSpace, Name: c.chat, CreatedAt: time.Now(), ActiveAt: time.Now()}).Error)
+		must(t, db.Create(&models.Character{ID: models.NewID(), SpaceID: rigSpace, Name: c.name, Kind: models.CharacterCast, CardID: c.card}).Error)
+	}
+	must(t, db.Create(&models.Character{ID: models.NewID(), SpaceID: rigSpace, Name: "Tess", Kind: models.CharacterPlayer}).Error)
+	must(t, db.Create(&models.Character{ID: models.NewID(), SpaceID: rigSpace, Name: "Guard", Kind: models.CharacterBackground, ChatID: "cA"}).Error)
+	return r
+}
+
+// turns records n turns of a chat, each with one sealed event that every
+// named character perceived, and sets the ledger's place.
+func (r *reflectRig) turns(chat string, n int, place string, who ...string) {
+	r.t.Helper()
+	r.said(chat, n, place, "%s sees Tess light the ferry lantern at %s.", who...)
+}
+
+// said is turns with the perceptions' text: format takes the character's
+// name and the place.
+func (r *reflectRig) said(chat string, n int, place, format string, who ...string) {
+	r.t.Helper()
+	db := r.st.DB()
+	for range n {
+		r.seq++
+		ev := models.Event{ID: models.NewID(), ChatID: chat, SpaceID: rigSpace, MessageID: models.NewID(), Seq: r.seq, Kind: "action",
+			Actor: "Tess", Text: "Tess lights the ferry lantern.", Place: place, Day: 1, Importance: 5, About: "the ferry lantern", Sealed: true}
+		must(r.t, db.Create(&ev).Error)
+		for _, c := range who {
+			must(r.t, db.Create(&models.Perception{ID: models.NewID(), ChatID: chat, SpaceID: rigSpace, Character: c, EventID: ev.ID,
+				Mode: "saw", Text: fmt.Sprintf(format, c, place), Importance: 5, Seq: r.seq}).Error)
+		}
+	}
+	snap, _ := json.Marshal(map[string]string{"place": place})
+	must(r.t, db.Save(&models.Ledger{ChatID: chat, Snapshot: string(snap)}).Error)
+}
+
+func (r *reflectRig) respond(req openaitest.Request) openaitest.Answer {
+	a := r.answer(req)
+	r.mu.Lock()
+	for _, m := range req.Messages {
+		r.tokens += openaitest.CountTokens(m.Content)
+	}
+	r.tokens += openaitest.CountTokens(a.Text)
+	r.mu.Unlock()
+	return a
+}
+
+func (r *reflectRig) answer(req openaitest.Request) openaitest.Answer {
+	user := req.Messages[len(req.Messages)-1].Content
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			user = m.Content
+			break
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if strings.HasPrefix(user, "<belief>") {
+		r.chks++
+		ps := pRe.FindAllStringSubmatch(user, -1)
+		return openaitest.Answer{Text: fmt.Sprintf(`{"compatible": false, "against": [%q]}`, ps[0][1])}
+	}
+	name := charRe.FindStringSubmatch(user)[1]
+	r.asks[name]++
+	if r.bad[name] {
+		return openaitest.Answer{Text: "I would rather not say."}
+	}
+	var ids []string
+	for _, m := range pRe.FindAllStringSubmatch(user, -1) {
+		ids = append(ids, fmt.Sprintf("%q", m[1]))
+	}
+	if bs := bRe.FindAllStringSubmatch(user, -1); len(bs) > 0 {
+		return openaitest.Answer{Text: fmt.Sprintf(`{"strengthen": [{"belief": %q, "supports": [%s]}]}`, bs[0][1], strings.Join(ids, ","))}
+	}
+	return openaitest.Answer{Text: fmt.Sprintf(`{"add": [{"text": "Tess keeps the ferry lantern lit for someone.", "confidence": "likely", "supports": [%s], "about": ["Tess"]}]}`, strings.Join(ids, ","))}
+}
+
+func (r *reflectRig) reflect(chat string, manual bool) memory.Result {
+	r.t.Helper()
+	res, err := r.mem.Reflect(context.Background(), chat, manual)
+	if err != nil {
+		r.t.Fatalf("reflect %s: %v", chat, err)
+	}
+	return res
+}
+
+func (r *reflectRig) asked(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.asks[name]
+}
+
+// beliefs returns a character's beliefs, and checks that each cites only
+// perceptions of that character.
+func (r *reflectRig) beliefs(name string) []models.BeliefView {
+	r.t.Helper()
+	bs, err := r.st.Beliefs(context.Background(), rigSpace, name)
+	must(r.t, err)
+	for _, b := range bs {
+		for _, e := range b.Evidence {
+			var p models.Perception
+			must(r.t, r.st.DB().Where("id = ?", e.Perception).Take(&p).Error)
+			if p.Character != name {
+				r.t.Fatalf("belief of %s cites a perception of %s", name, p.Character)
+			}
+		}
+	}
+	return bs
+}
+
+func (r *reflectRig) newCount(name string) int {
+	r.t.Helper()
+	cs, err := r.st.ReflectionCandidates(context.Background(), rigSpace)
+	must(r.t, err)
+	for _, c := range cs {
+		if c.Name == name {
+			return c.New
+		}
+	}
+	return 0
+}
+
+func TestReflectTriggers(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			// every_turns: 19 turns are not enough, the 20th is.
+			r.said("cA", 19, "the inn", "%s hears Tess sing at %s.", "Mara", "Tess", "Guard")
+			if res := r.reflect("cA", false); res.Outcome != memory.Skipped || r.asked("Mara") != 0 {
+				t.Fatalf("19 turns: %+v, %d requests", res, r.asked("Mara"))
+			}
+			r.said("cA", 1, "the inn", "%s hears Tess sing at %s.", "Mara", "Tess", "Guard")
+			if res := r.reflect("cA", false); res.Outcome != memory.Written {
+				t.Fatalf("20 turns: %+v", res)
+			}
+			if r.asked("Mara") != 1 || r.asked("Tess") != 0 || r.asked("Guard") != 0 {
+				t.Fatalf("requests: %v (players and background characters never reflect)", r.asks)
+			}
+			bs := r.beliefs("Mara")
+			if len(bs) != 1 || len(bs[0].Evidence) != 20 || bs[0].Confidence != reflect.Likely {
+				t.Fatalf("Mara's beliefs: %+v", bs)
+			}
+			if n := r.newCount("Mara"); n != 0 {
+				t.Fatalf("Mara still has %d new perceptions", n)
+			}
+			// A scene change within min_turns waits; at min_turns it runs,
+			// and the belief check lowers the belief and links the
+			// contradicting perception.
+			r.said("cA", 3, "the harbor", "%s watches the gulls over %s.", "Mara")
+			r.turns("cA", 1, "the harbor", "Mara")
+			if res := r.reflect("cA", false); res.Outcome != memory.Skipped {
+				t.Fatalf("scene change within min_turns: %+v", res)
+			}
+			r.said("cA", 1, "the harbor", "%s watches the gulls over %s.", "Mara")
+			if res := r.reflect("cA", false); res.Outcome != memory.Written || !strings.Contains(res.Reason, string(reflect.WhySceneChange)) {
+				t.Fatalf("scene change: %+v", res)
+			}
+			bs = r.beliefs("Mara")
+			if len(bs) != 1 || bs[0].Confidence != reflect.Doubtful {
+				t.Fatalf("after the check: %+v", bs)
+			}
+			against := 0
+			for _, e := range bs[0].Evidence {
+				if e.Stance == reflect.Contradicts {
+					against++
+				}
+			}
+			var checks int64
+			must(t, r.st.DB().Model(&models.BeliefCheck{}).Count(&checks).Error)
+			if against != 1 || checks != 1 {
+				t.Fatalf("contradictions linked %d, checks recorded %d", against, checks)
+			}
+			// min_new: two new perceptions are not enough after 20 turns.
+			r.turns("cA", 18, "the harbor")
+			r.turns("cA", 2, "the harbor", "Mara")
+			before := r.asked("Mara")
+			if res := r.reflect("cA", false); res.Outcome != memory.Skipped || r.asked("Mara") != before {
+				t.Fatalf("min_new: %+v", res)
+			}
+			// /reflect runs for every cast member with something new.
+			if res := r.reflect("cA", true); res.Outcome != memory.Written || r.asked("Mara") != before+1 {
+				t.Fatalf("manual: %+v", res)
+			}
+		})
+	}
+}
+
+func TestReflectPerRun(t *testing.T) {
+	b := testenv.Backends(t)[0]
+	cfg := reflect.DefaultTriggerConfig()
+	cfg.PerRun = 1
+	r := newReflectRig(t, b, cfg)
+	r.turns("cA", 20, "the inn", "Mara", "Elias")
+	r.turns("cA", 1, "the inn", "Elias")
+	if res := r.reflect("cA", false); res.Outcome != memory.Written {
+		t.Fatalf("%+v", res)
+	}
+	if r.asked("Elias") != 1 || r.asked("Mara") != 0 {
+		t.Fatalf("per_run 1 takes the most new first: %v", r.asks)
+	}
+}
+
+func TestReflectAutoOff(t *testing.T) {
+	b := testenv.Backends(t)[0]
+	off := reflect.DefaultTriggerConfig()
+	off.Auto = false
+	r2 := newReflectRig(t, b, off)
+	r2.turns("cA", 40, "the inn", "Mara")
+	if res := r2.reflect("cA", false); res.Outcome != memory.Skipped || r2.asked("Mara") != 0 {
+		t.Fatalf("auto off: %+v", res)
+	}
+	if res := r2.reflect("cA", true); res.Outcome != memory.Written || r2.asked("Mara") != 1 {
+		t.Fatalf("auto off, /reflect: %+v", res)
+	}
+}
+
+func TestReflectGarbageLeavesOthersWritten(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			r.bad["Elias"] = true
+			r.turns("cA", 3, "the inn", "Mara")
+			r.turns("cB", 3, "the mill", "Elias")
+			_, err := r.mem.Reflect(context.Background(), "cA", true)
+			if err == nil || !strings.Contains(err.Error(), "Elias") {
+				t.Fatalf("err = %v, want Elias's failure", err)
+			}
+			if r.asked("Elias") != 2 {
+				t.Fatalf("Elias asked %d times, want the request and one repair", r.asked("Elias"))
+			}
+			if bs := r.beliefs("Mara"); len(bs) != 1 {
+				t.Fatalf("Mara's beliefs: %+v", bs)
+			}
+			if bs := r.beliefs("Elias"); len(bs) != 0 || r.newCount("Elias") != 3 {
+				t.Fatalf("Elias: %d beliefs, %d new (work owed)", len(bs), r.newCount("Elias"))
+			}
+			fails, err := r.st.FailingJobs(context.Background(), "mara", rigSpace, "")
+			must(t, err)
+			if len(fails) != 1 || fails[0].Kind != memory.KindReflect || !strings.Contains(fails[0].Reason, "Elias") {
+				t.Fatalf("failing jobs: %+v", fails)
+			}
+			r.bad["Elias"] = false
+			if res := r.reflect("cA", true); res.Outcome != memory.Written || len(r.beliefs("Elias")) != 1 {
+				t.Fatalf("retry: %+v", res)
+			}
+		})
+	}
+}
+
+func TestForgetDeletesBeliefAndReflectionReformsIt(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			r.turns("cA", 2, "the inn", "Mara")
+			r.turns("cB", 3, "the mill", "Mara")
+			if res := r.reflect("cA", true); res.Outcome != memory.Written {
+				t.Fatalf("%+v", res)
+			}
+			if bs := r.beliefs("Mara"); len(bs) != 1 || len(bs[0].Evidence) != 5 {
+				t.Fatalf("before forget: %+v", bs)
+			}
+			if _, err := r.st.ForgetChat(ctx, "cA", nil); err != nil {
+				t.Fatal(err)
+			}
+			if bs := r.beliefs("Mara"); len(bs) != 0 {
+				t.Fatalf("after forget: %+v", bs)
+			}
+			if n := r.newCount("Mara"); n != 3 {
+				t.Fatalf("cB's perceptions new again: %d, want 3", n)
+			}
+			if res := r.reflect("cB", true); res.Outcome != memory.Written {
+				t.Fatalf("%+v", res)
+			}
+			bs := r.beliefs("Mara")
+			if len(bs) != 1 || len(bs[0].Evidence) != 3 {
+				t.Fatalf("re-formed: %+v", bs)
+			}
+			// Deleting it by hand makes its perceptions new again.
+			if _, err := r.st.DeleteBelief(ctx, bs[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			if n := r.newCount("Mara"); n != 3 || len(r.beliefs("Mara")) != 0 {
+				t.Fatalf("after delete: %d new", n)
+			}
+		})
+	}
+}
+
+// TestReflectSixtyTurnsOwnPerceptions: two cast members in one 60-turn
+// scene of chat cA (two cards in one space, record rows written directly);
+// each one's beliefs cite only its own perceptions.
+func TestReflectSixtyTurnsOwnPerceptions(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			for i := range 3 {
+				r.turns("cA", 20, "the inn", "Mara", "Elias", "Tess")
+				if res := r.reflect("cA", false); res.Outcome != memory.Written {
+					t.Fatalf("run %d: %+v", i, res)
+				}
+			}
+			if r.asked("Mara") != 3 || r.asked("Elias") != 3 {
+				t.Fatalf("requests: %v", r.asks)
+			}
+			t.Logf("3 runs of 2 characters: %d reflection requests, %d belief checks, %d tokens (prompt and answer, four runes a token)",
+				r.asked("Mara")+r.asked("Elias"), r.chks, r.tokens)
+			for _, name := range []string{"Mara", "Elias"} {
+				if bs := r.beliefs(name); len(bs) == 0 {
+					t.Fatalf("%s formed no belief", name)
+				}
+			}
+		})
+	}
+}

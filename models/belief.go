@@ -1,0 +1,591 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"troupe/memory/reflect"
+)
+
+// Belief is what a character has come to hold beyond single events, formed
+// by reflection from its perceptions (seed 002). Beliefs span the chats of a
+// space; their evidence links point back to the perceptions, and so the
+// chats, they came from.
+type Belief struct {
+	ID        string `gorm:"primaryKey;size:26"`
+	SpaceID   string `gorm:"size:128;not null;index:idx_belief_character,priority:1"`
+	Character string `gorm:"column:character_name;size:200;not null;index:idx_belief_character,priority:2"`
+	Text      string `gorm:"type:text;not null"`
+	// Confidence is reflect.Confidence: 1 doubtful, 2 likely, 3 sure.
+	Confidence int `gorm:"not null"`
+	// About lists the characters and entities it is about, one a line.
+	About string `gorm:"type:text;not null;default:''"`
+	// FormedSeq and ChangedSeq are space turns: the newest perception it
+	// was formed from, and the newest it was last changed by.
+	FormedSeq  int64 `gorm:"not null"`
+	ChangedSeq int64 `gorm:"not null"`
+	// MergedFrom lists the beliefs a merge replaced, one a line: forgetting
+	// the evidence of any of them takes this one too.
+	MergedFrom string `gorm:"type:text;not null;default:''"`
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// BeliefEvidence links a belief to a perception that supports or
+// contradicts it. ChatID is the perception's chat, for forgetting.
+type BeliefEvidence struct {
+	BeliefID     string `gorm:"primaryKey;size:26"`
+	PerceptionID string `gorm:"primaryKey;size:26;index"`
+	Stance       string `gorm:"size:16;not null"`
+	Seq          int64  `gorm:"not null"`
+	ChatID       string `gorm:"size:26;not null;index"`
+}
+
+// BeliefCheck records that a belief check found a perception contradicting
+// a belief, once: a retried run never lowers the belief twice for it.
+type BeliefCheck struct {
+	BeliefID     string `gorm:"primaryKey;size:26"`
+	PerceptionID string `gorm:"primaryKey;size:26;index"`
+	ChatID       string `gorm:"size:26;not null;index"`
+	CreatedAt    time.Time
+}
+
+// ReflectionSeen marks a perception a completed reflection of its character
+// has shown: it is no longer new. Forgetting a belief deletes the marks of
+// the perceptions it cited, so they become new again.
+type ReflectionSeen struct {
+	PerceptionID string `gorm:"primaryKey;size:26"`
+	ChatID       string `gorm:"size:26;not null;index"`
+}
+
+// ReflectionState is a chat's last reflection: the space turn it ran at,
+// the turn of the last automatic one, and the scene then.
+type ReflectionState struct {
+	ChatID      string `gorm:"primaryKey;size:26"`
+	LastSeq     int64  `gorm:"not null"`
+	LastAutoSeq int64  `gorm:"not null"`
+	Place       string `gorm:"size:200;not null;default:''"`
+	Day         int    `gorm:"not null;default:0"`
+	UpdatedAt   time.Time
+}
+
+// TableName keeps evidence's plural clear.
+func (BeliefEvidence) TableName() string { return "belief_evidence" }
+
+// TableName keeps the seen marks' name short.
+func (ReflectionSeen) TableName() string { return "reflection_seen" }
+
+func beliefTables() []any {
+	return []any{&Belief{}, &BeliefEvidence{}, &BeliefCheck{}, &ReflectionSeen{}, &ReflectionState{}}
+}
+
+// ReflectionCandidate is a character of a space, its kind and how many
+// perceptions it received that no reflection has shown yet.
+type ReflectionCandidate struct {
+	Name   string
+	Kind   string
+	CardID string
+	New    int
+}
+
+const notSeen = "mode <> 'none' AND NOT EXISTS (SELECT 1 FROM reflection_seen r WHERE r.perception_id = perceptions.id)"
+
+// ReflectionCandidates lists the characters of the space with new
+// perceptions; a name the space's characters do not know is background.
+func (s *Store) ReflectionCandidates(ctx context.Context, spaceID string) ([]ReflectionCandidate, error) {
+	db := s.db.WithContext(ctx)
+	var rows []struct {
+		CharacterName string
+		N             int
+	}
+	if err := db.Model(&Perception{}).Select("character_name, COUNT(*) AS n").
+		Where("space_id = ? AND "+notSeen, spaceID).Group("character_name").Order("character_name").Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("models: reflection candidates: %w", err)
+	}
+	var chars []Character
+	if err := db.Where("space_id = ?", spaceID).Find(&chars).Error; err != nil {
+		return nil, fmt.Errorf("models: reflection candidates: %w", err)
+	}
+	kind, card := map[string]string{}, map[string]string{}
+	for _, c := range chars {
+		kind[c.Name], card[c.Name] = c.Kind, c.CardID
+	}
+	out := make([]ReflectionCandidate, 0, len(rows))
+	for _, r := range rows {
+		k := kind[r.CharacterName]
+		if k == "" {
+			k = CharacterBackground
+		}
+		out = append(out, ReflectionCandidate{Name: r.CharacterName, Kind: k, CardID: card[r.CharacterName], New: r.N})
+	}
+	return out, nil
+}
+
+// ReflectionRound is what one character's reflection starts from: its new
+// perceptions in turn order and its beliefs with their evidence.
+type ReflectionRound struct {
+	New     []reflect.Perception
+	Beliefs []reflect.Belief
+	// Known are the character's most recent perceptions, new or not (at
+	// most MaxKnownPerceptions): they only tell which words are rare.
+	Known []reflect.Perception
+}
+
+// MaxKnownPerceptions bounds the perceptions read to tell rare words.
+const MaxKnownPerceptions = 500
+
+// LoadReflection reads a character's new perceptions and its beliefs.
+func (s *Store) LoadReflection(ctx context.Context, spaceID, character string) (ReflectionRound, error) {
+	db := s.db.WithContext(ctx)
+	var rows []struct {
+		ID, Text, About string
+		Seq             int64
+		Importance      int
+		Pivotal         bool
+	}
+	err := db.Table("perceptions").Select("perceptions.id, perceptions.text, perceptions.seq, perceptions.importance, events.pivotal, events.about").
+		Joins("LEFT JOIN events ON events.id = perceptions.event_id").
+		Where("perceptions.space_id = ? AND perceptions.character_name = ? AND perceptions."+notSeen, spaceID, character).
+		Order("perceptions.seq, perceptions.id").Scan(&rows).Error
+	if err != nil {
+		return ReflectionRound{}, fmt.Errorf("models: load reflection: %w", err)
+	}
+	var r ReflectionRound
+	for _, p := range rows {
+		r.New = append(r.New, reflect.Perception{ID: p.ID, Turn: p.Seq, Text: p.Text, Importance: p.Importance,
+			Pivotal: p.Pivotal, About: lines(p.About)})
+	}
+	var known []struct{ ID, Text, About string }
+	err = db.Table("perceptions").Select("perceptions.id, perceptions.text, events.about").
+		Joins("LEFT JOIN events ON events.id = perceptions.event_id").
+		Where("perceptions.space_id = ? AND perceptions.character_name = ?", spaceID, character).
+		Order("perceptions.seq DESC").Limit(MaxKnownPerceptions).Scan(&known).Error
+	if err != nil {
+		return ReflectionRound{}, fmt.Errorf("models: load reflection: %w", err)
+	}
+	for _, p := range known {
+		r.Known = append(r.Known, reflect.Perception{ID: p.ID, Text: p.Text, About: lines(p.About)})
+	}
+	views, err := loadBeliefs(db, "space_id = ? AND character_name = ?", spaceID, character)
+	if err != nil {
+		return ReflectionRound{}, err
+	}
+	for _, v := range views {
+		r.Beliefs = append(r.Beliefs, v.Belief)
+	}
+	return r, nil
+}
+
+// BeliefView is a belief with its character.
+type BeliefView struct {
+	Character string
+	reflect.Belief
+}
+
+// Beliefs lists the beliefs of a space (character "" for every character),
+// with their evidence, by character and turn.
+func (s *Store) Beliefs(ctx context.Context, spaceID, character string) ([]BeliefView, error) {
+	if character == "" {
+		return loadBeliefs(s.db.WithContext(ctx), "space_id = ?", spaceID)
+	}
+	return loadBeliefs(s.db.WithContext(ctx), "space_id = ? AND character_name = ?", spaceID, character)
+}
+
+// loadBeliefs reads the beliefs matching where, with their evidence and
+// the contradictions their checks recorded.
+func loadBeliefs(db *gorm.DB, where string, args ...any) ([]BeliefView, error) {
+	var rows []Belief
+	if err := db.Where(where, args...).Order("character_name, formed_seq, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("models: beliefs: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(rows))
+	for i, b := range rows {
+		ids[i] = b.ID
+	}
+	var ev []BeliefEvidence
+	if err := db.Where("belief_id IN ?", ids).Order("seq, perception_id").Find(&ev).Error; err != nil {
+		return nil, fmt.Errorf("models: belief evidence: %w", err)
+	}
+	var checks []BeliefCheck
+	if err := db.Where("belief_id IN ?", ids).Find(&checks).Error; err != nil {
+		return nil, fmt.Errorf("models: belief checks: %w", err)
+	}
+	byBelief := map[string][]reflect.Evidence{}
+	for _, e := range ev {
+		byBelief[e.BeliefID] = append(byBelief[e.BeliefID], reflect.Evidence{Perception: e.PerceptionID, Turn: e.Seq, Stance: reflect.Stance(e.Stance)})
+	}
+	for _, c := range checks {
+		have := false
+		for _, e := range byBelief[c.BeliefID] {
+			have = have || (e.Perception == c.PerceptionID && e.Stance == reflect.Contradicts)
+		}
+		if !have {
+			byBelief[c.BeliefID] = append(byBelief[c.BeliefID], reflect.Evidence{Perception: c.PerceptionID, Stance: reflect.Contradicts})
+		}
+	}
+	out := make([]BeliefView, len(rows))
+	for i, b := range rows {
+		out[i] = BeliefView{Character: b.Character, Belief: reflect.Belief{ID: b.ID, Text: b.Text, Confidence: reflect.Confidence(b.Confidence),
+			About: lines(b.About), FormedTurn: b.FormedSeq, ChangedTurn: b.ChangedSeq, Evidence: byBelief[b.ID], MergedFrom: lines(b.MergedFrom)}}
+	}
+	return out, nil
+}
+
+func lines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// ReflectionInstall is one character's finished reflection: the
+// perceptions it showed, the beliefs its checks lowered and the
+// contradictions they found, and the validated changes.
+type ReflectionInstall struct {
+	ChatID, CardID, SpaceID, Character string
+	Seen                               []string
+	Doubted                            []reflect.Belief
+	Changes                            reflect.Changes
+}
+
+// InstallReflection installs one character's reflection in one
+// transaction, under the chat's and the (card, space) locks like every
+// memory install: check results, changes, folds and seen marks, or nothing.
+// It returns ErrChatGone when the chat was forgotten and ErrStale when a
+// perception it cites or a belief it changes is gone meanwhile.
+func (s *Store) InstallReflection(ctx context.Context, r ReflectionInstall) error {
+	now := s.now()
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if _, err := s.lockChat(tx, r.ChatID); err != nil {
+			return err
+		}
+		if err := s.lockMemory(tx, MemoryKey{r.CardID, r.SpaceID}); err != nil {
+			return err
+		}
+		chats, err := s.citedChats(tx, r)
+		if err != nil {
+			return err
+		}
+		var already int64
+		if err := tx.Model(&ReflectionSeen{}).Where("perception_id IN ?", append(r.Seen, "")).Count(&already).Error; err != nil {
+			return err
+		}
+		if already > 0 {
+			return ErrStale
+		}
+		s.paused("install reflection")
+		if len(r.Changes.Deleted) > 0 {
+			if err := deleteBeliefs(tx, r.Changes.Deleted); err != nil {
+				return err
+			}
+		}
+		for _, b := range r.Doubted {
+			if err := writeBelief(tx, r, b, chats, false, now); err != nil {
+				return err
+			}
+			for _, e := range b.Evidence {
+				if e.Stance != reflect.Contradicts {
+					continue
+				}
+				if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&BeliefCheck{BeliefID: b.ID, PerceptionID: e.Perception,
+					ChatID: chats[e.Perception], CreatedAt: now}).Error; err != nil {
+					return err
+				}
+			}
+		}
+		for _, b := range r.Changes.Updated {
+			if err := writeBelief(tx, r, b, chats, false, now); err != nil {
+				return err
+			}
+		}
+		for _, b := range r.Changes.Created {
+			if err := writeBelief(tx, r, b, chats, true, now); err != nil {
+				return err
+			}
+		}
+		for _, f := range r.Changes.Folded {
+			if err := tx.Model(&Perception{}).Where("id = ?", f.Perception).Update("folded_into", f.Belief).Error; err != nil {
+				return err
+			}
+		}
+		// Plain inserts: a perception another run showed meanwhile (two
+		// chats of a space reflecting the same character) fails this
+		// install rather than forming its beliefs twice.
+		seen := make([]ReflectionSeen, len(r.Seen))
+		for i, id := range r.Seen {
+			seen[i] = ReflectionSeen{PerceptionID: id, ChatID: chats[id]}
+		}
+		if len(seen) == 0 {
+			return nil
+		}
+		return tx.CreateInBatches(seen, 200).Error
+	})
+	if err != nil {
+		if errors.Is(err, ErrStale) || errors.Is(err, ErrChatGone) {
+			return err
+		}
+		return fmt.Errorf("models: install reflection for %s: %w", r.Character, err)
+	}
+	return nil
+}
+
+// citedChats maps every perception the install cites to its chat, and
+// returns ErrStale when one is gone (its chat was forgotten meanwhile).
+func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string, error) {
+	want := map[string]bool{}
+	for _, id := range r.Seen {
+		want[id] = true
+	}
+	for _, bs := range [][]reflect.Belief{r.Doubted, r.Changes.Updated, r.Changes.Created} {
+		for _, b := range bs {
+			for _, e := range b.Evidence {
+				want[e.Perception] = true
+			}
+		}
+	}
+	ids := make([]string, 0, len(want))
+	for id := range want {
+		ids = append(ids, id)
+	}
+	chats := map[string]string{}
+	for start := 0; start < len(ids); start += 500 {
+		part := ids[start:min(start+500, len(ids))]
+		var ps []Perception
+		q := tx.Select("id, chat_id").Where("id IN ?", part)
+		if s.dialect == "postgres" {
+			q = q.Clauses(clause.Locking{Strength: "SHARE"})
+		}
+		if err := q.Find(&ps).Error; err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			chats[p.ID] = p.ChatID
+		}
+	}
+	if len(chats) != len(ids) {
+		return nil, ErrStale
+	}
+	return chats, nil
+}
+
+// writeBelief inserts or rewrites a belief and its evidence links.
+func writeBelief(tx *gorm.DB, r ReflectionInstall, b reflect.Belief, chats map[string]string, create bool, now time.Time) error {
+	row := Belief{ID: b.ID, SpaceID: r.SpaceID, Character: r.Character, Text: b.Text, Confidence: int(b.Confidence),
+		About: strings.Join(b.About, "\n"), FormedSeq: b.FormedTurn, ChangedSeq: b.ChangedTurn,
+		MergedFrom: strings.Join(b.MergedFrom, "\n"), CreatedAt: now, UpdatedAt: now}
+	if create {
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+	} else {
+		res := tx.Model(&Belief{}).Where("id = ?", b.ID).Updates(map[string]any{"text": row.Text, "confidence": row.Confidence,
+			"about": row.About, "changed_seq": row.ChangedSeq, "updated_at": now})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrStale
+		}
+		if err := tx.Where("belief_id = ?", b.ID).Delete(&BeliefEvidence{}).Error; err != nil {
+			return err
+		}
+	}
+	ev := make([]BeliefEvidence, 0, len(b.Evidence))
+	for _, e := range b.Evidence {
+		ev = append(ev, BeliefEvidence{BeliefID: b.ID, PerceptionID: e.Perception, Stance: string(e.Stance), Seq: e.Turn, ChatID: chats[e.Perception]})
+	}
+	if len(ev) == 0 {
+		return nil
+	}
+	return tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(ev, 200).Error
+}
+
+// deleteBeliefs deletes beliefs, their links and check marks, and unfolds
+// the perceptions folded into them.
+func deleteBeliefs(tx *gorm.DB, ids []string) error {
+	for _, m := range []any{&BeliefEvidence{}, &BeliefCheck{}} {
+		if err := tx.Where("belief_id IN ?", ids).Delete(m).Error; err != nil {
+			return err
+		}
+	}
+	if err := tx.Model(&Perception{}).Where("folded_into IN ?", ids).Update("folded_into", nil).Error; err != nil {
+		return err
+	}
+	return tx.Where("id IN ?", ids).Delete(&Belief{}).Error
+}
+
+// renew makes perceptions new again: no longer seen by a reflection.
+func renew(tx *gorm.DB, ids []string) error {
+	for start := 0; start < len(ids); start += 500 {
+		part := ids[start:min(start+500, len(ids))]
+		if err := tx.Where("perception_id IN ?", part).Delete(&ReflectionSeen{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Model(&Perception{}).Where("id IN ?", part).Update("folded_into", nil).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteBelief removes one belief by hand (a GM's /belief forget, troupe
+// memory belief delete): the perceptions it cited become new again. It
+// returns the deleted belief, or ErrNotFound.
+func (s *Store) DeleteBelief(ctx context.Context, id string) (Belief, error) {
+	var b Belief
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("id = ?", id).Take(&b).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return ErrNotFound
+			}
+			return err
+		}
+		var cited []string
+		if err := tx.Model(&BeliefEvidence{}).Where("belief_id = ?", id).Pluck("perception_id", &cited).Error; err != nil {
+			return err
+		}
+		if err := deleteBeliefs(tx, []string{id}); err != nil {
+			return err
+		}
+		return renew(tx, cited)
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		err = fmt.Errorf("models: delete belief %s: %w", id, err)
+	}
+	return b, err
+}
+
+// forgetBeliefs runs in ForgetChat's transaction, before the chat's
+// perceptions go: every belief citing one of them, for or against, and
+// every belief merged from such a belief, is deleted (its wording may carry
+// the chat); the other perceptions they cited become new again.
+func forgetBeliefs(tx *gorm.DB, chat Chat) error {
+	// On PostgreSQL the chat's perceptions are locked first: a reflection
+	// install citing them (it holds them FOR SHARE) commits before the
+	// beliefs are read, and one that starts later finds them gone.
+	var forgotten []string
+	q := tx.Model(&Perception{}).Where("chat_id = ?", chat.ID)
+	if tx.Dialector.Name() == "postgres" {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	if err := q.Pluck("id", &forgotten).Error; err != nil {
+		return err
+	}
+	var chars []string
+	if err := tx.Model(&Belief{}).Distinct("character_name").
+		Where("space_id = ? AND id IN (SELECT belief_id FROM belief_evidence WHERE chat_id = ? UNION SELECT belief_id FROM belief_checks WHERE chat_id = ?)",
+			chat.SpaceID, chat.ID, chat.ID).Pluck("character_name", &chars).Error; err != nil {
+		return err
+	}
+	gone := make(map[string]bool, len(forgotten))
+	for _, id := range forgotten {
+		gone[id] = true
+	}
+	for _, c := range chars {
+		views, err := loadBeliefs(tx, "space_id = ? AND character_name = ?", chat.SpaceID, c)
+		if err != nil {
+			return err
+		}
+		bs := make([]reflect.Belief, len(views))
+		for i, v := range views {
+			bs[i] = v.Belief
+		}
+		f := reflect.Forget(bs, gone)
+		if len(f.Deleted) > 0 {
+			if err := deleteBeliefs(tx, f.Deleted); err != nil {
+				return err
+			}
+		}
+		if err := renew(tx, f.Renewed); err != nil {
+			return err
+		}
+	}
+	for _, m := range []any{&BeliefEvidence{}, &BeliefCheck{}, &ReflectionSeen{}, &ReflectionState{}} {
+		if err := tx.Where("chat_id = ?", chat.ID).Delete(m).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReflectionState reads a chat's last reflection; the zero state when it
+// never reflected.
+func (s *Store) ReflectionState(ctx context.Context, chatID string) (ReflectionState, error) {
+	var st ReflectionState
+	err := s.db.WithContext(ctx).Where("chat_id = ?", chatID).Take(&st).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return ReflectionState{ChatID: chatID}, nil
+	}
+	return st, err
+}
+
+// SaveReflectionState records a chat's reflection run.
+func (s *Store) SaveReflectionState(ctx context.Context, st ReflectionState) error {
+	st.UpdatedAt = s.now()
+	st.Place = FitName(st.Place, NameSize)
+	return s.db.WithContext(ctx).Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "chat_id"}}, UpdateAll: true}).Create(&st).Error
+}
+
+// ChatScene is where a chat's story stands for reflection's triggers: its
+// number of recorded turns, the ledger's place, the story day, and what the
+// space's places are within.
+type ChatScene struct {
+	Chat   Chat
+	Turns  int64
+	Place  string
+	Day    int
+	Within map[string]string
+}
+
+// ReflectionScene reads a chat's scene. ErrNotFound when there is no chat.
+func (s *Store) ReflectionScene(ctx context.Context, chatID string) (ChatScene, error) {
+	db := s.db.WithContext(ctx)
+	var sc ChatScene
+	if err := db.Where("id = ?", chatID).Take(&sc.Chat).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return sc, ErrNotFound
+		}
+		return sc, err
+	}
+	var agg struct {
+		Turns int64
+		Day   int
+	}
+	if err := db.Model(&Event{}).Select("COUNT(DISTINCT seq) AS turns, COALESCE(MAX(day), 0) AS day").
+		Where("chat_id = ? AND sealed = ?", chatID, true).Scan(&agg).Error; err != nil {
+		return sc, err
+	}
+	sc.Turns, sc.Day = agg.Turns, agg.Day
+	var l Ledger
+	if err := db.Where("chat_id = ?", chatID).Limit(1).Find(&l).Error; err != nil {
+		return sc, err
+	}
+	var snap struct {
+		Place string `json:"place"`
+	}
+	if l.Snapshot != "" && json.Unmarshal([]byte(l.Snapshot), &snap) == nil {
+		sc.Place = snap.Place
+	}
+	var ents []Entity
+	if err := db.Select("name, within").Where("space_id = ? AND within <> ''", sc.Chat.SpaceID).Find(&ents).Error; err != nil {
+		return sc, err
+	}
+	sc.Within = make(map[string]string, len(ents))
+	for _, e := range ents {
+		sc.Within[e.Name] = e.Within
+	}
+	return sc, nil
+}
