@@ -27,8 +27,6 @@ type Engine interface {
 	// ChannelBinding returns the card bound to a channel and whether only
 	// mentions count there.
 	ChannelBinding(ctx context.Context, ref ChannelRef) (cardID string, mentionOnly bool, err error)
-	// Revise changes the text of a message still waiting for its turn.
-	Revise(in Inbound) bool
 	// Resume answers what a stopped process left in the inbox.
 	Resume(ctx context.Context, platform string, sinkFor func(ChannelRef) (Sink, bool)) error
 	Cards() *cards.Library

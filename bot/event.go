@@ -105,7 +105,7 @@ func (p *Pipeline) Submit(ctx context.Context, ev Event, sink Sink) Receipt {
 	r := newReceipt()
 	switch ev.Kind {
 	case EventEdit:
-		r.r.revised = p.Revise(ev.In)
+		r.r.revised = p.revise(ev.In)
 		r.finish(nil)
 		return r
 	case EventCommand, EventButton:

@@ -119,3 +119,41 @@ func TestSubmitAfterCloseIsNotAdmitted(t *testing.T) {
 		t.Fatalf("notices %q, want the shutting-down notice", sink.notices)
 	}
 }
+
+// speakSink records the calls a reply makes, in order.
+type speakSink struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (s *speakSink) add(c string) { s.mu.Lock(); s.calls = append(s.calls, c); s.mu.Unlock() }
+func (s *speakSink) Speak(_ context.Context, sp bot.Speaker) {
+	s.add("speak " + sp.CardID + " " + sp.Name)
+}
+func (s *speakSink) Typing(context.Context)               { s.add("typing") }
+func (s *speakSink) Update(context.Context, string) error { return nil }
+func (s *speakSink) Finish(context.Context, string) error { s.add("finish"); return nil }
+func (s *speakSink) Notice(context.Context, string) error { s.add("notice"); return nil }
+
+// TestReplyNamesItsSpeaker: a sink that shows speakers learns the card
+// before the reply starts; a notice alone (a refused message) names none.
+func TestReplyNamesItsSpeaker(t *testing.T) {
+	r := newBenchRig(t, "sqlite://"+filepath.Join(t.TempDir(), "speak.db"))
+	ctx := context.Background()
+	card, _ := r.p.Cards().Default()
+	s := &speakSink{}
+	if err := r.p.Submit(ctx, bot.Event{In: inbound("speak", 1)}, s).Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := "speak " + card.ID + " " + card.Name + "|typing|finish"
+	if got := strings.Join(s.calls, "|"); got != want {
+		t.Fatalf("reply calls %q, want %q", got, want)
+	}
+	refused := &speakSink{}
+	in := inbound("speak", 2)
+	in.Text = strings.Repeat("x", 1<<20)
+	_ = r.p.Submit(ctx, bot.Event{In: in}, refused).Wait(ctx)
+	if got := strings.Join(refused.calls, "|"); got != "notice" {
+		t.Fatalf("a refused message made calls %q, want one notice", got)
+	}
+}

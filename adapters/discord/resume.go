@@ -26,11 +26,10 @@ func (a *Adapter) resume(s *discordgo.Session) {
 		if !a.allowed(pl) {
 			return nil, false
 		}
-		b, ok, err := a.bound(ctx, pl)
-		if err != nil || !ok {
+		if _, ok, err := a.bound(ctx, pl); err != nil || !ok {
 			return nil, false
 		}
-		return a.newReply(s, pl, a.speakerFor(b), nil), true
+		return a.newReply(s, pl, nil), true
 	})
 	if err != nil && ctx.Err() == nil {
 		a.log.Warn("resume unanswered channels", "err", err)

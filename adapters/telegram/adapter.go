@@ -166,7 +166,7 @@ func (a *Adapter) resume(ctx context.Context) {
 		if err != nil {
 			return nil, false
 		}
-		return &sink{a: a, chatID: id, started: make(chan struct{})}, true
+		return &sink{a: a, chatID: id}, true
 	})
 	if err != nil && ctx.Err() == nil {
 		a.log.Warn("resume unanswered chats", "err", err)

@@ -461,6 +461,8 @@ func TestWebhook(t *testing.T) {
 	h.cfg.WebhookSecret = config.Secret("s3cret-token")
 	h.cfg.WebhookListen = "127.0.0.1:0"
 	h.start()
+	// Run publishes the commands before it sets the webhook: wait for it.
+	waitFor(t, "webhook set", func() bool { url, _ := h.tg.Webhook(); return url != "" })
 	if url, secret := h.tg.Webhook(); url != h.cfg.WebhookURL || secret != "s3cret-token" {
 		t.Errorf("setWebhook: got %q %q", url, secret)
 	}
