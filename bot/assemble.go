@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"troupe/cards"
 	"troupe/memory"
 	"troupe/models"
 )
@@ -26,21 +25,39 @@ const (
 )
 
 // prompt assembles the turn's prompt from the branch and fits it to
-// context_window − max_reply_tokens (see fitPrompt).
+// context_window − max_reply_tokens (see fitPrompt). The chat's lore state
+// is stored once the prompt's text is expanded.
 func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
-	return p.fitPrompt(st, p.promptInput(st, br, rp))
+	tl := p.lore(ctx, st, br, rp)
+	in := p.promptInput(st, br, rp, tl)
+	if tl.save != nil {
+		tl.save(ctx)
+	}
+	return p.fitPrompt(st, in)
 }
 
-// promptInput is what the turn's prompt is built from.
-func (p *Pipeline) promptInput(st chatState, br models.Branch, rp replyPlan) memory.AssembleInput {
+// promptInput is what the turn's prompt is built from, with tl's macros
+// and lore.
+func (p *Pipeline) promptInput(st chatState, br models.Branch, rp replyPlan, tl turnLore) memory.AssembleInput {
 	lang := p.language(st.card)
 	in := memory.AssembleInput{
-		Language:    lang,
-		System:      systemText(st.card, lang, rp.user, rp.persona),
-		History:     memory.TurnsOf(br.Uncovered),
-		NameUsers:   rp.group,
-		PostHistory: cards.Expand(st.card.PostHistoryInstructions, st.card.CharName(), rp.user),
+		Language:  lang,
+		System:    systemText(st.card, lang, rp.user, rp.persona, tl.env, nil),
+		History:   memory.TurnsOf(br.Uncovered),
+		NameUsers: rp.group,
 	}
+	if len(tl.placed) > 0 || len(tl.injections) > 0 {
+		in.Lore = &memory.Lore{Injections: tl.injections}
+		if len(tl.placed) > 0 {
+			in.Lore.System = systemText(st.card, lang, rp.user, rp.persona, tl.env, tl.placed)
+		}
+	}
+	if dp := st.card.DepthPrompt; dp != nil {
+		in.Injections = append(in.Injections, memory.Injection{Depth: dp.Depth, Role: dp.Role, Content: tl.env.Expand(dp.Prompt)})
+	}
+	// troupe has no text of its own after the history, so {{original}}
+	// there stands for nothing.
+	in.PostHistory = tl.env.Expand(st.card.PostHistoryInstructions)
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
 	}
@@ -48,13 +65,6 @@ func (p *Pipeline) promptInput(st chatState, br models.Branch, rp replyPlan) mem
 		// No ledger or roster is kept yet, so the resident has the whole
 		// envelope up to its own maximum.
 		in.Resident = p.opt.Memory.FitResident(lang, st.resident, 0)
-	}
-	if st.card.Book != nil {
-		recent := make([]string, len(br.Uncovered))
-		for i, m := range br.Uncovered {
-			recent[i] = m.Content
-		}
-		in.Lore = st.card.Book.Activate(recent, st.card.CharName(), rp.user)
 	}
 	return in
 }

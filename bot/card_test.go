@@ -45,8 +45,15 @@ func TestCompactCommandAnswers(t *testing.T) {
 	// While a reply is being written, /compact says so.
 	r.fake.Script(openaitest.Answer{Text: "A slow reply.", Latency: 500 * time.Millisecond})
 	done := make(chan error, 1)
+	before := len(r.fake.Requests())
 	go func() { done <- r.p.Handle(ctx, inbound("c", 13), &discardSink{}) }()
-	time.Sleep(150 * time.Millisecond)
+	// The reply is being written once its request reached the model.
+	for deadline := time.Now().Add(5 * time.Second); len(r.fake.Requests()) == before; {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow reply never reached the model")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	s = &discardSink{}
 	must(t, r.p.Exec(ctx, inbound("c", 0), bot.Command{Name: "compact"}, s))
 	if len(s.notices) != 1 || !strings.Contains(s.notices[0], "A reply is being written") {

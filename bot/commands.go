@@ -138,7 +138,7 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 	}
 	if chat.HeadID != "" {
 		speak(ctx, sink, st.card)
-		return sink.Finish(ctx, st.card.Greeting(st.user))
+		return sink.Finish(ctx, p.greeting(st.card, st.card.FirstMes, st.user))
 	}
 	return nil
 }
@@ -181,12 +181,12 @@ func (p *Pipeline) regenGreeting(ctx context.Context, st chatState, head models.
 	}
 	next := options[0]
 	for i, g := range options {
-		if cards.Expand(g, st.card.CharName(), user) == head.Content {
+		if p.greeting(st.card, g, user) == head.Content {
 			next = options[(i+1)%len(options)]
 			break
 		}
 	}
-	msg := &models.Message{Role: "assistant", AuthorName: st.card.Name, Content: cards.Expand(next, st.card.CharName(), user)}
+	msg := &models.Message{Role: "assistant", AuthorName: st.card.Name, Content: p.greeting(st.card, next, user)}
 	if err := p.opt.Store.Append(ctx, st.chat.ID, head.ID, "", []*models.Message{msg}); err != nil {
 		return p.internal(ctx, sink, "regen greeting", err)
 	}
@@ -308,7 +308,7 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 		}
 		if chat.HeadID != "" {
 			speak(ctx, sink, c)
-			return sink.Finish(ctx, c.Greeting(user))
+			return sink.Finish(ctx, p.greeting(c, c.FirstMes, user))
 		}
 		return nil
 	case "mention":

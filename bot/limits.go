@@ -155,7 +155,7 @@ func (p *Pipeline) refuseOversize(ctx context.Context, st *chatState, group bool
 	fixed, refused := -1, 0
 	for _, row := range st.inbox {
 		msgs, ids := inboxMessages([]models.InboxMessage{row})
-		bare := p.promptInput(bareState, models.Branch{Uncovered: []models.Message{*msgs[0]}}, rp).Bare()
+		bare := p.promptInput(bareState, models.Branch{Uncovered: []models.Message{*msgs[0]}}, rp, p.bareLore(bareState, rp)).Bare()
 		n := p.countPrompt(st.chat.ID, memory.Assemble(bare), limit)
 		if n <= limit {
 			kept = append(kept, row)

@@ -2,14 +2,70 @@ package bot_test
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"troupe/bot"
 	"troupe/cards"
+	"troupe/config"
+	"troupe/llm"
+	"troupe/llm/openaitest"
+	"troupe/memory"
 	"troupe/memory/memorytest"
+	"troupe/models"
+	"troupe/models/testenv"
 )
+
+// loreRig is a pipeline on a fresh SQLite file playing one card, with a
+// fixed clock and fixed randomness.
+type loreRig struct {
+	st   *models.Store
+	fake *openaitest.Server
+	p    *bot.Pipeline
+}
+
+func newLoreRig(t *testing.T, card cards.Card, set func(*bot.Options)) *loreRig {
+	t.Helper()
+	st, err := models.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "lore.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	fake := openaitest.NewServer(t)
+	fake.SetResponder((&memorytest.Scribe{}).Respond)
+	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
+	lib, err := cards.NewLibrary([]cards.Card{card}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 14, 21, 5, 0, 0, time.UTC)
+	opt := bot.Options{Store: st, Cards: lib, Model: client, Tokens: memory.NewPromptEstimator(),
+		MemoryConfig: config.Default().Memory, LoreConfig: config.Default().Lore, Language: "en",
+		ContextWindow: 128000, MaxReplyTokens: 256, Logger: slog.New(slog.DiscardHandler),
+		Now: func() time.Time { return now }, Rand: func() float64 { return 0.3 }}
+	if set != nil {
+		set(&opt)
+	}
+	return &loreRig{st: st, fake: fake, p: bot.New(opt)}
+}
+
+// say plays one user message on the console channel ch.
+func (r *loreRig) say(t *testing.T, ch, id, text string) {
+	t.Helper()
+	s := &discardSink{}
+	ref := bot.ChannelRef{Platform: "console", ID: ch, SpaceKind: bot.SpaceLocal, SpaceID: "ada"}
+	if err := r.p.Handle(context.Background(), bot.Inbound{Channel: ref, AuthorID: "ada", AuthorName: "Ada", MessageID: id, Text: text}, s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.notices) > 0 {
+		t.Fatalf("notices: %q", s.notices)
+	}
+}
 
 // TestLorebookReachesThePrompt plays a card with a lorebook through the
 // pipeline: the entry is in the system message of the turn that names its
@@ -17,9 +73,11 @@ import (
 func TestLorebookReachesThePrompt(t *testing.T) {
 	r := newBenchRig(t, "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
 	card, _ := r.p.Cards().Default()
-	card.Book = &cards.CharacterBook{Entries: []cards.LoreEntry{
-		{Keys: []string{"lighthouse bell"}, Content: "The lighthouse bell was cast from {{user}}'s grandfather's anchor."},
-	}}
+	book, err := cards.ParseBook([]byte(`{"entries":[{"keys":["lighthouse bell"],"content":"The lighthouse bell was cast from {{user}}'s grandfather's anchor."}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	card.Book = book
 	r.p.Cards().Add(card)
 	ctx := context.Background()
 	ref := bot.ChannelRef{Platform: "console", ID: "lore", SpaceKind: bot.SpaceLocal, SpaceID: "ada"}
@@ -41,5 +99,75 @@ func TestLorebookReachesThePrompt(t *testing.T) {
 	}
 	if !strings.Contains(asked, lore) {
 		t.Errorf("the entry is not in the system message of the turn that named it:\n%s", asked)
+	}
+}
+
+// TestLoreGoldenPrompts plays five turns of a V3 card with a nickname, a
+// Character's Note, {{original}} in its system prompt and post-history
+// instructions, <START>-separated examples and macros, whose lorebook uses
+// every position, whole-word and regex keys, the four secondary logics,
+// sticky, cooldown and delay, an inclusion group, recursion, a budget that
+// cuts, and a world file the card names. Each turn's prompt is a golden file
+// (testdata/cards/lore-v3-turnN.golden, rewritten with -update-cards).
+func TestLoreGoldenPrompts(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "lore_v3_card.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, err := cards.ParseCard(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	card.ID = "maren"
+	worlds, errs := cards.LoadWorlds("testdata")
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var logs testenv.Buffer
+	r := newLoreRig(t, card, func(o *bot.Options) {
+		o.Worlds = worlds
+		o.LoreConfig.BudgetTokens = 120
+		o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	turns := []string{
+		"I work as a barista near the LightHouse. The bell rings; the tide is out. Is there a gate key?",
+		"Let's go to the bar. The bell again. A ship is in, and the sky is grey.",
+		"Fog rolls in over the sea, a storm is coming, and there are ghost stories at the market.",
+		"The bell. The tide. A whisper.",
+		"The gate has a lock and a key.",
+	}
+	for i, text := range turns {
+		r.say(t, "golden", string(rune('1'+i)), text)
+		req := memorytest.TurnRequest(t, r.fake, text)
+		goldenPrompt(t, "lore-v3-turn"+string(rune('1'+i)), req)
+	}
+	// What was called up but left out is logged at debug, with why.
+	for _, want := range []string{
+		`entry=15 comment="" reason="delay: not before turn 4"`,
+		`entry=14 comment="" reason="cooldown until turn 3"`,
+		`entry=16 comment="" reason="inclusion group weather has another entry"`,
+		`entry=18 comment="" reason="budget: `,
+	} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log does not say %s:\n%s", want, logs.String())
+		}
+	}
+}
+
+// TestPlainCardKeepsNoLoreState: a card without lore or chat variables
+// costs no lore query and leaves no state row.
+func TestPlainCardKeepsNoLoreState(t *testing.T) {
+	card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newLoreRig(t, card, nil)
+	r.say(t, "plain", "1", "Good evening.")
+	chats, err := r.st.ChannelChats(context.Background(), "console:plain")
+	if err != nil || len(chats) != 1 {
+		t.Fatalf("chats = %d (%v)", len(chats), err)
+	}
+	if _, err := r.st.ChatLoreState(context.Background(), chats[0].ID); !errors.Is(err, models.ErrNotFound) {
+		t.Errorf("a plain card stored lore state (err %v)", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -74,6 +75,16 @@ type Options struct {
 	// Questions keeps open yes/no questions where every process can
 	// answer them; nil keeps them in this process.
 	Questions Questions
+	// LoreConfig bounds what lorebooks add to a prompt.
+	LoreConfig config.Lore
+	// Worlds are the world-info files cards name (extensions.world).
+	Worlds *cards.Worlds
+	// Lore are books attached to every chat this pipeline serves (the
+	// console's --lore).
+	Lore []*cards.Book
+	// Rand returns numbers in [0, 1) for lore probabilities and random
+	// macros; nil uses math/rand/v2.
+	Rand func() float64
 	// ConcurrentTurns bounds how many turns do the pipeline's own work at
 	// once (the model calls are not bounded); 0 means one per CPU.
 	ConcurrentTurns int
@@ -125,6 +136,9 @@ func New(opt Options) *Pipeline {
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
+	}
+	if opt.Rand == nil {
+		opt.Rand = rand.Float64
 	}
 	if opt.Language == "" {
 		opt.Language = "en"
@@ -437,7 +451,7 @@ func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card cards.
 	}
 	name := fmt.Sprintf("%s %s", models.FitName(card.Name, models.NameSize-17), p.opt.Now().UTC().Format("2006-01-02 15:04"))
 	var opening *models.Message
-	if g := card.Greeting(userName); g != "" {
+	if g := p.greeting(card, card.FirstMes, userName); g != "" {
 		opening = &models.Message{Role: memory.RoleAssistant, AuthorName: card.Name, Content: g}
 	}
 	return p.opt.Store.StartChat(ctx, ch.ID, card.ID, ch.SpaceID, name, opening)

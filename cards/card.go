@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -50,7 +52,7 @@ type Card struct {
 	// CHARX icon), at most MaxImageBytes; nil when there is none.
 	Image []byte `json:"-"`
 	// Book is the card's lorebook, if it has one.
-	Book *CharacterBook `json:"character_book,omitempty"`
+	Book *Book `json:"character_book,omitempty"`
 	// Format is the file the card came from: "json", "png" or "charx".
 	Format string `json:"-"`
 	// Spec is the card's version: "v1" (flat), "v2" or "v3".
@@ -197,9 +199,9 @@ func cardFields(body rawFields) (Card, error) {
 		return Card{}, err
 	}
 	if body.present("character_book") {
-		book, err := parseCharacterBook(body.fields["character_book"])
+		book, err := ParseBook(body.fields["character_book"])
 		if err != nil {
-			return Card{}, fmt.Errorf("character_book: %v", err)
+			return Card{}, fmt.Errorf("character_book: %w", err)
 		}
 		c.Book = book
 	}
@@ -270,11 +272,6 @@ func (c *Card) check() error {
 	case len([]rune(c.Name)) > maxNameRunes:
 		return fmt.Errorf("%w: name longer than %d characters", ErrCardInvalid, maxNameRunes)
 	}
-	if c.Book != nil {
-		if err := c.Book.validate(); err != nil {
-			return fmt.Errorf("%w: %v", ErrCardInvalid, err)
-		}
-	}
 	if total, lore := c.textSize(); total > MaxCardText {
 		return fmt.Errorf("%w: the card holds %s of text (%s of it lore); the limit is %s", ErrTooLarge,
 			megabytes(total), megabytes(lore), megabytes(MaxCardText))
@@ -305,8 +302,8 @@ func (c *Card) textSize() (total, lore int) {
 	}
 	if c.Book != nil {
 		for _, e := range c.Book.Entries {
-			lore += len(e.Content) + len(e.Name)
-			for _, k := range append(e.Keys, e.SecondaryKeys...) {
+			lore += len(e.Content) + len(e.Comment)
+			for _, k := range append(e.Keys, e.Secondary...) {
 				lore += len(k)
 			}
 		}
@@ -367,15 +364,9 @@ func (c Card) Greeting(user string) string {
 	return Expand(c.FirstMes, c.CharName(), user)
 }
 
-// Expand replaces {{char}} and {{user}} (any case) and <USER>/<BOT>/<CHAR>.
+// Expand replaces the macros of text outside a chat: {{char}}, {{user}},
+// the clock, dice and random choices (see Env.Expand).
 func Expand(text, char, user string) string {
-	if !strings.ContainsAny(text, "{<") {
-		return text
-	}
-	r := strings.NewReplacer(
-		"{{char}}", char, "{{Char}}", char, "{{CHAR}}", char,
-		"{{user}}", user, "{{User}}", user, "{{USER}}", user,
-		"<BOT>", char, "<USER>", user, "<bot>", char, "<user>", user, "<CHAR>", char, "<char>", char,
-	)
-	return r.Replace(text)
+	e := Env{Char: char, User: user, Now: time.Now(), Rand: rand.Float64}
+	return e.Expand(text)
 }

@@ -68,7 +68,7 @@ func FuzzParseCard(f *testing.F) {
 				t.Fatalf("accepted a book with scan depth %d, budget %d", c.Book.ScanDepth, c.Book.TokenBudget)
 			}
 			// Activation takes any book that loaded, on any text.
-			_ = c.Book.Activate([]string{c.Description, c.FirstMes, string(data)}, c.Name, "Ada")
+			_ = cards.Activate([]*cards.Book{c.Book}, cards.Scan{Messages: []string{c.Description, c.FirstMes, string(data)}, Budget: 100}, cards.State{Turn: 1})
 		}
 	})
 }

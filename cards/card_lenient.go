@@ -120,30 +120,6 @@ func (f fields) num(key string, def int) (int, error) {
 	return int(math.Round(math.Max(-limit, math.Min(limit, x)))), nil
 }
 
-// flag reads a boolean: true/false, their strings, or a number (non-zero
-// is true); null or absent is def.
-func (f fields) flag(key string, def bool) (bool, error) {
-	raw, ok := f[key]
-	if !ok || isNull(raw) {
-		return def, nil
-	}
-	s, err := f.str(key)
-	if err != nil {
-		return false, err
-	}
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "true", "yes", "on":
-		return true, nil
-	case "false", "no", "off", "":
-		return false, nil
-	}
-	x, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return false, fmt.Errorf("%s is %q, not true or false", key, s)
-	}
-	return x != 0, nil
-}
-
 // list reads a list of objects; an object of objects (SillyTavern's world
 // files key their entries by uid) is taken in key order.
 func (f fields) list(key string) ([]fields, error) {
@@ -212,12 +188,6 @@ func (r *reader) num(key string, def int) int {
 	n, err := r.f.num(key, def)
 	r.keep(err)
 	return n
-}
-
-func (r *reader) flag(key string, def bool) bool {
-	b, err := r.f.flag(key, def)
-	r.keep(err)
-	return b
 }
 
 func (r *reader) keep(err error) {

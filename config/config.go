@@ -17,6 +17,7 @@ type Config struct {
 	Redis    Redis    `yaml:"redis"`
 	Memory   Memory   `yaml:"memory"`
 	Cards    Cards    `yaml:"cards"`
+	Lore     Lore     `yaml:"lore"`
 	Language string   `yaml:"language"`
 	Discord  Discord  `yaml:"discord"`
 	Telegram Telegram `yaml:"telegram"`
@@ -65,6 +66,23 @@ type Memory struct {
 type Cards struct {
 	Dir     string `yaml:"dir"`
 	Default string `yaml:"default"`
+}
+
+// Lore bounds what lorebooks add to a prompt: a share of the model's context
+// window, capped by a number of tokens.
+type Lore struct {
+	BudgetPercent int `yaml:"budget_percent"`
+	BudgetTokens  int `yaml:"budget_tokens"`
+}
+
+// Budget is the lore token budget for a context window (0: unknown); 0
+// means no bound.
+func (l Lore) Budget(contextWindow int) int {
+	budget := l.BudgetTokens
+	if share := contextWindow * l.BudgetPercent / 100; contextWindow > 0 && l.BudgetPercent > 0 && (budget == 0 || share < budget) {
+		budget = share
+	}
+	return budget
 }
 
 // Discord configures the Discord adapter; it runs when Token is set.
@@ -170,6 +188,7 @@ func Default() Config {
 			RecapMaxChars:     60000,
 		},
 		Cards:    Cards{Dir: "cards"},
+		Lore:     Lore{BudgetPercent: 25, BudgetTokens: 4096},
 		Language: "en",
 		Discord:  Discord{ShardCount: 1},
 		Telegram: Telegram{WebhookListen: ":8443"},

@@ -1,6 +1,10 @@
 package memory
 
-import "strings"
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
 
 // Roles of assembled messages.
 const (
@@ -29,8 +33,9 @@ type AssembleInput struct {
 	// System is the character part of the system message (card, persona),
 	// already expanded.
 	System string
-	// Lore holds activated lorebook entries.
-	Lore []string
+	// Lore is what lorebooks add; nil when nothing. It is kept apart so
+	// that a prompt short of room can leave it out (FitPrompt).
+	Lore *Lore
 	// Recall is the recalled-memory block; empty leaves it out.
 	Recall string
 	// Summary is the chat's active relay summary; empty when none.
@@ -43,8 +48,29 @@ type AssembleInput struct {
 	// NameUsers prefixes each user message with its author's name, for
 	// channels where several people play.
 	NameUsers bool
+	// Injections go into the history at their depth: Depth messages from
+	// its end (0: after the last one).
+	Injections []Injection
 	// PostHistory is appended as a final system message when set.
 	PostHistory string
+}
+
+// Lore is what activated lorebook entries add to a prompt.
+type Lore struct {
+	// System replaces AssembleInput.System: the same text with the
+	// entries placed around the character and its example dialogues.
+	System string
+	// Injections are the entries placed inside the history (at a depth,
+	// the author's note block).
+	Injections []Injection
+}
+
+// Injection is a message placed inside the history: a lore entry at a
+// depth, the author's note block, a card's Character's Note.
+type Injection struct {
+	Depth   int
+	Role    string
+	Content string
 }
 
 // Assemble builds the prompt in DESIGN order: system (character, conventions,
@@ -52,30 +78,31 @@ type AssembleInput struct {
 // resident summary, then the live branch.
 func Assemble(in AssembleInput) []Message {
 	w := wordingFor(in.Language)
+	system, injections := in.System, in.Injections
+	if in.Lore != nil {
+		if in.Lore.System != "" {
+			system = in.Lore.System
+		}
+		injections = append(slices.Clip(injections), in.Lore.Injections...)
+	}
 	var sys strings.Builder
-	sys.WriteString(strings.TrimSpace(in.System))
+	sys.WriteString(strings.TrimSpace(system))
 	sys.WriteString("\n\n")
 	sys.WriteString(w.conventions)
-	if len(in.Lore) > 0 {
-		sys.WriteString("\n\n")
-		sys.WriteString(w.loreHeader)
-		for _, l := range in.Lore {
-			sys.WriteString("\n- ")
-			sys.WriteString(strings.TrimSpace(l))
-		}
-	}
 	if in.Recall != "" {
 		sys.WriteString("\n\n")
 		sys.WriteString(w.recallHeader)
 		sys.WriteString("\n")
 		sys.WriteString(in.Recall)
 	}
-	msgs := make([]Message, 0, len(in.History)+3)
+	msgs := make([]Message, 0, len(in.History)+len(injections)+3)
 	msgs = append(msgs, Message{Role: RoleSystem, Content: sys.String()})
 	if p := Previously(in.Language, in.Summary, in.Resident); p != "" {
 		msgs = append(msgs, Message{Role: RoleUser, Content: p})
 	}
-	for _, t := range in.History {
+	at := injectionsAt(injections, len(in.History))
+	for i, t := range in.History {
+		msgs = append(msgs, at[i]...)
 		content := t.Content
 		if t.Role == RoleUser && in.NameUsers && t.Name != "" {
 			content = t.Name + ": " + content
@@ -84,10 +111,56 @@ func Assemble(in AssembleInput) []Message {
 		// sent as they are: every OpenAI-compatible API accepts them.
 		msgs = append(msgs, Message{Role: t.Role, Content: content})
 	}
+	msgs = append(msgs, at[len(in.History)]...)
 	if ph := strings.TrimSpace(in.PostHistory); ph != "" {
 		msgs = append(msgs, Message{Role: RoleSystem, Content: ph})
 	}
 	return msgs
+}
+
+// injectionsAt returns the messages to put before each of n history
+// messages (and, at index n, after the last): at each place, one message per
+// role — system, then user, then assistant — joining what shares it. A
+// depth beyond the history puts the injection at its start.
+func injectionsAt(injections []Injection, n int) map[int][]Message {
+	if len(injections) == 0 {
+		return nil
+	}
+	type slot struct {
+		at   int
+		role string
+	}
+	text := map[slot]*strings.Builder{}
+	var order []slot
+	for _, inj := range injections {
+		c := strings.TrimSpace(inj.Content)
+		if c == "" {
+			continue
+		}
+		role := inj.Role
+		if role != RoleUser && role != RoleAssistant {
+			role = RoleSystem
+		}
+		s := slot{at: n - min(max(inj.Depth, 0), n), role: role}
+		b, ok := text[s]
+		if !ok {
+			b = &strings.Builder{}
+			text[s] = b
+			order = append(order, s)
+		} else {
+			b.WriteString("\n")
+		}
+		b.WriteString(c)
+	}
+	rank := map[string]int{RoleSystem: 0, RoleUser: 1, RoleAssistant: 2}
+	slices.SortStableFunc(order, func(x, y slot) int {
+		return cmp.Or(cmp.Compare(x.at, y.at), cmp.Compare(rank[x.role], rank[y.role]))
+	})
+	out := map[int][]Message{}
+	for _, s := range order {
+		out[s.at] = append(out[s.at], Message{Role: s.role, Content: text[s].String()})
+	}
+	return out
 }
 
 // Previously renders the "previously" message: the header, the chat summary,

@@ -25,7 +25,7 @@ func TestFitPrompt(t *testing.T) {
 	full := runeCount(Assemble(base))
 	withSummary := base
 	withSummary.Summary = strings.Repeat("s", 300)
-	withSummary.Lore = []string{strings.Repeat("l", 300)}
+	withSummary.Lore = &Lore{System: "S\n" + strings.Repeat("l", 300)}
 	tests := []struct {
 		name  string
 		in    AssembleInput

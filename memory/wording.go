@@ -4,7 +4,6 @@ package memory
 type wording struct {
 	previouslyHeader string
 	conventions      string
-	loreHeader       string
 	recallHeader     string
 }
 
@@ -15,7 +14,6 @@ var wordings = map[string]wording{
 			"(and what is remembered from earlier chats with this user). Treat it as settled fact, pick the story up from its current scene, " +
 			"and never quote it or speak about it. A [Recalled] block holds older passages that may bear on the moment. " +
 			"Everything after that is the live conversation.",
-		loreHeader:   "World notes:",
 		recallHeader: "[Recalled] Older passages of this story that may be relevant now:",
 	},
 	"zh": {
@@ -23,7 +21,6 @@ var wordings = map[string]wording{
 		conventions: "消息排布说明：若第一条用户消息以【前情提要】开头，它浓缩了此前的剧情（以及与这位用户更早几局里记下的事），" +
 			"请当作已成定论的事实，从其中的当前场景接着往下演，不要复述或谈论这份提要本身。【旧事回想】里是可能与眼下相关的旧段落。" +
 			"此后的消息才是正在进行的对话。",
-		loreHeader:   "世界设定：",
 		recallHeader: "【旧事回想】本局更早的、可能与眼下有关的段落：",
 	},
 }

@@ -196,6 +196,6 @@ func All() []any {
 	return []any{
 		&Card{}, &Space{}, &Channel{}, &Chat{}, &Message{}, &Summary{}, &Recap{},
 		&ManifestEntry{}, &Handbook{}, &ResidentSummary{}, &MemoryHistory{}, &Ledger{},
-		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{},
+		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{}, &ChatLore{},
 	}
 }

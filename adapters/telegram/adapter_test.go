@@ -461,8 +461,9 @@ func TestWebhook(t *testing.T) {
 	h.cfg.WebhookSecret = config.Secret("s3cret-token")
 	h.cfg.WebhookListen = "127.0.0.1:0"
 	h.start()
-	// Run publishes the commands before it sets the webhook: wait for it.
-	waitFor(t, "webhook set", func() bool { url, _ := h.tg.Webhook(); return url != "" })
+	// The adapter sets its webhook while it starts (after answering what a
+	// stopped process left): wait for the call rather than race it.
+	waitFor(t, "the webhook set", func() bool { url, _ := h.tg.Webhook(); return url != "" })
 	if url, secret := h.tg.Webhook(); url != h.cfg.WebhookURL || secret != "s3cret-token" {
 		t.Errorf("setWebhook: got %q %q", url, secret)
 	}

@@ -56,6 +56,12 @@ var _ memory.Store = (*models.Store)(nil)
 // openApp connects storage and queue and builds the pipeline around cards;
 // the pipeline reports its turns to the metrics and to each of also.
 func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *cards.Library, also ...bot.Observer) (*app, error) {
+	return openAppWith(ctx, cfg, log, cards, nil, also...)
+}
+
+// openAppWith is openApp with lore attached to every chat (the console's
+// --lore), next to the worlds of the card folder that cards name.
+func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards *cards.Library, lore []*cards.Book, also ...bot.Observer) (*app, error) {
 	a := &app{cfg: cfg, log: log, cards: cards}
 	var err error
 	if a.store, err = openStore(ctx, cfg, log); err != nil {
@@ -91,8 +97,21 @@ func openApp(ctx context.Context, cfg config.Config, log *slog.Logger, cards *ca
 		Questions:       jobs.NewQuestions(a.redis),
 		Limits:          bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars},
 		ConcurrentTurns: cfg.Limits.ConcurrentTurns,
+		LoreConfig:      cfg.Lore,
+		Worlds:          loadWorlds(cfg.Cards.Dir, log),
+		Lore:            lore,
 	})
 	return a, nil
+}
+
+// loadWorlds reads the world-info files of the card folder; one that does
+// not load is logged with why and skipped.
+func loadWorlds(dir string, log *slog.Logger) *cards.Worlds {
+	w, errs := cards.LoadWorlds(dir)
+	for _, err := range errs {
+		log.Warn("world file skipped", "err", err)
+	}
+	return w
 }
 
 // retries maps the config's retry count to the client's: 0 means none.

@@ -17,6 +17,7 @@ import (
 func (c *cli) chatCmd() *cobra.Command {
 	var (
 		cardPath     string
+		lorePaths    []string
 		user         string
 		noWorker     bool
 		drainTimeout time.Duration
@@ -60,7 +61,15 @@ func (c *cli) chatCmd() *cobra.Command {
 			default:
 				return usageError{fmt.Errorf("chat needs --card FILE (for example examples/cards/lantern-keeper.json)")}
 			}
-			a, err := openApp(ctx, cfg, log, lib)
+			var lore []*cards.Book
+			for _, p := range lorePaths {
+				b, err := cards.ReadBookFile(p)
+				if err != nil {
+					return usageError{fmt.Errorf("--lore: %w", err)}
+				}
+				lore = append(lore, b)
+			}
+			a, err := openAppWith(ctx, cfg, log, lib, lore)
 			if err != nil {
 				return err
 			}
@@ -90,6 +99,7 @@ func (c *cli) chatCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&cardPath, "card", "", "card file (Tavern V2 JSON)")
+	cmd.Flags().StringArrayVar(&lorePaths, "lore", nil, "world-info or lorebook file to attach to this chat (repeatable)")
 	cmd.Flags().StringVar(&user, "user", defaultUser(), "your name in the story")
 	cmd.Flags().BoolVar(&noWorker, "no-worker", false, "don't run the memory job workers in this process")
 	cmd.Flags().DurationVar(&drainTimeout, "drain-timeout", 2*time.Minute, "how long to wait at the end for memory jobs")

@@ -38,7 +38,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&c.configPath, "config", "", "config file (default troupe.yaml if present)")
-	root.AddCommand(c.serveCmd(), c.workerCmd(), c.chatCmd(), c.migrateCmd(), c.versionCmd(), c.memoryCmd(), c.healthCmd(), c.benchCmd(), c.cardCmd())
+	root.AddCommand(c.serveCmd(), c.workerCmd(), c.chatCmd(), c.migrateCmd(), c.versionCmd(), c.memoryCmd(), c.healthCmd(), c.benchCmd(), c.cardCmd(), c.evalCmd())
 	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && cmd != nil && isUsage(err) {
 		return usageError{err}

@@ -1,0 +1,364 @@
+package cards
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// matcher is one compiled key.
+type matcher struct {
+	re *regexp.Regexp
+	// needs are ASCII literals the expression cannot match without (in
+	// lower case when it ignores case): a cheap test before running it.
+	needs    []string
+	needFold bool
+	// key is the literal key, lower-cased unless case-sensitive.
+	key           string
+	caseSensitive bool
+	// whole asks for word boundaries; it is set only on the sides of key
+	// that end in a word character, so CJK keys match as substrings.
+	wholeLeft, wholeRight bool
+	// word: the key is one whole word, found by a lookup in the text's
+	// words instead of a search.
+	word bool
+	// pair is the key's first two runes when both are outside ASCII (a
+	// Chinese name, say): the text must hold them side by side.
+	pair string
+	// macro is the key as written when it holds a macro ({{char}}): it is
+	// expanded and compiled on each turn, with wholeWords.
+	macro      string
+	wholeWords bool
+	// lead is the key's first word when the key starts with a whole word
+	// and goes on: the text must hold that word, which rules most keys out
+	// without a search.
+	lead string
+}
+
+// compileKey turns a key into a matcher: /pattern/flags is a regular
+// expression (flags i, s and m apply; g, u and y mean nothing here), any
+// other key a literal. A pattern Go cannot compile (look-arounds, back
+// references) is taken literally and so, like in SillyTavern, matches only
+// its own text.
+func compileKey(key string, caseSensitive, wholeWords bool) (matcher, bool) {
+	key = strings.TrimSpace(key)
+	if key == "" {
+		return matcher{}, false
+	}
+	m := compileText(key, caseSensitive, wholeWords)
+	if strings.Contains(key, "{{") {
+		m.macro, m.wholeWords = key, wholeWords
+	}
+	return m, true
+}
+
+// compileText compiles a key as it reads: a regular expression or a literal.
+func compileText(key string, caseSensitive, wholeWords bool) matcher {
+	if re := keyRegexp(key); re != nil {
+		m := matcher{re: re}
+		m.needs, m.needFold = requiredLiterals(re.String())
+		return m
+	}
+	m := matcher{key: key, caseSensitive: caseSensitive}
+	if !caseSensitive {
+		m.key = strings.ToLower(key)
+	}
+	if r1, n1 := utf8.DecodeRuneInString(m.key); r1 >= utf8.RuneSelf && !caseSensitive {
+		if r2, n2 := utf8.DecodeRuneInString(m.key[n1:]); r2 >= utf8.RuneSelf && r2 != utf8.RuneError {
+			m.pair = m.key[:n1+n2]
+		}
+	}
+	if wholeWords {
+		first, _ := utf8.DecodeRuneInString(m.key)
+		last, _ := utf8.DecodeLastRuneInString(m.key)
+		m.wholeLeft, m.wholeRight = isWordRune(first), isWordRune(last)
+		end := strings.IndexFunc(m.key, func(r rune) bool { return !isWordRune(r) })
+		m.word = m.wholeLeft && m.wholeRight && end < 0
+		if m.wholeLeft && end > 0 {
+			m.lead = m.key[:end]
+		}
+	}
+	return m
+}
+
+// keyRegexp compiles a /pattern/flags key, or returns nil.
+func keyRegexp(key string) *regexp.Regexp {
+	if len(key) < 3 || key[0] != '/' {
+		return nil
+	}
+	end := strings.LastIndexByte(key, '/')
+	if end <= 0 {
+		return nil
+	}
+	pattern, flags := key[1:end], key[end+1:]
+	var goFlags string
+	for _, f := range flags {
+		switch f {
+		case 'i', 's', 'm':
+			if !strings.ContainsRune(goFlags, f) {
+				goFlags += string(f)
+			}
+		case 'g', 'u', 'y':
+		default:
+			return nil
+		}
+	}
+	if goFlags != "" {
+		pattern = "(?" + goFlags + ")" + pattern
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil
+	}
+	return re
+}
+
+// requiredLiterals returns the ASCII literals of at least two bytes that
+// every match of pattern contains: the literal parts of a top-level
+// concatenation. fold is true when they are to be found in any case (they
+// are then lower-cased); a pattern mixing both gives none.
+func requiredLiterals(pattern string) (lits []string, fold bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil, false
+	}
+	re = re.Simplify()
+	parts := []*syntax.Regexp{re}
+	if re.Op == syntax.OpConcat {
+		parts = re.Sub
+	}
+	first := true
+	for _, p := range parts {
+		if p.Op != syntax.OpLiteral || len(p.Rune) < 2 {
+			continue
+		}
+		lit := string(p.Rune)
+		if !isASCII(lit) {
+			continue
+		}
+		f := p.Flags&syntax.FoldCase != 0
+		if !first && f != fold {
+			return nil, false
+		}
+		first, fold = false, f
+		if f {
+			lit = strings.ToLower(lit)
+		}
+		lits = append(lits, lit)
+	}
+	return lits, fold
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// isWordRune reports whether r is part of a word for whole-word matching:
+// letters, digits and underscore of scripts written with spaces. Chinese,
+// Japanese, Korean and Thai characters are not, so keys in them match inside
+// running text.
+func isWordRune(r rune) bool {
+	if r == '_' {
+		return true
+	}
+	if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+		return false
+	}
+	if r < 0x2E80 {
+		return true
+	}
+	return !unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai)
+}
+
+// haystack is scanned text with what makes searching it fast, each made
+// once and only when a key needs it: its lower-case form, its words, and the
+// results of the regular expressions tried on it.
+type haystack struct {
+	text, lower    string
+	words, wordsCS map[string]struct{}
+	pairs          map[string]struct{}
+	regexpsTried   map[string]bool
+	folded         *string
+}
+
+// foldedText is the lower-case text with the one letter whose case folding
+// lower-casing misses (ſ, which (?i)s matches) folded too.
+func (h *haystack) foldedText() string {
+	if h.folded == nil {
+		f := strings.ReplaceAll(h.lower, "ſ", "s")
+		h.folded = &f
+	}
+	return *h.folded
+}
+
+// pairSet returns the pairs of adjacent runes of text outside ASCII.
+func pairSet(text string) map[string]struct{} {
+	set := map[string]struct{}{}
+	prevAt := -1
+	for i, r := range text {
+		if r < utf8.RuneSelf {
+			prevAt = -1
+			continue
+		}
+		if prevAt >= 0 {
+			set[text[prevAt:i+utf8.RuneLen(r)]] = struct{}{}
+		}
+		prevAt = i
+	}
+	return set
+}
+
+func newHaystack(text string) *haystack { return &haystack{text: text, lower: strings.ToLower(text)} }
+
+// wordSet returns the words of text (maximal runs of word runes).
+func wordSet(text string) map[string]struct{} {
+	set := map[string]struct{}{}
+	start := -1
+	for i, r := range text {
+		switch w := isWordRune(r); {
+		case w && start < 0:
+			start = i
+		case !w && start >= 0:
+			set[text[start:i]] = struct{}{}
+			start = -1
+		}
+	}
+	if start >= 0 {
+		set[text[start:]] = struct{}{}
+	}
+	return set
+}
+
+// match reports whether the key occurs in h.
+func (m matcher) match(h *haystack) bool {
+	if m.re != nil {
+		key := m.re.String()
+		if found, ok := h.regexpsTried[key]; ok {
+			return found
+		}
+		found := m.literalsIn(h) && m.re.MatchString(h.text)
+		if h.regexpsTried == nil {
+			h.regexpsTried = map[string]bool{}
+		}
+		h.regexpsTried[key] = found
+		return found
+	}
+	if m.pair != "" {
+		if h.pairs == nil {
+			h.pairs = pairSet(h.lower)
+		}
+		if _, ok := h.pairs[m.pair]; !ok {
+			return false
+		}
+	}
+	text := h.lower
+	if m.caseSensitive {
+		text = h.text
+	}
+	if m.word || m.lead != "" {
+		set := &h.words
+		if m.caseSensitive {
+			set = &h.wordsCS
+		}
+		if *set == nil {
+			*set = wordSet(text)
+		}
+		if m.word {
+			_, ok := (*set)[m.key]
+			return ok
+		}
+		if _, ok := (*set)[m.lead]; !ok {
+			return false
+		}
+	}
+	if !m.wholeLeft && !m.wholeRight {
+		return strings.Contains(text, m.key)
+	}
+	for from := 0; from <= len(text); {
+		i := strings.Index(text[from:], m.key)
+		if i < 0 {
+			return false
+		}
+		start, end := from+i, from+i+len(m.key)
+		if m.boundary(text, start, end) {
+			return true
+		}
+		_, size := utf8.DecodeRuneInString(text[start:])
+		from = start + max(size, 1)
+	}
+	return false
+}
+
+// literalsIn reports whether h holds every literal the expression needs.
+func (m matcher) literalsIn(h *haystack) bool {
+	for _, lit := range m.needs {
+		if m.needFold && !strings.Contains(h.foldedText(), lit) || !m.needFold && !strings.Contains(h.text, lit) {
+			return false
+		}
+	}
+	return true
+}
+
+// boundary reports whether text[start:end] stands as a whole word.
+func (m matcher) boundary(text string, start, end int) bool {
+	if m.wholeLeft && start > 0 {
+		if r, _ := utf8.DecodeLastRuneInString(text[:start]); isWordRune(r) {
+			return false
+		}
+	}
+	if m.wholeRight && end < len(text) {
+		if r, _ := utf8.DecodeRuneInString(text[end:]); isWordRune(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// MatchKey reports whether key calls up an entry in text, with the book
+// defaults troupe uses (whole words, any case) unless told otherwise.
+func MatchKey(key, text string, caseSensitive, wholeWords bool) bool {
+	m, ok := compileKey(key, caseSensitive, wholeWords)
+	return ok && m.match(newHaystack(text))
+}
+
+// compile prepares every entry's matchers with the book's defaults; ParseBook
+// calls it, and activation compiles on the fly an entry that was not.
+func (b *Book) compile() {
+	for i := range b.Entries {
+		b.Entries[i].primary, b.Entries[i].secondary = b.Entries[i].matchers(b)
+	}
+}
+
+// matchers compiles e's keys under b's defaults.
+func (e *Entry) matchers(b *Book) (primary, secondary []matcher) {
+	cs, whole := b.CaseSensitive, b.MatchWholeWords
+	if e.CaseSensitive != nil {
+		cs = *e.CaseSensitive
+	}
+	if e.MatchWholeWords != nil {
+		whole = *e.MatchWholeWords
+	}
+	for _, k := range e.Keys {
+		if m, ok := compileKey(k, cs, whole); ok {
+			primary = append(primary, m)
+		}
+	}
+	for _, k := range e.Secondary {
+		if m, ok := compileKey(k, cs, whole); ok {
+			secondary = append(secondary, m)
+		}
+	}
+	// Keep a non-nil slice for a keyless entry, so that activation knows
+	// it was compiled.
+	if primary == nil {
+		primary = []matcher{}
+	}
+	return primary, secondary
+}

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"troupe/bot"
+	"troupe/config"
+	"troupe/llm/openaitest"
+	"troupe/memory"
+	"troupe/memory/eval"
+	"troupe/memory/memorytest"
+)
+
+// defaultEvalSuite is the suite in the source tree.
+const defaultEvalSuite = "examples/eval"
+
+// evalOptions are eval's flags.
+type evalOptions struct {
+	suite    string
+	lang     string
+	only     string
+	jsonPath string
+	judge    bool
+	compare  string
+	fake     string
+	parallel int
+	waiting  bool
+	verbose  bool
+}
+
+func (c *cli) evalCmd() *cobra.Command {
+	var o evalOptions
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Measure how well characters remember, on your model",
+		Long: `Play the memory suite's scripted stories through the real pipeline and score
+what the character answers afterwards. Each case gets a fresh troupe of its
+own (a temporary SQLite file, an in-process Redis, the configured model,
+scribe and memory settings, with the suite's settings on top: a short
+memory.keep and period so that planted facts are compacted before the
+question). The story is told as console messages, every memory job it left
+owed is finished, then the question is asked as the player, in character.
+
+Categories: single_fact, update, temporal, cross_chat, perspective, abstention,
+said_by_character, forgetting. The default scorer normalizes case, width and
+punctuation and looks for a gold answer (or a close character-level F1);
+--judge also asks the scribe model to grade each reply with a fixed rubric,
+and its verdict counts. Abstention, perspective and forgetting score 1 only
+when no forbidden answer appears.
+
+--compare KEY=VALUE (any config key, e.g. memory.period=0) runs the suite a
+second time with that setting and prints both side by side. --fake faithful
+or --fake factless plays against the built-in fake model, which answers from
+its prompt's own sentences (a perfectly faithful reader), with a scribe
+whose summaries keep every fact or none.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return c.runEval(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.suite, "suite", defaultEvalSuite, "suite directory (suite.yaml, en/*.yaml, zh/*.yaml)")
+	f.StringVar(&o.lang, "lang", "all", "en, zh or all")
+	f.StringVar(&o.only, "only", "", "run one category only")
+	f.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to this file (- for stdout)")
+	f.BoolVar(&o.judge, "judge", false, "have the scribe model grade each reply too (its verdict counts)")
+	f.StringVar(&o.compare, "compare", "", "KEY=VALUE: run again with this setting and compare")
+	f.StringVar(&o.fake, "fake", "", "play against the built-in fake model: faithful or factless")
+	f.IntVar(&o.parallel, "parallel", 0, "cases played at once (default: 4, or one per CPU when more)")
+	f.BoolVar(&o.waiting, "include-waiting", false, "also play cases that need features troupe lacks yet")
+	f.BoolVar(&o.verbose, "verbose", false, "print every case's question, reply and verdict")
+	return cmd
+}
+
+// evalSetting is one KEY=VALUE override.
+type evalSetting struct{ key, value string }
+
+func parseSetting(s string) (evalSetting, error) {
+	k, v, ok := strings.Cut(s, "=")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" {
+		return evalSetting{}, fmt.Errorf("want KEY=VALUE, got %q", s)
+	}
+	if !slices.Contains(config.EnvKeys(), config.EnvName(k)) {
+		return evalSetting{}, fmt.Errorf("%q is not a config key (see troupe.example.yaml)", k)
+	}
+	return evalSetting{k, strings.TrimSpace(v)}, nil
+}
+
+func (c *cli) runEval(ctx context.Context, o evalOptions) error {
+	if o.lang != "all" && o.lang != "en" && o.lang != "zh" {
+		return usageError{fmt.Errorf("--lang must be en, zh or all")}
+	}
+	if o.only != "" && !slices.Contains(eval.Categories, o.only) {
+		return usageError{fmt.Errorf("--only must be one of %s", strings.Join(eval.Categories, ", "))}
+	}
+	if o.fake != "" && o.fake != "faithful" && o.fake != "factless" {
+		return usageError{fmt.Errorf("--fake must be faithful or factless")}
+	}
+	var compare *evalSetting
+	if o.compare != "" {
+		s, err := parseSetting(o.compare)
+		if err != nil {
+			return usageError{fmt.Errorf("--compare: %w", err)}
+		}
+		compare = &s
+	}
+	suite, err := eval.Load(o.suite)
+	if err != nil {
+		return err
+	}
+	cases := suite.Select(o.lang, o.only)
+	if len(cases) == 0 {
+		return usageError{errors.New("no case matches --lang and --only")}
+	}
+	overrides := map[string]string{}
+	for k, v := range suite.Settings {
+		overrides[config.EnvName(k)] = v
+	}
+	if o.fake != "" {
+		fake := openaitest.Start()
+		defer fake.Close()
+		fake.SetRecording(false)
+		fake.SetPromptTokenCounter(memory.EstimateTokens)
+		fake.SetResponder((&memorytest.Faithful{Factless: o.fake == "factless"}).Respond)
+		for _, k := range []string{"MODEL", "SCRIBE"} {
+			overrides["TROUPE_"+k+"_BASE_URL"] = fake.URL()
+			overrides["TROUPE_"+k+"_API_KEY"] = "fake"
+			overrides["TROUPE_"+k+"_NAME"] = "openaitest-" + o.fake
+		}
+	}
+	runs := []map[string]string{overrides}
+	labels := []string{""}
+	if compare != nil {
+		changed := map[string]string{}
+		for k, v := range overrides {
+			changed[k] = v
+		}
+		changed[config.EnvName(compare.key)] = compare.value
+		runs = append(runs, changed)
+		labels = []string{"as configured", compare.key + "=" + compare.value}
+	}
+	var reps []eval.Report
+	for i, ov := range runs {
+		cfg, err := config.Load(c.configPath, overlay(ov, c.lookup))
+		if err != nil {
+			return err
+		}
+		rep, err := c.evalRun(ctx, cfg, suite, cases, o, labels[i])
+		if err != nil {
+			return err
+		}
+		reps = append(reps, rep)
+	}
+	table := c.stdout
+	if o.jsonPath == "-" {
+		table = c.stderr
+	}
+	if err := eval.PrintTable(table, reps...); err != nil {
+		return err
+	}
+	if o.jsonPath != "" {
+		return writeEvalJSON(c.stdout, o.jsonPath, reps)
+	}
+	return nil
+}
+
+// overlay answers lookups from ov first, then from next.
+func overlay(ov map[string]string, next env) env {
+	return func(k string) (string, bool) {
+		if v, ok := ov[k]; ok {
+			return v, true
+		}
+		return next(k)
+	}
+}
+
+// evalRun plays the cases, several at once, showing progress on stderr.
+func (c *cli) evalRun(ctx context.Context, cfg config.Config, suite *eval.Suite, cases []eval.Case, o evalOptions, label string) (eval.Report, error) {
+	logCfg := cfg.Log
+	if logCfg.Level == "info" || logCfg.Level == "debug" {
+		logCfg.Level = "warn" // keep the table readable; warnings still show
+	}
+	log := newLogger(logCfg, c.stderr)
+	parallel := o.parallel
+	if parallel <= 0 {
+		// Cases mostly wait (on the model, on the job queue), so more run
+		// at once than there are CPUs.
+		parallel = max(4, runtime.NumCPU())
+	}
+	results := make([]eval.Result, len(cases))
+	prog := newProgress(c.stderr, len(cases), label)
+	start := time.Now()
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, parallel)
+	for i, cs := range cases {
+		if missing := cs.Missing(evalFeatures()); len(missing) > 0 && !o.waiting {
+			results[i] = eval.Result{ID: cs.ID, Category: cs.Category, Lang: cs.Lang, Waiting: missing}
+			prog.done(results[i])
+			continue
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return eval.Report{}, ctx.Err()
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			e := &evalCase{s: suite, c: cs, cfg: cfg, judge: o.judge, log: log}
+			results[i] = e.run(ctx)
+			prog.done(results[i])
+			if o.verbose {
+				prog.detail(cs, results[i])
+			}
+		})
+	}
+	wg.Wait()
+	prog.finish()
+	if err := ctx.Err(); err != nil {
+		return eval.Report{}, err
+	}
+	if err := nonePlayed(results); err != nil {
+		return eval.Report{}, err
+	}
+	rep := eval.Summarize(results, time.Since(start))
+	rep.Label = label
+	rep.Model, rep.Scribe = cfg.Model.Name, cfg.ScribeModel().Name
+	return rep, nil
+}
+
+// nonePlayed fails a run in which no case reached its question (no model
+// there, a wrong key): its scores would measure nothing.
+func nonePlayed(results []eval.Result) error {
+	first := ""
+	for _, r := range results {
+		switch {
+		case len(r.Waiting) > 0:
+		case r.Err == "":
+			return nil
+		case first == "":
+			first = r.Err
+		}
+	}
+	if first == "" {
+		return nil
+	}
+	return fmt.Errorf("eval: no case could be played; the first said: %s", first)
+}
+
+// evalFeatures lists what the pipeline offers of the features suite cases
+// may need: scenes once the chat commands include /cast.
+func evalFeatures() []string {
+	var have []string
+	if slices.ContainsFunc(bot.Commands, func(c struct{ Name, Description string }) bool { return c.Name == "cast" }) {
+		have = append(have, eval.FeatureScenes)
+	}
+	return have
+}
+
+// writeEvalJSON writes one report, or for --compare {"runs": [a, b]}.
+func writeEvalJSON(stdout io.Writer, path string, reps []eval.Report) error {
+	var v any = reps[0]
+	if len(reps) > 1 {
+		v = map[string]any{"runs": reps}
+	}
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	if path == "-" {
+		_, err = stdout.Write(data)
+		return err
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("eval: write results: %w", err)
+	}
+	return nil
+}
+
+// progress shows how far a run is: a redrawn bar on a terminal, a line per
+// case otherwise.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tty   bool
+	total int
+	n     int
+	sum   float64
+	label string
+}
+
+func newProgress(w io.Writer, total int, label string) *progress {
+	f, ok := w.(*os.File)
+	return &progress{w: w, tty: ok && term.IsTerminal(int(f.Fd())), total: total, label: label}
+}
+
+func (p *progress) done(r eval.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	p.sum += r.Final()
+	state := fmt.Sprintf("%.2f", r.Final())
+	switch {
+	case len(r.Waiting) > 0:
+		state = "waiting for " + strings.Join(r.Waiting, ", ")
+	case r.Err != "":
+		state = "error: " + r.Err
+	}
+	if !p.tty {
+		prefix := ""
+		if p.label != "" {
+			prefix = p.label + ": "
+		}
+		fmt.Fprintf(p.w, "%s[%d/%d] %s %s %s: %s (%.1fs)\n", prefix, p.n, p.total, r.Lang, r.Category, r.ID, state, r.Elapsed.Seconds())
+		return
+	}
+	const width = 30
+	filled := width * p.n / p.total
+	fmt.Fprintf(p.w, "\r%s[%s%s] %d/%d  %-40.40s", p.label, strings.Repeat("#", filled), strings.Repeat(" ", width-filled), p.n, p.total, r.ID+" "+state)
+}
+
+func (p *progress) detail(c eval.Case, r eval.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty {
+		fmt.Fprintln(p.w)
+	}
+	fmt.Fprintf(p.w, "  Q: %s\n  A: %s\n  %s (%s)", c.Ask, r.Reply, fmt.Sprintf("%.2f", r.Final()), r.Why)
+	for _, n := range r.Notes {
+		fmt.Fprintf(p.w, "; note: %s", n)
+	}
+	fmt.Fprintln(p.w)
+}
+
+func (p *progress) finish() {
+	if p.tty {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,207 @@
+package memorytest
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"troupe/llm/openaitest"
+	"troupe/memory"
+	"troupe/memory/eval"
+)
+
+// Faithful is a scripted scribe that writes memory the way a careful
+// scribe would, so that an evaluation measures troupe rather than the
+// fake: its summaries list every line of the conversation they cover (and
+// keep the previous summary's), its recaps list the chat's lines as
+// established facts, and its consolidations carry those facts, tagged by
+// chat, into the resident summary as far as its budget allows. With
+// Factless its summaries keep no facts at all (five well-formed, empty
+// sections), the deliberately broken setting an evaluation must catch.
+//
+// Chat turns go to Next (openaitest.Reader when nil); eval judge prompts are
+// graded with eval.Score, as a judge following the rubric would.
+type Faithful struct {
+	Factless bool
+	Next     func(openaitest.Request) openaitest.Answer
+
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+// Count returns how many answers of a kind ("summary", "recap",
+// "consolidate", "judge") it wrote.
+func (f *Faithful) Count(kind string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.counts[kind]
+}
+
+// Respond is an openaitest responder.
+func (f *Faithful) Respond(req openaitest.Request) openaitest.Answer {
+	kind := Kind(req)
+	if kind == "" && len(req.Messages) > 1 {
+		if c, reply, ok := eval.JudgeCase(req.Messages[0].Content, req.Messages[1].Content); ok {
+			f.count("judge")
+			verdict, pass := "VERDICT: FAIL", "VERDICT: PASS"
+			if c.Lang == "zh" {
+				verdict, pass = "结论：不通过", "结论：通过"
+			}
+			v := eval.Score(c, reply, eval.DefaultF1)
+			if v.Score == 1 {
+				verdict = pass
+			}
+			return openaitest.Answer{Text: v.Why + "\n" + verdict}
+		}
+	}
+	if kind == "" {
+		if f.Next != nil {
+			return f.Next(req)
+		}
+		return openaitest.Reader(req)
+	}
+	n := f.count(kind)
+	switch kind {
+	case "recap":
+		return openaitest.Answer{Text: f.recap(req, n)}
+	case "consolidate":
+		return openaitest.Answer{Text: f.consolidate(req)}
+	}
+	return openaitest.Answer{Text: f.summary(req)}
+}
+
+func (f *Faithful) count(kind string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.counts == nil {
+		f.counts = map[string]int{}
+	}
+	f.counts[kind]++
+	return f.counts[kind]
+}
+
+var (
+	conversationRe = regexp.MustCompile(`(?s)<conversation[^>]*>\n(.*?)\n</conversation>`)
+	previousRe     = regexp.MustCompile(`(?s)<previous-summary>\n(.*?)\n</previous-summary>`)
+	earlierRe      = regexp.MustCompile(`(?s)(?:\[Summary of the earlier story\]|【前情提要】)\n(.*?)\n\n<conversation`)
+	previousRecap  = regexp.MustCompile(`(?s)<previous-recap>\n(.*?)\n</previous-recap>`)
+)
+
+// lines returns the conversation's lines worth keeping: every turn but the
+// fake character's "I don't know" and "I see", flattened to one line each.
+func lines(conversation string) []string {
+	var out []string
+	for _, turn := range strings.Split(conversation, "\n\n") {
+		t := strings.Join(strings.Fields(turn), " ")
+		if t == "" || strings.HasSuffix(t, openaitest.ReaderUnknown) || strings.HasSuffix(t, openaitest.ReaderUnknownZH) ||
+			strings.HasSuffix(t, ": "+openaitest.ReaderAck) || strings.HasSuffix(t, openaitest.ReaderAckZH) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// section returns the "- " items of the section under heading in text.
+func section(text, heading string) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(text, "\n") {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "#") {
+			in = t == heading
+			continue
+		}
+		if in && strings.HasPrefix(t, "- ") {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (f *Faithful) summary(req openaitest.Request) string {
+	lang := "en"
+	if strings.Contains(req.Messages[0].Content, memory.SummaryHeadings["zh"][0]) {
+		lang = "zh"
+	}
+	h := memory.SummaryHeadings[lang]
+	user := req.Messages[1].Content
+	var facts []string
+	if !f.Factless {
+		if m := previousRe.FindStringSubmatch(user); m != nil {
+			facts = section(m[1], h[3])
+		}
+		if m := conversationRe.FindStringSubmatch(user); m != nil {
+			for _, l := range lines(m[1]) {
+				facts = append(facts, "- "+l)
+			}
+		}
+	}
+	none, scene := "- (nothing kept)", "The story goes on."
+	if lang == "zh" {
+		none, scene = "- （未保留）", "故事继续。"
+	}
+	ledger := none
+	if len(facts) > 0 {
+		ledger = strings.Join(dedupe(facts), "\n")
+	}
+	return fmt.Sprintf("%s\n%s\n\n%s\n%s\n\n%s\n%s\n\n%s\n%s\n\n%s\n%s", h[0], none, h[1], none, h[2], none, h[3], ledger, h[4], scene)
+}
+
+func (f *Faithful) recap(req openaitest.Request, n int) string {
+	lang := "en"
+	if isZH(req) {
+		lang = "zh"
+	}
+	h := memory.RecapHeadings[lang]
+	user := req.Messages[1].Content
+	var facts []string
+	if m := previousRecap.FindStringSubmatch(user); m != nil {
+		facts = section(m[1], h[2])
+	}
+	if m := earlierRe.FindStringSubmatch(user); m != nil {
+		facts = append(facts, section(m[1], memory.SummaryHeadings[lang][3])...)
+	}
+	if m := conversationRe.FindStringSubmatch(user); m != nil {
+		for _, l := range lines(m[1]) {
+			facts = append(facts, "- "+l)
+		}
+	}
+	established := "- none"
+	if len(facts) > 0 {
+		established = strings.Join(dedupe(facts), "\n")
+	}
+	return fmt.Sprintf("# Chat %d\n\n%s\n- As told.\n\n%s\n- As in the chat.\n\n%s\n%s\n\n%s\n- none\n\n%s\n- none",
+		n, h[0], h[1], h[2], established, h[3], h[4])
+}
+
+// residentBudget is how many characters (tags left out) the fake keeps its
+// resident summaries under, below troupe's default limit of 1200.
+const residentBudget = 1100
+
+func (f *Faithful) consolidate(req openaitest.Request) string {
+	text := Consolidate(req)
+	lang := "en"
+	if isZH(req) {
+		lang = "zh"
+	}
+	size := utf8.RuneCountInString(memory.StripTags(text[strings.Index(text, memory.Markers[lang][1]):]))
+	var add strings.Builder
+	for _, m := range recapInPrompt.FindAllStringSubmatch(req.Messages[1].Content, -1) {
+		for _, fact := range section(m[2], memory.RecapHeadings[lang][2]) {
+			if fact == "- none" {
+				continue
+			}
+			line := "\n" + strings.ReplaceAll(fact, "[", "(") + " [chat:" + m[1] + "]"
+			n := utf8.RuneCountInString(memory.StripTags(line))
+			if size+n > residentBudget {
+				break
+			}
+			size += n
+			add.WriteString(line)
+		}
+	}
+	return text + add.String()
+}
