@@ -15,9 +15,6 @@ type Engine interface {
 	// Submit orders one event in its channel and returns at once; the
 	// Receipt tells when it was stored and how its turns ended.
 	Submit(ctx context.Context, ev Event, sink Sink) Receipt
-	// Handle takes a message and runs the channel's turns until nothing is
-	// pending (Submit and wait).
-	Handle(ctx context.Context, in Inbound, sink Sink) error
 	// Exec runs a command; Answer takes a yes/no answer to a question.
 	Exec(ctx context.Context, in Inbound, cmd Command, sink Sink) error
 	Answer(ctx context.Context, in Inbound, token string, yes bool, sink Sink) error

@@ -56,7 +56,7 @@ type Inbound struct {
 	CanManage bool
 	// Received is when the platform delivered the message.
 	Received time.Time
-	// Stored, when set, is called once Handle has stored the message (or
+	// Stored, when set, is called once Submit (or Handle) has stored the message (or
 	// refused it with a notice), before the message waits for its turn: a
 	// platform that delivers again what it does not see acknowledged (a
 	// webhook) acknowledges then, and never for a message held only in

@@ -147,8 +147,10 @@ func (s *Session) handle(ctx context.Context, line string) error {
 	} else if cmd, ok := bot.ParseCommand(line); ok {
 		ev.Kind, ev.Command = bot.EventCommand, cmd
 	}
-	// The console is one person at a terminal: each line waits for its answer.
-	return s.p.Submit(ctx, ev, s.sink()).Wait(ctx)
+	// The console is one person at a terminal: each line waits for its
+	// answer. The turn runs under ctx; once ctx ends it stops and tells the
+	// user, and the wait lasts until it has.
+	return s.p.Submit(ctx, ev, s.sink()).Wait(context.WithoutCancel(ctx))
 }
 
 func (s *Session) inbound(text string) bot.Inbound {

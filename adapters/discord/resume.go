@@ -9,7 +9,7 @@ import (
 )
 
 // resume has the pipeline answer what a process that stopped left accepted
-// or unanswered in this shard's channels (bot.Pipeline.Resume): guild
+// or unanswered in this shard's channels (bot.Engine.Resume): guild
 // channels of the guilds this shard serves, and DMs on shard 0, which is
 // the one Discord sends them to.
 func (a *Adapter) resume(s *discordgo.Session) {

@@ -158,7 +158,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 }
 
 // resume has the pipeline answer what a process that stopped left accepted
-// or unanswered in Telegram chats (bot.Pipeline.Resume): every chat can be
+// or unanswered in Telegram chats (bot.Engine.Resume): every chat can be
 // written from any replica.
 func (a *Adapter) resume(ctx context.Context) {
 	err := a.p.Resume(ctx, bot.PlatformTelegram, func(ref bot.ChannelRef) (bot.Sink, bool) {
