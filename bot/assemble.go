@@ -10,7 +10,7 @@ import (
 
 // builtPrompt is an assembled prompt and its token estimate.
 type builtPrompt struct {
-	messages  []PromptMessage
+	messages  []memory.Message
 	estimated int
 	// shortened is true when recent story was left out to fit (see
 	// memory.FitPrompt): the user hears it.
@@ -24,57 +24,62 @@ const (
 	nearLimit    = 1.25
 )
 
-// prompt assembles the turn's prompt from the branch and fits it to
-// context_window − max_reply_tokens (see fitPrompt). The chat's lore state
-// is stored once the prompt's text is expanded.
-func (p *Pipeline) prompt(ctx context.Context, st chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
-	tl := p.lore(ctx, st, br, rp)
-	in := p.promptInput(st, br, rp, tl)
+// prompt builds the turn's prompt in one call (memory.BuildPrompt) from
+// the material this turn gathers, fitted to context_window −
+// max_reply_tokens. The chat's lore state is stored once BuildPrompt has
+// expanded the card's text. urgent is true when anything was left out for
+// room: a compaction is owed now. ErrPromptTooLarge means even the message
+// being answered does not fit beside the prompt's fixed parts.
+func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
+	tl := p.lore(ctx, cs, br, rp)
+	m := p.material(cs, br, rp, tl)
+	p.addScene(ctx, cs, rp, &m)
+	if limit, ok := p.promptLimit(); ok {
+		m.Keep, m.Limit = p.opt.MemoryConfig.Keep, limit
+		m.Count = func(msgs []memory.Message) int { return p.countPrompt(cs.chat.ID, msgs, limit) }
+	}
+	pr, err := memory.BuildPrompt(m, p.budget())
 	if tl.save != nil {
+		// The card's text has run its macros (setvar) once expanded.
 		tl.save(ctx)
 	}
-	return p.fitPrompt(st, in)
+	if err != nil {
+		return builtPrompt{}, true, ErrPromptTooLarge
+	}
+	if pr.Urgent {
+		p.log.Warn("prompt over budget: left out older messages", "chat_id", cs.chat.ID, "dropped", pr.Dropped, "shortened", pr.Shortened, "estimate", pr.Tokens, "limit", m.Limit)
+	}
+	return builtPrompt{messages: pr.Messages, estimated: pr.Tokens, shortened: pr.Shortened}, pr.Urgent, nil
 }
 
-// promptInput is what the turn's prompt is built from, with tl's macros
-// and lore.
-func (p *Pipeline) promptInput(st chatState, br models.Branch, rp replyPlan, tl turnLore) memory.AssembleInput {
-	lang := p.language(st.card)
+// budget is the resident summary's envelope, from the config alone.
+func (p *Pipeline) budget() memory.Budget {
+	return memory.ConfigFrom(p.opt.MemoryConfig, p.opt.Language).Budget()
+}
+
+// material gathers what the turn's prompt is built from, with tl's macros
+// and lore: the card and persona, the lore, the summary, the resident
+// summary as stored and the uncovered history ending with the new messages;
+// memory expands and places them. The scene (ledger
+// view, relationships) and the recall block stay empty until the recorder
+// and recall feed the turn.
+func (p *Pipeline) material(cs chatState, br models.Branch, rp replyPlan, tl turnLore) memory.Material {
 	in := memory.AssembleInput{
-		Language:  lang,
-		System:    systemText(st.card, lang, rp.user, rp.persona, tl.env, nil),
+		Language:  p.language(cs.card),
 		History:   memory.TurnsOf(br.Uncovered),
 		NameUsers: rp.group,
 	}
-	if len(tl.placed) > 0 || len(tl.injections) > 0 {
+	if len(tl.injections) > 0 {
 		in.Lore = &memory.Lore{Injections: tl.injections}
-		if len(tl.placed) > 0 {
-			in.Lore.System = systemText(st.card, lang, rp.user, rp.persona, tl.env, tl.placed)
-		}
 	}
-	if dp := st.card.DepthPrompt; dp != nil {
-		in.Injections = append(in.Injections, memory.Injection{Depth: dp.Depth, Role: dp.Role, Content: tl.env.Expand(dp.Prompt)})
-	}
-	// troupe has no text of its own after the history, so {{original}}
-	// there stands for nothing.
-	in.PostHistory = tl.env.Expand(st.card.PostHistoryInstructions)
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
 	}
-	if p.opt.Memory != nil && st.resident != "" {
-		// No ledger or roster is kept yet, so the resident has the whole
-		// envelope up to its own maximum.
-		in.Resident = p.opt.Memory.FitResident(lang, st.resident, 0)
+	m := memory.Material{AssembleInput: in, Card: &memory.CardText{Card: cs.card, Env: tl.env, User: rp.user, Persona: rp.persona, Placed: tl.placed}}
+	if p.opt.Memory != nil {
+		m.StoredResident = cs.resident
 	}
-	return in
-}
-
-func toPrompt(msgs []memory.Message) []PromptMessage {
-	out := make([]PromptMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = PromptMessage{Role: Role(m.Role), Content: m.Content}
-	}
-	return out
+	return m
 }
 
 // persona returns the name the character calls the author by and their

@@ -45,6 +45,7 @@ var Commands = []struct{ Name, Description string }{
 	{"new", "Start a new chat with the character"},
 	{"regen", "Write the last reply again"},
 	{"compact", "Condense older turns into the relay summary now"},
+	{"record", "Record what happened so far into the characters' memories now"},
 	{"forget", "Erase this chat from the character's memory"},
 	{"chats", "List this channel's chats"},
 	{"memory", "Show what the character remembers"},
@@ -78,6 +79,8 @@ func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink)
 		return p.cmdPersona(ctx, in, cmd.Args, sink)
 	case "compact":
 		return p.cmdCompact(ctx, in, sink)
+	case "record":
+		return p.cmdRecord(ctx, in, sink)
 	case "forget":
 		return p.cmdForget(ctx, in, cmd.Args, sink)
 	case "memory":

@@ -143,6 +143,7 @@ func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink 
 		last = rep.LastConsolidation.UTC().Format(time.RFC3339)
 	}
 	b.WriteString(p.text(lang, msgMemoryCounts, rep.Merged, rep.Owed, last))
+	p.writeRecord(ctx, &b, lang, st)
 	writeFailures(&b, rep.Failures, func(key msgKey, args ...any) string { return p.text(lang, key, args...) })
 	return sink.Notice(ctx, b.String())
 }

@@ -117,26 +117,6 @@ func (p *Pipeline) countPrompt(chatID string, msgs []memory.Message, limit int) 
 	return est
 }
 
-// fitPrompt assembles in within the context window, leaving out what it
-// must (memory.FitPrompt). urgent is true when anything was left out: a
-// compaction is owed now. ErrPromptTooLarge means even the message being
-// answered does not fit beside the prompt's fixed parts.
-func (p *Pipeline) fitPrompt(st chatState, in memory.AssembleInput) (builtPrompt, bool, error) {
-	limit, ok := p.promptLimit()
-	if !ok {
-		return builtPrompt{messages: toPrompt(memory.Assemble(in))}, false, nil
-	}
-	f, err := memory.FitPrompt(in, p.opt.MemoryConfig.Keep, func(msgs []memory.Message) int { return p.countPrompt(st.chat.ID, msgs, limit) }, limit)
-	if err != nil {
-		return builtPrompt{}, true, ErrPromptTooLarge
-	}
-	urgent := f.Dropped > 0 || f.Shortened
-	if urgent {
-		p.log.Warn("prompt over budget: left out older messages", "chat_id", st.chat.ID, "dropped", f.Dropped, "shortened", f.Shortened, "estimate", f.Tokens, "limit", limit)
-	}
-	return builtPrompt{messages: toPrompt(f.Messages), estimated: f.Tokens, shortened: f.Shortened}, urgent, nil
-}
-
 // refuseOversize refuses the waiting messages (st.inbox) that no prompt
 // can hold, however much older text is left out: each is stored as refused
 // (off the branch, never sent to the model), leaves the inbox and is told
@@ -155,7 +135,7 @@ func (p *Pipeline) refuseOversize(ctx context.Context, st *chatState, group bool
 	fixed, refused := -1, 0
 	for _, row := range st.inbox {
 		msgs, ids := inboxMessages([]models.InboxMessage{row})
-		bare := p.promptInput(bareState, models.Branch{Uncovered: []models.Message{*msgs[0]}}, rp, p.bareLore(bareState, rp)).Bare()
+		bare := p.material(bareState, models.Branch{Uncovered: []models.Message{*msgs[0]}}, rp, p.bareLore(bareState, rp)).Input().Bare()
 		n := p.countPrompt(st.chat.ID, memory.Assemble(bare), limit)
 		if n <= limit {
 			kept = append(kept, row)

@@ -104,6 +104,7 @@ func (p *Pipeline) lore(ctx context.Context, st chatState, br models.Branch, rp 
 		Count:     memory.EstimateTokens,
 		Rand:      p.opt.Rand,
 		Expand:    env.Expand,
+		Knows:     p.loreKnows(ctx, st, books),
 	}, cur)
 	for _, l := range res.Left {
 		p.log.Debug("lore entry left out", "chat_id", st.chat.ID, "book", l.Book, "entry", l.UID, "comment", l.Comment, "reason", l.Reason)

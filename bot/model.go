@@ -3,10 +3,12 @@ package bot
 import (
 	"context"
 	"time"
+
+	"troupe/memory"
 )
 
 // Role is who wrote a message in a model request.
-type Role string
+type Role = string
 
 // The roles a model request carries.
 const (
@@ -15,17 +17,18 @@ const (
 	RoleAssistant Role = "assistant"
 )
 
-// PromptMessage is one message of a model request.
-type PromptMessage struct {
-	Role    Role
-	Content string
-}
+// PromptMessage is one message of a model request: the same type memory
+// builds prompts of, so that a prompt passes from memory to the model as is.
+type PromptMessage = memory.Message
 
 // ModelRequest is what the pipeline asks a model for.
 type ModelRequest struct {
 	Messages []PromptMessage
 	// MaxTokens caps the reply; 0 leaves the client's default.
 	MaxTokens int
+	// JSON asks for a JSON object (response_format json_object), for
+	// endpoints that support it.
+	JSON bool
 }
 
 // ModelResult is a finished model answer with the usage the API reported.

@@ -57,6 +57,8 @@ type Options struct {
 	Jobs         Jobs
 	Tokens       TokenCounter
 	MemoryConfig config.Memory
+	// Recorder: whether turns record their plain events, and the batch.
+	Recorder config.Recorder
 	// Memory runs memory work that a command asks for directly (/compact).
 	Memory   MemoryService
 	Language string
@@ -385,6 +387,8 @@ type chatState struct {
 	resident string
 	// inbox holds the messages waiting for the channel, oldest first.
 	inbox []models.InboxMessage
+	// ledger is the chat's ledger snapshot (the recorder's), "" for none.
+	ledger string
 }
 
 // resolve finds (or creates) the space, channel, card and current chat of
@@ -407,7 +411,7 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	if err != nil {
 		return chatState{}, err
 	}
-	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, inbox: ts.Inbox}
+	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, inbox: ts.Inbox, ledger: ts.Ledger}
 	out.user, out.persona = personaOf(in, ts.Persona, ts.HasPersona)
 	if out.card, err = p.channelCard(ts.Channel); err != nil {
 		return chatState{}, err
@@ -454,7 +458,11 @@ func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card cards.
 	if g := p.greeting(card, card.FirstMes, userName); g != "" {
 		opening = &models.Message{Role: memory.RoleAssistant, AuthorName: card.Name, Content: g}
 	}
-	return p.opt.Store.StartChat(ctx, ch.ID, card.ID, ch.SpaceID, name, opening)
+	chat, err := p.opt.Store.StartChat(ctx, ch.ID, card.ID, ch.SpaceID, name, opening)
+	if err == nil {
+		p.ensureLore(ctx, ch.SpaceID, card)
+	}
+	return chat, err
 }
 
 // language picks the prompt language: the card's, else the configured one.

@@ -65,6 +65,7 @@ var texts = map[string]map[msgKey]string{
 			"/new — start a new chat with the character (the old one is remembered)\n" +
 			"/regen — write the last reply again\n" +
 			"/compact — condense older turns into the relay summary now\n" +
+			"/record — record what happened so far into the characters' memories now\n" +
 			"/forget [chat-id] — erase this chat (or an earlier one) from the character's memory\n" +
 			"/chats — list this channel's chats\n" +
 			"/memory — show what the character remembers of earlier chats\n" +
@@ -120,6 +121,7 @@ var texts = map[string]map[msgKey]string{
 			"/new — 和角色开始新的一局（旧的一局会被记住）\n" +
 			"/regen — 重写上一条回复\n" +
 			"/compact — 立即把较早的剧情压进前情提要\n" +
+			"/record — 立即把目前的剧情记进各个角色的记忆\n" +
 			"/forget [局id] — 把这一局（或更早的某一局）从角色记忆里彻底删除\n" +
 			"/chats — 列出这个频道的各局\n" +
 			"/memory — 查看角色记得的往局\n" +

@@ -70,7 +70,7 @@ func (p *Pipeline) storeInbox(ctx context.Context, st *chatState, in Inbound, si
 			return "", refused, nil
 		}
 		msgs, ids := inboxMessages(st.inbox)
-		err = p.opt.Store.Consume(ctx, st.chat.ID, st.chat.HeadID, msgs, ids)
+		err = p.opt.Store.ConsumeTurn(ctx, st.chat.ID, st.chat.HeadID, msgs, ids, p.turnRecord(*st, msgs, true, in.AuthorID))
 		switch {
 		case err == nil:
 			return msgs[len(msgs)-1].ID, false, nil
@@ -251,7 +251,8 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	}
 	msg := &models.Message{Role: memory.RoleAssistant, AuthorName: st.card.Name, Content: storable(text),
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens}
-	if err := p.opt.Store.Append(ctx, st.chat.ID, rp.expectHead, rp.parent, []*models.Message{msg}); err != nil {
+	reply := []*models.Message{msg}
+	if err := p.opt.Store.AppendTurn(ctx, st.chat.ID, rp.expectHead, rp.parent, reply, p.turnRecord(st, reply, false, "")); err != nil {
 		p.log.Error("store reply", "chat_id", st.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
 		return err
@@ -275,6 +276,7 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "answered", Pipeline: own, Queued: rp.queued, Model: modelDone.Sub(modelStart),
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, PromptMessages: len(prompt.messages)})
 	p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
+	p.recordOwed(ctx, st)
 	return nil
 }
 

@@ -30,6 +30,11 @@ type Scan struct {
 	// MaxRecursion bounds the recursion steps; 0 means
 	// DefaultMaxRecursion.
 	MaxRecursion int
+	// Knows reports whether the speaking character was granted knowledge
+	// of an entry restricted to other characters (the recorder's knowledge
+	// edges); nil grants nothing. An entry that excludes it by name stays
+	// out.
+	Knows func(e *Entry) bool
 }
 
 // State is what activation keeps per chat between turns.
@@ -162,10 +167,13 @@ func (a *activation) passesFilter(e *Entry) bool {
 	named := func(names []string) bool {
 		return slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(strings.TrimSpace(n), a.sc.Character) })
 	}
-	if e.KnownBy != nil && !named(e.KnownBy) {
+	if e.FilterExclude && named(e.CharacterFilter) {
 		return false
 	}
-	return len(e.CharacterFilter) == 0 || named(e.CharacterFilter) != e.FilterExclude
+	if (e.KnownBy == nil || named(e.KnownBy)) && (len(e.CharacterFilter) == 0 || named(e.CharacterFilter) != e.FilterExclude) {
+		return true
+	}
+	return a.sc.Knows != nil && a.sc.Knows(e)
 }
 
 // callUp returns the candidates this level activates, before groups,

@@ -16,6 +16,7 @@ type Config struct {
 	Database Database `yaml:"database"`
 	Redis    Redis    `yaml:"redis"`
 	Memory   Memory   `yaml:"memory"`
+	Recorder Recorder `yaml:"recorder"`
 	Cards    Cards    `yaml:"cards"`
 	Lore     Lore     `yaml:"lore"`
 	Language string   `yaml:"language"`
@@ -60,6 +61,16 @@ type Memory struct {
 	IdleRecap         time.Duration `yaml:"idle_recap"`
 	SweepInterval     time.Duration `yaml:"sweep_interval"`
 	RecapMaxChars     int           `yaml:"recap_max_chars"`
+}
+
+// Recorder configures the side-model pass that turns plain events into
+// perceptions, threads, relationships, knowledge and the ledger.
+type Recorder struct {
+	Enabled bool `yaml:"enabled"`
+	// Batch is how many recordable turns wait before the recorder runs.
+	Batch int `yaml:"batch"`
+	// JSONMode asks the scribe endpoint for response_format json_object.
+	JSONMode bool `yaml:"json_mode"`
 }
 
 // Cards locates the card library.
@@ -175,6 +186,7 @@ func Default() Config {
 			MaxRetries:     2,
 		},
 		Database: Database{DSN: "sqlite://troupe.db"},
+		Recorder: Recorder{Enabled: true, Batch: 6, JSONMode: true},
 		Memory: Memory{
 			Keep:              6,
 			Period:            30,

@@ -43,6 +43,7 @@ func (c Config) Validate() error {
 		{"memory.idle_recap", c.Memory.IdleRecap <= 0, "must be a positive duration"},
 		{"memory.sweep_interval", c.Memory.SweepInterval <= 0, "must be a positive duration"},
 		{"memory.recap_max_chars", c.Memory.RecapMaxChars < 1000, "must be at least 1000"},
+		{"recorder.batch", c.Recorder.Batch < 1, "must be at least 1"},
 		{"lore.budget_percent", c.Lore.BudgetPercent < 0 || c.Lore.BudgetPercent > 100, "must be between 0 and 100"},
 		{"lore.budget_tokens", c.Lore.BudgetTokens < 0, "must be 0 (no cap) or more"},
 		{"language", c.Language != "en" && c.Language != "zh", "must be en or zh"},

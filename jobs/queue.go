@@ -17,6 +17,7 @@ const (
 	TypeCompact     = "memory:compact"
 	TypeRecap       = "memory:recap"
 	TypeConsolidate = "memory:consolidate"
+	TypeRecord      = "memory:record"
 )
 
 // Queue names: urgent work (an overflowing prompt, /new) goes first.
@@ -198,6 +199,16 @@ func (q *Queue) RecapNow(ctx context.Context, chatID string) error {
 // maxIdleWaits bounds how often a recap task waits again for its chat to go
 // idle; a chat busy for longer is found again by the sweeper.
 const maxIdleWaits = 10000
+
+// Record enqueues the chat's recorder. now (a /record, a recap that needs
+// the record) moves one waiting out a failure's backoff to run at once.
+func (q *Queue) Record(ctx context.Context, chatID string, now bool) error {
+	queue := QueueDefault
+	if now {
+		queue = QueueUrgent
+	}
+	return q.enqueue(ctx, TypeRecord, chatID, queue, now, ChatPayload{ChatID: chatID, Now: now})
+}
 
 // Consolidate enqueues the consolidation of a card's memory in a space. It
 // is called when the memory's input changed (a recap written or deleted, a

@@ -22,6 +22,7 @@ type Memory interface {
 	Recap(ctx context.Context, chatID string) (memory.Result, error)
 	RecapOwed(ctx context.Context, chat models.Chat) (bool, error)
 	Consolidate(ctx context.Context, cardID, spaceID string) (memory.Result, error)
+	Record(ctx context.Context, chatID string) (memory.Result, error)
 }
 
 // WorkerOptions configures a Worker.
@@ -41,6 +42,11 @@ type WorkerOptions struct {
 	FirstRetry time.Duration
 	// Observer is told each job's outcome; nil observes nothing.
 	Observer Observer
+	// Recorder: a recap first brings the chat's record up to date.
+	Recorder bool
+	// RecordBatch is recorder.batch: the sweeper owes a chat's recorder
+	// run when this many recordable turns wait (with Recorder).
+	RecordBatch int
 }
 
 // Observer is told the outcome of each memory job: kind is "compact",
@@ -105,6 +111,7 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 	w.mux.HandleFunc(TypeCompact, w.handleCompact)
 	w.mux.HandleFunc(TypeRecap, w.handleRecap)
 	w.mux.HandleFunc(TypeConsolidate, w.handleConsolidate)
+	w.mux.HandleFunc(TypeRecord, w.handleRecord)
 	return w
 }
 
@@ -136,8 +143,11 @@ func (w *Worker) neverArchive(next asynq.Handler) asynq.Handler {
 func (w *Worker) exclusive(next asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 		key := "memory:" + t.Type() + ":" + lockKey(t)
-		if strings.HasPrefix(t.Type(), TypeCompact) {
+		switch t.Type() {
+		case TypeCompact:
 			key = "memory:compact:" + lockKey(t)
+		case TypeRecord:
+			key = "memory:record:" + lockKey(t)
 		}
 		unlock, err := w.locks.TryLock(ctx, key)
 		if err != nil {
@@ -248,6 +258,15 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 			}
 			n++
 		}
+		if owed, err = w.recordOwed(ctx, c); err != nil {
+			return n, err
+		}
+		if owed {
+			if err := w.queue.Record(ctx, c.ID, false); err != nil {
+				return n, err
+			}
+			n++
+		}
 		if c.ActiveAt.After(idleBefore) {
 			continue
 		}
@@ -273,6 +292,19 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// recordOwed reports whether recorder.batch recordable turns of the chat
+// wait (the newest turn waits for a later user message and does not count).
+func (w *Worker) recordOwed(ctx context.Context, c models.Chat) (bool, error) {
+	if !w.opt.Recorder || w.opt.RecordBatch <= 0 {
+		return false, nil
+	}
+	n, err := w.store.UnrecordedTurns(ctx, c.ID, w.opt.RecordBatch+1)
+	if err != nil {
+		return false, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
+	}
+	return n-1 >= w.opt.RecordBatch, nil
 }
 
 func (w *Worker) sweep(ctx context.Context) {
@@ -324,6 +356,13 @@ func (w *Worker) handleRecap(ctx context.Context, t *asynq.Task) error {
 			}
 		}
 	}
+	if w.opt.Recorder {
+		// The recap reads the ledger the recorder keeps: record first. A
+		// failed run stays owed on its own key; the recap goes on.
+		if _, rerr := w.mem.Record(ctx, p.ChatID); rerr != nil {
+			w.log.Warn("record before recap", "chat_id", p.ChatID, "err", rerr)
+		}
+	}
 	res, err := w.mem.Recap(ctx, p.ChatID)
 	if err == nil && res.Outcome == memory.Written {
 		chat, cerr := w.store.Chat(ctx, p.ChatID)
@@ -344,6 +383,15 @@ func (w *Worker) handleConsolidate(ctx context.Context, t *asynq.Task) error {
 	}
 	res, err := w.mem.Consolidate(ctx, p.CardID, p.SpaceID)
 	return w.outcome(ctx, TypeConsolidate, p.CardID+"|"+p.SpaceID, res, err)
+}
+
+func (w *Worker) handleRecord(ctx context.Context, t *asynq.Task) error {
+	var p ChatPayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.ChatID == "" {
+		return fmt.Errorf("jobs: bad record payload: %w", asynq.SkipRetry)
+	}
+	res, err := w.mem.Record(ctx, p.ChatID)
+	return w.outcome(ctx, TypeRecord, p.ChatID, res, err)
 }
 
 // outcome turns a memory result into the task's result: success only with

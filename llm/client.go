@@ -185,6 +185,9 @@ func (c *Client) chatRequest(req bot.ModelRequest, stream bool) (oai.ChatComplet
 	if req.MaxTokens > 0 {
 		out.MaxTokens = req.MaxTokens
 	}
+	if req.JSON {
+		out.ResponseFormat = &oai.ChatCompletionResponseFormat{Type: oai.ChatCompletionResponseFormatTypeJSONObject}
+	}
 	if stream {
 		out.StreamOptions = &oai.StreamOptions{IncludeUsage: true}
 	}

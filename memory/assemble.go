@@ -36,7 +36,12 @@ type AssembleInput struct {
 	// Lore is what lorebooks add; nil when nothing. It is kept apart so
 	// that a prompt short of room can leave it out (FitPrompt).
 	Lore *Lore
-	// Recall is the recalled-memory block; empty leaves it out.
+	// Scene is the scene as the speaking character knows it: its ledger
+	// view and its relationships to those present (record.Ledger.View).
+	// Empty leaves it out.
+	Scene string
+	// Recall is the character's recall block as recall.Block renders it,
+	// header included; empty leaves it out.
 	Recall string
 	// Summary is the chat's active relay summary; empty when none.
 	Summary string
@@ -74,8 +79,10 @@ type Injection struct {
 }
 
 // Assemble builds the prompt in DESIGN order: system (character, conventions,
-// lore, recall), the "previously" message when there is a summary or a
-// resident summary, then the live branch.
+// lore), the "previously" message when there is a summary or a resident
+// summary, the live branch, and last, just before the new user message(s),
+// what changes every turn (scene and recall), so that everything before it
+// is the same prefix turn after turn.
 func Assemble(in AssembleInput) []Message {
 	w := wordingFor(in.Language)
 	system, injections := in.System, in.Injections
@@ -89,20 +96,18 @@ func Assemble(in AssembleInput) []Message {
 	sys.WriteString(strings.TrimSpace(system))
 	sys.WriteString("\n\n")
 	sys.WriteString(w.conventions)
-	if in.Recall != "" {
-		sys.WriteString("\n\n")
-		sys.WriteString(w.recallHeader)
-		sys.WriteString("\n")
-		sys.WriteString(in.Recall)
-	}
-	msgs := make([]Message, 0, len(in.History)+len(injections)+3)
+	msgs := make([]Message, 0, len(in.History)+len(injections)+4)
 	msgs = append(msgs, Message{Role: RoleSystem, Content: sys.String()})
 	if p := Previously(in.Language, in.Summary, in.Resident); p != "" {
 		msgs = append(msgs, Message{Role: RoleUser, Content: p})
 	}
 	at := injectionsAt(injections, len(in.History))
+	fresh := newMessages(in.History)
 	for i, t := range in.History {
 		msgs = append(msgs, at[i]...)
+		if i == fresh {
+			msgs = appendTurnBlock(msgs, w, in.Scene, in.Recall)
+		}
 		content := t.Content
 		if t.Role == RoleUser && in.NameUsers && t.Name != "" {
 			content = t.Name + ": " + content
@@ -112,10 +117,40 @@ func Assemble(in AssembleInput) []Message {
 		msgs = append(msgs, Message{Role: t.Role, Content: content})
 	}
 	msgs = append(msgs, at[len(in.History)]...)
+	if fresh == len(in.History) {
+		msgs = appendTurnBlock(msgs, w, in.Scene, in.Recall)
+	}
 	if ph := strings.TrimSpace(in.PostHistory); ph != "" {
 		msgs = append(msgs, Message{Role: RoleSystem, Content: ph})
 	}
 	return msgs
+}
+
+// newMessages returns where the new user message(s) start in history: the
+// trailing run of user messages (len(history) when it ends otherwise).
+func newMessages(history []Turn) int {
+	i := len(history)
+	for i > 0 && history[i-1].Role == RoleUser {
+		i--
+	}
+	return i
+}
+
+// appendTurnBlock appends the per-turn block — the scene under its header,
+// then the recall block (which carries its own) — as one system message;
+// nothing when both are empty.
+func appendTurnBlock(msgs []Message, w wording, scene, recall string) []Message {
+	var parts []string
+	if s := strings.TrimSpace(scene); s != "" {
+		parts = append(parts, w.sceneHeader+"\n"+s)
+	}
+	if r := strings.TrimSpace(recall); r != "" {
+		parts = append(parts, r)
+	}
+	if len(parts) == 0 {
+		return msgs
+	}
+	return append(msgs, Message{Role: RoleSystem, Content: strings.Join(parts, "\n\n")})
 }
 
 // injectionsAt returns the messages to put before each of n history

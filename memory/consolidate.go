@@ -130,12 +130,12 @@ func (s *Service) Consolidate(ctx context.Context, cardID, spaceID string) (Resu
 }
 
 func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Result, error) {
-	st, err := s.store.LoadMemory(ctx, cardID, spaceID)
+	state, err := s.store.LoadMemory(ctx, cardID, spaceID)
 	if err != nil {
 		return Result{}, err
 	}
 	recaps := map[string]models.Recap{}
-	for _, r := range st.Recaps {
+	for _, r := range state.Recaps {
 		recaps[r.ChatID] = r
 	}
 	known, deleted := map[string]bool{}, map[string]bool{}
@@ -143,7 +143,7 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 	var changed []ChangedRecap
 	var live []models.Recap
 	merged := map[string]string{}
-	for _, e := range st.Entries {
+	for _, e := range state.Entries {
 		r, ok := recaps[e.ChatID]
 		switch {
 		case !ok && e.MergedHash != "":
@@ -163,13 +163,13 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 	}
 	sort.Strings(deletedIDs)
 	lang, charName := s.cardLanguage(ctx, cardID)
-	in := ConsolidationPromptInput{Language: lang, CharName: charName, Handbook: CrossSections(st.Handbook), Resident: st.Resident,
-		Deleted: deletedIDs, Changed: changed, ResidentMax: s.residentMax()}
+	in := ConsolidationPromptInput{Language: lang, CharName: charName, Handbook: CrossSections(state.Handbook), Resident: state.Resident,
+		Deleted: deletedIDs, Changed: changed, ResidentMax: s.cfg.ResidentMaxChars}
 	for _, r := range live {
 		in.Chats = append(in.Chats, ChatRef{ID: r.ChatID, Name: r.ChatName})
 	}
-	check := ConsolidationCheck{Language: lang, Known: known, Deleted: deleted, PrevHandbook: st.Handbook, PrevResident: st.Resident,
-		PrevHandbookHand: st.HandbookHand, PrevResidentHand: st.ResidentHand, ResidentMax: s.residentMax()}
+	check := ConsolidationCheck{Language: lang, Known: known, Deleted: deleted, PrevHandbook: state.Handbook, PrevResident: state.Resident,
+		PrevHandbookHand: state.HandbookHand, PrevResidentHand: state.ResidentHand, ResidentMax: s.cfg.ResidentMaxChars}
 	var cross, resident string
 	_, err = s.ask(ctx, KindConsolidate, lang, ConsolidationPrompt(in), func(a string) (string, error) {
 		hb, rs, err := ParseConsolidation(a, check)
@@ -179,7 +179,7 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 	if err != nil {
 		return Result{}, err
 	}
-	err = s.store.InstallConsolidation(ctx, models.Consolidation{CardID: cardID, SpaceID: spaceID, Version: st.Version(),
+	err = s.store.InstallConsolidation(ctx, models.Consolidation{CardID: cardID, SpaceID: spaceID, Version: state.Version(),
 		Handbook: BuildHandbook(lang, live, cross), Resident: resident, Merged: merged, Deleted: deletedIDs})
 	if err != nil {
 		return Result{}, err
@@ -206,25 +206,6 @@ func BuildHandbook(lang string, live []models.Recap, cross string) string {
 		parts = append(parts, cross)
 	}
 	return strings.Join(parts, "\n\n")
-}
-
-func (s *Service) residentMax() int {
-	if s.cfg.ResidentMaxChars > 0 {
-		return s.cfg.ResidentMaxChars
-	}
-	return 1200
-}
-
-func (s *Service) cardLanguage(ctx context.Context, cardID string) (string, string) {
-	lang := s.cfg.Language
-	card, err := s.store.Card(ctx, cardID)
-	if err != nil {
-		return langOr(lang), cardID
-	}
-	if card.Language != "" {
-		lang = card.Language
-	}
-	return langOr(lang), card.Name
 }
 
 // Forgotten describes a chat /forget removed.
@@ -260,13 +241,4 @@ func (s *Service) FitResident(lang, stored string, others int) string {
 }
 
 // Budget returns the injection budget.
-func (s *Service) Budget() Budget {
-	b := Budget{ResidentMax: s.residentMax(), Envelope: s.cfg.EnvelopeChars, MinUseful: s.cfg.MinUsefulChars}
-	if b.Envelope == 0 {
-		b.Envelope = 4300
-	}
-	if b.MinUseful == 0 {
-		b.MinUseful = 200
-	}
-	return b
-}
+func (s *Service) Budget() Budget { return s.cfg.Budget() }

@@ -14,7 +14,7 @@ type Fit struct {
 	// Dropped counts the history messages left out, oldest first.
 	Dropped int
 	// Shortened is true when more than old beats went: messages of the last
-	// keep beats, or the lore, recall, resident or chat summary. The user
+	// keep beats, or the lore, scene, recall, resident or chat summary. The user
 	// should hear that this reply did not see all of the recent story.
 	Shortened bool
 }
@@ -22,7 +22,7 @@ type Fit struct {
 // FitPrompt assembles in and, while count says the prompt is over limit,
 // leaves out as little as it can, in this order: the oldest beats (never the
 // last keep); then the oldest remaining messages, one by one, down to the
-// last one (the message being answered); then the lore and recall, the
+// last one (the message being answered); then the lore, scene and recall, the
 // resident summary and the chat summary. Fewer messages never count more,
 // so each step searches for its smallest cut in O(log n) counts. It returns
 // ErrNoFit when nothing is left to leave out.
@@ -61,7 +61,7 @@ func FitPrompt(in AssembleInput, keep int, count func([]Message) int, limit int)
 		in.History = history[len(history)-1:]
 	}
 	for _, strip := range []func(*AssembleInput){
-		func(in *AssembleInput) { in.Lore, in.Recall = nil, "" },
+		func(in *AssembleInput) { in.Lore, in.Scene, in.Recall = nil, "", "" },
 		func(in *AssembleInput) { in.Resident = "" },
 		func(in *AssembleInput) { in.Summary = "" },
 	} {
@@ -79,7 +79,7 @@ func FitPrompt(in AssembleInput, keep int, count func([]Message) int, limit int)
 // the conventions, the post-history instructions and the last history
 // message. A message whose bare prompt is over the limit can never be sent.
 func (in AssembleInput) Bare() AssembleInput {
-	in.Lore, in.Recall, in.Resident, in.Summary = nil, "", "", ""
+	in.Lore, in.Scene, in.Recall, in.Resident, in.Summary = nil, "", "", "", ""
 	if len(in.History) > 1 {
 		in.History = in.History[len(in.History)-1:]
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"troupe/config"
+
 	"troupe/llm"
 	"troupe/llm/openaitest"
 	"troupe/memory"
@@ -28,8 +30,8 @@ func TestForgottenWhileTheScribeWrites(t *testing.T) {
 					st := testenv.OpenStore(t, b)
 					fake := openaitest.NewServer(t)
 					client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", Timeout: 5 * time.Second, MaxRetries: -1}, nil)
-					mem := memory.NewService(st, llm.Scribe{C: client}, memory.Config{Language: "en",
-						Compact: memory.CompactParams{Keep: 1, Period: 30, MinCutChars: 1, ManualMinCutChars: 1}}, nil)
+					mem := memory.NewService(st, llm.Scribe{C: client}, memory.ConfigFrom(config.Memory{Keep: 1, Period: 30, MinCutChars: 1, ManualMinCutChars: 1,
+						ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200, RecapMaxChars: 60000}, "en"), nil)
 					chat := storyChat(t, st)
 					scribe := &memorytest.Scribe{}
 					var once sync.Once

@@ -243,7 +243,7 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 	if len(BeatStarts(turns)) == 0 && br.Summary == nil {
 		return Result{Outcome: Skipped, Reason: "the chat has no turns yet"}, nil
 	}
-	lang, charName := s.chatLanguage(ctx, chat)
+	lang, charName := s.cardLanguage(ctx, chat.CardID)
 	user := lastUserName(turns)
 	in := RecapPromptInput{Language: lang, CharName: charName, UserName: user, ChatName: chat.Name,
 		Evidence: BuildEvidence(turns, charName, user, s.recapMax()), PreviousRecap: prev.Content, Ledger: ledger}

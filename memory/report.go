@@ -42,13 +42,13 @@ type JobFailure struct {
 // Report describes a card's memory in a space.
 func (s *Service) Report(ctx context.Context, cardID, spaceID string) (Report, error) {
 	var r Report
-	st, err := s.store.LoadMemory(ctx, cardID, spaceID)
+	state, err := s.store.LoadMemory(ctx, cardID, spaceID)
 	if err != nil {
 		return r, err
 	}
 	lang, _ := s.cardLanguage(ctx, cardID)
-	r.Resident = FitResident(lang, StripTags(st.Resident), 0, s.Budget())
-	for _, e := range st.Entries {
+	r.Resident = FitResident(lang, StripTags(state.Resident), 0, s.Budget())
+	for _, e := range state.Entries {
 		if e.RecapHash != "" && e.RecapHash == e.MergedHash {
 			r.Merged++
 		} else {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"troupe/config"
 	"troupe/models"
 )
 
@@ -51,7 +52,8 @@ const ReasonForgotten = "chat was forgotten while the scribe wrote"
 // ErrStaleRetries: the chat kept moving while the scribe wrote.
 var ErrStaleRetries = errors.New("memory: the chat kept changing while the scribe wrote; try later")
 
-// Config holds the memory constants.
+// Config holds the memory constants. Build it with ConfigFrom: memory
+// reads every value as given, zero included.
 type Config struct {
 	Compact          CompactParams
 	ResidentMaxChars int
@@ -59,6 +61,26 @@ type Config struct {
 	MinUsefulChars   int
 	RecapMaxChars    int
 	Language         string
+}
+
+// ConfigFrom returns the memory constants of m, with language the one
+// used for cards that name none. Nothing is defaulted here: config.Default
+// holds the defaults, and a zero in the file means zero (min_useful_chars:
+// 0 never leaves the resident summary out for being short).
+func ConfigFrom(m config.Memory, language string) Config {
+	return Config{
+		Compact:          CompactParams{Keep: m.Keep, Period: m.Period, MinCutChars: m.MinCutChars, ManualMinCutChars: m.ManualMinCutChars},
+		ResidentMaxChars: m.ResidentMaxChars,
+		EnvelopeChars:    m.EnvelopeChars,
+		MinUsefulChars:   m.MinUsefulChars,
+		RecapMaxChars:    m.RecapMaxChars,
+		Language:         language,
+	}
+}
+
+// Budget is the per-turn injection envelope of c.
+func (c Config) Budget() Budget {
+	return Budget{ResidentMax: c.ResidentMaxChars, Envelope: c.EnvelopeChars, MinUseful: c.MinUsefulChars}
 }
 
 // Store is what the memory service reads and writes; *models.Store
@@ -147,15 +169,16 @@ func (s *Service) ask(ctx context.Context, kind, lang string, prompt []Message, 
 	return clean, nil
 }
 
-// chatLanguage is the language of the chat's card, else the configured one.
-func (s *Service) chatLanguage(ctx context.Context, chat models.Chat) (lang, charName string) {
+// cardLanguage returns the language of the card (else the configured one)
+// and its character's name (the card's id when it cannot be read).
+func (s *Service) cardLanguage(ctx context.Context, cardID string) (lang, charName string) {
 	lang = s.cfg.Language
-	card, err := s.store.Card(ctx, chat.CardID)
+	card, err := s.store.Card(ctx, cardID)
 	if err != nil {
-		return lang, chat.CardID
+		return langOr(lang), cardID
 	}
 	if card.Language != "" {
 		lang = card.Language
 	}
-	return lang, card.Name
+	return langOr(lang), card.Name
 }

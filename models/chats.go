@@ -83,18 +83,21 @@ type TurnState struct {
 	// Inbox holds the messages accepted for the channel and not yet stored
 	// in its chat, oldest first.
 	Inbox []InboxMessage
+	// Ledger is the chat's ledger snapshot; "" if none.
+	Ledger string
 }
 
 // turnStateSQL reads a TurnState in one round trip.
 const turnStateSQL = `SELECT ch.id, ch.platform, ch.external_id, ch.space_id, ch.card_id, ch.current_chat_id,
        ch.mention_only, ch.created_at, ch.updated_at,
        c.id, c.channel_id, c.card_id, c.space_id, c.name, c.head_id, c.created_at, c.active_at,
-       p.user_key, p.name, p.description, r.content,
+       p.user_key, p.name, p.description, r.content, l.snapshot,
        ib.id, ib.platform, ib.ref, ib.author_id, ib.author_name, ib.content, ib.dedup_key, ib.created_at
 FROM channels ch
 LEFT JOIN chats c ON c.id = ch.current_chat_id
 LEFT JOIN personas p ON p.user_key = ?
 LEFT JOIN resident_summaries r ON r.card_id = c.card_id AND r.space_id = c.space_id
+LEFT JOIN ledgers l ON l.chat_id = c.id
 LEFT JOIN inbox_messages ib ON ib.channel_id = ch.id
 WHERE ch.id = ?
 ORDER BY ib.id`
@@ -118,7 +121,7 @@ func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnS
 	var (
 		cID, cChannel, cCard, cSpace, cName, cHead sql.NullString
 		cCreated, cActive                          sql.NullTime
-		pKey, pName, pDesc, resident               sql.NullString
+		pKey, pName, pDesc, resident, ledger       sql.NullString
 		ib                                         inboxColumns
 	)
 	ch := &ts.Channel
@@ -126,7 +129,7 @@ func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnS
 		err = rows.Scan(&ch.ID, &ch.Platform, &ch.ExternalID, &ch.SpaceID, &ch.CardID, &ch.CurrentChatID,
 			&ch.MentionOnly, &ch.CreatedAt, &ch.UpdatedAt,
 			&cID, &cChannel, &cCard, &cSpace, &cName, &cHead, &cCreated, &cActive,
-			&pKey, &pName, &pDesc, &resident,
+			&pKey, &pName, &pDesc, &resident, &ledger,
 			&ib.id, &ib.platform, &ib.ref, &ib.authorID, &ib.authorName, &ib.content, &ib.dedupKey, &ib.created)
 		if err != nil {
 			return ts, fmt.Errorf("models: channel %s: %w", channelID, err)
@@ -151,6 +154,7 @@ func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnS
 		ts.Persona = Persona{UserKey: pKey.String, Name: pName.String, Description: pDesc.String}
 	}
 	ts.Resident = resident.String
+	ts.Ledger = ledger.String
 	return ts, nil
 }
 
@@ -272,6 +276,12 @@ func (s *Store) Append(ctx context.Context, chatID, expectHead, parentID string,
 // appendMessages is Append that also deletes the inbox rows inboxIDs (see
 // Consume).
 func (s *Store) appendMessages(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, inboxIDs []string) error {
+	return s.appendWith(ctx, chatID, expectHead, parentID, msgs, inboxIDs, nil)
+}
+
+// appendWith is appendMessages that also records, in the same write, the
+// messages' plain events and presence (rec; nil records nothing).
+func (s *Store) appendWith(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, inboxIDs []string, rec *TurnRecord) error {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -279,6 +289,9 @@ func (s *Store) appendMessages(ctx context.Context, chatID, expectHead, parentID
 		if err := messageFits(m); err != nil {
 			return fmt.Errorf("models: append to chat %s: %w", chatID, err)
 		}
+	}
+	if err := rec.check(len(msgs)); err != nil {
+		return fmt.Errorf("models: append to chat %s: %w", chatID, err)
 	}
 	now := s.now()
 	parent := parentID
@@ -292,9 +305,9 @@ func (s *Store) appendMessages(ctx context.Context, chatID, expectHead, parentID
 	var moved bool
 	var err error
 	if s.dialect == "postgres" {
-		moved, err = s.appendOne(ctx, chatID, expectHead, msgs, inboxIDs, now)
+		moved, err = s.appendOne(ctx, chatID, expectHead, parentID, msgs, inboxIDs, rec, now)
 	} else {
-		moved, err = s.appendTx(ctx, chatID, expectHead, msgs, inboxIDs, now)
+		moved, err = s.appendTx(ctx, chatID, expectHead, parentID, msgs, inboxIDs, rec, now)
 	}
 	if err == nil && !moved {
 		// The head was not expectHead: find out whether the chat is gone.
@@ -320,7 +333,7 @@ func (s *Store) appendMessages(ctx context.Context, chatID, expectHead, parentID
 
 // appendTx is Append as a transaction of two statements: moving the head
 // only where it still is expectHead both checks and locks the chat.
-func (s *Store) appendTx(ctx context.Context, chatID, expectHead string, msgs []*Message, inboxIDs []string, now time.Time) (moved bool, err error) {
+func (s *Store) appendTx(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, inboxIDs []string, rec *TurnRecord, now time.Time) (moved bool, err error) {
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&Chat{}).Where("id = ? AND head_id = ?", chatID, expectHead).
 			Updates(map[string]any{"head_id": msgs[len(msgs)-1].ID, "active_at": now})
@@ -331,7 +344,10 @@ func (s *Store) appendTx(ctx context.Context, chatID, expectHead string, msgs []
 		if err := dropConsumed(tx, inboxIDs); err != nil {
 			return err
 		}
-		return tx.Create(msgs).Error
+		if err := tx.Create(msgs).Error; err != nil {
+			return err
+		}
+		return recordTurnTx(tx, chatID, parentID, msgs, rec, now)
 	})
 	return moved && err == nil, err
 }
@@ -341,7 +357,7 @@ func (s *Store) appendTx(ctx context.Context, chatID, expectHead string, msgs []
 // inserted only if it did. A unique violation undoes the whole statement.
 // The inbox rows the messages came from go in the same statement, and the
 // head moves only while all of them are still there.
-func (s *Store) appendOne(ctx context.Context, chatID, expectHead string, msgs []*Message, inboxIDs []string, now time.Time) (bool, error) {
+func (s *Store) appendOne(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, inboxIDs []string, rec *TurnRecord, now time.Time) (bool, error) {
 	var q strings.Builder
 	args := make([]any, 0, 4+len(msgs)*appendColumns+2*len(inboxIDs))
 	args = append(args, msgs[len(msgs)-1].ID, now, chatID, expectHead)
@@ -359,6 +375,7 @@ func (s *Store) appendOne(ctx context.Context, chatID, expectHead string, msgs [
 			args = append(args, id)
 		}
 	}
+	args = recordTurnCTE(&q, args, chatID, parentID, msgs, rec, now)
 	q.WriteString(`
 INSERT INTO messages (id, chat_id, parent_id, role, author_id, author_name, content, dedup_key, prompt_tokens, completion_tokens, created_at)
 SELECT v.* FROM moved, (VALUES `)

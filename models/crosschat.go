@@ -240,6 +240,9 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tom
 				return err
 			}
 		}
+		if err := forgetRecord(tx, chat); err != nil {
+			return err
+		}
 		if err := tx.Model(&JobRecord{}).Where("key = ? AND reason <> ''", MemoryJobKey(chat.CardID, chat.SpaceID)).
 			Update("reason", ReasonCleared).Error; err != nil {
 			return err

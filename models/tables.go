@@ -193,9 +193,9 @@ type Setting struct {
 
 // All lists every table, in migration order.
 func All() []any {
-	return []any{
+	return append([]any{
 		&Card{}, &Space{}, &Channel{}, &Chat{}, &Message{}, &Summary{}, &Recap{},
 		&ManifestEntry{}, &Handbook{}, &ResidentSummary{}, &MemoryHistory{}, &Ledger{},
 		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{}, &ChatLore{},
-	}
+	}, recordTables()...)
 }

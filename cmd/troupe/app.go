@@ -51,7 +51,12 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 }
 
 // The store is what the memory service works on.
-var _ memory.Store = (*models.Store)(nil)
+var (
+	_ memory.Store       = (*models.Store)(nil)
+	_ memory.RecordStore = (*models.Store)(nil)
+	_ bot.RecordJobs     = jobsBridge{}
+	_ bot.Recorder       = (*memory.Service)(nil)
+)
 
 // openApp connects storage and queue and builds the pipeline around cards;
 // the pipeline reports its turns to the metrics and to each of also.
@@ -76,7 +81,7 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	sm := cfg.ScribeModel()
 	scribe := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
 		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
-	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe}, memoryConfig(cfg), log)
+	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe, JSON: cfg.Recorder.JSONMode}, memory.ConfigFrom(cfg.Memory, cfg.Language), log)
 	m := cfg.Model
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
@@ -88,6 +93,7 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		Memory:          a.memory,
 		Tokens:          memory.NewPromptEstimator(),
 		MemoryConfig:    cfg.Memory,
+		Recorder:        cfg.Recorder,
 		Language:        cfg.Language,
 		ContextWindow:   m.ContextWindow,
 		MaxReplyTokens:  m.MaxReplyTokens,
@@ -122,24 +128,14 @@ func retries(n int) int {
 	return n
 }
 
-func memoryConfig(cfg config.Config) memory.Config {
-	m := cfg.Memory
-	return memory.Config{
-		Compact:          memory.CompactParams{Keep: m.Keep, Period: m.Period, MinCutChars: m.MinCutChars, ManualMinCutChars: m.ManualMinCutChars},
-		ResidentMaxChars: m.ResidentMaxChars,
-		EnvelopeChars:    m.EnvelopeChars,
-		MinUsefulChars:   m.MinUsefulChars,
-		RecapMaxChars:    m.RecapMaxChars,
-		Language:         cfg.Language,
-	}
-}
-
 // worker builds the job worker on the app's queue.
 func (a *app) worker() *jobs.Worker {
 	return jobs.NewWorker(a.redis, a.queue, a.memory, a.store, jobs.WorkerOptions{
 		SweepInterval: a.cfg.Memory.SweepInterval,
 		IdleRecap:     a.cfg.Memory.IdleRecap,
 		Observer:      a.metrics,
+		Recorder:      a.cfg.Recorder.Enabled,
+		RecordBatch:   a.cfg.Recorder.Batch,
 	}, a.log)
 }
 
@@ -169,6 +165,11 @@ func (j jobsBridge) AfterTurn(ctx context.Context, t bot.TurnDone) error {
 	}
 	errs = append(errs, j.q.RecapWhenIdle(ctx, t.ChatID, j.idle))
 	return errors.Join(errs...)
+}
+
+// Record owes the chat's recorder run (now: without waiting for a batch).
+func (j jobsBridge) Record(ctx context.Context, chatID string, now bool) error {
+	return j.q.Record(ctx, chatID, now)
 }
 
 // ChatEnded owes the ended chat's recap now.

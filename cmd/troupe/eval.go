@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"troupe/bot"
 	"troupe/config"
@@ -194,7 +193,9 @@ func (c *cli) evalRun(ctx context.Context, cfg config.Config, suite *eval.Suite,
 	if logCfg.Level == "info" || logCfg.Level == "debug" {
 		logCfg.Level = "warn" // keep the table readable; warnings still show
 	}
-	log := newLogger(logCfg, c.stderr)
+	// The log and the progress lines share stderr from many goroutines.
+	stderr := &syncWriter{w: c.stderr}
+	log := newLogger(logCfg, stderr)
 	parallel := o.parallel
 	if parallel <= 0 {
 		// Cases mostly wait (on the model, on the job queue), so more run
@@ -202,7 +203,7 @@ func (c *cli) evalRun(ctx context.Context, cfg config.Config, suite *eval.Suite,
 		parallel = max(4, runtime.NumCPU())
 	}
 	results := make([]eval.Result, len(cases))
-	prog := newProgress(c.stderr, len(cases), label)
+	prog := newProgress(stderr, isTerminal(c.stderr), len(cases), label)
 	start := time.Now()
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, parallel)
@@ -303,9 +304,20 @@ type progress struct {
 	label string
 }
 
-func newProgress(w io.Writer, total int, label string) *progress {
-	f, ok := w.(*os.File)
-	return &progress{w: w, tty: ok && term.IsTerminal(int(f.Fd())), total: total, label: label}
+func newProgress(w io.Writer, tty bool, total int, label string) *progress {
+	return &progress{w: w, tty: tty, total: total, label: label}
+}
+
+// syncWriter serializes writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 func (p *progress) done(r eval.Result) {

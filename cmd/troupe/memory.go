@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -50,6 +51,9 @@ type memoryView struct {
 	Chats    []models.Chat          `json:"chats"`
 	// Failing is the memory work whose last run failed: owed, retried.
 	Failing []models.JobRecord `json:"failing"`
+	// Record is the recorder's side: characters, perceptions per
+	// character, threads, relationships, knowledge and the ledgers.
+	Record models.RecordView `json:"record"`
 }
 
 func (c *cli) memoryShowCmd() *cobra.Command {
@@ -92,7 +96,11 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					views = append(views, memoryView{CardID: k.CardID, SpaceID: k.SpaceID, Resident: st.Resident, Handbook: st.Handbook, Recaps: st.Recaps, Manifest: st.Entries, Chats: chats, Failing: failing})
+					rec, err := a.store.RecordView(ctx, k.CardID, k.SpaceID)
+					if err != nil {
+						return err
+					}
+					views = append(views, memoryView{CardID: k.CardID, SpaceID: k.SpaceID, Resident: st.Resident, Handbook: st.Handbook, Recaps: st.Recaps, Manifest: st.Entries, Chats: chats, Failing: failing, Record: rec})
 				}
 				if asJSON {
 					enc := json.NewEncoder(c.stdout)
@@ -116,6 +124,7 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 				for _, ch := range v.Chats {
 					fmt.Fprintf(w, "%s\t%s\t%s\n", ch.ID, ch.ChannelID, ch.Name)
 				}
+				writeRecord(w, v.Record)
 				writeFailing(w, v.Failing)
 				return nil
 			})
@@ -126,6 +135,49 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
+
+// writeRecord prints the recorder's side of a card's memory in a space.
+func writeRecord(w io.Writer, r models.RecordView) {
+	fmt.Fprintf(w, "\n== record ==\nevents: %d (%d waiting for the recorder)\n", r.Events, r.Unsealed)
+	fmt.Fprintln(w, "\n== characters ==")
+	for _, c := range r.Characters {
+		fmt.Fprintf(w, "%s\t%s\t%s\n", c.Name, c.Kind, c.CardID)
+	}
+	fmt.Fprintln(w, "\n== perceptions ==")
+	names := make([]string, 0, len(r.Perceptions))
+	for n := range r.Perceptions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "-- %s --\n", n)
+		for _, p := range r.Perceptions[n] {
+			fmt.Fprintf(w, "turn %d\t%s\timportance=%d\t%s\n", p.Seq, p.Mode, p.Importance, oneLine(p.Text))
+		}
+	}
+	fmt.Fprintln(w, "\n== threads ==")
+	for _, t := range r.Threads {
+		state := "open"
+		if !t.Open {
+			state = "resolved"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.ID, t.Kind, state, oneLine(t.Text))
+	}
+	fmt.Fprintln(w, "\n== relationships ==")
+	for _, rel := range r.Relationships {
+		fmt.Fprintf(w, "%s → %s\t%s\t(chat %s)\n", rel.FromName, rel.ToName, oneLine(rel.Description), rel.ChatID)
+	}
+	fmt.Fprintln(w, "\n== knowledge ==")
+	for _, k := range r.Knowledge {
+		fmt.Fprintf(w, "%s knows %s (%s)\t(chat %s)\n", k.Character, k.Entity, k.Kind, k.ChatID)
+	}
+	fmt.Fprintln(w, "\n== ledgers ==")
+	for _, l := range r.Ledgers {
+		fmt.Fprintf(w, "%s\t%s\n", l.ChatID, l.Snapshot)
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // writeFailing prints the failing memory jobs: owed work, when it is tried
 // next and why the last try failed.

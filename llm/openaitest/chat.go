@@ -20,6 +20,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		req.IncludeUsage = body.StreamOptions != nil && body.StreamOptions.IncludeUsage
 		req.MaxTokens = body.MaxTokens
 		req.MaxCompletionTokens = body.MaxCompletionTokens
+		if body.ResponseFormat != nil {
+			req.ResponseFormat = body.ResponseFormat.Type
+		}
 		if body.Temperature != nil {
 			req.Temperature = *body.Temperature
 		}

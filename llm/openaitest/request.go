@@ -29,6 +29,8 @@ type Request struct {
 	// max_completion_tokens fields, 0 when absent.
 	MaxTokens           int
 	MaxCompletionTokens int
+	// ResponseFormat is response_format.type ("json_object"), "" when absent.
+	ResponseFormat string
 	// Temperature is the temperature field, 0 when absent.
 	Temperature float64
 

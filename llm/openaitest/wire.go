@@ -22,6 +22,9 @@ type chatRequestBody struct {
 	MaxTokens           int      `json:"max_tokens"`
 	MaxCompletionTokens int      `json:"max_completion_tokens"`
 	Temperature         *float64 `json:"temperature"`
+	ResponseFormat      *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
 }
 
 type usage struct {

@@ -68,6 +68,8 @@ func (f *Faithful) Respond(req openaitest.Request) openaitest.Answer {
 		return openaitest.Answer{Text: f.recap(req, n)}
 	case "consolidate":
 		return openaitest.Answer{Text: f.consolidate(req)}
+	case "record":
+		return openaitest.Answer{Text: Recorder(req)}
 	}
 	return openaitest.Answer{Text: f.summary(req)}
 }

@@ -26,7 +26,7 @@ type Scribe struct {
 }
 
 // Count returns how many answers of a kind ("summary", "recap",
-// "consolidate") the scribe wrote.
+// "consolidate", "record") the scribe wrote.
 func (s *Scribe) Count(kind string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -37,6 +37,9 @@ func (s *Scribe) Count(kind string) int {
 func Kind(req openaitest.Request) string {
 	if len(req.Messages) == 0 {
 		return ""
+	}
+	if isRecorder(req) {
+		return "record"
 	}
 	sys := req.Messages[0].Content
 	for _, lang := range []string{"en", "zh"} {
@@ -90,6 +93,8 @@ func (s *Scribe) Respond(req openaitest.Request) openaitest.Answer {
 		return openaitest.Answer{Text: Recap(req, n)}
 	case "consolidate":
 		return openaitest.Answer{Text: Consolidate(req)}
+	case "record":
+		return openaitest.Answer{Text: Recorder(req)}
 	}
 	return openaitest.Answer{Text: Summary(req, n)}
 }

@@ -46,7 +46,7 @@ func (s *Service) compactOnce(ctx context.Context, chatID string, manual bool) (
 	if !plan.Due {
 		return Result{Outcome: Skipped, Reason: plan.Reason}, nil
 	}
-	lang, charName := s.chatLanguage(ctx, chat)
+	lang, charName := s.cardLanguage(ctx, chat.CardID)
 	userName := lastUserName(turns)
 	ledger, err := s.store.Ledger(ctx, chatID)
 	if err != nil {

@@ -1,0 +1,279 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"troupe/cards"
+	"troupe/memory"
+	"troupe/memory/record"
+	"troupe/models"
+)
+
+// RecordJobs is the optional part of Jobs that owes a chat's recorder run.
+type RecordJobs interface {
+	// Record enqueues the chat's recorder; now runs it without waiting for
+	// a batch (a /record).
+	Record(ctx context.Context, chatID string, now bool) error
+}
+
+// Recorder is the optional part of MemoryService that runs the recorder.
+type Recorder interface {
+	Record(ctx context.Context, chatID string) (memory.Result, error)
+}
+
+// turnRecord is what storing msgs records at once: their plain events and
+// who was present. User messages (newTurn) open a turn; their authors are
+// the players who speak (speaker, the author st.user names, under that
+// name). Nil when the recorder is off.
+func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool, speaker string) *models.TurnRecord {
+	if !p.opt.Recorder.Enabled {
+		return nil
+	}
+	rec := &models.TurnRecord{SpaceID: st.chat.SpaceID, NewTurn: newTurn, Present: []string{st.card.Name}}
+	for _, m := range msgs {
+		actor := st.card.Name
+		if m.Role == memory.RoleUser {
+			actor = playerName(st, m, speaker)
+			rec.Present = append(rec.Present, actor)
+		}
+		rec.Actors = append(rec.Actors, actor)
+		var evs []models.PlainEvent
+		for _, pe := range record.PlainEvents(m.Content) {
+			evs = append(evs, models.PlainEvent{Kind: string(pe.Kind), Text: pe.Text})
+		}
+		rec.Events = append(rec.Events, evs)
+	}
+	return rec
+}
+
+// playerName is the character a user message's author plays: the speaking
+// user's persona name (st.user) for their own messages, else the platform's
+// display name.
+func playerName(st chatState, m *models.Message, speaker string) string {
+	if st.user != "" && (m.AuthorID == speaker || m.AuthorName == "") {
+		return st.user
+	}
+	if m.AuthorName != "" {
+		return m.AuthorName
+	}
+	return "User"
+}
+
+// recordOwed enqueues the chat's recorder when recorder.batch turns wait
+// for it: one counting query on the chat's unsealed events.
+func (p *Pipeline) recordOwed(ctx context.Context, st chatState) {
+	rj, ok := p.opt.Jobs.(RecordJobs)
+	if !ok || !p.opt.Recorder.Enabled {
+		return
+	}
+	n, err := p.opt.Store.UnrecordedTurns(ctx, st.chat.ID, p.opt.Recorder.Batch+1)
+	if err != nil {
+		p.log.Warn("count unrecorded turns", "chat_id", st.chat.ID, "err", err)
+		return
+	}
+	// The newest turn waits for a later user message: it is not owed yet.
+	if n-1 < p.opt.Recorder.Batch {
+		return
+	}
+	if err := rj.Record(ctx, st.chat.ID, false); err != nil {
+		p.log.Warn("enqueue recorder", "chat_id", st.chat.ID, "err", err)
+	}
+}
+
+// cmdRecord runs the recorder for the channel's chat now (a GM's command
+// in groups).
+func (p *Pipeline) cmdRecord(ctx context.Context, in Inbound, sink Sink) error {
+	lang := p.langOf(in)
+	if in.Channel.Group && !in.CanManage {
+		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+	}
+	rec, ok := p.opt.Memory.(Recorder)
+	if !ok || !p.opt.Recorder.Enabled {
+		return sink.Notice(ctx, p.rtext(lang, msgRecorderOff))
+	}
+	var st chatState
+	err := p.withLane(ctx, in, func() (err error) {
+		st, err = p.resolve(ctx, in)
+		return err
+	})
+	if errors.Is(err, ErrNoCard) {
+		return sink.Notice(ctx, p.text(lang, msgNoCard))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "record", err)
+	}
+	unlock := p.crossLock(ctx, "memory:record:"+st.chat.ID)
+	res, err := rec.Record(ctx, st.chat.ID)
+	unlock()
+	if err != nil {
+		p.log.Warn("manual recorder run failed", "chat_id", st.chat.ID, "err", err)
+		var rej *memory.RejectedError
+		if errors.As(err, &rej) {
+			return sink.Notice(ctx, p.rtext(lang, msgRecordFailed, rej.Reason))
+		}
+		return sink.Notice(ctx, p.rtext(lang, msgRecordFailed, errorKind(err)))
+	}
+	if res.Outcome == memory.Written {
+		return sink.Notice(ctx, p.rtext(lang, msgRecorded, res.Reason))
+	}
+	return sink.Notice(ctx, p.rtext(lang, msgNotRecorded, res.Reason))
+}
+
+// recordMsg names a text of the recorder's commands.
+type recordMsg int
+
+const (
+	msgRecorderOff recordMsg = iota
+	msgRecordFailed
+	msgRecorded
+	msgNotRecorded
+	msgLedgerHeading
+	msgRecordCounts
+)
+
+var recordTexts = map[string]map[recordMsg]string{
+	"en": {
+		msgRecorderOff:   "The recorder is off here (recorder.enabled).",
+		msgRecordFailed:  "Recording failed (%s); nothing was written and it will be tried again.",
+		msgRecorded:      "Recorded: %s.",
+		msgNotRecorded:   "Nothing recorded: %s.",
+		msgLedgerHeading: "Ledger (may lag the story):",
+		msgRecordCounts:  "Record of this chat: %d events (%d waiting for the recorder) · %d perceptions · %d open threads · %d relationships · %d known things",
+	},
+	"zh": {
+		msgRecorderOff:   "这里没有开启记录员（recorder.enabled）。",
+		msgRecordFailed:  "记录失败（%s），没有写入任何内容，稍后会再试。",
+		msgRecorded:      "已记录：%s。",
+		msgNotRecorded:   "没有记录：%s。",
+		msgLedgerHeading: "账本（可能落后于剧情）：",
+		msgRecordCounts:  "本局记录：事件 %d 条（%d 条待记录）· 感知 %d 条 · 未了之事 %d 件 · 关系 %d 条 · 已知事物 %d 个",
+	},
+}
+
+func (p *Pipeline) rtext(lang string, key recordMsg, args ...any) string {
+	t, ok := recordTexts[lang][key]
+	if !ok {
+		t = recordTexts["en"][key]
+	}
+	if len(args) == 0 {
+		return t
+	}
+	return fmt.Sprintf(t, args...)
+}
+
+// addScene gives the prompt the speaking character's scene — its view of
+// the ledger and its own relationships to those present — in one query;
+// the prompt builder fits the resident summary to what it leaves.
+// Nothing when the recorder is off.
+func (p *Pipeline) addScene(ctx context.Context, st chatState, rp replyPlan, m *memory.Material) {
+	if !p.opt.Recorder.Enabled || p.opt.Memory == nil {
+		return
+	}
+	name := st.card.Name
+	sk, err := p.opt.Store.Scene(ctx, st.chat.SpaceID, name)
+	if err != nil {
+		p.log.Warn("load scene", "chat_id", st.chat.ID, "err", err)
+		return
+	}
+	// BuildPrompt fits the resident summary into what the scene leaves of
+	// the envelope.
+	m.Scene = memory.Scene(memory.SceneInput{Language: m.Language, Ledger: st.ledger, Character: name,
+		Present: []string{name, rp.user}, Relationships: sk.Relationships, Known: sk.Known,
+		CardText: st.card.Description + "\n" + st.card.Scenario + "\n" + st.card.FirstMes})
+}
+
+// writeRecord adds the chat's ledger and record counts to /memory.
+func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang string, st chatState) {
+	if !p.opt.Recorder.Enabled || st.chat.ID == "" {
+		return
+	}
+	c, err := p.opt.Store.RecordCounts(ctx, st.chat.ID)
+	if err != nil {
+		p.log.Warn("record counts", "chat_id", st.chat.ID, "err", err)
+		return
+	}
+	b.WriteString("\n")
+	b.WriteString(p.rtext(lang, msgRecordCounts, c.Events, c.Unsealed, c.Perceptions, c.OpenThreads, c.Relationships, c.Knowledge))
+	if st.ledger != "" {
+		b.WriteString("\n")
+		b.WriteString(p.rtext(lang, msgLedgerHeading))
+		b.WriteString("\n")
+		b.WriteString(truncateRunes(st.ledger, 1500))
+	}
+}
+
+// loreName is the name a lorebook entry has as a lore entity: its comment
+// (the entry's title), else its first key.
+func loreName(e *cards.Entry) string {
+	if c := strings.TrimSpace(e.Comment); c != "" {
+		return c
+	}
+	if len(e.Keys) > 0 {
+		return strings.TrimSpace(e.Keys[0])
+	}
+	return ""
+}
+
+// restricted reports whether an entry reaches only some characters (known_by,
+// or a character filter that includes): the recorder may grant it to others.
+func restricted(e *cards.Entry) bool {
+	return e.KnownBy != nil || (len(e.CharacterFilter) > 0 && !e.FilterExclude)
+}
+
+// restrictedLore lists the lore entities the restricted entries of books
+// stand for, their keys as aliases.
+func restrictedLore(books []*cards.Book) []models.Entity {
+	var out []models.Entity
+	for _, b := range books {
+		for i := range b.Entries {
+			e := &b.Entries[i]
+			if name := loreName(e); restricted(e) && name != "" {
+				out = append(out, models.Entity{Name: name, Aliases: strings.Join(e.Keys, "\n")})
+			}
+		}
+	}
+	return out
+}
+
+// ensureLore stores the lore entities of a card's restricted entries in a
+// space, when a chat starts, so the recorder can grant their knowledge.
+func (p *Pipeline) ensureLore(ctx context.Context, spaceID string, card cards.Card) {
+	if !p.opt.Recorder.Enabled {
+		return
+	}
+	if err := p.opt.Store.EnsureLore(ctx, spaceID, restrictedLore(p.books(card))); err != nil {
+		p.log.Warn("store restricted lore", "space_id", spaceID, "err", err)
+	}
+}
+
+// loreKnows is the lorebook's Knows for the speaking character: the
+// restricted entries the recorder granted it (one query, only when a book
+// has restricted entries and the recorder is on).
+func (p *Pipeline) loreKnows(ctx context.Context, st chatState, books []*cards.Book) func(e *cards.Entry) bool {
+	if !p.opt.Recorder.Enabled || len(restrictedLore(books)) == 0 {
+		return nil
+	}
+	names, err := p.opt.Store.KnownLore(ctx, st.chat.SpaceID, st.card.Name)
+	if err != nil {
+		p.log.Warn("load known lore", "chat_id", st.chat.ID, "err", err)
+		return nil
+	}
+	known := map[string]bool{}
+	for _, n := range names {
+		known[strings.ToLower(n)] = true
+	}
+	return func(e *cards.Entry) bool {
+		if known[strings.ToLower(loreName(e))] {
+			return true
+		}
+		for _, k := range e.Keys {
+			if known[strings.ToLower(strings.TrimSpace(k))] {
+				return true
+			}
+		}
+		return false
+	}
+}

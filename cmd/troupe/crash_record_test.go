@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"troupe/llm/openaitest"
+	"troupe/memory/memorytest"
+	"troupe/models"
+)
+
+// seedRecordableChat stores a chat of beats with their plain events and
+// presence, as turns store them, so the recorder owes every beat but the
+// last.
+func seedRecordableChat(t *testing.T, dsn string, beats int) string {
+	t.Helper()
+	chatID := seedOwedChat(t, dsn, 0)
+	ctx := context.Background()
+	st, err := models.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	chat, err := st.Chat(ctx, chatID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := chat.HeadID
+	for i := 0; i < beats; i++ {
+		u := &models.Message{Role: "user", AuthorName: "Ada", Content: fmt.Sprintf(`"Beat %d: where is the key?"`, i)}
+		rec := &models.TurnRecord{SpaceID: chat.SpaceID, NewTurn: true, Present: []string{"Maren", "Ada"}, Actors: []string{"Ada"},
+			Events: [][]models.PlainEvent{{{Kind: "line", Text: u.Content}}}}
+		if err := st.AppendTurn(ctx, chat.ID, head, head, []*models.Message{u}, rec); err != nil {
+			t.Fatal(err)
+		}
+		a := &models.Message{Role: "assistant", AuthorName: "Maren", Content: "*She trims the wick.*"}
+		rec = &models.TurnRecord{SpaceID: chat.SpaceID, Present: []string{"Maren"}, Actors: []string{"Maren"},
+			Events: [][]models.PlainEvent{{{Kind: "action", Text: a.Content}}}}
+		if err := st.AppendTurn(ctx, chat.ID, u.ID, u.ID, []*models.Message{a}, rec); err != nil {
+			t.Fatal(err)
+		}
+		head = a.ID
+	}
+	return chatID
+}
+
+// checkRecordWhole checks that a chat's record is all or nothing: either no
+// event is sealed and nothing the recorder writes exists, or the events of
+// the batch are sealed with their perceptions, threads and ledger.
+func checkRecordWhole(t *testing.T, st *models.Store, chatID string) (sealed bool) {
+	t.Helper()
+	var n, s, ps, ths, ledgers int64
+	st.DB().Model(&models.Event{}).Where("chat_id = ?", chatID).Count(&n)
+	st.DB().Model(&models.Event{}).Where("chat_id = ? AND sealed = ?", chatID, true).Count(&s)
+	st.DB().Model(&models.Perception{}).Where("chat_id = ?", chatID).Count(&ps)
+	st.DB().Model(&models.Thread{}).Where("chat_id = ?", chatID).Count(&ths)
+	st.DB().Model(&models.Ledger{}).Where("chat_id = ?", chatID).Count(&ledgers)
+	switch {
+	case s == 0 && ps == 0 && ths == 0 && ledgers == 0:
+		return false
+	case s == n-2 && ps == s && ths == 1 && ledgers == 1:
+		// Every event but the newest turn's two (which wait for a later
+		// user message) is sealed, each perceived by Maren.
+		return true
+	}
+	t.Fatalf("a half-written batch: %d of %d events sealed, %d perceptions, %d threads, %d ledgers", s, n, ps, ths, ledgers)
+	return false
+}
+
+// TestWorkerKilledMidRecorder kills the worker (SIGKILL) while the scribe
+// answers the recorder, or just after: the batch is installed whole or not
+// at all, and a restarted worker's sweeper records it.
+func TestWorkerKilledMidRecorder(t *testing.T) {
+	bin := troupeBinary(t)
+	for round := 0; round < crashRounds(); round++ {
+		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
+			dsn := "sqlite://" + filepath.Join(t.TempDir(), "troupe.db")
+			chatID := seedRecordableChat(t, dsn, 8)
+			fake := openaitest.NewServer(t)
+			called := make(chan struct{}, 1)
+			var mu sync.Mutex
+			hang := true
+			scribe := &memorytest.Scribe{}
+			scribe.Break = func(k string, _ int) (openaitest.Answer, bool) {
+				mu.Lock()
+				defer mu.Unlock()
+				if k != "record" || !hang {
+					return openaitest.Answer{}, false
+				}
+				select {
+				case called <- struct{}{}:
+				default:
+				}
+				if round%2 == 0 {
+					return openaitest.Answer{Fault: openaitest.FaultHang}, true
+				}
+				return openaitest.Answer{}, false
+			}
+			fake.SetResponder(scribe.Respond)
+			envs := []string{"TROUPE_DATABASE_DSN=" + dsn, "TROUPE_MODEL_BASE_URL=" + fake.URL(), "TROUPE_LOG_LEVEL=error",
+				"TROUPE_CARDS_DIR=" + t.TempDir(), "TROUPE_OPS_LISTEN=", "TROUPE_RECORDER_BATCH=3"}
+			w := startWorker(t, bin, envs)
+			select {
+			case <-called:
+			case <-time.After(30 * time.Second):
+				_ = w.Process.Kill()
+				t.Fatal("the worker never asked the scribe to record")
+			}
+			time.Sleep(time.Duration(rand.IntN(10)) * time.Millisecond)
+			_ = w.Process.Signal(syscall.SIGKILL)
+			_ = w.Wait()
+			st, err := models.Open(context.Background(), dsn, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			checkRecordWhole(t, st, chatID)
+			mu.Lock()
+			hang = false
+			mu.Unlock()
+			w = startWorker(t, bin, envs)
+			defer func() {
+				_ = w.Process.Signal(syscall.SIGTERM)
+				_ = w.Wait()
+			}()
+			deadline := time.Now().Add(40 * time.Second)
+			for !checkRecordWhole(t, st, chatID) {
+				if time.Now().After(deadline) {
+					t.Fatal("after restart the batch is not recorded")
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+	}
+}

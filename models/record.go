@@ -1,0 +1,423 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// UnrecordedTurns counts the turns of a chat with unsealed events, up to
+// atMost: one query on the index of (chat, sealed, turn), however long the
+// recorder has been failing (a /regen sibling's turn counts too; the
+// recorder itself looks at the current branch only).
+func (s *Store) UnrecordedTurns(ctx context.Context, chatID string, atMost int) (int, error) {
+	var n int64
+	err := s.db.WithContext(ctx).Raw(`SELECT COUNT(*) FROM (SELECT DISTINCT seq FROM events WHERE chat_id = ? AND sealed = ? LIMIT ?) t`,
+		chatID, false, atMost).Row().Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("models: unrecorded turns of chat %s: %w", chatID, err)
+	}
+	return int(n), nil
+}
+
+// RecordBatch is what the recorder owes for a chat: the unsealed events of
+// the current branch's turns that a later user message follows, with who
+// was present at each, and what the prompt shows with them.
+type RecordBatch struct {
+	Chat   Chat
+	Events []Event
+	// Present maps a message id to the characters present at it.
+	Present map[string][]string
+	// Ledger is the chat's ledger snapshot ("" for none).
+	Ledger   string
+	Threads  []Thread
+	Entities []Entity
+	// LastDay and LastMinute are the latest story time already recorded.
+	LastDay, LastMinute int
+	// Pending counts the branch's unsealed turns the batch leaves out:
+	// the newest, which waits for a later user message.
+	Pending int
+}
+
+// recordWalkSQL walks back from the head and stops after the first message
+// that has a sealed event: O(unrecorded), never O(history).
+const recordWalkSQL = `
+WITH RECURSIVE branch(id, parent_id, depth, sealed) AS (
+  SELECT m.id, m.parent_id, 0, EXISTS (SELECT 1 FROM events e WHERE e.message_id = m.id AND e.sealed = ?)
+  FROM messages m WHERE m.id = ?
+  UNION ALL
+  SELECT m.id, m.parent_id, b.depth + 1, EXISTS (SELECT 1 FROM events e WHERE e.message_id = m.id AND e.sealed = ?)
+  FROM messages m JOIN branch b ON m.id = b.parent_id
+  WHERE NOT b.sealed AND b.depth < ?
+)
+SELECT m.id, m.role FROM branch b JOIN messages m ON m.id = b.id WHERE NOT b.sealed ORDER BY b.depth DESC`
+
+// RecordBatch loads what the recorder owes for the chat. It returns
+// ErrNotFound when the chat is gone.
+func (s *Store) RecordBatch(ctx context.Context, chatID string) (RecordBatch, error) {
+	var b RecordBatch
+	db := s.db.WithContext(ctx)
+	chat, err := s.Chat(ctx, chatID)
+	if err != nil {
+		return b, err
+	}
+	b.Chat = chat
+	if chat.HeadID == "" {
+		return b, nil
+	}
+	rows, err := db.Raw(recordWalkSQL, true, chat.HeadID, true, MaxBranchWalk).Rows()
+	if err != nil {
+		return b, fmt.Errorf("models: record batch of chat %s: %w", chatID, err)
+	}
+	var ids, roles []string
+	for rows.Next() {
+		var id, role string
+		if err := rows.Scan(&id, &role); err != nil {
+			rows.Close()
+			return b, err
+		}
+		ids, roles = append(ids, id), append(roles, role)
+	}
+	rows.Close()
+	// The last turn (from the last run of user messages on) waits for a
+	// later user message, so a /regen never meets sealed events.
+	end := len(ids)
+	for end > 0 && roles[end-1] != "user" {
+		end--
+	}
+	for end > 0 && roles[end-1] == "user" {
+		end--
+	}
+	if end < len(ids) {
+		b.Pending = 1
+	}
+	ids = ids[:end]
+	if err := s.recordContext(db, &b); err != nil {
+		return b, fmt.Errorf("models: record batch of chat %s: %w", chatID, err)
+	}
+	if len(ids) == 0 {
+		return b, nil
+	}
+	if err := db.Where("message_id IN ? AND sealed = ?", ids, false).Order("seq, message_id, ord").Find(&b.Events).Error; err != nil {
+		return b, fmt.Errorf("models: record batch of chat %s: %w", chatID, err)
+	}
+	var pres []Presence
+	if err := db.Where("message_id IN ?", ids).Order("character_name").Find(&pres).Error; err != nil {
+		return b, fmt.Errorf("models: record batch of chat %s: %w", chatID, err)
+	}
+	b.Present = map[string][]string{}
+	for _, p := range pres {
+		b.Present[p.MessageID] = append(b.Present[p.MessageID], p.Character)
+	}
+	return b, nil
+}
+
+// recordContext reads the ledger, open threads, entities and last story
+// time of b's chat.
+func (s *Store) recordContext(db *gorm.DB, b *RecordBatch) error {
+	var l Ledger
+	err := db.Where("chat_id = ?", b.Chat.ID).Take(&l).Error
+	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+		return err
+	}
+	b.Ledger = l.Snapshot
+	if err := db.Where("chat_id = ? AND open = ?", b.Chat.ID, true).Order("id").Find(&b.Threads).Error; err != nil {
+		return err
+	}
+	if err := db.Where("space_id = ?", b.Chat.SpaceID).Order("name").Limit(maxEntities).Find(&b.Entities).Error; err != nil {
+		return err
+	}
+	var last []Event
+	if err := db.Select("day, minute").Where("chat_id = ? AND sealed = ?", b.Chat.ID, true).
+		Order("day DESC, minute DESC").Limit(1).Find(&last).Error; err != nil {
+		return err
+	}
+	if len(last) == 1 {
+		b.LastDay, b.LastMinute = last[0].Day, last[0].Minute
+	}
+	return nil
+}
+
+// maxEntities bounds the entities a batch looks through for the ones it
+// mentions.
+const maxEntities = 5000
+
+// RecordInstall is a validated recorder answer, ready to install.
+type RecordInstall struct {
+	ChatID  string
+	SpaceID string
+	// EventIDs is the batch: every one must still be unsealed.
+	EventIDs []string
+	// Enrich updates the batch's events (importance, about, place, time).
+	Enrich []Event
+	// Changes are new change events (sealed at once).
+	Changes     []Event
+	Perceptions []Perception
+	Threads     []Thread
+	// Resolve maps a thread id to the event that resolved it.
+	Resolve map[string]string
+	// Ledger is the new ledger snapshot; nil keeps the old.
+	Ledger        *string
+	Entities      []Entity
+	Relationships []Relationship
+	// Knowledge edges name their entity in EntityID until installed.
+	Knowledge  []Knowledge
+	Characters []Character
+}
+
+// InstallRecord installs a recorder batch in one transaction and seals its
+// events: all of it, or nothing. It holds the chat's lock and returns
+// ErrChatGone when the chat was forgotten, ErrStale when some event of the
+// batch was sealed meanwhile (another run recorded it).
+func (s *Store) InstallRecord(ctx context.Context, r RecordInstall) error {
+	now := s.now()
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if _, err := s.lockChat(tx, r.ChatID); err != nil {
+			return err
+		}
+		var open int64
+		if err := tx.Model(&Event{}).Where("id IN ? AND sealed = ?", r.EventIDs, false).Count(&open).Error; err != nil {
+			return err
+		}
+		if int(open) != len(r.EventIDs) {
+			return ErrStale
+		}
+		s.paused("install record")
+		for _, e := range r.Enrich {
+			if err := tx.Model(&Event{}).Where("id = ?", e.ID).Updates(map[string]any{
+				"importance": e.Importance, "about": e.About, "place": FitName(e.Place, NameSize),
+				"day": e.Day, "minute": e.Minute}).Error; err != nil {
+				return err
+			}
+		}
+		if err := tx.Model(&Event{}).Where("id IN ?", r.EventIDs).Update("sealed", true).Error; err != nil {
+			return err
+		}
+		if err := createAll(tx, r.Changes, r.Perceptions, r.Threads); err != nil {
+			return err
+		}
+		for id, by := range r.Resolve {
+			if err := tx.Model(&Thread{}).Where("id = ? AND chat_id = ?", id, r.ChatID).
+				Updates(map[string]any{"open": false, "closed_by": by}).Error; err != nil {
+				return err
+			}
+		}
+		if r.Ledger != nil {
+			if err := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "chat_id"}},
+				DoUpdates: clause.AssignmentColumns([]string{"snapshot", "updated_at"})}).
+				Create(&Ledger{ChatID: r.ChatID, Snapshot: *r.Ledger, UpdatedAt: now}).Error; err != nil {
+				return err
+			}
+		}
+		return installWorld(tx, r, now)
+	})
+	if err != nil {
+		if errors.Is(err, ErrStale) || errors.Is(err, ErrChatGone) {
+			return err
+		}
+		return fmt.Errorf("models: install record for chat %s: %w", r.ChatID, err)
+	}
+	return nil
+}
+
+// createAll inserts each non-empty slice of rows in batches.
+func createAll(tx *gorm.DB, slices ...any) error {
+	for _, rows := range slices {
+		n := 0
+		switch v := rows.(type) {
+		case []Event:
+			n = len(v)
+		case []Perception:
+			n = len(v)
+		case []Thread:
+			n = len(v)
+		case []Character:
+			n = len(v)
+		case []Entity:
+			n = len(v)
+		case []Knowledge:
+			n = len(v)
+		}
+		if n == 0 {
+			continue
+		}
+		if err := tx.CreateInBatches(rows, 200).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installWorld writes the characters, entities, relationships and
+// knowledge of a record.
+func installWorld(tx *gorm.DB, r RecordInstall, now time.Time) error {
+	for i := range r.Characters {
+		r.Characters[i].CreatedAt = now
+	}
+	for i := range r.Entities {
+		r.Entities[i].CreatedAt = now
+	}
+	for _, rows := range []any{r.Characters, r.Entities} {
+		if err := createAll(tx.Clauses(clause.OnConflict{DoNothing: true}), rows); err != nil {
+			return err
+		}
+	}
+	if err := installKnowledge(tx, r, now); err != nil {
+		return err
+	}
+	for _, rel := range r.Relationships {
+		var old Relationship
+		err := tx.Where("space_id = ? AND from_name = ? AND to_name = ?", r.SpaceID, rel.FromName, rel.ToName).Take(&old).Error
+		switch {
+		case errors.Is(err, gorm.ErrRecordNotFound):
+			rel.ID, rel.SpaceID, rel.ChatID, rel.Chats, rel.UpdatedAt = NewID(), r.SpaceID, r.ChatID, r.ChatID, now
+			if err := tx.Create(&rel).Error; err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		default:
+			chats := old.Chats
+			if !strings.Contains(chats, r.ChatID) {
+				chats = strings.TrimSpace(chats + "\n" + r.ChatID)
+			}
+			if err := tx.Model(&Relationship{}).Where("id = ?", old.ID).Updates(map[string]any{
+				"description": rel.Description, "chat_id": r.ChatID, "event_id": rel.EventID, "chats": chats, "updated_at": now}).Error; err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// installKnowledge resolves the entity names of the record's knowledge
+// edges and writes the edges a character does not hold yet.
+func installKnowledge(tx *gorm.DB, r RecordInstall, now time.Time) error {
+	if len(r.Knowledge) == 0 {
+		return nil
+	}
+	var names []string
+	for _, k := range r.Knowledge {
+		names = append(names, k.EntityID)
+	}
+	var ents []Entity
+	if err := tx.Where("space_id = ? AND name IN ?", r.SpaceID, names).Find(&ents).Error; err != nil {
+		return err
+	}
+	byName := map[string]string{}
+	for _, e := range ents {
+		byName[e.Name] = e.ID
+	}
+	var held []Knowledge
+	if err := tx.Where("space_id = ? AND entity_id IN ?", r.SpaceID, mapValues(byName)).Find(&held).Error; err != nil {
+		return err
+	}
+	has := map[string]bool{}
+	for _, k := range held {
+		has[k.Character+"\x00"+k.EntityID] = true
+	}
+	var edges []Knowledge
+	for _, k := range r.Knowledge {
+		id := byName[k.EntityID]
+		if id == "" || has[k.Character+"\x00"+id] {
+			continue
+		}
+		has[k.Character+"\x00"+id] = true
+		k.ID, k.SpaceID, k.ChatID, k.EntityID, k.CreatedAt = NewID(), r.SpaceID, r.ChatID, id, now
+		edges = append(edges, k)
+	}
+	return createAll(tx, edges)
+}
+
+func mapValues(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+// SceneKnowledge is what a character brings to a scene beyond the ledger:
+// its own relationships (to → description) and the places and exits it
+// knows.
+type SceneKnowledge struct {
+	Relationships map[string]string
+	Known         []string
+}
+
+// sceneSQL reads a character's relationships and the places and exits it
+// knows in one round trip.
+const sceneSQL = `SELECT 'rel', to_name, description FROM relationships WHERE space_id = ? AND from_name = ?
+UNION ALL
+SELECT 'known', e.name, e.kind FROM knowledge_edges k JOIN entities e ON e.id = k.entity_id
+WHERE k.space_id = ? AND k.character_name = ? AND e.kind IN ('place', 'exit')`
+
+// Scene reads what character knows in its space for a turn's scene: one
+// query.
+func (s *Store) Scene(ctx context.Context, spaceID, character string) (SceneKnowledge, error) {
+	out := SceneKnowledge{Relationships: map[string]string{}}
+	rows, err := s.db.WithContext(ctx).Raw(sceneSQL, spaceID, character, spaceID, character).Rows()
+	if err != nil {
+		return out, fmt.Errorf("models: scene of %s: %w", character, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, name, text string
+		if err := rows.Scan(&kind, &name, &text); err != nil {
+			return out, fmt.Errorf("models: scene of %s: %w", character, err)
+		}
+		if kind == "rel" {
+			out.Relationships[name] = text
+		} else {
+			out.Known = append(out.Known, name)
+		}
+	}
+	return out, rows.Err()
+}
+
+// EnsureLore stores the lore entities of a space that restricted lorebook
+// entries stand for (ChatID "": no chat introduced them, and no /forget
+// removes them), so the recorder sees them when a batch mentions them and
+// can grant a character their knowledge. Existing names are left alone.
+func (s *Store) EnsureLore(ctx context.Context, spaceID string, lore []Entity) error {
+	if len(lore) == 0 {
+		return nil
+	}
+	now := s.now()
+	for i := range lore {
+		lore[i].ID, lore[i].SpaceID, lore[i].Kind, lore[i].CreatedAt = NewID(), spaceID, "lore", now
+		lore[i].Name = FitName(lore[i].Name, NameSize)
+	}
+	err := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(lore, 200).Error
+	if err != nil {
+		return fmt.Errorf("models: ensure lore of %s: %w", spaceID, err)
+	}
+	return nil
+}
+
+// KnownLore lists the names and aliases of the lore entities character was
+// granted in its space.
+func (s *Store) KnownLore(ctx context.Context, spaceID, character string) ([]string, error) {
+	var ents []Entity
+	err := s.db.WithContext(ctx).Table("entities e").Select("e.name, e.aliases").
+		Joins("JOIN knowledge_edges k ON k.entity_id = e.id").
+		Where("k.space_id = ? AND k.character_name = ? AND e.kind = ?", spaceID, character, "lore").Scan(&ents).Error
+	if err != nil {
+		return nil, fmt.Errorf("models: known lore of %s: %w", character, err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name)
+		for _, a := range strings.Split(e.Aliases, "\n") {
+			if a = strings.TrimSpace(a); a != "" {
+				out = append(out, a)
+			}
+		}
+	}
+	return out, nil
+}

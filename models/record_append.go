@@ -1,0 +1,175 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// TurnRecord is what storing a turn records at once, without a model: the
+// plain events of each message and who was present at it.
+type TurnRecord struct {
+	SpaceID string
+	// Present are the characters present at the messages besides those
+	// present at the parent message: the chat's cast and the players who
+	// speak in these messages. Presence carries over along the branch, so
+	// a player who spoke once in the scene stays present.
+	Present []string
+	// Actors names each message's speaker, aligned with the messages.
+	Actors []string
+	// Events holds each message's plain events, aligned with the messages.
+	Events [][]PlainEvent
+	// NewTurn: the messages open a turn (a user's messages) and take the
+	// space's next turn number; a reply belongs to its user's turn.
+	NewTurn bool
+}
+
+// PlainEvent is one plain event of a message: its kind (action or line) and
+// its verbatim text.
+type PlainEvent struct {
+	Kind string
+	Text string
+}
+
+// errTurnRecord: the record does not match its messages.
+var errTurnRecord = errors.New("turn record does not match its messages")
+
+func (r *TurnRecord) check(n int) error {
+	if r == nil {
+		return nil
+	}
+	if len(r.Actors) != n || len(r.Events) != n || r.SpaceID == "" {
+		return errTurnRecord
+	}
+	return nil
+}
+
+// events lists the event rows of the messages (without their turn number).
+func (r *TurnRecord) events(chatID string, msgs []*Message, now time.Time) []Event {
+	var out []Event
+	for i, m := range msgs {
+		for j, pe := range r.Events[i] {
+			out = append(out, Event{ID: NewID(), ChatID: chatID, SpaceID: r.SpaceID, MessageID: m.ID, Ord: j,
+				Kind: pe.Kind, Actor: FitName(r.Actors[i], NameSize), Text: pe.Text, CreatedAt: now})
+		}
+	}
+	return out
+}
+
+func (r *TurnRecord) present() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range r.Present {
+		p = FitName(p, NameSize)
+		if p != "" && !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// turnIncrement is what the turn takes from its space's sequence.
+func (r *TurnRecord) turnIncrement() int {
+	if r.NewTurn {
+		return 1
+	}
+	return 0
+}
+
+const turnSeqSQL = `INSERT INTO space_turns (space_id, seq) %s ON CONFLICT (space_id) DO UPDATE SET seq = space_turns.seq + ? RETURNING seq`
+
+// presenceSelect selects (message id, character) for every message and every
+// character present: those at the parent plus rec's.
+func presenceSelect(q *strings.Builder, args []any, chatID, parentID string, msgs []*Message, names []string, rec *TurnRecord, from string) []any {
+	q.WriteString(`INSERT INTO message_presences (message_id, character_name, chat_id, space_id)
+SELECT m.id, p.name, CAST(? AS TEXT), CAST(? AS TEXT) FROM ` + from + `(`)
+	args = append(args, chatID, rec.SpaceID)
+	for i, msg := range msgs {
+		if i > 0 {
+			q.WriteString(" UNION ALL ")
+		}
+		q.WriteString("SELECT CAST(? AS TEXT) AS id")
+		args = append(args, msg.ID)
+	}
+	q.WriteString(") m, (SELECT character_name AS name FROM message_presences WHERE message_id = ?")
+	args = append(args, parentID)
+	for _, n := range names {
+		q.WriteString(" UNION SELECT CAST(? AS TEXT)")
+		args = append(args, n)
+	}
+	q.WriteString(") p")
+	return args
+}
+
+// recordTurnTx writes the record of a turn inside Append's transaction on
+// SQLite: three statements, whatever the number of events.
+func recordTurnTx(tx *gorm.DB, chatID, parentID string, msgs []*Message, rec *TurnRecord, now time.Time) error {
+	if rec == nil {
+		return nil
+	}
+	var seq int64
+	inc := rec.turnIncrement()
+	if err := tx.Raw(strings.Replace(turnSeqSQL, "%s", "VALUES (?, ?)", 1), rec.SpaceID, inc, inc).Row().Scan(&seq); err != nil {
+		return err
+	}
+	var q strings.Builder
+	args := presenceSelect(&q, nil, chatID, parentID, msgs, rec.present(), rec, "")
+	if err := tx.Exec(q.String(), args...).Error; err != nil {
+		return err
+	}
+	evs := rec.events(chatID, msgs, now)
+	if len(evs) == 0 {
+		return nil
+	}
+	for i := range evs {
+		evs[i].Seq = seq
+	}
+	return tx.CreateInBatches(evs, 200).Error
+}
+
+// recordTurnCTE adds the record of a turn to appendOne's statement on
+// PostgreSQL, as data-modifying CTEs that run only where the head moved.
+func recordTurnCTE(q *strings.Builder, args []any, chatID, parentID string, msgs []*Message, rec *TurnRecord, now time.Time) []any {
+	if rec == nil {
+		return args
+	}
+	inc := rec.turnIncrement()
+	q.WriteString(",\nturn AS (" + strings.Replace(turnSeqSQL, "%s", "SELECT CAST(? AS TEXT), CAST(? AS BIGINT) FROM moved", 1) + ")")
+	args = append(args, rec.SpaceID, inc, inc)
+	q.WriteString(",\npresent AS (")
+	args = presenceSelect(q, args, chatID, parentID, msgs, rec.present(), rec, "moved, ")
+	q.WriteString(")")
+	evs := rec.events(chatID, msgs, now)
+	if len(evs) == 0 {
+		return args
+	}
+	q.WriteString(`,
+evs AS (INSERT INTO events (id, chat_id, space_id, message_id, ord, kind, actor, text, created_at, seq)
+SELECT v.*, turn.seq FROM turn, (VALUES `)
+	for i, e := range evs {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?::text, ?::text, ?::text, ?::text, ?::bigint, ?::text, ?::text, ?::text, ?::timestamptz)")
+		args = append(args, e.ID, e.ChatID, e.SpaceID, e.MessageID, e.Ord, e.Kind, e.Actor, e.Text, e.CreatedAt)
+	}
+	q.WriteString(") AS v)")
+	return args
+}
+
+// AppendTurn is Append that also records, in the same transaction and a
+// constant number of statements, the messages' plain events and who was
+// present at them (rec; nil records nothing).
+func (s *Store) AppendTurn(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, rec *TurnRecord) error {
+	return s.appendWith(ctx, chatID, expectHead, parentID, msgs, nil, rec)
+}
+
+// ConsumeTurn is Consume that also records the messages' plain events and
+// presence in the same write (rec; nil records nothing).
+func (s *Store) ConsumeTurn(ctx context.Context, chatID, expectHead string, msgs []*Message, inboxIDs []string, rec *TurnRecord) error {
+	return s.appendWith(ctx, chatID, expectHead, expectHead, msgs, inboxIDs, rec)
+}

@@ -1,0 +1,65 @@
+package models
+
+import (
+	"strings"
+
+	"gorm.io/gorm"
+)
+
+// forgetRecord deletes, inside ForgetChat's transaction, everything of the
+// chat's record, by provenance: its events, perceptions, presence, threads,
+// the knowledge edges it granted, every relationship description it wrote
+// or updated (deleted, not edited: its wording may carry the chat), the
+// background characters it introduced, and the entities it introduced that
+// nothing else mentions. No model is asked.
+func forgetRecord(tx *gorm.DB, chat Chat) error {
+	for _, m := range []any{&Event{}, &Perception{}, &Presence{}, &Thread{}, &Knowledge{}} {
+		if err := tx.Where("chat_id = ?", chat.ID).Delete(m).Error; err != nil {
+			return err
+		}
+	}
+	if err := tx.Where("space_id = ? AND (chat_id = ? OR chats LIKE ?)", chat.SpaceID, chat.ID, "%"+chat.ID+"%").
+		Delete(&Relationship{}).Error; err != nil {
+		return err
+	}
+	if err := tx.Where("chat_id = ? AND kind = ?", chat.ID, CharacterBackground).Delete(&Character{}).Error; err != nil {
+		return err
+	}
+	var ents []Entity
+	if err := tx.Where("chat_id = ?", chat.ID).Find(&ents).Error; err != nil {
+		return err
+	}
+	for _, e := range ents {
+		used, err := entityMentioned(tx, e)
+		if err != nil {
+			return err
+		}
+		if !used {
+			if err := tx.Where("id = ?", e.ID).Delete(&Entity{}).Error; err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// entityMentioned reports whether anything left in the space (after the
+// forgotten chat's rows are gone) mentions e: a knowledge edge, an entity
+// within it, an event about it.
+func entityMentioned(tx *gorm.DB, e Entity) (bool, error) {
+	var n int64
+	if err := tx.Model(&Knowledge{}).Where("entity_id = ?", e.ID).Count(&n).Error; err != nil || n > 0 {
+		return n > 0, err
+	}
+	if err := tx.Model(&Entity{}).Where("space_id = ? AND within = ?", e.SpaceID, e.Name).Count(&n).Error; err != nil || n > 0 {
+		return n > 0, err
+	}
+	err := tx.Model(&Event{}).Where("space_id = ? AND about LIKE ?", e.SpaceID, "%"+escapeLike(e.Name)+"%").Count(&n).Error
+	return n > 0, err
+}
+
+// escapeLike turns a name into a LIKE pattern; its own wildcards match more
+// (never less), so a mentioned entity is always kept.
+func escapeLike(s string) string {
+	return strings.ReplaceAll(s, "_", "%")
+}

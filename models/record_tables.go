@@ -1,0 +1,170 @@
+package models
+
+import "time"
+
+// The tables of characters' own memory (seed 002, DESIGN.md "Characters' own
+// memory"). Every row that stems from a chat carries its chat_id, indexed,
+// so /forget finds it by provenance.
+
+// Character kinds.
+const (
+	CharacterCast       = "cast"
+	CharacterPlayer     = "player"
+	CharacterBackground = "background"
+)
+
+// Character is someone in a space's stories: a cast card, a player (a
+// user's persona) or a background character the recorder met. Names are
+// unique per space.
+type Character struct {
+	ID      string `gorm:"primaryKey;size:26"`
+	SpaceID string `gorm:"size:128;not null;uniqueIndex:idx_character_space_name,priority:1"`
+	Name    string `gorm:"size:200;not null;uniqueIndex:idx_character_space_name,priority:2"`
+	Kind    string `gorm:"size:16;not null"`
+	CardID  string `gorm:"size:64"`
+	UserKey string `gorm:"size:128"`
+	// Aliases holds other names, one a line.
+	Aliases string `gorm:"type:text;not null;default:''"`
+	// ChatID is the chat that introduced a background character; "" for
+	// cast cards and players.
+	ChatID    string `gorm:"size:26;index"`
+	CreatedAt time.Time
+}
+
+// Event is an objective, immutable record of one thing in a turn: an action,
+// a line of dialogue (verbatim) or a change the recorder saw. Plain events
+// are written with their message; the recorder enriches and seals them.
+type Event struct {
+	ID        string `gorm:"primaryKey;size:26"`
+	ChatID    string `gorm:"size:26;not null;index:idx_event_chat_sealed,priority:1"`
+	SpaceID   string `gorm:"size:128;not null"`
+	MessageID string `gorm:"size:26;not null;index"`
+	// Seq is the turn in its space's one sequence of turns.
+	Seq int64 `gorm:"not null;index:idx_event_chat_sealed,priority:3"`
+	// Ord orders the events of one message.
+	Ord   int    `gorm:"not null"`
+	Kind  string `gorm:"size:16;not null"`
+	Actor string `gorm:"size:200;not null"`
+	Text  string `gorm:"type:text;not null"`
+	Place string `gorm:"size:200;not null;default:''"`
+	// Day and Minute are the story time the recorder gave the turn.
+	Day        int  `gorm:"not null;default:0"`
+	Minute     int  `gorm:"not null;default:0"`
+	Importance int  `gorm:"not null;default:0"`
+	Pivotal    bool `gorm:"not null;default:false"`
+	// About lists the people, places and things the event is about, one a line.
+	About     string `gorm:"type:text;not null;default:''"`
+	Sealed    bool   `gorm:"not null;default:false;index:idx_event_chat_sealed,priority:2"`
+	CreatedAt time.Time
+}
+
+// Perception is one character's own version of an event.
+type Perception struct {
+	ID        string `gorm:"primaryKey;size:26"`
+	ChatID    string `gorm:"size:26;not null;index"`
+	SpaceID   string `gorm:"size:128;not null;index:idx_perception_character,priority:1"`
+	Character string `gorm:"column:character_name;size:200;not null;index:idx_perception_character,priority:2"`
+	EventID   string `gorm:"size:26;not null;index"`
+	Mode      string `gorm:"size:16;not null"`
+	Text      string `gorm:"type:text;not null"`
+	Gist      string `gorm:"type:text;not null;default:''"`
+	// Via is the event that told it, for a told perception.
+	Via         string `gorm:"size:26;not null;default:''"`
+	Importance  int    `gorm:"not null;default:0"`
+	Seq         int64  `gorm:"not null"`
+	Day         int    `gorm:"not null;default:0"`
+	Minute      int    `gorm:"not null;default:0"`
+	RecallCount int    `gorm:"not null;default:0"`
+	// FoldedInto is the belief reflection folded it into; nil until then.
+	FoldedInto *string `gorm:"size:26"`
+	CreatedAt  time.Time
+}
+
+// Presence records who was present at a message: the chat's cast and the
+// players who spoke in the scene. A character's view is the messages it was
+// present at.
+type Presence struct {
+	MessageID string `gorm:"primaryKey;size:26"`
+	Character string `gorm:"column:character_name;primaryKey;size:200;index:idx_presence_character,priority:2"`
+	ChatID    string `gorm:"size:26;not null;index:idx_presence_character,priority:1"`
+	SpaceID   string `gorm:"size:128;not null"`
+}
+
+// Thread is an open promise, mystery or goal, until resolved.
+type Thread struct {
+	ID       string `gorm:"primaryKey;size:26"`
+	ChatID   string `gorm:"size:26;not null;index"`
+	SpaceID  string `gorm:"size:128;not null"`
+	Kind     string `gorm:"size:16;not null"`
+	Text     string `gorm:"type:text;not null"`
+	Open     bool   `gorm:"not null"`
+	OpenedBy string `gorm:"size:26;not null"`
+	ClosedBy string `gorm:"size:26;not null;default:''"`
+	// Seq is the turn that opened it.
+	Seq       int64 `gorm:"not null"`
+	CreatedAt time.Time
+}
+
+// Relationship is one character's directed description of another. ChatID
+// and EventID are its provenance: the chat and event that wrote or last
+// updated it; forgetting that chat deletes the row.
+type Relationship struct {
+	ID          string `gorm:"primaryKey;size:26"`
+	SpaceID     string `gorm:"size:128;not null;uniqueIndex:idx_relationship_pair,priority:1"`
+	FromName    string `gorm:"size:200;not null;uniqueIndex:idx_relationship_pair,priority:2"`
+	ToName      string `gorm:"size:200;not null;uniqueIndex:idx_relationship_pair,priority:3"`
+	Description string `gorm:"type:text;not null"`
+	// Since is the turn (space sequence) they met.
+	Since   int64  `gorm:"not null"`
+	ChatID  string `gorm:"size:26;not null;index"`
+	EventID string `gorm:"size:26;not null"`
+	// Chats lists every chat that wrote or updated the description, one a
+	// line: forgetting any of them deletes the row.
+	Chats     string `gorm:"type:text;not null;default:''"`
+	UpdatedAt time.Time
+}
+
+// Entity is a place, item, exit or piece of lore of a space. Within names
+// the place it is in. ChatID is the chat that introduced it.
+type Entity struct {
+	ID      string `gorm:"primaryKey;size:26"`
+	SpaceID string `gorm:"size:128;not null;uniqueIndex:idx_entity_space_name,priority:1"`
+	Name    string `gorm:"size:200;not null;uniqueIndex:idx_entity_space_name,priority:2"`
+	Kind    string `gorm:"size:16;not null"`
+	Within  string `gorm:"size:200;not null;default:''"`
+	// Aliases holds other names, one a line.
+	Aliases   string `gorm:"type:text;not null;default:''"`
+	ChatID    string `gorm:"size:26;not null;index"`
+	CreatedAt time.Time
+}
+
+// Knowledge is a character's knowledge of an entity, granted by an event of
+// a chat. It lets the character recognize the thing, never tells where it is
+// or who holds it.
+type Knowledge struct {
+	ID        string `gorm:"primaryKey;size:26"`
+	SpaceID   string `gorm:"size:128;not null;index:idx_knowledge_character,priority:1"`
+	Character string `gorm:"column:character_name;size:200;not null;index:idx_knowledge_character,priority:2"`
+	EntityID  string `gorm:"size:26;not null;index"`
+	ChatID    string `gorm:"size:26;not null;index"`
+	EventID   string `gorm:"size:26;not null"`
+	CreatedAt time.Time
+}
+
+// SpaceTurn holds a space's turn sequence: every turn of every chat of the
+// space takes the next number, so "newer" means the same across chats.
+type SpaceTurn struct {
+	SpaceID string `gorm:"primaryKey;size:128"`
+	Seq     int64  `gorm:"not null"`
+}
+
+func recordTables() []any {
+	return []any{&Character{}, &Event{}, &Perception{}, &Presence{}, &Thread{}, &Relationship{},
+		&Entity{}, &Knowledge{}, &SpaceTurn{}}
+}
+
+// TableName keeps the table's name singular in meaning.
+func (Knowledge) TableName() string { return "knowledge_edges" }
+
+// TableName says what is present where.
+func (Presence) TableName() string { return "message_presences" }

@@ -1,0 +1,137 @@
+package models_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"troupe/models"
+)
+
+// appendRecorded stores a user message and a reply with their plain events,
+// as the pipeline does: Tess speaks, Maren answers.
+func appendRecorded(t *testing.T, st *models.Store, chat models.Chat, user, reply string, userEvents, replyEvents []models.PlainEvent) (u, r *models.Message) {
+	t.Helper()
+	ctx := context.Background()
+	chat, err := st.Chat(ctx, chat.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u = &models.Message{Role: "user", AuthorName: "Tess", Content: user}
+	rec := &models.TurnRecord{SpaceID: chat.SpaceID, NewTurn: true, Present: []string{"Maren", "Tess"},
+		Actors: []string{"Tess"}, Events: [][]models.PlainEvent{userEvents}}
+	if err := st.AppendTurn(ctx, chat.ID, chat.HeadID, chat.HeadID, []*models.Message{u}, rec); err != nil {
+		t.Fatal(err)
+	}
+	r = &models.Message{Role: "assistant", AuthorName: "Maren", Content: reply}
+	rec = &models.TurnRecord{SpaceID: chat.SpaceID, Present: []string{"Maren"},
+		Actors: []string{"Maren"}, Events: [][]models.PlainEvent{replyEvents}}
+	if err := st.AppendTurn(ctx, chat.ID, u.ID, u.ID, []*models.Message{r}, rec); err != nil {
+		t.Fatal(err)
+	}
+	return u, r
+}
+
+func TestAppendTurnWritesEventsAndPresence(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		chat := newChat(t, st, "console:rec1")
+		u1, r1 := appendRecorded(t, st, chat, `"Open it."`, `*She turns the key.* 「好。」`,
+			[]models.PlainEvent{{Kind: "line", Text: `"Open it."`}},
+			[]models.PlainEvent{{Kind: "action", Text: "*She turns the key.*"}, {Kind: "line", Text: "「好。」"}})
+		u2, _ := appendRecorded(t, st, chat, "((brb))", "*waits*", nil, []models.PlainEvent{{Kind: "action", Text: "*waits*"}})
+		var evs []models.Event
+		if err := st.DB().Where("chat_id = ?", chat.ID).Order("seq, message_id, ord").Find(&evs).Error; err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != 4 {
+			t.Fatalf("%d events, want 4: %+v", len(evs), evs)
+		}
+		if evs[0].MessageID != u1.ID || evs[0].Actor != "Tess" || evs[0].Kind != "line" || evs[0].Sealed {
+			t.Errorf("first event = %+v, want Tess's unsealed line on %s", evs[0], u1.ID)
+		}
+		if evs[2].MessageID != r1.ID || evs[2].Text != "「好。」" || evs[2].Ord != 1 {
+			t.Errorf("third event = %+v, want Maren's second event, verbatim", evs[2])
+		}
+		// A reply shares its user's turn; the next user message opens the next.
+		if evs[0].Seq != evs[1].Seq || evs[3].Seq != evs[0].Seq+1 {
+			t.Errorf("turn numbers %d %d %d, want n n n+1", evs[0].Seq, evs[1].Seq, evs[3].Seq)
+		}
+		// Presence carries over: Tess spoke in the scene, so she is present
+		// at Maren's replies too, and at the OOC-only message.
+		var pres []models.Presence
+		if err := st.DB().Where("message_id IN ?", []string{r1.ID, u2.ID}).Order("message_id, character_name").Find(&pres).Error; err != nil {
+			t.Fatal(err)
+		}
+		if len(pres) != 4 || pres[0].Character != "Maren" || pres[1].Character != "Tess" {
+			t.Errorf("presence = %+v, want Maren and Tess at both", pres)
+		}
+		n, err := st.UnrecordedTurns(ctx, chat.ID, 10)
+		if err != nil || n != 2 {
+			t.Errorf("UnrecordedTurns = %d, %v; want 2", n, err)
+		}
+	})
+}
+
+func TestRecordBatchInstallAndForget(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		chat := newChat(t, st, "console:rec2")
+		appendRecorded(t, st, chat, `"Open it."`, "*She turns the key.*",
+			[]models.PlainEvent{{Kind: "line", Text: `"Open it."`}}, []models.PlainEvent{{Kind: "action", Text: "*She turns the key.*"}})
+		appendRecorded(t, st, chat, `"Where now?"`, `"The west gate."`,
+			[]models.PlainEvent{{Kind: "line", Text: `"Where now?"`}}, []models.PlainEvent{{Kind: "line", Text: `"The west gate."`}})
+		b, err := st.RecordBatch(ctx, chat.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The second turn waits for a later user message.
+		if len(b.Events) != 2 || b.Pending != 1 {
+			t.Fatalf("batch has %d events (pending %d), want the first turn's 2", len(b.Events), b.Pending)
+		}
+		if got := b.Present[b.Events[1].MessageID]; len(got) != 2 {
+			t.Errorf("present at the reply: %v, want Maren and Tess", got)
+		}
+		ledger := `{"place":"the west gate"}`
+		inst := models.RecordInstall{ChatID: chat.ID, SpaceID: chat.SpaceID, EventIDs: []string{b.Events[0].ID, b.Events[1].ID},
+			Enrich:        []models.Event{{ID: b.Events[1].ID, Importance: 7, About: "the west gate", Place: "the west gate", Day: 3, Minute: 1300}},
+			Perceptions:   []models.Perception{{ID: models.NewID(), ChatID: chat.ID, SpaceID: chat.SpaceID, Character: "Maren", EventID: b.Events[0].ID, Mode: "heard", Text: `"Open it."`}},
+			Threads:       []models.Thread{{ID: models.NewID(), ChatID: chat.ID, SpaceID: chat.SpaceID, Kind: "mystery", Text: "Who took the key?", Open: true, OpenedBy: b.Events[1].ID}},
+			Ledger:        &ledger,
+			Entities:      []models.Entity{{ID: models.NewID(), SpaceID: chat.SpaceID, Name: "the west gate", Kind: "place", ChatID: chat.ID}},
+			Relationships: []models.Relationship{{FromName: "Maren", ToName: "Tess", Description: "a new acquaintance", EventID: b.Events[0].ID}},
+			Knowledge:     []models.Knowledge{{Character: "Maren", EntityID: "the west gate", EventID: b.Events[1].ID}},
+			Characters:    []models.Character{{ID: models.NewID(), SpaceID: chat.SpaceID, Name: "Maren", Kind: models.CharacterCast, CardID: "maren"}},
+		}
+		if err := st.InstallRecord(ctx, inst); err != nil {
+			t.Fatal(err)
+		}
+		// Installing the same batch again finds it sealed: nothing twice.
+		if err := st.InstallRecord(ctx, inst); !errors.Is(err, models.ErrStale) {
+			t.Errorf("second install: %v, want ErrStale", err)
+		}
+		b2, err := st.RecordBatch(ctx, chat.ID)
+		if err != nil || len(b2.Events) != 0 || b2.LastDay != 3 || b2.Ledger != ledger {
+			t.Errorf("after install: %d events owed, last day %d, ledger %q, %v", len(b2.Events), b2.LastDay, b2.Ledger, err)
+		}
+		var k []models.Knowledge
+		st.DB().Where("chat_id = ?", chat.ID).Find(&k)
+		if len(k) != 1 || k[0].EntityID != inst.Entities[0].ID {
+			t.Fatalf("knowledge = %+v, want Maren knowing the gate", k)
+		}
+		if _, err := st.ForgetChat(ctx, chat.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []any{&models.Event{}, &models.Perception{}, &models.Presence{}, &models.Thread{}, &models.Relationship{}, &models.Knowledge{}, &models.Entity{}} {
+			var n int64
+			if err := st.DB().Model(m).Count(&n).Error; err != nil || n != 0 {
+				t.Errorf("%T: %d rows left after /forget (%v)", m, n, err)
+			}
+		}
+		var cast int64
+		st.DB().Model(&models.Character{}).Count(&cast)
+		if cast != 1 {
+			t.Errorf("%d characters after /forget, want the cast card kept", cast)
+		}
+	})
+}
