@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"troupe/cards"
 	"troupe/models"
 )
 
@@ -47,12 +48,13 @@ func (p *Pipeline) Bind(ctx context.Context, ref ChannelRef, cardID string) erro
 // of a new chat), starting the chat if there is none.
 func (p *Pipeline) Greet(ctx context.Context, in Inbound, sink Sink) error {
 	var head string
+	var card cards.Card
 	err := p.withLane(ctx, in, func() error {
 		st, err := p.resolve(ctx, in)
 		if err != nil {
 			return err
 		}
-		head = st.chat.HeadID
+		head, card = st.chat.HeadID, st.card
 		return nil
 	})
 	if errors.Is(err, ErrNoCard) {
@@ -66,6 +68,7 @@ func (p *Pipeline) Greet(ctx context.Context, in Inbound, sink Sink) error {
 		return err
 	}
 	if m.Role == "assistant" {
+		speak(ctx, sink, card)
 		return sink.Finish(ctx, m.Content)
 	}
 	return nil

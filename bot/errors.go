@@ -8,6 +8,9 @@ var (
 	ErrNoCard = errors.New("bot: no card bound to this channel")
 	// ErrClosed: the pipeline is shutting down and takes no new turns.
 	ErrClosed = errors.New("bot: shutting down")
+	// ErrNotStored: a message could not be stored; the platform should
+	// deliver it again.
+	ErrNotStored = errors.New("bot: message not stored")
 	// ErrPromptTooLarge: even the last keep beats do not fit the context.
 	ErrPromptTooLarge = errors.New("bot: prompt does not fit the model's context window")
 )

@@ -3,6 +3,8 @@ package bot
 import (
 	"context"
 	"time"
+
+	"troupe/cards"
 )
 
 // Platforms troupe speaks on.
@@ -54,7 +56,7 @@ type Inbound struct {
 	CanManage bool
 	// Received is when the platform delivered the message.
 	Received time.Time
-	// Stored, when set, is called once Handle has stored the message (or
+	// Stored, when set, is called once Submit (or Handle) has stored the message (or
 	// refused it with a notice), before the message waits for its turn: a
 	// platform that delivers again what it does not see acknowledged (a
 	// webhook) acknowledges then, and never for a message held only in
@@ -84,4 +86,30 @@ type Sink interface {
 // without it get the question as a Notice and the answer as the next message.
 type Confirmer interface {
 	Confirm(ctx context.Context, question string, token string, expires time.Time) error
+}
+
+// Speaker is the character a reply is written as.
+type Speaker struct {
+	CardID string
+	// Name is the character's display name; Language the card's.
+	Name, Language string
+	// AvatarURL is the card's avatar; Image its embedded picture, for
+	// platforms that upload one.
+	AvatarURL string
+	Image     []byte
+}
+
+// Speaking is a Sink that shows who speaks. The pipeline calls Speak before
+// each reply it writes (before Typing, Update or Finish): one event may
+// produce replies from several speakers, in order, each announced by its own
+// Speak; Notice is troupe's own voice and has none.
+type Speaking interface {
+	Speak(ctx context.Context, sp Speaker)
+}
+
+// speak tells sink, if it shows speakers, that c speaks next.
+func speak(ctx context.Context, sink Sink, c cards.Card) {
+	if s, ok := sink.(Speaking); ok {
+		s.Speak(ctx, Speaker{CardID: c.ID, Name: c.Name, Language: c.Language, AvatarURL: c.Avatar, Image: c.Image})
+	}
 }

@@ -160,9 +160,9 @@ func (p *Pipeline) sweepInbox(ctx context.Context) {
 	}
 }
 
-// Revise replaces the text of a message still waiting for its turn (a user
+// revise replaces the text of a message still waiting for its turn (a user
 // edited it before the reply started). It reports whether one was waiting.
-func (p *Pipeline) Revise(in Inbound) bool {
+func (p *Pipeline) revise(in Inbound) bool {
 	if in.MessageID == "" {
 		return false
 	}

@@ -178,6 +178,14 @@ type pendingMsg struct {
 	// answerHead also answers a chat left on a stored but unanswered user
 	// message (Resume at start).
 	resume, answerHead bool
+	// done, when set, learns how the turn that took the message ended.
+	done func(error)
+}
+
+func (pm pendingMsg) finish(err error) {
+	if pm.done != nil {
+		pm.done(err)
+	}
 }
 
 func (p *Pipeline) lane(key string) *lane {
@@ -196,55 +204,81 @@ func (p *Pipeline) lane(key string) *lane {
 // Handle began keeps no accepted message only in memory. If a reply is
 // being written in the channel, the message joins the next turn and Handle
 // returns at once; otherwise Handle runs turns until the channel has
-// nothing pending.
+// nothing pending. Adapters call Submit, which does the same without
+// blocking.
 func (p *Pipeline) Handle(ctx context.Context, in Inbound, sink Sink) error {
-	acked := false
-	ack := func() {
-		if !acked && in.Stored != nil {
-			acked = true
-			in.Stored()
-		}
-	}
-	defer ack()
 	if err := p.begin(); err != nil {
+		ackStored(in)
 		_ = sink.Notice(ctx, p.text(p.opt.Language, msgShuttingDown))
 		return err
 	}
 	defer p.wg.Done()
+	ok, err := p.admit(ctx, in, sink)
+	ackStored(in)
+	if !ok {
+		return err
+	}
+	return p.drive(ctx, pendingMsg{in: in, sink: sink})
+}
+
+// ackStored tells the platform that in was stored or refused.
+func ackStored(in Inbound) {
+	if in.Stored != nil {
+		in.Stored()
+	}
+}
+
+// admit checks a message and stores it in the inbox. ok is false when it was
+// refused with a notice (err is the notice's) or could not be stored (err
+// wraps ErrNotStored).
+func (p *Pipeline) admit(ctx context.Context, in Inbound, sink Sink) (ok bool, err error) {
 	if tooLong(in.Text, p.opt.Limits.MaxChars) {
-		return sink.Notice(ctx, p.text(p.langOf(in), msgTooLong, p.opt.Limits.MaxChars))
+		return false, sink.Notice(ctx, p.text(p.langOf(in), msgTooLong, p.opt.Limits.MaxChars))
 	}
 	if limited, err := p.overRate(ctx, in, sink); limited {
-		return err
+		return false, err
 	}
 	if err := p.accept(ctx, in); err != nil {
 		p.log.Error("accept message", "channel", in.Channel.Key(), "err", err)
 		_ = sink.Notice(ctx, p.text(p.langOf(in), msgNotStored))
-		return err
+		return false, fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
-	ack()
-	return p.drive(ctx, pendingMsg{in: in, sink: sink})
+	return true, nil
 }
 
 // drive queues pm on its channel's lane and, unless a call already runs
 // the lane, runs its turns until nothing is pending.
 func (p *Pipeline) drive(ctx context.Context, pm pendingMsg) error {
-	key := pm.in.Channel.Key()
-	l := p.lane(key)
+	l, runner := p.enqueue(pm)
+	if !runner {
+		return nil
+	}
+	return p.run(ctx, l)
+}
+
+// enqueue adds pm to its channel's lane, in order; runner is true when no
+// call runs the lane and the caller must. A second delivery of a message
+// already pending is done at once.
+func (p *Pipeline) enqueue(pm pendingMsg) (l *lane, runner bool) {
+	l = p.lane(pm.in.Channel.Key())
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	for _, q := range l.pending {
 		if pm.in.MessageID != "" && q.in.MessageID == pm.in.MessageID {
-			l.mu.Unlock()
-			return nil
+			pm.finish(nil)
+			return l, false
 		}
 	}
 	l.pending = append(l.pending, pm)
 	if l.running {
-		l.mu.Unlock()
-		return nil
+		return l, false
 	}
 	l.running = true
-	l.mu.Unlock()
+	return l, true
+}
+
+// run takes the lane's pending messages as turns until none is left.
+func (p *Pipeline) run(ctx context.Context, l *lane) error {
 	var firstErr error
 	for {
 		l.mu.Lock()
@@ -256,6 +290,7 @@ func (p *Pipeline) drive(ctx context.Context, pm pendingMsg) error {
 			return firstErr
 		}
 		l.mu.Unlock()
+		key := batch[0].in.Channel.Key()
 		l.busy.Lock()
 		unlock, ok := p.channelLock(ctx, "channel:"+key, resuming(batch))
 		var err error
@@ -264,6 +299,9 @@ func (p *Pipeline) drive(ctx context.Context, pm pendingMsg) error {
 			unlock()
 		}
 		l.busy.Unlock()
+		for _, b := range batch {
+			b.finish(err)
+		}
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}

@@ -204,6 +204,7 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	if rp.release != nil {
 		rp.release()
 	}
+	speak(ctx, sink, st.card)
 	sink.Typing(ctx)
 	var acc strings.Builder
 	modelStart := time.Now()

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"troupe/bot"
-	"troupe/models"
 )
 
 // Options configures a console session.
@@ -40,7 +39,7 @@ const DefaultMaxLineBytes = 64 << 20
 
 // Session is one console conversation.
 type Session struct {
-	p   *bot.Pipeline
+	p   bot.Engine
 	opt Options
 	mu  sync.Mutex
 	// confirm holds a pending yes/no question's token.
@@ -48,8 +47,8 @@ type Session struct {
 	seq     int
 }
 
-// New returns a console session on the pipeline.
-func New(p *bot.Pipeline, opt Options) *Session {
+// New returns a console session on the engine.
+func New(p bot.Engine, opt Options) *Session {
 	if opt.User == "" {
 		opt.User = "you"
 	}
@@ -61,11 +60,11 @@ func New(p *bot.Pipeline, opt Options) *Session {
 
 // Channel is the console channel of the session: one per user and card, in
 // the local user's space. A user name or card id too long for the store's
-// id columns is replaced by its stable stand-in (models.FitID), the same on
+// id columns is replaced by its stable stand-in (bot.StableID), the same on
 // every database and every run.
 func (s *Session) Channel() bot.ChannelRef {
-	return bot.ChannelRef{Platform: bot.PlatformConsole, ID: models.FitID(s.opt.User+"/"+s.opt.CardID, models.IDSize),
-		SpaceKind: bot.SpaceLocal, SpaceID: models.FitID(s.opt.User, models.IDSize)}
+	return bot.ChannelRef{Platform: bot.PlatformConsole, ID: bot.StableID(s.opt.User + "/" + s.opt.CardID),
+		SpaceKind: bot.SpaceLocal, SpaceID: bot.StableID(s.opt.User)}
 }
 
 // Run reads lines until the input ends or ctx is done.
@@ -141,23 +140,25 @@ func (s *Session) handle(ctx context.Context, line string) error {
 	token := s.confirm
 	s.confirm = ""
 	s.mu.Unlock()
-	in := s.inbound(line)
+	ev := bot.Event{Kind: bot.EventMessage, In: s.inbound(line)}
 	if token != "" {
-		yes := strings.EqualFold(strings.TrimSpace(line), "yes") || strings.TrimSpace(line) == "是"
-		return s.p.Answer(ctx, in, token, yes, s.sink())
+		ev.Kind, ev.Token = bot.EventButton, token
+		ev.Yes = strings.EqualFold(strings.TrimSpace(line), "yes") || strings.TrimSpace(line) == "是"
+	} else if cmd, ok := bot.ParseCommand(line); ok {
+		ev.Kind, ev.Command = bot.EventCommand, cmd
 	}
-	if cmd, ok := bot.ParseCommand(line); ok {
-		return s.p.Exec(ctx, in, cmd, s.sink())
-	}
-	return s.p.Handle(ctx, in, s.sink())
+	// The console is one person at a terminal: each line waits for its
+	// answer. The turn runs under ctx; once ctx ends it stops and tells the
+	// user, and the wait lasts until it has.
+	return s.p.Submit(ctx, ev, s.sink()).Wait(context.WithoutCancel(ctx))
 }
 
 func (s *Session) inbound(text string) bot.Inbound {
 	s.seq++
 	return bot.Inbound{
 		Channel:    s.Channel(),
-		AuthorID:   models.FitID(s.opt.User, models.IDSize),
-		AuthorName: models.FitName(s.opt.User, models.NameSize),
+		AuthorID:   bot.StableID(s.opt.User),
+		AuthorName: bot.FitName(s.opt.User),
 		Text:       text,
 		CanManage:  true,
 		Received:   time.Now(),

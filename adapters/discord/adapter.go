@@ -23,7 +23,7 @@ const intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages |
 // Adapter connects one Discord bot (one shard of it) to the pipeline.
 type Adapter struct {
 	cfg config.Discord
-	p   *bot.Pipeline
+	p   bot.Engine
 	log *slog.Logger
 	// libLog takes discordgo's own log lines once the adapter runs.
 	libLog   *slog.Logger
@@ -77,14 +77,9 @@ func defaultTuning() tuning {
 // Option changes how New builds an Adapter.
 type Option func(*Adapter)
 
-// WithBindings sets where the adapter learns which channels play a card.
-// Without it, the pipeline must provide Bindings itself.
-func WithBindings(b Bindings) Option { return func(a *Adapter) { a.binds.src = b } }
-
 // New returns an adapter for the bot in cfg on pipeline p. It does no I/O.
-// It fails with ErrNoToken without a token, and with ErrNoBindings when
-// neither an option nor the pipeline tells which channels are bound.
-func New(cfg config.Discord, p *bot.Pipeline, log *slog.Logger, opts ...Option) (*Adapter, error) {
+// It fails with ErrNoToken without a token.
+func New(cfg config.Discord, p bot.Engine, log *slog.Logger, opts ...Option) (*Adapter, error) {
 	if strings.TrimSpace(cfg.Token.Value()) == "" {
 		return nil, ErrNoToken
 	}
@@ -118,13 +113,7 @@ func New(cfg config.Discord, p *bot.Pipeline, log *slog.Logger, opts ...Option) 
 	for _, o := range opts {
 		o(a)
 	}
-	if a.binds.src == nil {
-		b, ok := any(p).(Bindings)
-		if !ok {
-			return nil, ErrNoBindings
-		}
-		a.binds.src = b
-	}
+	a.binds.src = p
 	return a, nil
 }
 

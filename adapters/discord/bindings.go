@@ -2,12 +2,10 @@ package discord
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
 	"troupe/bot"
-	"troupe/models"
 )
 
 // Bindings tells the adapter which channels play a card. The pipeline owns
@@ -17,25 +15,6 @@ type Bindings interface {
 	// none) and whether only messages that mention or reply to the character
 	// count there.
 	ChannelBinding(ctx context.Context, ref bot.ChannelRef) (cardID string, mentionOnly bool, err error)
-}
-
-// StoreBindings reads bindings from the store's channel rows.
-func StoreBindings(st *models.Store) Bindings { return storeBindings{st: st} }
-
-type storeBindings struct{ st *models.Store }
-
-var _ Bindings = storeBindings{}
-
-// ChannelBinding reads the channel's row; a channel without one is unbound.
-func (b storeBindings) ChannelBinding(ctx context.Context, ref bot.ChannelRef) (string, bool, error) {
-	ch, err := b.st.Channel(ctx, ref.Key())
-	if errors.Is(err, models.ErrNotFound) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	return ch.CardID, ch.MentionOnly, nil
 }
 
 // binding is a channel's card and mention setting.

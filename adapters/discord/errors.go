@@ -11,9 +11,6 @@ import (
 var (
 	// ErrNoToken: discord.token is empty.
 	ErrNoToken = errors.New("discord: no token")
-	// ErrNoBindings: neither WithBindings nor the pipeline tells which
-	// channels are bound to a card.
-	ErrNoBindings = errors.New("discord: no channel bindings")
 	// ErrRunning: Run was called twice.
 	ErrRunning = errors.New("discord: already running")
 	// errNoWebhook: the character cannot speak through a webhook here.

@@ -121,7 +121,7 @@ func newHarness(t *testing.T, su setup) *harness {
 	if su.cfg != nil {
 		su.cfg(&cfg)
 	}
-	a, err := New(cfg, p, log, WithBindings(StoreBindings(st)))
+	a, err := New(cfg, p, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -353,21 +353,19 @@ func (k *ixSink) expire(question string, w where) {
 }
 
 // channel is the reply that carries the character's text for a command,
-// speaking as the channel's card as it is now (/card set changes it).
+// speaking as the engine says (Speak; /card set changes the card).
 func (k *ixSink) channel(ctx context.Context) *reply {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.reply == nil {
-		ref := k.pl.ref("")
-		k.a.binds.forget(ref)
-		b, err := k.a.binds.get(ctx, ref)
-		if err != nil {
-			k.a.log.Warn("channel binding", "channel_id", k.pl.channelID, "err", err)
-		}
-		k.reply = k.a.newReply(k.s, k.pl, k.a.speakerFor(b), nil)
+		k.a.binds.forget(k.pl.ref(""))
+		k.reply = k.a.newReply(k.s, k.pl, nil)
 	}
 	return k.reply
 }
+
+// Speak sets who the character text of the command is written as.
+func (k *ixSink) Speak(ctx context.Context, sp bot.Speaker) { k.channel(ctx).Speak(ctx, sp) }
 
 // Typing defers the command (the model takes a while) and shows typing in
 // the channel.

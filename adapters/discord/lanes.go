@@ -46,7 +46,6 @@ type queued struct {
 type prepared struct {
 	in bot.Inbound
 	pl place
-	sp speaker
 }
 
 type handed struct {

@@ -3,7 +3,6 @@ package discord
 import (
 	"context"
 	"strings"
-	"sync"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -39,7 +38,7 @@ func (a *Adapter) onMessageUpdate(s *discordgo.Session, mu *discordgo.MessageUpd
 	// replaces the text the next turn will use.
 	revised := prep.in
 	revised.MessageID, revised.Text = mu.ID, text
-	if a.p.Revise(revised) {
+	if a.p.Submit(a.work, bot.Event{Kind: bot.EventEdit, In: revised}, nopSink{}).Revised() {
 		a.log.Debug("edit replaced a waiting message", "channel_id", mu.ChannelID, "message_id", mu.ID)
 		return
 	}
@@ -68,8 +67,8 @@ func (a *Adapter) enqueue(s *discordgo.Session, channelID string, q *queued) {
 	}
 }
 
-// drain hands a lane's messages to the pipeline one by one, each only after
-// the previous one has been admitted, so the pipeline sees them in order.
+// drain hands a lane's messages to the engine one by one, in the order the
+// gateway delivered them.
 func (a *Adapter) drain(s *discordgo.Session, l *lane) {
 	ctx := a.work
 	for {
@@ -89,22 +88,16 @@ func (a *Adapter) drain(s *discordgo.Session, l *lane) {
 			prep, msgID = p, q.msg.ID
 		}
 		seq := l.hand(msgID, prep)
-		admitted := make(chan struct{})
-		var once sync.Once
-		admit := func() { once.Do(func() { close(admitted) }) }
-		r := a.newReply(s, prep.pl, prep.sp, func() { l.begun(seq); admit() })
+		r := a.newReply(s, prep.pl, func() { l.begun(seq) })
 		r.ref = q.msg
+		// Submit returns once the message is stored and queued in the
+		// channel's order; the next one may follow at once.
+		rc := a.p.Submit(ctx, bot.Event{Kind: bot.EventMessage, In: prep.in}, r)
 		if !a.spawn(func() {
-			defer admit()
-			if err := a.p.Handle(ctx, prep.in, r); err != nil {
+			if err := rc.Wait(ctx); err != nil {
 				a.log.Warn("turn failed", "channel_id", prep.pl.channelID, "err", err)
 			}
 		}) {
-			return
-		}
-		select {
-		case <-admitted:
-		case <-ctx.Done():
 			return
 		}
 	}
@@ -143,7 +136,7 @@ func (a *Adapter) accept(ctx context.Context, s *discordgo.Session, m *discordgo
 		MessageID:  m.ID,
 		Received:   m.Timestamp,
 	}
-	return prepared{in: in, pl: pl, sp: a.speakerFor(b)}, true
+	return prepared{in: in, pl: pl}, true
 }
 
 // mentions reports whether m mentions the bot.
@@ -197,3 +190,11 @@ func displayName(u *discordgo.User, m *discordgo.Member) string {
 	}
 	return u.Username
 }
+
+// nopSink is the sink of an edit, which writes nothing.
+type nopSink struct{}
+
+func (nopSink) Typing(context.Context)               {}
+func (nopSink) Update(context.Context, string) error { return nil }
+func (nopSink) Finish(context.Context, string) error { return nil }
+func (nopSink) Notice(context.Context, string) error { return nil }

@@ -256,7 +256,7 @@ func TestRunFailsWithAWrongToken(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, setup{})
 	cfg := config.Discord{Token: "wrong", APIBaseURL: h.discord.URL(), ShardCount: 1}
-	a, err := New(cfg, h.p, nil, WithBindings(StoreBindings(h.store)))
+	a, err := New(cfg, h.p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

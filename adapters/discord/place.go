@@ -138,14 +138,7 @@ func (a *Adapter) bound(ctx context.Context, pl place) (binding, bool, error) {
 	return binding{cardID: pb.cardID}, true, nil
 }
 
-// speakerFor is the card that speaks under binding b.
-func (a *Adapter) speakerFor(b binding) speaker {
-	c, ok := a.p.Cards().Get(b.cardID)
-	if !ok {
-		c, ok = a.p.Cards().Default()
-	}
-	if !ok {
-		return speaker{}
-	}
-	return speaker{name: c.Name, avatar: c.Avatar, lang: c.Language, cardID: c.ID, image: c.Image}
+// speakerOf is how a reply shows the speaker the engine names.
+func speakerOf(sp bot.Speaker) speaker {
+	return speaker{name: sp.Name, avatar: sp.AvatarURL, lang: sp.Language, cardID: sp.CardID, image: sp.Image}
 }

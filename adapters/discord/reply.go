@@ -42,10 +42,20 @@ type reply struct {
 	lastFlush time.Time
 }
 
-var _ bot.Sink = (*reply)(nil)
+var (
+	_ bot.Sink     = (*reply)(nil)
+	_ bot.Speaking = (*reply)(nil)
+)
 
-func (a *Adapter) newReply(s *discordgo.Session, pl place, sp speaker, first func()) *reply {
-	return &reply{a: a, s: s, pl: pl, sp: sp, first: first, wake: make(chan struct{}, 1), result: make(chan error, 1)}
+// Speak sets who the character text that follows is written as.
+func (r *reply) Speak(_ context.Context, sp bot.Speaker) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sp = speakerOf(sp)
+}
+
+func (a *Adapter) newReply(s *discordgo.Session, pl place, first func()) *reply {
+	return &reply{a: a, s: s, pl: pl, first: first, wake: make(chan struct{}, 1), result: make(chan error, 1)}
 }
 
 func (r *reply) touch() {

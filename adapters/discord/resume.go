@@ -9,7 +9,7 @@ import (
 )
 
 // resume has the pipeline answer what a process that stopped left accepted
-// or unanswered in this shard's channels (bot.Pipeline.Resume): guild
+// or unanswered in this shard's channels (bot.Engine.Resume): guild
 // channels of the guilds this shard serves, and DMs on shard 0, which is
 // the one Discord sends them to.
 func (a *Adapter) resume(s *discordgo.Session) {
@@ -26,11 +26,10 @@ func (a *Adapter) resume(s *discordgo.Session) {
 		if !a.allowed(pl) {
 			return nil, false
 		}
-		b, ok, err := a.bound(ctx, pl)
-		if err != nil || !ok {
+		if _, ok, err := a.bound(ctx, pl); err != nil || !ok {
 			return nil, false
 		}
-		return a.newReply(s, pl, a.speakerFor(b), nil), true
+		return a.newReply(s, pl, nil), true
 	})
 	if err != nil && ctx.Err() == nil {
 		a.log.Warn("resume unanswered channels", "err", err)

@@ -29,7 +29,7 @@ func TestRestartAnswersMessagesLeftWaiting(t *testing.T) {
 		AuthorID: h.ada.ID, AuthorName: "Ada", Content: "Left waiting.", DedupKey: &key}); err != nil {
 		t.Fatal(err)
 	}
-	a, err := New(config.Discord{Token: config.Secret(h.discord.Token()), APIBaseURL: h.discord.URL(), ShardCount: 1}, h.p, nil, WithBindings(StoreBindings(h.store)))
+	a, err := New(config.Discord{Token: config.Secret(h.discord.Token()), APIBaseURL: h.discord.URL(), ShardCount: 1}, h.p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

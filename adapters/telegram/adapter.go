@@ -27,7 +27,6 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
-	"troupe/models"
 )
 
 // allowedUpdates are the update kinds the adapter asks Telegram for.
@@ -36,8 +35,7 @@ var allowedUpdates = []string{"message", "callback_query"}
 // Adapter connects one Telegram bot to the pipeline.
 type Adapter struct {
 	cfg   config.Telegram
-	p     *bot.Pipeline
-	store *models.Store
+	p     bot.Engine
 	log   *slog.Logger
 	httpc *http.Client
 	hook  *url.URL
@@ -68,15 +66,15 @@ type Adapter struct {
 	queues map[int64]*chatQueue
 }
 
-// New returns an adapter for the bot cfg names, on pipeline p, keeping its
-// update offset in store. It does no I/O; errors come back for a missing
-// token, pipeline or store, and for a bad endpoint or webhook setting.
-func New(cfg config.Telegram, p *bot.Pipeline, store *models.Store, log *slog.Logger) (*Adapter, error) {
+// New returns an adapter for the bot cfg names, on engine p, which also
+// keeps its update offset. It does no I/O; errors come back for a missing
+// token or engine, and for a bad endpoint or webhook setting.
+func New(cfg config.Telegram, p bot.Engine, log *slog.Logger) (*Adapter, error) {
 	if cfg.Token.Value() == "" {
 		return nil, errors.New("telegram: no bot token")
 	}
-	if p == nil || store == nil {
-		return nil, errors.New("telegram: a pipeline and a store are required")
+	if p == nil {
+		return nil, errors.New("telegram: an engine is required")
 	}
 	if cfg.APIEndpoint != "" && strings.Count(cfg.APIEndpoint, "%s") != 2 {
 		return nil, errors.New("telegram: api_endpoint must contain two %s, like http://127.0.0.1:8081/bot%s/%s")
@@ -99,7 +97,7 @@ func New(cfg config.Telegram, p *bot.Pipeline, store *models.Store, log *slog.Lo
 		log = slog.New(slog.DiscardHandler)
 	}
 	a := &Adapter{
-		cfg: cfg, p: p, store: store, hook: hook,
+		cfg: cfg, p: p, hook: hook,
 		log:          log.With("component", "telegram"),
 		httpc:        &http.Client{},
 		now:          time.Now,
@@ -140,7 +138,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	a.rt = router{self: api.Self, allowGroups: a.cfg.AllowGroups, allowed: newAllowList(a.cfg.AllowedUsers)}
 	a.inbox = nil
 	if a.hook == nil {
-		a.inbox = &inbox{store: a.store, key: offsetKey(api.Self.ID)}
+		a.inbox = &inbox{state: a.p, key: offsetKey(api.Self.ID)}
 	}
 	a.ready.Store(true)
 	a.log.Info("connected", "bot", api.Self.UserName, "mode", a.mode())
@@ -160,7 +158,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 }
 
 // resume has the pipeline answer what a process that stopped left accepted
-// or unanswered in Telegram chats (bot.Pipeline.Resume): every chat can be
+// or unanswered in Telegram chats (bot.Engine.Resume): every chat can be
 // written from any replica.
 func (a *Adapter) resume(ctx context.Context) {
 	err := a.p.Resume(ctx, bot.PlatformTelegram, func(ref bot.ChannelRef) (bot.Sink, bool) {
@@ -168,7 +166,7 @@ func (a *Adapter) resume(ctx context.Context) {
 		if err != nil {
 			return nil, false
 		}
-		return &sink{a: a, chatID: id, started: make(chan struct{})}, true
+		return &sink{a: a, chatID: id}, true
 	})
 	if err != nil && ctx.Err() == nil {
 		a.log.Warn("resume unanswered chats", "err", err)

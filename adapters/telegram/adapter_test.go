@@ -651,7 +651,7 @@ func TestUnauthorizedToken(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.cfg.Token = config.Secret("999:wrong-token")
-	a, err := New(h.cfg, bot.New(bot.Options{Store: h.store, Cards: h.lib}), h.store, nil)
+	a, err := New(h.cfg, bot.New(bot.Options{Store: h.store, Cards: h.lib}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func (h *harness) start() {
 	}, nil)
 	h.mem = mem
 	h.p = bot.New(bot.Options{Store: h.store, Cards: h.lib, Model: model, Memory: mem, MemoryConfig: m, Language: "en", Limits: h.limits, Now: h.now})
-	a, err := New(h.cfg, h.p, h.store, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	a, err := New(h.cfg, h.p, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		h.t.Fatal(err)
 	}

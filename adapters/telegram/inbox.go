@@ -3,13 +3,12 @@ package telegram
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
-	"troupe/models"
+	"troupe/bot"
 )
 
 // inbox is long polling's durable record, one setting row per bot: the next
@@ -21,11 +20,11 @@ import (
 // asks for the saved offset: nothing handled is handled again, and nothing
 // confirmed is lost.
 type inbox struct {
-	store *models.Store
+	state bot.Engine
 	key   string
 
-	mu    sync.Mutex
-	state inboxState
+	mu  sync.Mutex
+	cur inboxState
 }
 
 type inboxState struct {
@@ -41,10 +40,10 @@ func offsetKey(botID int64) string { return fmt.Sprintf("telegram.updates.%d", b
 func (b *inbox) load(ctx context.Context) (inboxState, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	raw, err := b.store.Setting(ctx, b.key)
-	if errors.Is(err, models.ErrNotFound) || (err == nil && raw == "") {
-		b.state = inboxState{}
-		return b.state, nil
+	raw, err := b.state.AdapterState(ctx, b.key)
+	if err == nil && raw == "" {
+		b.cur = inboxState{}
+		return b.cur, nil
 	}
 	if err != nil {
 		return inboxState{}, fmt.Errorf("telegram: load offset: %w", err)
@@ -53,7 +52,7 @@ func (b *inbox) load(ctx context.Context) (inboxState, error) {
 	if err := json.Unmarshal([]byte(raw), &st); err != nil {
 		return inboxState{}, fmt.Errorf("telegram: load offset %s: %w", b.key, err)
 	}
-	b.state = st
+	b.cur = st
 	return st, nil
 }
 
@@ -62,11 +61,11 @@ func (b *inbox) load(ctx context.Context) (inboxState, error) {
 func (b *inbox) accept(ctx context.Context, ups []tgbotapi.Update, next int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	st := inboxState{Next: max(next, b.state.Next), Pending: append(append([]tgbotapi.Update(nil), b.state.Pending...), ups...)}
+	st := inboxState{Next: max(next, b.cur.Next), Pending: append(append([]tgbotapi.Update(nil), b.cur.Pending...), ups...)}
 	if err := b.save(ctx, st); err != nil {
 		return err
 	}
-	b.state = st
+	b.cur = st
 	return nil
 }
 
@@ -74,9 +73,9 @@ func (b *inbox) accept(ctx context.Context, ups []tgbotapi.Update, next int) err
 func (b *inbox) done(ctx context.Context, updateID int) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	st := inboxState{Next: b.state.Next}
+	st := inboxState{Next: b.cur.Next}
 	found := false
-	for _, u := range b.state.Pending {
+	for _, u := range b.cur.Pending {
 		if u.UpdateID == updateID {
 			found = true
 			continue
@@ -89,7 +88,7 @@ func (b *inbox) done(ctx context.Context, updateID int) error {
 	if err := b.save(ctx, st); err != nil {
 		return err
 	}
-	b.state = st
+	b.cur = st
 	return nil
 }
 
@@ -98,7 +97,7 @@ func (b *inbox) save(ctx context.Context, st inboxState) error {
 	if err != nil {
 		return fmt.Errorf("telegram: save offset: %w", err)
 	}
-	if err := b.store.PutSetting(ctx, b.key, string(raw)); err != nil {
+	if err := b.state.SaveAdapterState(ctx, b.key, string(raw)); err != nil {
 		return fmt.Errorf("telegram: save offset: %w", err)
 	}
 	return nil

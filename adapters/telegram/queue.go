@@ -13,10 +13,8 @@ import (
 type chatQueue struct {
 	events   []event
 	draining bool
-	// live counts the pipeline calls of the chat still running, and idle is
-	// closed when that count falls back to zero. A message handed to the
-	// pipeline is written by its own call or joins the turn of a call
-	// already running; either way it is done when the chat is idle again.
+	// live counts the chat's submitted messages whose turn has not ended,
+	// and idle is closed when that count falls back to zero.
 	live int
 	idle chan struct{}
 }
@@ -100,50 +98,34 @@ func (a *Adapter) process(q *chatQueue, ev event) {
 	}
 }
 
-// text hands a message to the pipeline. The call runs on its own; the
-// queue moves on once the pipeline has either started a turn with the
-// message (the sink's first call) or taken it into the turn being written
-// (the call returns at once), so the chat's next message joins that turn in
-// order.
+// text submits a message to the engine, which stores it and queues it in
+// the chat's order before Submit returns: the chat's next message joins
+// the turn behind it in order. The update is settled once the turn that
+// took the message ended.
 func (a *Adapter) text(ctx context.Context, q *chatQueue, ev event) {
 	s := a.newSink(ev)
-	done := make(chan struct{})
-	// herr is written before done is closed, and read after idle is.
-	var herr error
 	a.qmu.Lock()
 	if q.live == 0 {
 		q.idle = make(chan struct{})
 	}
 	q.live++
-	idle := q.idle
 	a.qmu.Unlock()
+	rc := a.p.Submit(ctx, bot.Event{Kind: bot.EventMessage, In: ev.in}, s)
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
-		defer func() {
-			a.qmu.Lock()
-			if q.live--; q.live == 0 {
-				close(q.idle)
-			}
-			a.forgetIdle(ev.chatID, q)
-			a.qmu.Unlock()
-		}()
-		defer close(done)
-		herr = a.p.Handle(ctx, ev.in, s)
-		if herr != nil {
-			a.log.Warn("turn failed", "chat_id", ev.chatID, "update_id", ev.update.UpdateID, "err", herr)
+		err := rc.Wait(context.Background())
+		if err != nil {
+			a.log.Warn("turn failed", "chat_id", ev.chatID, "update_id", ev.update.UpdateID, "err", err)
 		}
-	}()
-	select {
-	case <-s.started:
-	case <-done:
-	}
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		<-idle
 		s.close()
-		a.settle(ev, herr)
+		a.settle(ev, err)
+		a.qmu.Lock()
+		if q.live--; q.live == 0 {
+			close(q.idle)
+		}
+		a.forgetIdle(ev.chatID, q)
+		a.qmu.Unlock()
 	}()
 }
 

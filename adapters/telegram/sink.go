@@ -29,10 +29,6 @@ type sink struct {
 	chatID  int64
 	replyTo int
 
-	startOnce sync.Once
-	// started is closed by the pipeline's first call.
-	started chan struct{}
-
 	mu     sync.Mutex
 	typing chan struct{}
 	// parts are the messages of the reply being streamed, with the text
@@ -54,14 +50,11 @@ var (
 )
 
 func (a *Adapter) newSink(ev event) *sink {
-	return &sink{a: a, chatID: ev.chatID, replyTo: ev.replyTo, started: make(chan struct{})}
+	return &sink{a: a, chatID: ev.chatID, replyTo: ev.replyTo}
 }
-
-func (s *sink) begin() { s.startOnce.Do(func() { close(s.started) }) }
 
 // Typing shows the typing action, repeated until the first text.
 func (s *sink) Typing(ctx context.Context) {
-	s.begin()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.typing != nil || len(s.parts) > 0 {
@@ -94,7 +87,6 @@ func (s *sink) close() {
 // Update shows the reply so far, unless the chat was written less than
 // editInterval ago or flood control holds it; Finish catches up.
 func (s *sink) Update(ctx context.Context, text string) error {
-	s.begin()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pieces := splitMessage(text)
@@ -114,7 +106,6 @@ func (s *sink) Update(ctx context.Context, text string) error {
 // final pieces (keeping the pace), missing pieces are sent, and pieces the
 // final text no longer has are deleted.
 func (s *sink) Finish(ctx context.Context, text string) error {
-	s.begin()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopTyping()
@@ -193,7 +184,6 @@ func (s *sink) render(ctx context.Context, pieces []string, final bool) error {
 // streamed and ends in a notice failed; its partial text is taken back, as
 // the pipeline did not store it.
 func (s *sink) Notice(ctx context.Context, text string) error {
-	s.begin()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopTyping()
@@ -209,7 +199,6 @@ func (s *sink) Notice(ctx context.Context, text string) error {
 // Confirm asks a yes/no question with two inline buttons whose callback
 // data carries the token; the press comes back as a callback query.
 func (s *sink) Confirm(ctx context.Context, question, token string, _ time.Time) error {
-	s.begin()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopTyping()

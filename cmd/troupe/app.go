@@ -231,7 +231,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bo
 			runners, names = append(runners, d), append(names, "discord")
 		}
 		if cfg.Telegram.Token != "" {
-			tg, err := telegram.New(cfg.Telegram, a.pipeline, a.store, log)
+			tg, err := telegram.New(cfg.Telegram, a.pipeline, log)
 			if err != nil {
 				return err
 			}

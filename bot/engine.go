@@ -1,0 +1,57 @@
+package bot
+
+import (
+	"context"
+	"errors"
+
+	"troupe/cards"
+	"troupe/models"
+)
+
+// Engine is what a platform adapter needs from troupe. Adapters depend on
+// it, never on *Pipeline, and import neither models, memory nor jobs: what
+// they keep durable (an update offset) goes through the engine too.
+type Engine interface {
+	// Submit orders one event in its channel and returns at once; the
+	// Receipt tells when it was stored and how its turns ended.
+	Submit(ctx context.Context, ev Event, sink Sink) Receipt
+	// Exec runs a command; Answer takes a yes/no answer to a question.
+	Exec(ctx context.Context, in Inbound, cmd Command, sink Sink) error
+	Answer(ctx context.Context, in Inbound, token string, yes bool, sink Sink) error
+	// Bind and Greet set a channel's card and open its chat.
+	Bind(ctx context.Context, ref ChannelRef, cardID string) error
+	Greet(ctx context.Context, in Inbound, sink Sink) error
+	// ChannelBinding returns the card bound to a channel and whether only
+	// mentions count there.
+	ChannelBinding(ctx context.Context, ref ChannelRef) (cardID string, mentionOnly bool, err error)
+	// Resume answers what a stopped process left in the inbox.
+	Resume(ctx context.Context, platform string, sinkFor func(ChannelRef) (Sink, bool)) error
+	Cards() *cards.Library
+	// AdapterState and SaveAdapterState keep a small durable value for an
+	// adapter (Telegram's update offset); a key never saved reads "".
+	AdapterState(ctx context.Context, key string) (string, error)
+	SaveAdapterState(ctx context.Context, key, value string) error
+}
+
+var _ Engine = (*Pipeline)(nil)
+
+// AdapterState returns the value saved under key, "" when none was.
+func (p *Pipeline) AdapterState(ctx context.Context, key string) (string, error) {
+	v, err := p.opt.Store.Setting(ctx, key)
+	if errors.Is(err, models.ErrNotFound) {
+		return "", nil
+	}
+	return v, err
+}
+
+// SaveAdapterState saves value under key.
+func (p *Pipeline) SaveAdapterState(ctx context.Context, key, value string) error {
+	return p.opt.Store.PutSetting(ctx, key, value)
+}
+
+// StableID fits a platform id into the store's id columns: a short id is
+// kept, a long one replaced by a stable stand-in, the same on every run.
+func StableID(id string) string { return models.FitID(id, models.IDSize) }
+
+// FitName fits a display name into the store's name columns.
+func FitName(name string) string { return models.FitName(name, models.NameSize) }
