@@ -273,12 +273,15 @@ func TestForgetConfirmCancelExpiryAndRefusal(t *testing.T) {
 	})
 	t.Run("expired question loses its buttons and changes nothing", func(t *testing.T) {
 		_, token, id := h.forgetQuestion(h.ada, manageMessages)
-		h.a.confirms.mu.Lock()
-		timer := h.a.confirms.m[token]
-		h.a.confirms.mu.Unlock()
-		if timer == nil {
-			t.Fatalf("no expiry timer for the question")
-		}
+		// The timer is set once the question's message is posted, which
+		// the test may see first.
+		var timer *time.Timer
+		waitFor(t, 5*time.Second, func() bool {
+			h.a.confirms.mu.Lock()
+			defer h.a.confirms.mu.Unlock()
+			timer = h.a.confirms.m[token]
+			return timer != nil
+		}, "the question's expiry timer")
 		timer.Reset(0)
 		waitFor(t, 5*time.Second, func() bool {
 			m, _ := h.discord.Message(id)
