@@ -62,7 +62,12 @@ func TestWildCardsPlay(t *testing.T) {
 			t.Parallel()
 			card, err := cards.LoadCard(path)
 			if errors.Is(err, cards.ErrNotCard) {
-				t.Logf("%s: not a card: %v", name, err)
+				// The collection's two files that are not cards have nothing
+				// to play (cards' TestWildCards checks why); any other is a
+				// card that failed to load.
+				if name != "st-index.json" && name != "st-eldoria-worldinfo.json" {
+					t.Fatalf("%s does not load as a card: %v", name, err)
+				}
 				return
 			}
 			if err != nil {

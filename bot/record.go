@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"troupe/cards"
@@ -86,13 +85,52 @@ func (p *Pipeline) recordOwed(ctx context.Context, st chatState) {
 // cmdRecord runs the recorder for the channel's chat now (a GM's command
 // in groups).
 func (p *Pipeline) cmdRecord(ctx context.Context, in Inbound, sink Sink) error {
+	rec, ok := p.opt.Memory.(Recorder)
+	return p.runNow(ctx, in, sink, manualRun{
+		job: "record", on: ok && p.opt.Recorder.Enabled,
+		// The worker's lock for the chat's recorder job: never two at once.
+		lock: "memory:record:",
+		run:  func(ctx context.Context, chatID string) (memory.Result, error) { return rec.Record(ctx, chatID) },
+		say: func(lang string, o runOutcome, arg string) string {
+			if o == runOff {
+				return p.rtext(lang, msgRecorderOff)
+			}
+			return p.rtext(lang, [...]recordMsg{runFailed: msgRecordFailed, runWritten: msgRecorded, runNotWritten: msgNotRecorded}[o], arg)
+		},
+	})
+}
+
+// runOutcome is how a memory job run by hand went, for its notice.
+type runOutcome int
+
+const (
+	runOff runOutcome = iota
+	runFailed
+	runWritten
+	runNotWritten
+)
+
+// manualRun is a memory job a GM runs now for the channel's chat.
+type manualRun struct {
+	job string
+	// on is false when the job is switched off.
+	on bool
+	// lock prefixes the chat id in the lock the job's worker takes.
+	lock string
+	run  func(ctx context.Context, chatID string) (memory.Result, error)
+	// say words the notice of an outcome; arg is the reason, if any.
+	say func(lang string, o runOutcome, arg string) string
+}
+
+// runNow runs m for the channel's chat at once, under its worker's lock, and
+// tells how it went. In groups only a GM may.
+func (p *Pipeline) runNow(ctx context.Context, in Inbound, sink Sink, m manualRun) error {
 	lang := p.langOf(in)
 	if in.Channel.Group && !in.CanManage {
 		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
 	}
-	rec, ok := p.opt.Memory.(Recorder)
-	if !ok || !p.opt.Recorder.Enabled {
-		return sink.Notice(ctx, p.rtext(lang, msgRecorderOff))
+	if !m.on {
+		return sink.Notice(ctx, m.say(lang, runOff, ""))
 	}
 	var st chatState
 	err := p.withLane(ctx, in, func() (err error) {
@@ -103,23 +141,23 @@ func (p *Pipeline) cmdRecord(ctx context.Context, in Inbound, sink Sink) error {
 		return sink.Notice(ctx, p.text(lang, msgNoCard))
 	}
 	if err != nil {
-		return p.internal(ctx, sink, "record", err)
+		return p.internal(ctx, sink, m.job, err)
 	}
-	unlock := p.crossLock(ctx, "memory:record:"+st.chat.ID)
-	res, err := rec.Record(ctx, st.chat.ID)
+	unlock := p.crossLock(ctx, m.lock+st.chat.ID)
+	res, err := m.run(ctx, st.chat.ID)
 	unlock()
 	if err != nil {
-		p.log.Warn("manual recorder run failed", "chat_id", st.chat.ID, "err", err)
+		p.log.Warn("manual memory job failed", "job", m.job, "chat_id", st.chat.ID, "err", err)
 		var rej *memory.RejectedError
 		if errors.As(err, &rej) {
-			return sink.Notice(ctx, p.rtext(lang, msgRecordFailed, rej.Reason))
+			return sink.Notice(ctx, m.say(lang, runFailed, rej.Reason))
 		}
-		return sink.Notice(ctx, p.rtext(lang, msgRecordFailed, errorKind(err)))
+		return sink.Notice(ctx, m.say(lang, runFailed, errorKind(err)))
 	}
 	if res.Outcome == memory.Written {
-		return sink.Notice(ctx, p.rtext(lang, msgRecorded, res.Reason))
+		return sink.Notice(ctx, m.say(lang, runWritten, res.Reason))
 	}
-	return sink.Notice(ctx, p.rtext(lang, msgNotRecorded, res.Reason))
+	return sink.Notice(ctx, m.say(lang, runNotWritten, res.Reason))
 }
 
 // recordMsg names a text of the recorder's commands.
@@ -154,14 +192,7 @@ var recordTexts = map[string]map[recordMsg]string{
 }
 
 func (p *Pipeline) rtext(lang string, key recordMsg, args ...any) string {
-	t, ok := recordTexts[lang][key]
-	if !ok {
-		t = recordTexts["en"][key]
-	}
-	if len(args) == 0 {
-		return t
-	}
-	return fmt.Sprintf(t, args...)
+	return Localized(recordTexts, lang, key, args...)
 }
 
 // addScene gives the prompt the speaking character's scene — its view of

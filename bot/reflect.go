@@ -19,41 +19,19 @@ type Reflector interface {
 // member with something new (a GM's command in groups). It records first
 // when turns wait unrecorded.
 func (p *Pipeline) cmdReflect(ctx context.Context, in Inbound, sink Sink) error {
-	lang := p.langOf(in)
-	if in.Channel.Group && !in.CanManage {
-		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
-	}
 	rf, ok := p.opt.Memory.(Reflector)
-	if !ok || !p.opt.Recorder.Enabled {
-		return sink.Notice(ctx, p.rtext(lang, msgRecorderOff))
-	}
-	var st chatState
-	err := p.withLane(ctx, in, func() (err error) {
-		st, err = p.resolve(ctx, in)
-		return err
+	return p.runNow(ctx, in, sink, manualRun{
+		job: "reflect", on: ok && p.opt.Recorder.Enabled,
+		// The worker's lock for the chat's reflection job: never two at once.
+		lock: "memory:memory:reflect:",
+		run:  func(ctx context.Context, chatID string) (memory.Result, error) { return rf.Reflect(ctx, chatID, true) },
+		say: func(lang string, o runOutcome, arg string) string {
+			if o == runOff {
+				return p.rtext(lang, msgRecorderOff)
+			}
+			return p.btext(lang, [...]beliefMsg{runFailed: msgReflectFailed, runWritten: msgReflected, runNotWritten: msgNotReflected}[o], arg)
+		},
 	})
-	if errors.Is(err, ErrNoCard) {
-		return sink.Notice(ctx, p.text(lang, msgNoCard))
-	}
-	if err != nil {
-		return p.internal(ctx, sink, "reflect", err)
-	}
-	// The worker's lock for the chat's reflection job: never two at once.
-	unlock := p.crossLock(ctx, "memory:memory:reflect:"+st.chat.ID)
-	res, err := rf.Reflect(ctx, st.chat.ID, true)
-	unlock()
-	if err != nil {
-		p.log.Warn("manual reflection failed", "chat_id", st.chat.ID, "err", err)
-		var rej *memory.RejectedError
-		if errors.As(err, &rej) {
-			return sink.Notice(ctx, p.btext(lang, msgReflectFailed, rej.Reason))
-		}
-		return sink.Notice(ctx, p.btext(lang, msgReflectFailed, errorKind(err)))
-	}
-	if res.Outcome == memory.Written {
-		return sink.Notice(ctx, p.btext(lang, msgReflected, res.Reason))
-	}
-	return sink.Notice(ctx, p.btext(lang, msgNotReflected, res.Reason))
 }
 
 // cmdBelief handles /belief forget ID (a GM's command): the belief goes and
@@ -174,12 +152,5 @@ var beliefTexts = map[string]map[beliefMsg]string{
 }
 
 func (p *Pipeline) btext(lang string, key beliefMsg, args ...any) string {
-	t, ok := beliefTexts[lang][key]
-	if !ok {
-		t = beliefTexts["en"][key]
-	}
-	if len(args) == 0 {
-		return t
-	}
-	return fmt.Sprintf(t, args...)
+	return Localized(beliefTexts, lang, key, args...)
 }

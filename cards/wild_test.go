@@ -57,7 +57,6 @@ func TestWildCards(t *testing.T) {
 				if !errors.Is(err, cards.ErrNotCard) || !strings.Contains(err.Error(), w.notCard) {
 					t.Fatalf("got %v, want ErrNotCard saying %q", err, w.notCard)
 				}
-				t.Logf("%s: %v", name, err)
 				return
 			}
 			if err != nil {

@@ -52,9 +52,9 @@ var crashAda = telegramtest.User{ID: crashUser, FirstName: "Ada"}
 
 func newTurnCrashRig(t *testing.T) *turnCrashRig {
 	t.Helper()
-	if !testenv.Available() {
-		t.Skip("needs the PostgreSQL and redis-server that scripts/test starts: a lock must outlive the killed process")
-	}
+	// A lock must outlive the killed process: the real PostgreSQL and
+	// redis-server that scripts/test starts.
+	testenv.Require(t)
 	r := &turnCrashRig{t: t, bin: troupeBinary(t), dsn: testenv.FreshPostgresDB(t), redis: testenv.FreshRedisURL(t), tg: telegramtest.NewServer(t), model: openaitest.NewServer(t)}
 	r.model.SetRecording(false)
 	r.model.SetResponder(func(req openaitest.Request) openaitest.Answer {
