@@ -8,47 +8,85 @@ import (
 	"gorm.io/gorm"
 )
 
-// Branch is the live part of a chat's branch: the active summary (if any) and
-// the messages after the one it covers through, oldest first.
+// Branch is the live part of a chat's branch as one character perceived
+// it: the active summary of its view (if any) and the messages after the
+// one that summary covers through that it perceived, oldest first.
 type Branch struct {
 	Summary   *Summary
 	Uncovered []Message
+	// Walk holds the id of every message the walk passed, oldest first,
+	// perceived or not: the branch's order, which the view's messages
+	// alone do not give. Its length is the walk's cost.
+	Walk []string
 }
 
 // branchSQL walks back from a head along parent links and stops at the first
-// message some summary covers through: O(uncovered), never O(history).
+// message some summary of the character covers through: O(the messages
+// since that point), never O(history). %[1]s is the summary test, %[2]s the
+// presence test; for the whole chat (no character) both are true.
+//
+// A character's summary is one listing it in summary_members, or one with
+// no member rows (older databases, one-card chats) whose last message the
+// character perceived; a character perceived a message that has no
+// presence rows (stored before presence was) or a perceived row of its own.
 const branchSQL = `
-WITH RECURSIVE branch(id, parent_id, depth, summary_id) AS (
+WITH RECURSIVE branch(id, parent_id, depth, summary_id, seen) AS (
   SELECT m.id, m.parent_id, 0,
-         (SELECT s.id FROM summaries s WHERE s.covers_through_id = m.id ORDER BY s.id DESC LIMIT 1)
-  FROM messages m WHERE m.id = ?
+         (SELECT s.id FROM summaries s WHERE s.covers_through_id = m.id AND %[1]s ORDER BY s.id DESC LIMIT 1), %[2]s
+  FROM messages m WHERE m.id = @head
   UNION ALL
   SELECT m.id, m.parent_id, b.depth + 1,
-         (SELECT s.id FROM summaries s WHERE s.covers_through_id = m.id ORDER BY s.id DESC LIMIT 1)
+         (SELECT s.id FROM summaries s WHERE s.covers_through_id = m.id AND %[1]s ORDER BY s.id DESC LIMIT 1), %[2]s
   FROM messages m JOIN branch b ON m.id = b.parent_id
-  WHERE b.summary_id IS NULL AND b.depth < ?
+  WHERE b.summary_id IS NULL AND b.depth < @max
 )
-SELECT b.depth AS depth, b.summary_id AS summary_id, m.id AS id, m.chat_id AS chat_id, m.parent_id AS parent_id,
-       m.role AS role, m.author_id AS author_id, m.author_name AS author_name, m.content AS content,
-       m.prompt_tokens AS prompt_tokens, m.completion_tokens AS completion_tokens, m.created_at AS created_at
+SELECT b.depth AS depth, b.summary_id AS summary_id, b.seen AS seen, m.id AS id, m.chat_id AS chat_id, m.parent_id AS parent_id,
+       m.role AS role, m.author_id AS author_id, m.author_name AS author_name,
+       CASE WHEN b.seen THEN m.content ELSE '' END AS content,
+       m.prompt_tokens AS prompt_tokens, m.completion_tokens AS completion_tokens,
+       m.speaker_card_id AS speaker_card_id, m.whisper_to AS whisper_to, m.created_at AS created_at
 FROM branch b JOIN messages m ON m.id = b.id
 ORDER BY b.depth DESC`
+
+const (
+	perceivedSQL = `(NOT EXISTS (SELECT 1 FROM message_presences p WHERE p.message_id = m.id)
+     OR EXISTS (SELECT 1 FROM message_presences p WHERE p.message_id = m.id AND p.character_name = @who AND p.perceived))`
+	memberSQL = `(EXISTS (SELECT 1 FROM summary_members sm WHERE sm.summary_id = s.id AND sm.character_name = @who)
+     OR (NOT EXISTS (SELECT 1 FROM summary_members sm WHERE sm.summary_id = s.id) AND ` + perceivedSQL + `))`
+)
+
+var (
+	chatBranchSQL = fmt.Sprintf(branchSQL, "1 = 1", "1 = 1")
+	viewBranchSQL = fmt.Sprintf(branchSQL, memberSQL, perceivedSQL)
+)
 
 // MaxBranchWalk bounds how far back a branch walk goes without a summary.
 const MaxBranchWalk = 100000
 
 // LoadBranch returns the active summary and the uncovered messages of the
-// branch that ends at headID. An empty headID gives an empty branch.
+// branch that ends at headID, for the whole chat: the newest summary on
+// the branch, whoever it belongs to. A one-card chat's view is the whole
+// chat; a scene's members load theirs with LoadView. An empty headID gives
+// an empty branch.
 func (s *Store) LoadBranch(ctx context.Context, headID string) (Branch, error) {
+	return s.LoadView(ctx, headID, "")
+}
+
+// LoadView returns the branch ending at headID as the character named
+// character perceived it: the walk stops at the first message a summary of
+// its own covers through and keeps only the messages it perceived (see
+// branchSQL); "" is the whole chat (LoadBranch). It is one query, and the
+// messages the character missed after its summary cost a row each, their
+// text not read.
+func (s *Store) LoadView(ctx context.Context, headID, character string) (Branch, error) {
 	var br Branch
 	if headID == "" {
 		return br, nil
 	}
-	summaryID, msgs, err := walkBranch(s.db.WithContext(ctx), headID)
+	summaryID, br, err := walkBranch(s.db.WithContext(ctx), headID, character)
 	if err != nil {
 		return br, fmt.Errorf("models: load branch at %s: %w", headID, err)
 	}
-	br.Uncovered = msgs
 	if summaryID != "" {
 		var sum Summary
 		if err := s.db.WithContext(ctx).Where("id = ?", summaryID).Take(&sum).Error; err != nil {
@@ -59,30 +97,51 @@ func (s *Store) LoadBranch(ctx context.Context, headID string) (Branch, error) {
 	return br, nil
 }
 
-// walkBranch runs branchSQL from headID on db: the id of the active summary
-// ("" for none) and the uncovered messages, oldest first. The rows are
-// scanned by hand: GORM's reflection cost more than the query itself.
-func walkBranch(db *gorm.DB, headID string) (summaryID string, msgs []Message, err error) {
-	rows, err := db.Raw(branchSQL, headID, MaxBranchWalk).Rows()
+// walkBranch runs branchSQL from headID on db for character ("" for the
+// whole chat): the id of the active summary ("" for none), and the branch
+// without it. The rows are scanned by hand: GORM's reflection cost more
+// than the query itself.
+func walkBranch(db *gorm.DB, headID, character string) (summaryID string, br Branch, err error) {
+	q, args := chatBranchSQL, map[string]any{"head": headID, "max": MaxBranchWalk}
+	if character != "" {
+		q = viewBranchSQL
+		args["who"] = FitName(character, NameSize)
+	}
+	rows, err := db.Raw(q, args).Rows()
 	if err != nil {
-		return "", nil, err
+		return "", br, err
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var (
 			depth int
 			sid   sql.NullString
+			seen  bool
 			m     Message
 		)
-		if err := rows.Scan(&depth, &sid, &m.ID, &m.ChatID, &m.ParentID, &m.Role, &m.AuthorID, &m.AuthorName, &m.Content,
-			&m.PromptTokens, &m.CompletionTokens, &m.CreatedAt); err != nil {
-			return "", nil, err
+		if err := rows.Scan(&depth, &sid, &seen, &m.ID, &m.ChatID, &m.ParentID, &m.Role, &m.AuthorID, &m.AuthorName, &m.Content,
+			&m.PromptTokens, &m.CompletionTokens, &m.SpeakerCardID, &m.WhisperTo, &m.CreatedAt); err != nil {
+			return "", br, err
 		}
 		if sid.Valid {
 			summaryID = sid.String
 			continue
 		}
-		msgs = append(msgs, m)
+		br.Walk = append(br.Walk, m.ID)
+		if seen {
+			br.Uncovered = append(br.Uncovered, m)
+		}
 	}
-	return summaryID, msgs, rows.Err()
+	return summaryID, br, rows.Err()
+}
+
+// OnWalk reports whether id is among the messages the branch's walk
+// passed (after its summary).
+func (b Branch) OnWalk(id string) bool {
+	for _, w := range b.Walk {
+		if w == id {
+			return true
+		}
+	}
+	return false
 }

@@ -10,17 +10,54 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-// Recap returns a chat's recap, or ErrNotFound.
+// Recap returns the recap of a chat's card (its lead), or ErrNotFound;
+// of a forgotten chat, whichever recap is left.
 func (s *Store) Recap(ctx context.Context, chatID string) (Recap, error) {
+	var rs []Recap
+	err := s.db.WithContext(ctx).Where("chat_id = ?", chatID).Order("card_id").Find(&rs).Error
+	if err != nil {
+		return Recap{}, err
+	}
+	if len(rs) == 0 {
+		return Recap{}, ErrNotFound
+	}
+	var lead []string
+	if err := s.db.WithContext(ctx).Model(&Chat{}).Where("id = ?", chatID).Limit(1).Pluck("card_id", &lead).Error; err != nil {
+		return Recap{}, err
+	}
+	for _, r := range rs {
+		if len(lead) > 0 && r.CardID == lead[0] {
+			return r, nil
+		}
+	}
+	return rs[0], nil
+}
+
+// CardRecap returns the recap a cast card keeps of a chat, or ErrNotFound.
+func (s *Store) CardRecap(ctx context.Context, chatID, cardID string) (Recap, error) {
 	var r Recap
-	err := s.db.WithContext(ctx).Where("chat_id = ?", chatID).Take(&r).Error
+	err := s.db.WithContext(ctx).Where("chat_id = ? AND card_id = ?", chatID, FitID(cardID, IDSize)).Take(&r).Error
 	return r, notFound(err)
 }
 
-// InstallRecap stores a chat's recap and its manifest entry's recap hash in
-// one transaction, holding the chat's lock and its card and space's (see
-// locks.go); the recap is filed under the chat's card and space. It returns
-// ErrChatGone when the chat was forgotten.
+// ChatRecaps lists the recaps of a chat, one per cast card that has one,
+// by card id.
+func (s *Store) ChatRecaps(ctx context.Context, chatID string) ([]Recap, error) {
+	var rs []Recap
+	err := s.db.WithContext(ctx).Where("chat_id = ?", chatID).Order("card_id").Find(&rs).Error
+	return rs, err
+}
+
+// ErrNotInCast: a recap was offered for a card that is not in the chat's
+// cast.
+var ErrNotInCast = errors.New("models: the card is not in the chat's cast")
+
+// InstallRecap stores the recap a cast card keeps of a chat (r.CardID; ""
+// for the chat's card) and its manifest entry's recap hash in one
+// transaction, holding the chat's lock and the card and space's (see
+// locks.go); the recap is filed under the chat's space. It returns
+// ErrChatGone when the chat was forgotten and ErrNotInCast when the card
+// was never in the chat's cast.
 func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
 	r.UpdatedAt = s.now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -28,14 +65,26 @@ func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
 		if err != nil {
 			return err
 		}
-		r.CardID, r.SpaceID = chat.CardID, chat.SpaceID
+		r.CardID, r.SpaceID = FitID(r.CardID, IDSize), chat.SpaceID
+		if r.CardID == "" {
+			r.CardID = chat.CardID
+		}
+		if r.CardID != chat.CardID {
+			var n int64
+			if err := tx.Model(&CastMember{}).Where("chat_id = ? AND card_id = ?", chat.ID, r.CardID).Count(&n).Error; err != nil {
+				return err
+			}
+			if n == 0 {
+				return ErrNotInCast
+			}
+		}
 		if err := s.lockMemory(tx, MemoryKey{r.CardID, r.SpaceID}); err != nil {
 			return err
 		}
 		s.paused("install recap")
 		if err := tx.Clauses(clause.OnConflict{
-			Columns:   []clause.Column{{Name: "chat_id"}},
-			DoUpdates: clause.AssignmentColumns([]string{"chat_name", "content", "hash", "fingerprint", "updated_at"}),
+			Columns:   []clause.Column{{Name: "chat_id"}, {Name: "card_id"}},
+			DoUpdates: clause.AssignmentColumns([]string{"space_id", "chat_name", "content", "hash", "fingerprint", "updated_at"}),
 		}).Create(&r).Error; err != nil {
 			return err
 		}
@@ -46,7 +95,7 @@ func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
 		}).Create(&e).Error
 	})
 	if err != nil && !errors.Is(err, ErrChatGone) {
-		return fmt.Errorf("models: install recap of %s: %w", r.ChatID, err)
+		return fmt.Errorf("models: install recap of %s for %s: %w", r.ChatID, r.CardID, err)
 	}
 	return err
 }
@@ -199,13 +248,14 @@ func upsertText(tx *gorm.DB, row any, text string) error {
 type Purge func(handbook, resident string) (string, string)
 
 // ForgetChat deletes a chat and everything only it supports, in one
-// transaction that holds the chat's lock and its card and space's, the
-// locks every memory write takes (see locks.go), so none lands during or
-// after it: its messages, summaries, recap, memory chunks, ledger and job
-// records, keeping a tombstone; the reasons recorded for its card and
-// space's jobs are cleared, as they may quote its text; the manifest keeps
-// the merged hash so the next consolidation sees the deletion; purge
-// rewrites the handbook and resident at once (the old versions are deleted
+// transaction that holds the chat's lock and the (card, space) lock of
+// every card it cast, the locks every memory write takes (see locks.go),
+// so none lands during or after it: its messages, summaries, every cast
+// card's recap, memory chunks, ledger and job records, keeping a
+// tombstone; for each of those cards, the reasons recorded for its jobs in
+// the space are cleared, as they may quote the chat's text, the manifest
+// keeps the merged hash so the next consolidation sees the deletion, and
+// purge rewrites the handbook and resident at once (the old versions are deleted
 // too, not kept in history, so no text of the chat remains). On SQLite the
 // deleted text is overwritten (secure_delete) and the WAL checkpointed and
 // truncated after the transaction. It returns the tombstone, or
@@ -221,7 +271,15 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tom
 		if err != nil {
 			return err
 		}
-		if err := s.lockMemory(tx, MemoryKey{chat.CardID, chat.SpaceID}); err != nil {
+		cards, err := chatCards(tx, chat)
+		if err != nil {
+			return err
+		}
+		keys := make([]MemoryKey, len(cards))
+		for i, c := range cards {
+			keys[i] = MemoryKey{c, chat.SpaceID}
+		}
+		if err := s.lockMemory(tx, keys...); err != nil {
 			return err
 		}
 		s.paused("forget")
@@ -229,11 +287,12 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tom
 		if err := tx.Create(&ts).Error; err != nil {
 			return err
 		}
+		ts.Cards = cards
 		for _, del := range []struct {
 			model any
 			where string
 		}{
-			{&Message{}, "chat_id = ?"}, {&Summary{}, "chat_id = ?"}, {&Recap{}, "chat_id = ?"},
+			{&Message{}, "chat_id = ?"}, {&Summary{}, "chat_id = ?"}, {&SummaryMember{}, "chat_id = ?"}, {&Recap{}, "chat_id = ?"},
 			{&MemoryChunk{}, "chat_id = ?"}, {&Ledger{}, "chat_id = ?"}, {&ChatLore{}, "chat_id = ?"}, {&JobRecord{}, "key = ?"}, {&Chat{}, "id = ?"},
 		} {
 			if err := tx.Where(del.where, chatID).Delete(del.model).Error; err != nil {
@@ -243,53 +302,11 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tom
 		if err := forgetRecord(tx, chat); err != nil {
 			return err
 		}
-		if err := tx.Model(&JobRecord{}).Where("key = ? AND reason <> ''", MemoryJobKey(chat.CardID, chat.SpaceID)).
-			Update("reason", ReasonCleared).Error; err != nil {
-			return err
-		}
 		if err := tx.Model(&Channel{}).Where("current_chat_id = ?", chatID).Update("current_chat_id", "").Error; err != nil {
 			return err
 		}
-		// The manifest keeps only ids and hashes: enough to see the deletion.
-		q := tx.Where("card_id = ? AND space_id = ? AND chat_id = ?", chat.CardID, chat.SpaceID, chatID)
-		if err := q.Session(&gorm.Session{}).Where("merged_hash = ''").Delete(&ManifestEntry{}).Error; err != nil {
-			return err
-		}
-		if err := tx.Model(&ManifestEntry{}).Where("card_id = ? AND space_id = ? AND chat_id = ?", chat.CardID, chat.SpaceID, chatID).
-			Updates(map[string]any{"recap_hash": "", "chat_name": "", "updated_at": now}).Error; err != nil {
-			return err
-		}
-		cur, err := loadMemory(tx, chat.CardID, chat.SpaceID)
-		if err != nil {
-			return err
-		}
-		if purge == nil {
-			return nil
-		}
-		hb, rs := purge(cur.Handbook, cur.Resident)
-		if err := upsertText(tx, &Handbook{CardID: cur.CardID, SpaceID: cur.SpaceID, Content: hb, UpdatedAt: now}, hb); err != nil {
-			return err
-		}
-		if err := upsertText(tx, &ResidentSummary{CardID: cur.CardID, SpaceID: cur.SpaceID, Content: rs, UpdatedAt: now}, rs); err != nil {
-			return err
-		}
-		// History may hold older versions that mention the chat: rewrite
-		// them the same way.
-		var hist []MemoryHistory
-		if err := tx.Where("card_id = ? AND space_id = ?", chat.CardID, chat.SpaceID).Find(&hist).Error; err != nil {
-			return err
-		}
-		for _, h := range hist {
-			var text string
-			if h.Kind == "handbook" {
-				text, _ = purge(h.Content, "")
-			} else {
-				_, text = purge("", h.Content)
-			}
-			if text == h.Content {
-				continue
-			}
-			if err := tx.Model(&MemoryHistory{}).Where("id = ?", h.ID).Update("content", text).Error; err != nil {
+		for _, card := range cards {
+			if err := forgetChatOfCard(tx, chatID, MemoryKey{card, chat.SpaceID}, purge, now); err != nil {
 				return err
 			}
 		}
@@ -303,6 +320,78 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tom
 	}
 	s.checkpoint(ctx, "forget chat "+chatID)
 	return ts, nil
+}
+
+// chatCards lists every card the chat ever cast (removed members too),
+// its own card first: each keeps memory of the chat in the chat's space.
+func chatCards(tx *gorm.DB, chat Chat) ([]string, error) {
+	var cast []string
+	if err := tx.Model(&CastMember{}).Where("chat_id = ?", chat.ID).Order("position").Pluck("card_id", &cast).Error; err != nil {
+		return nil, err
+	}
+	cards := []string{chat.CardID}
+	for _, c := range cast {
+		if c != chat.CardID {
+			cards = append(cards, c)
+		}
+	}
+	return cards, nil
+}
+
+// forgetChatOfCard removes, inside ForgetChat's transaction, what a card's
+// memory in a space keeps of a forgotten chat: the reasons of its jobs
+// (they may quote the chat), its manifest entry but for the merged hash
+// the next consolidation needs to see the deletion, and with purge what
+// its handbook, resident and their history say of the chat.
+func forgetChatOfCard(tx *gorm.DB, chatID string, key MemoryKey, purge Purge, now time.Time) error {
+	if err := tx.Model(&JobRecord{}).Where("key = ? AND reason <> ''", MemoryJobKey(key.CardID, key.SpaceID)).
+		Update("reason", ReasonCleared).Error; err != nil {
+		return err
+	}
+	// The manifest keeps only ids and hashes: enough to see the deletion.
+	q := tx.Where("card_id = ? AND space_id = ? AND chat_id = ?", key.CardID, key.SpaceID, chatID)
+	if err := q.Session(&gorm.Session{}).Where("merged_hash = ''").Delete(&ManifestEntry{}).Error; err != nil {
+		return err
+	}
+	if err := tx.Model(&ManifestEntry{}).Where("card_id = ? AND space_id = ? AND chat_id = ?", key.CardID, key.SpaceID, chatID).
+		Updates(map[string]any{"recap_hash": "", "chat_name": "", "updated_at": now}).Error; err != nil {
+		return err
+	}
+	if purge == nil {
+		return nil
+	}
+	cur, err := loadMemory(tx, key.CardID, key.SpaceID)
+	if err != nil {
+		return err
+	}
+	hb, rs := purge(cur.Handbook, cur.Resident)
+	if err := upsertText(tx, &Handbook{CardID: cur.CardID, SpaceID: cur.SpaceID, Content: hb, UpdatedAt: now}, hb); err != nil {
+		return err
+	}
+	if err := upsertText(tx, &ResidentSummary{CardID: cur.CardID, SpaceID: cur.SpaceID, Content: rs, UpdatedAt: now}, rs); err != nil {
+		return err
+	}
+	// History may hold older versions that mention the chat: rewrite
+	// them the same way.
+	var hist []MemoryHistory
+	if err := tx.Where("card_id = ? AND space_id = ?", key.CardID, key.SpaceID).Find(&hist).Error; err != nil {
+		return err
+	}
+	for _, h := range hist {
+		var text string
+		if h.Kind == "handbook" {
+			text, _ = purge(h.Content, "")
+		} else {
+			_, text = purge("", h.Content)
+		}
+		if text == h.Content {
+			continue
+		}
+		if err := tx.Model(&MemoryHistory{}).Where("id = ?", h.ID).Update("content", text).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Tombstone returns a forgotten chat's tombstone, or ErrNotFound.

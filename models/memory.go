@@ -23,17 +23,11 @@ func (s *Store) InstallSummary(ctx context.Context, chatID, prevSummaryID, cover
 		if err != nil {
 			return err
 		}
-		active, msgs, err := walkBranch(tx, chat.HeadID)
+		active, br, err := walkBranch(tx, chat.HeadID, "")
 		if err != nil {
 			return err
 		}
-		onBranch := false
-		for _, m := range msgs {
-			if m.ID == coversThroughID {
-				onBranch = true
-			}
-		}
-		if active != prevSummaryID || !onBranch {
+		if active != prevSummaryID || !br.OnWalk(coversThroughID) {
 			return ErrStale
 		}
 		s.paused("install summary")

@@ -156,6 +156,9 @@ func (s *Store) DB() *gorm.DB { return s.db }
 func (s *Store) Migrate(ctx context.Context) error {
 	db := s.db.WithContext(ctx)
 	untracked := untrackedHandLines(db)
+	if err := migrateRecapKey(db, s.dialect); err != nil {
+		return fmt.Errorf("models: migrate: recaps by chat and card: %w", err)
+	}
 	if err := db.AutoMigrate(All()...); err != nil {
 		return fmt.Errorf("models: migrate: %w", err)
 	}

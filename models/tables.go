@@ -86,9 +86,12 @@ type Summary struct {
 }
 
 // Recap is what a later chat of the same card and space should know of a chat.
+//
+// Each cast card keeps its own recap of a chat (what it perceived), so the
+// key is the pair.
 type Recap struct {
 	ChatID      string `gorm:"primaryKey;size:26"`
-	CardID      string `gorm:"size:64;not null;index:idx_recap_card_space"`
+	CardID      string `gorm:"primaryKey;size:64;index:idx_recap_card_space"`
 	SpaceID     string `gorm:"size:128;not null;index:idx_recap_card_space"`
 	ChatName    string `gorm:"size:200"`
 	Content     string `gorm:"type:text;not null"`
@@ -165,6 +168,9 @@ type Tombstone struct {
 	CardID    string `gorm:"size:64;not null"`
 	SpaceID   string `gorm:"size:128;not null"`
 	DeletedAt time.Time
+	// Cards, as ForgetChat returns it, lists every card the chat cast (its
+	// own first), whose memory in the space the forget purged; not stored.
+	Cards []string `gorm:"-"`
 }
 
 // JobRecord is the last outcome of a memory job for one key: what was written,
@@ -202,6 +208,6 @@ func All() []any {
 	return append([]any{
 		&Card{}, &Space{}, &Channel{}, &Chat{}, &Message{}, &Summary{}, &Recap{},
 		&ManifestEntry{}, &Handbook{}, &ResidentSummary{}, &MemoryHistory{}, &Ledger{},
-		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{}, &ChatLore{}, &CastMember{},
+		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{}, &ChatLore{}, &CastMember{}, &SummaryMember{},
 	}, append(recordTables(), beliefTables()...)...)
 }
