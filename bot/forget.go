@@ -61,9 +61,12 @@ func (p *Pipeline) forget(ctx context.Context, in Inbound, chat models.Chat, sin
 			return err
 		}
 		if p.opt.Jobs != nil {
-			if err := p.opt.Jobs.MemoryChanged(ctx, f.CardID, f.SpaceID); err != nil {
-				// The sweeper finds the owed consolidation.
-				p.log.Warn("enqueue consolidation after forget", "chat_id", chat.ID, "err", err)
+			// Every card the chat cast lost it from its memory in the space.
+			for _, card := range f.Cards {
+				if err := p.opt.Jobs.MemoryChanged(ctx, card, f.SpaceID); err != nil {
+					// The sweeper finds the owed consolidation.
+					p.log.Warn("enqueue consolidation after forget", "chat_id", chat.ID, "card_id", card, "err", err)
+				}
 			}
 		}
 		return nil

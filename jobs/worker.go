@@ -388,10 +388,15 @@ func (w *Worker) handleRecap(ctx context.Context, t *asynq.Task) error {
 	res, err := w.mem.Recap(ctx, p.ChatID)
 	if err == nil && res.Outcome == memory.Written {
 		chat, cerr := w.store.Chat(ctx, p.ChatID)
-		if cerr == nil {
-			// A failed enqueue is found again by the sweeper.
-			if qerr := w.queue.Consolidate(ctx, chat.CardID, chat.SpaceID); qerr != nil {
-				w.log.Warn("enqueue consolidation", "chat_id", p.ChatID, "err", qerr)
+		cast, kerr := w.store.Cast(ctx, p.ChatID, true)
+		if cerr == nil && kerr == nil {
+			// Each cast card keeps its own recap; a card whose recap did
+			// not change finds nothing to merge. A failed enqueue is found
+			// again by the sweeper.
+			for _, m := range cast {
+				if qerr := w.queue.Consolidate(ctx, m.CardID, chat.SpaceID); qerr != nil {
+					w.log.Warn("enqueue consolidation", "chat_id", p.ChatID, "card_id", m.CardID, "err", qerr)
+				}
 			}
 		}
 	}

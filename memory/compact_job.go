@@ -37,6 +37,16 @@ func (s *Service) compactOnce(ctx context.Context, chatID string, manual bool) (
 	if err != nil {
 		return Result{}, err
 	}
+	cast, err := s.sceneCast(ctx, chatID)
+	if errors.Is(err, models.ErrNotFound) {
+		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if cast != nil {
+		return s.compactViews(ctx, chat, cast, manual)
+	}
 	br, err := s.store.LoadBranch(ctx, chat.HeadID)
 	if err != nil {
 		return Result{}, err
@@ -77,8 +87,16 @@ func (s *Service) compactOnce(ctx context.Context, chatID string, manual bool) (
 	return Result{Outcome: Written, Product: sum.ID, Reason: fmt.Sprintf("covers %d beats through %s", beats, sum.CoversThroughID)}, nil
 }
 
-// CompactionOwed reports whether the chat's branch owes an automatic compaction.
+// CompactionOwed reports whether the chat's branch owes an automatic
+// compaction: in a scene, whether any member's view does.
 func (s *Service) CompactionOwed(ctx context.Context, chat models.Chat) (bool, error) {
+	cast, err := s.sceneCast(ctx, chat.ID)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return false, err
+	}
+	if cast != nil {
+		return s.viewsOwe(ctx, chat, cast)
+	}
 	br, err := s.store.LoadBranch(ctx, chat.HeadID)
 	if err != nil {
 		return false, err

@@ -211,11 +211,15 @@ func BuildHandbook(lang string, live []models.Recap, cross string) string {
 // Forgotten describes a chat /forget removed.
 type Forgotten struct {
 	ChatID, CardID, SpaceID string
+	// Cards lists every card the chat cast (CardID first): each one's
+	// memory in the space lost the chat and owes a consolidation.
+	Cards []string
 }
 
 // ForgetChat deletes a chat and, at once and without a model, every entry
-// of the handbook and resident only it supports; the caller then enqueues
-// the consolidation of its card and space.
+// of the handbooks and residents only it supports, those of every card it
+// cast; the caller then enqueues the consolidation of each card in the
+// space.
 func (s *Service) ForgetChat(ctx context.Context, chatID string) (Forgotten, error) {
 	ts, err := s.store.ForgetChat(ctx, chatID, func(hb, rs string) (string, string) {
 		return Forget(hb, chatID), Forget(rs, chatID)
@@ -224,7 +228,11 @@ func (s *Service) ForgetChat(ctx context.Context, chatID string) (Forgotten, err
 		return Forgotten{}, err
 	}
 	s.log.Info("chat forgotten", "chat_id", chatID, "card_id", ts.CardID, "space_id", ts.SpaceID)
-	return Forgotten{ChatID: chatID, CardID: ts.CardID, SpaceID: ts.SpaceID}, nil
+	cards := ts.Cards
+	if len(cards) == 0 {
+		cards = []string{ts.CardID}
+	}
+	return Forgotten{ChatID: chatID, CardID: ts.CardID, SpaceID: ts.SpaceID, Cards: cards}, nil
 }
 
 // DeleteRecap deletes a chat's recap by hand (the hard path).

@@ -228,6 +228,16 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	cast, err := s.sceneCast(ctx, chatID)
+	if errors.Is(err, models.ErrNotFound) {
+		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if cast != nil {
+		return s.recapViews(ctx, chat, cast)
+	}
 	fp, br, ledger, err := s.Fingerprint(ctx, chat)
 	if err != nil {
 		return Result{}, err
@@ -272,8 +282,16 @@ func (s *Service) recapMax() int {
 }
 
 // RecapOwed reports whether the chat changed since its recap (or has none
-// and has turns).
+// and has turns); in a scene, whether any cast card's view did.
 func (s *Service) RecapOwed(ctx context.Context, chat models.Chat) (bool, error) {
+	cast, err := s.sceneCast(ctx, chat.ID)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return false, err
+	}
+	if cast != nil {
+		owed, err := s.owedRecaps(ctx, chat, cast)
+		return len(owed) > 0, err
+	}
 	fp, br, _, err := s.Fingerprint(ctx, chat)
 	if err != nil {
 		return false, err

@@ -245,8 +245,10 @@ func (c *cli) memoryForgetCmd() *cobra.Command {
 				}
 				// An in-process queue ends with this command; the sweeper of
 				// the next worker finds the owed consolidation.
-				if err := a.queue.Consolidate(ctx, f.CardID, f.SpaceID); err != nil {
-					a.log.Warn("enqueue consolidation", "err", err)
+				for _, card := range f.Cards {
+					if err := a.queue.Consolidate(ctx, card, f.SpaceID); err != nil {
+						a.log.Warn("enqueue consolidation", "card_id", card, "err", err)
+					}
 				}
 				_, err = fmt.Fprintf(c.stdout, "forgot chat %s (card %s, space %s)\n", chatID, f.CardID, f.SpaceID)
 				return err

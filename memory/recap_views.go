@@ -1,0 +1,135 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"troupe/models"
+)
+
+// A scene's recaps: each cast card keeps its own recap of the chat, written
+// from what its character perceived (its view's summary and messages), so
+// a later chat of that card learns nothing its character did not witness.
+// Members with the same view and the same previous recap share one call.
+
+// viewRecap is one member's part of a scene's recap job.
+type viewRecap struct {
+	member models.CastMember
+	branch models.Branch
+	turns  []Turn
+	fp     string
+	prev   string
+}
+
+// viewFingerprint is the state a member's recap is written from: the last
+// message it perceived (else its summary), its summary and the ledger; a
+// member away while the chat went on owes no new recap.
+func viewFingerprint(br models.Branch, ledger string) string {
+	last, sumID := "", ""
+	if br.Summary != nil {
+		sumID = br.Summary.ID
+	}
+	if n := len(br.Uncovered); n > 0 {
+		last = br.Uncovered[n-1].ID
+	}
+	return Hash("view", last, sumID, ledger)
+}
+
+// owedRecaps lists the members whose recap is owed: a view that changed
+// since its card's recap, with turns or a summary to write from.
+func (s *Service) owedRecaps(ctx context.Context, chat models.Chat, cast []models.CastMember) ([]viewRecap, error) {
+	ledger, err := s.store.Ledger(ctx, chat.ID)
+	if err != nil {
+		return nil, err
+	}
+	var owed []viewRecap
+	for _, m := range cast {
+		br, err := s.store.LoadView(ctx, chat.HeadID, m.Name)
+		if err != nil {
+			return nil, err
+		}
+		v := viewRecap{member: m, branch: br, turns: TurnsOf(br.Uncovered), fp: viewFingerprint(br, ledger)}
+		if len(BeatStarts(v.turns)) == 0 && (br.Summary == nil || br.Summary.Content == "") {
+			continue
+		}
+		prev, err := s.store.CardRecap(ctx, chat.ID, m.CardID)
+		switch {
+		case errors.Is(err, models.ErrNotFound):
+		case err != nil:
+			return nil, err
+		case prev.Fingerprint == v.fp:
+			continue
+		}
+		v.prev = prev.Content
+		owed = append(owed, v)
+	}
+	return owed, nil
+}
+
+// recapViews is recap for a scene.
+func (s *Service) recapViews(ctx context.Context, chat models.Chat, cast []models.CastMember) (Result, error) {
+	owed, err := s.owedRecaps(ctx, chat, cast)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(owed) == 0 {
+		return Result{Outcome: Skipped, Reason: ReasonUnchanged}, nil
+	}
+	ledger, err := s.store.Ledger(ctx, chat.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	lang, _ := s.cardLanguage(ctx, chat.CardID)
+	groups := map[string][]viewRecap{}
+	var keys []string
+	for _, v := range owed {
+		key := Hash(v.prev)
+		if v.branch.Summary != nil {
+			key += v.branch.Summary.ID
+		}
+		for _, t := range v.turns {
+			key += "|" + t.ID
+		}
+		if _, ok := groups[key]; !ok {
+			keys = append(keys, key)
+		}
+		groups[key] = append(groups[key], v)
+	}
+	var written []string
+	calls := 0
+	for _, key := range keys {
+		g := groups[key]
+		names := make([]string, len(g))
+		for i, v := range g {
+			names[i] = v.member.Name
+		}
+		first := g[0]
+		user := lastUserName(first.turns)
+		in := RecapPromptInput{Language: lang, CharName: strings.Join(names, ", "), UserName: user, ChatName: chat.Name,
+			Evidence: BuildEvidence(first.turns, names[0], user, s.recapMax()), PreviousRecap: first.prev, Ledger: ledger}
+		if first.branch.Summary != nil {
+			in.Summary = first.branch.Summary.Content
+		}
+		text, err := s.ask(ctx, KindRecap, lang, RecapPrompt(in), func(a string) (string, error) { return ValidateRecap(lang, a) })
+		if err != nil {
+			return Result{}, err
+		}
+		calls++
+		for _, v := range g {
+			rec := models.Recap{ChatID: chat.ID, CardID: v.member.CardID, SpaceID: chat.SpaceID, ChatName: chat.Name, Content: text, Hash: Hash(text), Fingerprint: v.fp}
+			if err := s.store.InstallRecap(ctx, rec); err != nil {
+				if errors.Is(err, models.ErrChatGone) {
+					return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
+				}
+				return Result{}, err
+			}
+			written = append(written, v.member.CardID)
+		}
+	}
+	sort.Strings(written)
+	return Result{Outcome: Written, Product: "recap:" + chat.ID,
+		Reason: fmt.Sprintf("recaps of %s (%d scribe calls)", strings.Join(written, ", "), calls)}, nil
+}
