@@ -199,15 +199,9 @@ type replyPlan struct {
 	whisper []string
 }
 
-// reply writes the answer of st's speaking member to the branch ending
-// at rp.parent.
-func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink Sink) error {
-	_, err := p.replyOne(ctx, st, rp, sink)
-	return err
-}
-
-// replyOne is reply that returns the stored reply's id ("" when none was
-// stored: the user heard why).
+// replyOne writes the answer of st's speaking member to the branch ending
+// at rp.parent and returns the stored reply's id ("" when none was stored:
+// the user heard why).
 func (p *Pipeline) replyOne(ctx context.Context, st chatState, rp replyPlan, sink Sink) (string, error) {
 	lang := p.language(st.card)
 	br, err := p.opt.Store.LoadBranch(ctx, rp.parent)
