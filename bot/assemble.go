@@ -34,7 +34,6 @@ const (
 // In a scene the prompt is the speaking member's own: its card, and only
 // the messages it perceived, the other members' lines under their names.
 func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
-	br = p.view(ctx, cs, br)
 	tl := p.lore(ctx, cs, br, rp)
 	m := p.material(cs, br, rp, tl)
 	p.addScene(ctx, cs, rp, &m)
@@ -54,6 +53,17 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 		p.log.Warn("prompt over budget: left out older messages", "chat_id", cs.chat.ID, "dropped", pr.Dropped, "shortened", pr.Shortened, "estimate", pr.Tokens, "limit", m.Limit)
 	}
 	return builtPrompt{messages: pr.Messages, estimated: pr.Tokens, shortened: pr.Shortened}, pr.Urgent, nil
+}
+
+// branch loads the branch ending at headID as the speaking member
+// perceived it: in a scene, its own summary chain and only the messages it
+// was present at (one query, models.LoadView); in a one-card chat, the
+// whole chat as always.
+func (p *Pipeline) branch(ctx context.Context, st chatState, headID string) (models.Branch, error) {
+	if !st.scene() {
+		return p.opt.Store.LoadBranch(ctx, headID)
+	}
+	return p.opt.Store.LoadView(ctx, headID, st.speakerName())
 }
 
 // budget is the resident summary's envelope, from the config alone.

@@ -198,36 +198,6 @@ func (p *Pipeline) replies(ctx context.Context, st chatState, rt route, rp reply
 	return nil
 }
 
-// view is the branch as the speaking member perceived it: in a scene, the
-// uncovered messages it was not present at are left out (one query).
-func (p *Pipeline) view(ctx context.Context, st chatState, br models.Branch) models.Branch {
-	if !st.scene() || len(br.Uncovered) == 0 {
-		return br
-	}
-	ids := make([]string, len(br.Uncovered))
-	for i, m := range br.Uncovered {
-		ids[i] = m.ID
-	}
-	seen, err := p.opt.Store.PerceivedOf(ctx, st.speakerName(), ids)
-	if err != nil {
-		// Showing a character what it did not perceive is worse than a
-		// failed turn.
-		p.log.Error("load presence", "chat_id", st.chat.ID, "err", err)
-		seen = map[string]bool{}
-		for _, id := range ids {
-			seen[id] = false
-		}
-	}
-	out := br
-	out.Uncovered = nil
-	for _, m := range br.Uncovered {
-		if ok, stored := seen[m.ID]; !stored || ok {
-			out.Uncovered = append(out.Uncovered, m)
-		}
-	}
-	return out
-}
-
 // nameLines marks, in a scene, the replies of the other cast members in
 // the history (aligned with msgs) so they are sent under their names.
 func nameLines(st chatState, msgs []models.Message, history []memory.Turn) {

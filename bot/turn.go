@@ -204,7 +204,7 @@ type replyPlan struct {
 // the user heard why).
 func (p *Pipeline) replyOne(ctx context.Context, st chatState, rp replyPlan, sink Sink) (string, error) {
 	lang := p.language(st.card)
-	br, err := p.opt.Store.LoadBranch(ctx, rp.parent)
+	br, err := p.branch(ctx, st, rp.parent)
 	if err != nil {
 		p.log.Error("load branch", "chat_id", st.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))

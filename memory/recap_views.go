@@ -13,7 +13,8 @@ import (
 // A scene's recaps: each cast card keeps its own recap of the chat, written
 // from what its character perceived (its view's summary and messages), so
 // a later chat of that card learns nothing its character did not witness.
-// Members with the same view and the same previous recap share one call.
+// Members with the same view, previous recap and card language share one
+// call.
 
 // viewRecap is one member's part of a scene's recap job.
 type viewRecap struct {
@@ -82,11 +83,13 @@ func (s *Service) recapViews(ctx context.Context, chat models.Chat, cast []model
 	if err != nil {
 		return Result{}, err
 	}
-	lang, _ := s.cardLanguage(ctx, chat.CardID)
 	groups := map[string][]viewRecap{}
 	var keys []string
 	for _, v := range owed {
-		key := Hash(v.prev)
+		// A recap is written in its card's language, which its
+		// consolidation reads it in.
+		lang, _ := s.cardLanguage(ctx, v.member.CardID)
+		key := lang + "|" + Hash(v.prev)
 		if v.branch.Summary != nil {
 			key += v.branch.Summary.ID
 		}
@@ -107,6 +110,7 @@ func (s *Service) recapViews(ctx context.Context, chat models.Chat, cast []model
 			names[i] = v.member.Name
 		}
 		first := g[0]
+		lang, _ := s.cardLanguage(ctx, first.member.CardID)
 		user := lastUserName(first.turns)
 		in := RecapPromptInput{Language: lang, CharName: strings.Join(names, ", "), UserName: user, ChatName: chat.Name,
 			Evidence: BuildEvidence(first.turns, names[0], user, s.recapMax()), PreviousRecap: first.prev, Ledger: ledger}

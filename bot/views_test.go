@@ -1,0 +1,234 @@
+package bot_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"troupe/bot"
+	"troupe/cards"
+	"troupe/config"
+	"troupe/jobs"
+	"troupe/llm"
+	"troupe/llm/openaitest"
+	"troupe/memory"
+	"troupe/memory/memorytest"
+	"troupe/models"
+)
+
+// queueJobs hands the pipeline's owed work to the real job queue, which a
+// real worker runs (as cmd/troupe's bridge does).
+type queueJobs struct{ q *jobs.Queue }
+
+func (j queueJobs) AfterTurn(ctx context.Context, t bot.TurnDone) error {
+	if t.CompactionDue {
+		return j.q.Compact(ctx, t.ChatID, t.Urgent)
+	}
+	return nil
+}
+func (j queueJobs) ChatEnded(ctx context.Context, chatID string) error {
+	return j.q.RecapNow(ctx, chatID)
+}
+func (j queueJobs) MemoryChanged(ctx context.Context, cardID, spaceID string) error {
+	return j.q.Consolidate(ctx, cardID, spaceID)
+}
+
+// viewRig is a scene of Maren and 苏砚 on the real pipeline, memory
+// service, job queue and worker, with a faithful fake scribe (its
+// summaries and recaps repeat every line they were given, so a leak
+// shows) and a fake model that keeps each character's prompts.
+type viewRig struct {
+	*sceneRig
+	queue  *jobs.Queue
+	scribe *memorytest.Faithful
+	mem    *memory.Service
+}
+
+func newViewRig(t *testing.T, b sharedBackend) *viewRig {
+	t.Helper()
+	ctx := context.Background()
+	var cs []cards.Card
+	for _, f := range []string{"lantern-keeper", "tea-house"} {
+		c, err := cards.LoadCard("../examples/cards/" + f + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	st, err := models.Open(ctx, b.dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r := &viewRig{sceneRig: &sceneRig{st: st}, scribe: &memorytest.Faithful{}}
+	n := 0
+	r.scribe.Next = func(req openaitest.Request) openaitest.Answer {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		who := whoIs(req.Messages)
+		r.prompts = append(r.prompts, scenePrompt{who: who, messages: req.Messages})
+		n++
+		return openaitest.Answer{Text: fmt.Sprintf("%s nods and answers the question (%d).", who, n)}
+	}
+	fake := openaitest.NewServer(t)
+	fake.SetResponder(r.scribe.Respond)
+	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
+	mc := config.Default().Memory
+	mc.Keep, mc.Period, mc.MinCutChars, mc.ManualMinCutChars = 2, 3, 1, 1
+	r.mem = memory.NewService(st, llm.Scribe{C: client}, memory.ConfigFrom(mc, "en"), slog.New(slog.DiscardHandler))
+	rds, err := jobs.OpenRedis(ctx, b.redis)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rds.Close() })
+	r.queue = jobs.NewQueue(rds, nil)
+	wctx, cancel := context.WithCancel(ctx)
+	w := jobs.NewWorker(rds, r.queue, r.mem, st, jobs.WorkerOptions{PollInterval: 50 * time.Millisecond, SweepInterval: time.Hour, IdleRecap: time.Hour}, nil)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+	lib, _ := cards.NewLibrary(cs, "")
+	r.p = bot.New(bot.Options{Store: st, Cards: lib, Model: client, Memory: r.mem, Jobs: queueJobs{r.queue}, Tokens: memory.NewPromptEstimator(),
+		MemoryConfig: mc, Scene: config.Scene{MaxCast: 8}, Language: "en", ContextWindow: 128000, MaxReplyTokens: 256})
+	if err := r.p.BindCast(ctx, r.ref(), []string{"lantern-keeper", "tea-house"}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (r *viewRig) drain(t *testing.T) {
+	t.Helper()
+	if err := r.queue.Drain(context.Background(), 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// summaries counts the stored summaries of the channel's current chat.
+func (r *viewRig) summaries(t *testing.T) []models.Summary {
+	t.Helper()
+	sums, err := r.st.ChatSummaries(context.Background(), sceneChat(t, r.sceneRig).ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sums
+}
+
+// lastPrompt returns the text of the newest prompt of who among ps.
+func lastPrompt(t *testing.T, ps []scenePrompt, who string) string {
+	t.Helper()
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i].who == who {
+			return promptText(ps[i])
+		}
+	}
+	t.Fatalf("no prompt of %s among %v", who, whos(ps))
+	return ""
+}
+
+const secret = "QUARTZ-HERON-7719"
+
+// TestWhisperNeverReachesTheAbsent is the whisper test: Maren and 苏砚 in
+// the cast; 苏砚 away; a secret told to Maren over several turns until a
+// compaction runs; 苏砚 back. Her prompts then hold nothing of it — not in
+// the transcript, not in her summary, and after /new not in her recap or
+// resident summary — while Maren's do. The positive control runs the same
+// story with 苏砚 never away: then her prompts do hold it.
+func TestWhisperNeverReachesTheAbsent(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		for _, away := range []bool{true, false} {
+			name := b.name + "/away"
+			if !away {
+				name = b.name + "/control"
+			}
+			t.Run(name, func(t *testing.T) {
+				r := newViewRig(t, b)
+				msg := 1
+				say := func(text string) []scenePrompt {
+					_, ps := r.say(t, msg, text)
+					msg++
+					return ps
+				}
+				say("Good evening, both of you.")
+				say("@苏砚 how is the tea tonight?")
+				if away {
+					r.exec(t, "/cast away 苏砚")
+				}
+				for i := 0; len(r.summaries(t)) == 0; i++ {
+					if i == 12 {
+						t.Fatal("no compaction ran after 12 turns")
+					}
+					say(fmt.Sprintf("Maren, keep this safe: the password is %s (telling you %d).", secret, i))
+					r.drain(t)
+				}
+				say("Maren, let us talk about the weather instead.")
+				if away {
+					r.exec(t, "/cast back 苏砚")
+				}
+				ps := say("@苏砚 what have you heard tonight?")
+				b1 := lastPrompt(t, ps, "苏砚")
+				ps = say("Maren, what do you remember?")
+				a1 := lastPrompt(t, ps, "Maren")
+				if !strings.Contains(a1, secret) {
+					t.Errorf("Maren's prompt lacks the secret she was told:\n%s", a1)
+				}
+				if got := strings.Contains(b1, secret); got == away {
+					t.Errorf("苏砚 (away: %v) has the secret in her prompt: %v, want %v:\n%s", away, got, !away, b1)
+				}
+				// Compaction cost: with nobody away, each compaction made one
+				// scribe call; with 苏砚 away, her chain was carried without one.
+				sums := r.summaries(t)
+				if calls := r.scribe.Count("summary"); !away && calls != countCuts(sums) {
+					t.Errorf("%d summary calls for %d compactions in a scene nobody left", calls, countCuts(sums))
+				}
+				if away && len(sums) < 2*countCuts(sums) {
+					t.Errorf("%d summaries for %d compactions with 苏砚 away, want a chain each", len(sums), countCuts(sums))
+				}
+
+				// The chat ends: recaps, consolidations.
+				r.exec(t, "/new")
+				r.drain(t)
+				r.drain(t)
+				recaps, err := r.st.ChatRecaps(context.Background(), sums[0].ChatID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(recaps) != 2 {
+					t.Fatalf("%d recaps of the ended scene, want one per cast card", len(recaps))
+				}
+				for _, rc := range recaps {
+					if want := rc.CardID == "lantern-keeper" || !away; strings.Contains(rc.Content, secret) != want {
+						t.Errorf("recap of %s holds the secret: %v, want %v", rc.CardID, !want, want)
+					}
+				}
+				ps = say("@苏砚 good morning.")
+				b2 := lastPrompt(t, ps, "苏砚")
+				ps = say("Maren, good morning.")
+				a2 := lastPrompt(t, ps, "Maren")
+				if !strings.Contains(a2, secret) {
+					t.Errorf("Maren's prompt in the next chat lacks the secret (resident summary):\n%s", a2)
+				}
+				if got := strings.Contains(b2, secret); got == away {
+					t.Errorf("苏砚 (away: %v) in the next chat has the secret: %v, want %v:\n%s", away, got, !away, b2)
+				}
+			})
+		}
+	}
+}
+
+// countCuts counts the compactions among sums: the distinct messages they
+// cover through (one cut point per compaction, whatever the views).
+func countCuts(sums []models.Summary) int {
+	seen := map[string]bool{}
+	for _, s := range sums {
+		seen[s.CoversThroughID] = true
+	}
+	return len(seen)
+}
