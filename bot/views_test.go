@@ -218,7 +218,50 @@ func TestWhisperNeverReachesTheAbsent(t *testing.T) {
 				if got := strings.Contains(b2, secret); got == away {
 					t.Errorf("苏砚 (away: %v) in the next chat has the secret: %v, want %v:\n%s", away, got, !away, b2)
 				}
+
+				// /forget of the ended scene leaves no row of either card for it.
+				r.forget(t, sums[0].ChatID)
 			})
+		}
+	}
+}
+
+// forget runs a confirmed /forget of chatID, drains the consolidations it
+// owes, and checks that no row of any cast card mentions the chat.
+func (r *viewRig) forget(t *testing.T, chatID string) {
+	t.Helper()
+	ctx := context.Background()
+	s := &confirmSink{}
+	in := r.in(0, "/forget "+chatID)
+	if err := r.p.Exec(ctx, in, bot.Command{Name: "forget", Args: chatID}, s); err != nil {
+		t.Fatal(err)
+	}
+	if s.token == "" {
+		t.Fatalf("/forget asked no confirmation: %q", s.notices)
+	}
+	if err := r.p.Answer(ctx, in, s.token, true, s); err != nil {
+		t.Fatal(err)
+	}
+	r.drain(t)
+	db := r.st.DB()
+	for _, table := range []string{"recaps", "manifest_entries", "summaries", "summary_members", "message_presences", "chat_casts", "messages"} {
+		var n int64
+		if err := db.Table(table).Where("chat_id = ?", chatID).Count(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("after /forget, %s holds %d rows of the chat", table, n)
+		}
+	}
+	for _, card := range []string{"lantern-keeper", "tea-house"} {
+		mem, err := r.st.LoadMemory(ctx, card, sceneChat(t, r.sceneRig).SpaceID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, text := range map[string]string{"handbook": mem.Handbook, "resident": mem.Resident} {
+			if strings.Contains(text, chatID) || strings.Contains(text, secret) {
+				t.Errorf("after /forget, %s's %s still holds the chat:\n%s", card, what, text)
+			}
 		}
 	}
 }

@@ -164,7 +164,11 @@ func (f *Faithful) recap(req openaitest.Request, n int) string {
 		facts = section(m[1], h[2])
 	}
 	if m := earlierRe.FindStringSubmatch(user); m != nil {
-		facts = append(facts, section(m[1], memory.SummaryHeadings[lang][3])...)
+		// A scene's summary is written in its lead card's language, the
+		// recap in each card's: read the facts under either heading.
+		for _, l := range []string{"en", "zh"} {
+			facts = append(facts, section(m[1], memory.SummaryHeadings[l][3])...)
+		}
 	}
 	if m := conversationRe.FindStringSubmatch(user); m != nil {
 		for _, l := range lines(m[1]) {
