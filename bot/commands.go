@@ -306,6 +306,7 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 		}
 		old := ch.CurrentChatID
 		chat, err := p.startChat(ctx, ch, c, user)
+		p.forgetBinding(in.Channel)
 		if err != nil {
 			return p.internal(ctx, sink, "card set", err)
 		}
@@ -331,7 +332,9 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 		if _, err := p.opt.Store.EnsureChannel(ctx, models.Channel{ID: in.Channel.Key(), Platform: in.Channel.Platform, ExternalID: in.Channel.ID, SpaceID: in.Channel.Space()}); err != nil {
 			return p.internal(ctx, sink, "card mention", err)
 		}
-		if err := p.opt.Store.SetChannelMentionOnly(ctx, in.Channel.Key(), on); err != nil {
+		err := p.opt.Store.SetChannelMentionOnly(ctx, in.Channel.Key(), on)
+		p.forgetBinding(in.Channel)
+		if err != nil {
 			return p.internal(ctx, sink, "card mention", err)
 		}
 		return sink.Notice(ctx, p.text(lang, msgMentionOnly, map[bool]string{true: "on", false: "off"}[on]))

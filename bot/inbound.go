@@ -34,6 +34,10 @@ type ChannelRef struct {
 	SpaceID string
 	// Group is true where several people play in the channel.
 	Group bool
+	// ParentID is, for a thread, the platform id of the channel it was
+	// opened in (a thread without a card of its own plays its parent's);
+	// empty otherwise.
+	ParentID string `json:",omitempty"`
 }
 
 // Key is the channel's id in the store.
@@ -54,14 +58,12 @@ type Inbound struct {
 	// CanManage is true when the author may run admin commands (/forget,
 	// /card set) in this channel.
 	CanManage bool
+	// Mentioned is true when the message is addressed to the character:
+	// it mentions the bot or replies to one of the character's messages.
+	// In a mention-only group channel only such messages count.
+	Mentioned bool
 	// Received is when the platform delivered the message.
 	Received time.Time
-	// Stored, when set, is called once Submit (or Handle) has stored the message (or
-	// refused it with a notice), before the message waits for its turn: a
-	// platform that delivers again what it does not see acknowledged (a
-	// webhook) acknowledges then, and never for a message held only in
-	// memory.
-	Stored func()
 }
 
 // UserKey identifies the author across channels of one platform.
