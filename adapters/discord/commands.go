@@ -122,9 +122,6 @@ func public(cmd bot.Command) bool {
 	return false
 }
 
-	return true
-}
-
 // canManage reports whether the caller may run admin commands: Manage
 // Channels for /card set, Manage Messages for everything else, from the
 // member's permissions in the channel, or a role in discord.admin_roles (by
