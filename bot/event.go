@@ -170,7 +170,7 @@ func (p *Pipeline) submitWork(ctx context.Context, ev Event, sink Sink, r Receip
 			}
 			p.wg.Done()
 			r.admit(nil)
-			r.finish(sink.Notice(ctx, p.text(p.langOf(ev.In), msgNoCard)))
+			r.finish(refuse(ctx, sink, p.text(p.langOf(ev.In), msgNoCard)))
 			return r
 		}
 	}

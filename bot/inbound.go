@@ -90,6 +90,21 @@ type Confirmer interface {
 	Confirm(ctx context.Context, question string, token string, expires time.Time) error
 }
 
+// Refusing is a Sink that can show a refusal (an event the engine does not
+// take, such as a command where no character plays) to its author alone.
+// Sinks without it get the refusal as a Notice.
+type Refusing interface {
+	Refuse(ctx context.Context, text string) error
+}
+
+// refuse tells the author of an event that it was not taken.
+func refuse(ctx context.Context, sink Sink, text string) error {
+	if r, ok := sink.(Refusing); ok {
+		return r.Refuse(ctx, text)
+	}
+	return sink.Notice(ctx, text)
+}
+
 // Speaker is the character a reply is written as.
 type Speaker struct {
 	CardID string

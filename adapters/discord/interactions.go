@@ -158,6 +158,7 @@ const (
 var (
 	_ bot.Sink      = (*ixSink)(nil)
 	_ bot.Confirmer = (*ixSink)(nil)
+	_ bot.Refusing  = (*ixSink)(nil)
 )
 
 func (a *Adapter) newIxSink(s *discordgo.Session, i *discordgo.Interaction, pl place, lang string, ephemeral, component bool) *ixSink {
@@ -295,6 +296,16 @@ func (k *ixSink) sayOne(ctx context.Context, piece string, comps []discordgo.Mes
 // Notice answers the interaction.
 func (k *ixSink) Notice(ctx context.Context, text string) error {
 	_, err := k.say(ctx, text, nil, k.ephemeral)
+	if err != nil {
+		k.a.log.Error("answer interaction", "channel_id", k.pl.channelID, "err", err)
+	}
+	return err
+}
+
+// Refuse answers the caller alone, whatever the command: the engine did
+// not take it.
+func (k *ixSink) Refuse(ctx context.Context, text string) error {
+	_, err := k.say(ctx, text, nil, true)
 	if err != nil {
 		k.a.log.Error("answer interaction", "channel_id", k.pl.channelID, "err", err)
 	}

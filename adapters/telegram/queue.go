@@ -31,7 +31,9 @@ func (a *Adapter) dispatch(ev event) (rc bot.Receipt, ok bool) {
 		return rc, true
 	case evCommand:
 		if ev.cmd.Name == "start" {
-			a.spawn(func() { a.settle(ev, a.command(ctx, ev)) })
+			// Bind and Greet are not events: they run here, so the
+			// chat's next message finds its card chosen and greeted.
+			a.settle(ev, a.command(ctx, ev))
 			return bot.Receipt{}, false
 		}
 		in := ev.in
@@ -55,7 +57,7 @@ func (a *Adapter) dispatch(ev event) (rc bot.Receipt, ok bool) {
 			s := a.newSink(event{chatID: ev.chatID})
 			a.settleAfter(ev, a.answer(ctx, ev, s), s, "button failed")
 		default:
-			a.spawn(func() { a.settle(ev, a.button(ctx, ev)) })
+			a.settle(ev, a.button(ctx, ev))
 		}
 	}
 	return bot.Receipt{}, false
