@@ -189,6 +189,8 @@ func (a *Adapter) Run(ctx context.Context) error {
 		if err := a.registerCommands(ctx, s); err != nil {
 			a.log.Error("register slash commands", "err", err)
 		}
+	} else {
+		a.log.Debug("slash commands left to shard 0")
 	}
 	<-ctx.Done()
 	return a.shutdown(s)

@@ -34,6 +34,7 @@ func (a *Adapter) onMessageCreate(s *discordgo.Session, mc *discordgo.MessageCre
 		if err := rc.Wait(ctx); err != nil {
 			a.log.Warn("turn failed", "channel_id", pl.channelID, "err", err)
 		}
+		a.log.Debug("message handled", "channel_id", pl.channelID, "message_id", m.ID)
 	}()
 }
 
@@ -51,7 +52,9 @@ func (a *Adapter) onMessageUpdate(s *discordgo.Session, mu *discordgo.MessageUpd
 	in := bot.Inbound{Channel: pl.ref(mu.Author.ID), AuthorID: mu.Author.ID, MessageID: mu.ID, Text: text}
 	if a.p.Submit(a.work, bot.Event{Kind: bot.EventEdit, In: in}, nopSink{}).Revised() {
 		a.log.Debug("edit replaced a waiting message", "channel_id", mu.ChannelID, "message_id", mu.ID)
+		return
 	}
+	a.log.Debug("edit left alone: its message is not waiting", "channel_id", mu.ChannelID, "message_id", mu.ID)
 }
 
 // human reports whether m was written by a person (not a bot, a webhook, the
@@ -76,7 +79,11 @@ func (a *Adapter) inbound(ctx context.Context, s *discordgo.Session, m *discordg
 	}
 	pl := a.place(ctx, s, m.GuildID, m.ChannelID)
 	text := a.clean(m)
-	if !a.allowed(pl) || text == "" {
+	if !a.allowed(pl) {
+		a.log.Debug("message ignored: not allowed here", "channel_id", pl.channelID, "message_id", m.ID)
+		return bot.Inbound{}, place{}, false
+	}
+	if text == "" {
 		return bot.Inbound{}, place{}, false
 	}
 	in := bot.Inbound{
