@@ -76,11 +76,11 @@ func (a *Adapter) spawn(fn func()) {
 func (a *Adapter) settleAfter(ev event, rc bot.Receipt, s *sink, what string) {
 	a.spawn(func() {
 		err := rc.Wait(context.Background())
+		s.close()
+		a.settle(ev, err)
 		if err != nil {
 			a.log.Warn(what, "chat_id", ev.chatID, "update_id", ev.update.UpdateID, "err", err)
 		}
-		s.close()
-		a.settle(ev, err)
 	})
 }
 
