@@ -7,9 +7,11 @@
 // The engine decides, per message, whether a channel plays (the adapter
 // tells it a thread's parent and whether the message mentions the bot or
 // replies to the character); the adapter hands every person's message over
-// on the gateway's goroutine, in order, with one call. Which messages count: in a guild, a channel bound to a card (with /card set)
-// and every thread under it (a thread is its own channel and chat; its space
-// is the guild); in a channel set to mention-only, only messages that mention
+// on the gateway's goroutine, in order, with one call.
+//
+// Which messages count: in a guild, a channel bound to a card (with /card
+// set) and every thread under it (a thread is its own channel and chat; its
+// space is the guild); in a channel set to mention-only, only messages that mention
 // the bot or reply to the character; direct messages when discord.allow_dms is
 // on (their space is the user). Messages of bots, of any webhook (the
 // character's own included) and of the bot itself never count, and
