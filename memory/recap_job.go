@@ -60,7 +60,7 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 	lang, charName := s.cardLanguage(ctx, chat.CardID)
 	user := lastUserName(turns)
 	in := RecapPromptInput{Language: lang, CharName: charName, UserName: user, ChatName: chat.Name,
-		Evidence: BuildEvidence(turns, charName, user, s.recapMax()), PreviousRecap: prev.Content, Ledger: ledger}
+		Evidence: BuildEvidence(turns, charName, user, s.cfg.RecapMaxChars), PreviousRecap: prev.Content, Ledger: ledger}
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
 	}
@@ -76,13 +76,6 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Outcome: Written, Product: "recap:" + chat.ID, Reason: "recap " + rec.Hash[:12]}, nil
-}
-
-func (s *Service) recapMax() int {
-	if s.cfg.RecapMaxChars > 0 {
-		return s.cfg.RecapMaxChars
-	}
-	return 60000
 }
 
 // RecapOwed reports whether the chat changed since its recap (or has none

@@ -22,12 +22,6 @@ type ReflectConfig struct {
 	PivotalImportance int
 }
 
-// DefaultReflectConfig returns the documented defaults.
-func DefaultReflectConfig() ReflectConfig {
-	return ReflectConfig{Trigger: reflect.DefaultTriggerConfig(), MaxChecks: reflect.DefaultMaxChecks,
-		PivotalImportance: reflect.DefaultPivotalImportance}
-}
-
 // ReflectStore is what reflection needs of the store; *models.Store
 // satisfies it.
 type ReflectStore interface {
@@ -40,10 +34,6 @@ type ReflectStore interface {
 	LoadReflection(ctx context.Context, spaceID, character string) (models.ReflectionRound, error)
 	InstallReflection(ctx context.Context, r models.ReflectionInstall) error
 }
-
-// The store must keep beliefs: a changed method would otherwise turn every
-// reflection into a silent skip.
-var _ ReflectStore = (*models.Store)(nil)
 
 // Reflect runs the chat's reflection: the recorder first when turns wait
 // unrecorded, then the trigger (manual: every cast member with something
