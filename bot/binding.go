@@ -53,11 +53,11 @@ func (p *Pipeline) Greet(ctx context.Context, in Inbound, sink Sink) error {
 	var head string
 	var card cards.Card
 	err := p.withLane(ctx, in, func() error {
-		st, err := p.resolve(ctx, in)
+		cs, err := p.resolve(ctx, in)
 		if err != nil {
 			return err
 		}
-		head, card = st.chat.HeadID, st.card
+		head, card = cs.chat.HeadID, cs.card
 		return nil
 	})
 	if errors.Is(err, ErrNoCard) {

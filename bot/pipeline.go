@@ -452,17 +452,17 @@ type chatState struct {
 // in's channel, with the persona of in's author. In steady state it is one
 // query.
 func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
-	st, ref := p.opt.Store, in.Channel
-	if err := st.EnsureSpace(ctx, models.Space{ID: ref.Space(), Platform: ref.Platform, Kind: ref.SpaceKind, ExternalID: ref.SpaceID}); err != nil {
+	store, ref := p.opt.Store, in.Channel
+	if err := store.EnsureSpace(ctx, models.Space{ID: ref.Space(), Platform: ref.Platform, Kind: ref.SpaceKind, ExternalID: ref.SpaceID}); err != nil {
 		return chatState{}, err
 	}
-	ts, err := st.TurnState(ctx, ref.Key(), in.UserKey())
+	ts, err := store.TurnState(ctx, ref.Key(), in.UserKey())
 	if errors.Is(err, models.ErrNotFound) {
-		if ts.Channel, err = st.CreateChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space()}); err == nil {
+		if ts.Channel, err = store.CreateChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space()}); err == nil {
 			ts.Persona, ts.HasPersona, err = p.lookupPersona(ctx, in)
 		}
 		if err == nil {
-			ts.Inbox, err = st.Inbox(ctx, ref.Key())
+			ts.Inbox, err = store.Inbox(ctx, ref.Key())
 		}
 	}
 	if err != nil {
@@ -482,7 +482,7 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	out.channel.CurrentChatID = out.chat.ID
 	out.channel.CardID = out.card.ID
 	// A new chat's card may have a resident summary from earlier chats.
-	if out.resident, err = st.Resident(ctx, out.card.ID, out.chat.SpaceID); err != nil {
+	if out.resident, err = store.Resident(ctx, out.card.ID, out.chat.SpaceID); err != nil {
 		p.log.Warn("load resident summary", "chat_id", out.chat.ID, "err", err)
 	}
 	return out, nil
