@@ -59,11 +59,11 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 // perceived it: in a scene, its own summary chain and only the messages it
 // was present at (one query, models.LoadView); in a one-card chat, the
 // whole chat as always.
-func (p *Pipeline) branch(ctx context.Context, st chatState, headID string) (models.Branch, error) {
-	if !st.scene() {
+func (p *Pipeline) branch(ctx context.Context, cs chatState, headID string) (models.Branch, error) {
+	if !cs.scene() {
 		return p.opt.Store.LoadBranch(ctx, headID)
 	}
-	return p.opt.Store.LoadView(ctx, headID, st.speakerName())
+	return p.opt.Store.LoadView(ctx, headID, cs.speakerName())
 }
 
 // budget is the resident summary's envelope, from the config alone.

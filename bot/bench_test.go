@@ -88,7 +88,7 @@ func newRigCard(tb testing.TB, dsn string, now func() time.Time, contextWindow i
 	fake.SetResponder(scribe.Respond)
 	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	mc := config.Default().Memory
-	mem := memory.NewService(st, llm.Scribe{C: client}, memory.Config{Compact: memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars}}, slog.New(slog.DiscardHandler))
+	mem := memory.NewService(st, llm.Scribe{C: client}, memory.ConfigFrom(mc, "en"), slog.New(slog.DiscardHandler))
 	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
 	turns := &statsObserver{}
 	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: memory.NewPromptEstimator(),

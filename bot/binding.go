@@ -3,6 +3,8 @@ package bot
 import (
 	"context"
 	"errors"
+	"sync"
+	"time"
 
 	"troupe/cards"
 	"troupe/models"
@@ -18,6 +20,7 @@ func (p *Pipeline) Bind(ctx context.Context, ref ChannelRef, cardID string) erro
 	if !ok {
 		return ErrNoCard
 	}
+	defer p.forgetBinding(ref)
 	return p.withLane(ctx, Inbound{Channel: ref}, func() error {
 		if err := p.opt.Store.EnsureSpace(ctx, models.Space{ID: ref.Space(), Platform: ref.Platform, Kind: ref.SpaceKind, ExternalID: ref.SpaceID}); err != nil {
 			return err
@@ -49,17 +52,17 @@ func (p *Pipeline) Bind(ctx context.Context, ref ChannelRef, cardID string) erro
 func (p *Pipeline) Greet(ctx context.Context, in Inbound, sink Sink) error {
 	var head string
 	var card cards.Card
-	var st chatState
+	var cs chatState
 	err := p.withLane(ctx, in, func() (err error) {
-		st, err = p.resolve(ctx, in)
+		cs, err = p.resolve(ctx, in)
 		if err != nil {
 			return err
 		}
-		head, card = st.chat.HeadID, st.card
+		head, card = cs.chat.HeadID, cs.card
 		return nil
 	})
-	if err == nil && st.scene() {
-		return p.greetScene(ctx, st, sink)
+	if err == nil && cs.scene() {
+		return p.greetScene(ctx, cs, sink)
 	}
 	if errors.Is(err, ErrNoCard) {
 		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
@@ -78,16 +81,101 @@ func (p *Pipeline) Greet(ctx context.Context, in Inbound, sink Sink) error {
 	return nil
 }
 
-// ChannelBinding returns the card bound to a channel ("" when none) and
-// whether only mentions and replies count there. A channel troupe has never
-// seen is unbound.
-func (p *Pipeline) ChannelBinding(ctx context.Context, ref ChannelRef) (string, bool, error) {
-	ch, err := p.opt.Store.Channel(ctx, ref.Key())
-	if errors.Is(err, models.ErrNotFound) {
-		return "", false, nil
+// bindingTTL bounds how stale a cached binding may be: /card set and Bind
+// in this process clear the channel's entry at once; a change another
+// process made shows after at most this long.
+const bindingTTL = 30 * time.Second
+
+// maxBindings bounds the cache; past it the cache starts over.
+const maxBindings = 10000
+
+// binding is a channel's card ("" when none) and mention setting, as read
+// at some time.
+type binding struct {
+	cardID      string
+	mentionOnly bool
+	at          time.Time
+}
+
+// bindings caches recent bindings so that busy channels cost no query per
+// message.
+type bindings struct {
+	mu sync.Mutex
+	m  map[string]binding
+	// gen counts forgets, so that a lookup that raced one is not cached.
+	gen uint64
+}
+
+// binding returns the channel's binding; a channel troupe has never seen
+// is unbound.
+func (p *Pipeline) binding(ctx context.Context, ref ChannelRef) (binding, error) {
+	key, c := ref.Key(), &p.binds
+	c.mu.Lock()
+	b, ok := c.m[key]
+	gen := c.gen
+	c.mu.Unlock()
+	if ok && time.Since(b.at) < bindingTTL {
+		return b, nil
 	}
+	b = binding{at: time.Now()}
+	ch, err := p.opt.Store.Channel(ctx, key)
+	switch {
+	case err == nil:
+		b.cardID, b.mentionOnly = ch.CardID, ch.MentionOnly
+	case !errors.Is(err, models.ErrNotFound):
+		return binding{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen {
+		if c.m == nil || len(c.m) >= maxBindings {
+			c.m = map[string]binding{}
+		}
+		c.m[key] = b
+	}
+	return b, nil
+}
+
+// forgetBinding drops the cached binding of ref after this process changed
+// it.
+func (p *Pipeline) forgetBinding(ref ChannelRef) {
+	p.binds.mu.Lock()
+	delete(p.binds.m, ref.Key())
+	p.binds.gen++
+	p.binds.mu.Unlock()
+}
+
+// plays decides whether the character hears in. A guild channel plays only
+// when a card is bound to it; a thread without a card of its own takes its
+// parent channel's (ChannelRef.ParentID) and keeps it. Elsewhere (direct
+// messages, private chats, the console) the channel always plays, with the
+// default card until one is chosen. In a group channel set to mention-only,
+// only messages that mention the character or reply to it (Mentioned)
+// count. Errors come from the store.
+func (p *Pipeline) plays(ctx context.Context, in Inbound) (bool, error) {
+	ref := in.Channel
+	guild := ref.SpaceKind == SpaceGuild
+	if !guild && (!ref.Group || in.Mentioned) {
+		return true, nil
+	}
+	b, err := p.binding(ctx, ref)
 	if err != nil {
-		return "", false, err
+		return false, err
 	}
-	return ch.CardID, ch.MentionOnly, nil
+	if guild && b.cardID == "" {
+		if ref.ParentID == "" {
+			return false, nil
+		}
+		parent := ref
+		parent.ID, parent.ParentID = ref.ParentID, ""
+		pb, err := p.binding(ctx, parent)
+		if err != nil || pb.cardID == "" {
+			return false, err
+		}
+		if err := p.Bind(ctx, ref, pb.cardID); err != nil {
+			return false, err
+		}
+		b = binding{cardID: pb.cardID}
+	}
+	return !ref.Group || !b.mentionOnly || in.Mentioned, nil
 }

@@ -25,41 +25,41 @@ func (p *Pipeline) maxCast() int {
 
 // allCast is the chat's cast rows, removed members included; a chat
 // without rows (older databases) is a cast of its card.
-func (st chatState) allCast() []models.CastMember {
-	if len(st.cast) > 0 {
-		return st.cast
+func (cs chatState) allCast() []models.CastMember {
+	if len(cs.cast) > 0 {
+		return cs.cast
 	}
-	return []models.CastMember{{ChatID: st.chat.ID, CardID: st.chat.CardID, Name: models.FitName(st.card.Name, models.NameSize)}}
+	return []models.CastMember{{ChatID: cs.chat.ID, CardID: cs.chat.CardID, Name: models.FitName(cs.card.Name, models.NameSize)}}
 }
 
 // scene reports whether the chat ever had more than one cast member: only
 // then do views differ and lines carry their speakers' names, so a
 // one-card chat builds the prompts it always has.
-func (st chatState) scene() bool { return len(st.allCast()) > 1 }
+func (cs chatState) scene() bool { return len(cs.allCast()) > 1 }
 
-// speakerCard is the card of who is speaking now (st.member), "" meaning
+// speakerCard is the card of who is speaking now (cs.member), "" meaning
 // the lead.
-func (st chatState) speakerCard() string {
-	if st.member.CardID != "" {
-		return st.member.CardID
+func (cs chatState) speakerCard() string {
+	if cs.member.CardID != "" {
+		return cs.member.CardID
 	}
-	return st.chat.CardID
+	return cs.chat.CardID
 }
 
 // speakerName is the cast name of who is speaking now.
-func (st chatState) speakerName() string {
-	if st.member.Name != "" {
-		return st.member.Name
+func (cs chatState) speakerName() string {
+	if cs.member.Name != "" {
+		return cs.member.Name
 	}
-	return st.allCast()[0].Name
+	return cs.allCast()[0].Name
 }
 
 // nameOfCard is the cast name of a card ("" meaning the lead).
-func (st chatState) nameOfCard(cardID string) string {
+func (cs chatState) nameOfCard(cardID string) string {
 	if cardID == "" {
-		cardID = st.chat.CardID
+		cardID = cs.chat.CardID
 	}
-	for _, m := range st.allCast() {
+	for _, m := range cs.allCast() {
 		if m.CardID == cardID {
 			return m.Name
 		}
@@ -69,12 +69,12 @@ func (st chatState) nameOfCard(cardID string) string {
 
 // ledgerAway reports whether the recorder's ledger places name somewhere
 // other than the scene's place: such a member counts as away.
-func (st chatState) ledgerAway(name string) bool {
-	if st.ledger == "" {
+func (cs chatState) ledgerAway(name string) bool {
+	if cs.ledger == "" {
 		return false
 	}
 	var l record.Ledger
-	if json.Unmarshal([]byte(st.ledger), &l) != nil {
+	if json.Unmarshal([]byte(cs.ledger), &l) != nil {
 		return false
 	}
 	return l.Elsewhere(name)
@@ -82,20 +82,20 @@ func (st chatState) ledgerAway(name string) bool {
 
 // routeCast is the active cast as routing sees it: away when a GM marked
 // the member away or the ledger puts it elsewhere.
-func (st chatState) routeCast() []routeMember {
+func (cs chatState) routeCast() []routeMember {
 	var out []routeMember
-	for _, m := range models.ActiveCast(st.allCast()) {
+	for _, m := range models.ActiveCast(cs.allCast()) {
 		// The ledger counts only in a scene: a one-card chat's presence
 		// stays what it always was.
-		out = append(out, routeMember{Name: m.Name, Away: m.Away || (st.scene() && st.ledgerAway(m.Name))})
+		out = append(out, routeMember{Name: m.Name, Away: m.Away || (cs.scene() && cs.ledgerAway(m.Name))})
 	}
 	return out
 }
 
 // presentCast names the cast members present at a message now.
-func (st chatState) presentCast() []string {
+func (cs chatState) presentCast() []string {
 	var out []string
-	for _, m := range st.routeCast() {
+	for _, m := range cs.routeCast() {
 		if !m.Away {
 			out = append(out, m.Name)
 		}
@@ -104,52 +104,52 @@ func (st chatState) presentCast() []string {
 }
 
 // castNames names every cast row, removed members included.
-func (st chatState) castNames() []string {
+func (cs chatState) castNames() []string {
 	var out []string
-	for _, m := range st.allCast() {
+	for _, m := range cs.allCast() {
 		out = append(out, m.Name)
 	}
 	return out
 }
 
 // lastSpeakerName is the cast name of who wrote the branch's last reply.
-func (st chatState) lastSpeakerName() string {
-	if st.lastSpeaker == "" {
+func (cs chatState) lastSpeakerName() string {
+	if cs.lastSpeaker == "" {
 		return ""
 	}
-	return st.nameOfCard(st.lastSpeaker)
+	return cs.nameOfCard(cs.lastSpeaker)
 }
 
-// as returns st with the member named name speaking: its card, its name
+// as returns cs with the member named name speaking: its card, its name
 // and its resident summary in the space (one query, for a member other
 // than the lead).
-func (p *Pipeline) as(ctx context.Context, st chatState, name string) (chatState, error) {
-	for _, m := range st.allCast() {
+func (p *Pipeline) as(ctx context.Context, cs chatState, name string) (chatState, error) {
+	for _, m := range cs.allCast() {
 		if m.Name != name {
 			continue
 		}
-		st.member = m
-		if m.CardID == st.card.ID {
-			return st, nil
+		cs.member = m
+		if m.CardID == cs.card.ID {
+			return cs, nil
 		}
 		c, ok := p.opt.Cards.Get(m.CardID)
 		if !ok {
-			return st, fmt.Errorf("bot: cast member %s: card %s is not in the library: %w", name, m.CardID, ErrNoCard)
+			return cs, fmt.Errorf("bot: cast member %s: card %s is not in the library: %w", name, m.CardID, ErrNoCard)
 		}
-		st.card = c
-		res, err := p.opt.Store.Resident(ctx, c.ID, st.chat.SpaceID)
+		cs.card = c
+		res, err := p.opt.Store.Resident(ctx, c.ID, cs.chat.SpaceID)
 		if err != nil {
-			p.log.Warn("load resident summary", "chat_id", st.chat.ID, "card_id", c.ID, "err", err)
+			p.log.Warn("load resident summary", "chat_id", cs.chat.ID, "card_id", c.ID, "err", err)
 		}
-		st.resident = res
-		return st, nil
+		cs.resident = res
+		return cs, nil
 	}
-	return st, fmt.Errorf("bot: no cast member %q: %w", name, models.ErrNotFound)
+	return cs, fmt.Errorf("bot: no cast member %q: %w", name, models.ErrNotFound)
 }
 
-// routeInbox decides who answers the waiting messages of st (with the
+// routeInbox decides who answers the waiting messages of cs (with the
 // platform's own signals from batch).
-func routeInbox(st chatState, rows []models.InboxMessage, batch []pendingMsg) route {
+func routeInbox(cs chatState, rows []models.InboxMessage, batch []pendingMsg) route {
 	addressed := map[string][]string{}
 	for _, b := range batch {
 		if len(b.in.Addressed) > 0 {
@@ -168,21 +168,21 @@ func routeInbox(st chatState, rows []models.InboxMessage, batch []pendingMsg) ro
 		}
 		msgs = append(msgs, rt)
 	}
-	return routeTurn(st.channel.Platform, msgs, st.routeCast(), st.lastSpeakerName())
+	return routeTurn(cs.channel.Platform, msgs, cs.routeCast(), cs.lastSpeakerName())
 }
 
 // replies writes the answers of rt's speakers, in order, each chained
 // after the one before: one beat, each later speaker perceiving the
 // earlier replies. Addressing only away members gets a notice.
-func (p *Pipeline) replies(ctx context.Context, st chatState, rt route, rp replyPlan, sink Sink) error {
+func (p *Pipeline) replies(ctx context.Context, cs chatState, rt route, rp replyPlan, sink Sink) error {
 	if len(rt.Speakers) == 0 {
 		if rp.release != nil {
 			rp.release()
 		}
-		return sink.Notice(ctx, p.stext(p.language(st.card), msgCastAway, strings.Join(rt.Away, ", ")))
+		return sink.Notice(ctx, p.stext(p.language(cs.card), msgCastAway, strings.Join(rt.Away, ", ")))
 	}
 	for i, name := range rt.Speakers {
-		sst, err := p.as(ctx, st, name)
+		sst, err := p.as(ctx, cs, name)
 		if err != nil {
 			return p.internal(ctx, sink, "cast member", err)
 		}
@@ -200,19 +200,19 @@ func (p *Pipeline) replies(ctx context.Context, st chatState, rt route, rp reply
 
 // nameLines marks, in a scene, the replies of the other cast members in
 // the history (aligned with msgs) so they are sent under their names.
-func nameLines(st chatState, msgs []models.Message, history []memory.Turn) {
-	if !st.scene() {
+func nameLines(cs chatState, msgs []models.Message, history []memory.Turn) {
+	if !cs.scene() {
 		return
 	}
-	me := st.speakerCard()
+	me := cs.speakerCard()
 	for i, m := range msgs {
 		if m.Role != memory.RoleAssistant {
 			continue
 		}
-		history[i].Name = st.nameOfCard(m.SpeakerCardID)
+		history[i].Name = cs.nameOfCard(m.SpeakerCardID)
 		speaker := m.SpeakerCardID
 		if speaker == "" {
-			speaker = st.chat.CardID
+			speaker = cs.chat.CardID
 		}
 		history[i].Other = speaker != me
 	}
@@ -259,11 +259,11 @@ func (p *Pipeline) startScene(ctx context.Context, ch models.Channel, cast []car
 
 // showOpenings writes a new scene's opening messages, each under its
 // speaker.
-func (p *Pipeline) showOpenings(ctx context.Context, st chatState, sink Sink) error {
-	if st.chat.HeadID == "" {
+func (p *Pipeline) showOpenings(ctx context.Context, cs chatState, sink Sink) error {
+	if cs.chat.HeadID == "" {
 		return nil
 	}
-	br, err := p.opt.Store.LoadBranch(ctx, st.chat.HeadID)
+	br, err := p.opt.Store.LoadBranch(ctx, cs.chat.HeadID)
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func (p *Pipeline) showOpenings(ctx context.Context, st chatState, sink Sink) er
 		if m.Role != memory.RoleAssistant {
 			continue
 		}
-		sst, err := p.as(ctx, st, st.nameOfCard(m.SpeakerCardID))
+		sst, err := p.as(ctx, cs, cs.nameOfCard(m.SpeakerCardID))
 		if err != nil {
 			return err
 		}
@@ -361,11 +361,11 @@ func (p *Pipeline) castRefusal(ctx context.Context, sink Sink, lang, name string
 
 // greetScene shows a scene's openings while nobody has spoken yet, else
 // its last message under its speaker.
-func (p *Pipeline) greetScene(ctx context.Context, st chatState, sink Sink) error {
-	if st.chat.HeadID == "" {
+func (p *Pipeline) greetScene(ctx context.Context, cs chatState, sink Sink) error {
+	if cs.chat.HeadID == "" {
 		return nil
 	}
-	br, err := p.opt.Store.LoadBranch(ctx, st.chat.HeadID)
+	br, err := p.opt.Store.LoadBranch(ctx, cs.chat.HeadID)
 	if err != nil {
 		return err
 	}
@@ -375,7 +375,7 @@ func (p *Pipeline) greetScene(ctx context.Context, st chatState, sink Sink) erro
 			if last.Role != memory.RoleAssistant {
 				return nil
 			}
-			sst, err := p.as(ctx, st, st.nameOfCard(last.SpeakerCardID))
+			sst, err := p.as(ctx, cs, cs.nameOfCard(last.SpeakerCardID))
 			if err != nil {
 				return err
 			}
@@ -383,5 +383,5 @@ func (p *Pipeline) greetScene(ctx context.Context, st chatState, sink Sink) erro
 			return sink.Finish(ctx, last.Content)
 		}
 	}
-	return p.showOpenings(ctx, st, sink)
+	return p.showOpenings(ctx, cs, sink)
 }

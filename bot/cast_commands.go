@@ -86,20 +86,20 @@ func (p *Pipeline) cmdCast(ctx context.Context, in Inbound, args string, sink Si
 		}
 	}
 	return p.withLane(ctx, in, func() error {
-		st, err := p.resolve(ctx, in)
+		cs, err := p.resolve(ctx, in)
 		if errors.Is(err, ErrNoCard) {
 			return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
 		}
 		if err != nil {
 			return p.internal(ctx, sink, "cast", err)
 		}
-		lang = p.language(st.card)
-		chatID := st.chat.ID
+		lang = p.language(cs.card)
+		chatID := cs.chat.ID
 		switch sub {
 		case "", "list":
 			var b strings.Builder
 			b.WriteString(p.stext(lang, msgCastHeading))
-			for _, m := range models.ActiveCast(st.allCast()) {
+			for _, m := range models.ActiveCast(cs.allCast()) {
 				fmt.Fprintf(&b, "\n- %s (%s)", m.Name, m.CardID)
 				if m.Away {
 					b.WriteString(p.stext(lang, msgCastAwayMark))
@@ -122,7 +122,7 @@ func (p *Pipeline) cmdCast(ctx context.Context, in Inbound, args string, sink Si
 			if err != nil {
 				return p.castRefusal(ctx, sink, lang, c.Name, err)
 			}
-			p.ensureLore(ctx, st.chat.SpaceID, c)
+			p.ensureLore(ctx, cs.chat.SpaceID, c)
 			return sink.Notice(ctx, p.stext(lang, msgCastAdded, m.Name))
 		case "remove":
 			if err := p.opt.Store.RemoveCast(ctx, chatID, rest); err != nil {
@@ -167,40 +167,40 @@ func (p *Pipeline) cmdWhisper(ctx context.Context, in Inbound, args string, sink
 		return sink.Notice(ctx, p.text(p.langOf(in), msgTooLong, p.opt.Limits.MaxChars))
 	}
 	return p.withLane(ctx, in, func() error {
-		st, err := p.resolve(ctx, in)
+		cs, err := p.resolve(ctx, in)
 		if errors.Is(err, ErrNoCard) {
 			return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
 		}
 		if err != nil {
 			return p.internal(ctx, sink, "whisper", err)
 		}
-		lang := p.language(st.card)
-		m, text, ok := splitWhisper(strings.TrimSpace(args), st.routeCast())
+		lang := p.language(cs.card)
+		m, text, ok := splitWhisper(strings.TrimSpace(args), cs.routeCast())
 		if !ok {
 			return sink.Notice(ctx, p.stext(lang, msgWhisperUsage))
 		}
 		if m.Away {
 			return sink.Notice(ctx, p.stext(lang, msgCastAway, m.Name))
 		}
-		pair := []string{st.user, m.Name}
+		pair := []string{cs.user, m.Name}
 		msg := &models.Message{Role: memory.RoleUser, AuthorID: models.FitID(in.AuthorID, models.IDSize), AuthorName: models.FitName(in.AuthorName, models.NameSize),
 			Content: storable(text), WhisperTo: m.Name}
-		rec := p.turnRecord(st, []*models.Message{msg}, true, in.AuthorID)
+		rec := p.turnRecord(cs, []*models.Message{msg}, true, in.AuthorID)
 		rec.Present, rec.Whisper = pair, pair
-		if err := p.opt.Store.AppendTurn(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, []*models.Message{msg}, rec); err != nil {
+		if err := p.opt.Store.AppendTurn(ctx, cs.chat.ID, cs.chat.HeadID, cs.chat.HeadID, []*models.Message{msg}, rec); err != nil {
 			return p.internal(ctx, sink, "whisper", err)
 		}
-		rp := replyPlan{parent: msg.ID, expectHead: msg.ID, user: st.user, persona: st.persona, group: in.Channel.Group, start: time.Now(), whisper: pair}
-		return p.replies(ctx, st, route{Speakers: []string{m.Name}}, rp, sink)
+		rp := replyPlan{parent: msg.ID, expectHead: msg.ID, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: time.Now(), whisper: pair}
+		return p.replies(ctx, cs, route{Speakers: []string{m.Name}}, rp, sink)
 	})
 }
 
 // newScene starts a new chat with the scene's active cast (/new in a
 // scene) and shows its openings.
-func (p *Pipeline) newScene(ctx context.Context, st chatState, sink Sink) error {
-	old := st.chat.ID
+func (p *Pipeline) newScene(ctx context.Context, cs chatState, sink Sink) error {
+	old := cs.chat.ID
 	var cast []cards.Card
-	for _, m := range models.ActiveCast(st.allCast()) {
+	for _, m := range models.ActiveCast(cs.allCast()) {
 		if c, ok := p.opt.Cards.Get(m.CardID); ok {
 			cast = append(cast, c)
 		}
@@ -208,7 +208,7 @@ func (p *Pipeline) newScene(ctx context.Context, st chatState, sink Sink) error 
 	if len(cast) == 0 {
 		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
 	}
-	chat, rows, err := p.startScene(ctx, st.channel, cast, st.user)
+	chat, rows, err := p.startScene(ctx, cs.channel, cast, cs.user)
 	if err != nil {
 		return p.internal(ctx, sink, "new chat", err)
 	}
@@ -221,9 +221,9 @@ func (p *Pipeline) newScene(ctx context.Context, st chatState, sink Sink) error 
 	for _, c := range cast {
 		names = append(names, c.Name)
 	}
-	if err := sink.Notice(ctx, p.text(p.language(st.card), msgNewChat, strings.Join(names, ", "))); err != nil {
+	if err := sink.Notice(ctx, p.text(p.language(cs.card), msgNewChat, strings.Join(names, ", "))); err != nil {
 		return err
 	}
-	st.chat, st.cast, st.card = chat, rows, cast[0]
-	return p.showOpenings(ctx, st, sink)
+	cs.chat, cs.cast, cs.card = chat, rows, cast[0]
+	return p.showOpenings(ctx, cs, sink)
 }

@@ -130,18 +130,18 @@ func (p *Pipeline) langOf(in Inbound) string {
 }
 
 func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
-	st, err := p.resolve(ctx, in)
+	cs, err := p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
 		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
 	}
 	if err != nil {
 		return p.internal(ctx, sink, "new chat", err)
 	}
-	old := st.chat.ID
-	if st.scene() {
-		return p.newScene(ctx, st, sink)
+	old := cs.chat.ID
+	if cs.scene() {
+		return p.newScene(ctx, cs, sink)
 	}
-	chat, err := p.startChat(ctx, st.channel, st.card, st.user)
+	chat, err := p.startChat(ctx, cs.channel, cs.card, cs.user)
 	if err != nil {
 		return p.internal(ctx, sink, "new chat", err)
 	}
@@ -150,13 +150,13 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 			p.log.Warn("enqueue recap of ended chat", "chat_id", old, "err", err)
 		}
 	}
-	lang := p.language(st.card)
-	if err := sink.Notice(ctx, p.text(lang, msgNewChat, st.card.Name)); err != nil {
+	lang := p.language(cs.card)
+	if err := sink.Notice(ctx, p.text(lang, msgNewChat, cs.card.Name)); err != nil {
 		return err
 	}
 	if chat.HeadID != "" {
-		speak(ctx, sink, st.card)
-		return sink.Finish(ctx, p.greeting(st.card, st.card.FirstMes, st.user))
+		speak(ctx, sink, cs.card)
+		return sink.Finish(ctx, p.greeting(cs.card, cs.card.FirstMes, cs.user))
 	}
 	return nil
 }
@@ -164,62 +164,62 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 // cmdRegen replaces the last reply with a new sibling on the branch. When the
 // head is a user message whose reply failed, it writes that reply.
 func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
-	st, err := p.resolve(ctx, in)
+	cs, err := p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
 		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
 	}
 	if err != nil {
 		return p.internal(ctx, sink, "regen", err)
 	}
-	lang := p.language(st.card)
-	if st.chat.HeadID == "" {
+	lang := p.language(cs.card)
+	if cs.chat.HeadID == "" {
 		return sink.Notice(ctx, p.text(lang, msgNothingToRegen))
 	}
-	head, err := p.opt.Store.Message(ctx, st.chat.HeadID)
+	head, err := p.opt.Store.Message(ctx, cs.chat.HeadID)
 	if err != nil {
 		return p.internal(ctx, sink, "regen", err)
 	}
-	rp := replyPlan{expectHead: head.ID, user: st.user, persona: st.persona, group: in.Channel.Group, start: time.Now()}
+	rp := replyPlan{expectHead: head.ID, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: time.Now()}
 	switch {
 	case head.Role == "user":
 		rp.parent = head.ID
 	case head.ParentID == "":
 		// The greeting: pick another of the card's greetings.
-		return p.regenGreeting(ctx, st, head, st.user, sink)
+		return p.regenGreeting(ctx, cs, head, cs.user, sink)
 	default:
 		rp.parent = head.ParentID
 	}
-	speaker := st.lastSpeakerName()
+	speaker := cs.lastSpeakerName()
 	if head.Role == "user" || speaker == "" {
-		rt := routeTurn(st.channel.Platform, []routeText{{Text: head.Content}}, st.routeCast(), st.lastSpeakerName())
-		return p.replies(ctx, st, rt, rp, sink)
+		rt := routeTurn(cs.channel.Platform, []routeText{{Text: head.Content}}, cs.routeCast(), cs.lastSpeakerName())
+		return p.replies(ctx, cs, rt, rp, sink)
 	}
 	if head.ParentID != "" {
 		// A reply to a whisper stays between the two.
 		if parent, err := p.opt.Store.Message(ctx, head.ParentID); err == nil && parent.WhisperTo != "" {
-			rp.whisper = []string{st.user, parent.WhisperTo}
+			rp.whisper = []string{cs.user, parent.WhisperTo}
 		}
 	}
-	return p.replies(ctx, st, route{Speakers: []string{st.nameOfCard(head.SpeakerCardID)}}, rp, sink)
+	return p.replies(ctx, cs, route{Speakers: []string{cs.nameOfCard(head.SpeakerCardID)}}, rp, sink)
 }
 
-func (p *Pipeline) regenGreeting(ctx context.Context, st chatState, head models.Message, user string, sink Sink) error {
-	options := append([]string{st.card.FirstMes}, st.card.AlternateGreetings...)
+func (p *Pipeline) regenGreeting(ctx context.Context, cs chatState, head models.Message, user string, sink Sink) error {
+	options := append([]string{cs.card.FirstMes}, cs.card.AlternateGreetings...)
 	if len(options) < 2 {
-		return sink.Notice(ctx, p.text(p.language(st.card), msgNothingToRegen))
+		return sink.Notice(ctx, p.text(p.language(cs.card), msgNothingToRegen))
 	}
 	next := options[0]
 	for i, g := range options {
-		if p.greeting(st.card, g, user) == head.Content {
+		if p.greeting(cs.card, g, user) == head.Content {
 			next = options[(i+1)%len(options)]
 			break
 		}
 	}
-	msg := &models.Message{Role: "assistant", AuthorName: st.card.Name, Content: p.greeting(st.card, next, user)}
-	if err := p.opt.Store.Append(ctx, st.chat.ID, head.ID, "", []*models.Message{msg}); err != nil {
+	msg := &models.Message{Role: "assistant", AuthorName: cs.card.Name, Content: p.greeting(cs.card, next, user)}
+	if err := p.opt.Store.Append(ctx, cs.chat.ID, head.ID, "", []*models.Message{msg}); err != nil {
 		return p.internal(ctx, sink, "regen greeting", err)
 	}
-	speak(ctx, sink, st.card)
+	speak(ctx, sink, cs.card)
 	return sink.Finish(ctx, msg.Content)
 }
 
@@ -326,6 +326,7 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 		}
 		old := ch.CurrentChatID
 		chat, err := p.startChat(ctx, ch, c, user)
+		p.forgetBinding(in.Channel)
 		if err != nil {
 			return p.internal(ctx, sink, "card set", err)
 		}
@@ -351,7 +352,9 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 		if _, err := p.opt.Store.EnsureChannel(ctx, models.Channel{ID: in.Channel.Key(), Platform: in.Channel.Platform, ExternalID: in.Channel.ID, SpaceID: in.Channel.Space()}); err != nil {
 			return p.internal(ctx, sink, "card mention", err)
 		}
-		if err := p.opt.Store.SetChannelMentionOnly(ctx, in.Channel.Key(), on); err != nil {
+		err := p.opt.Store.SetChannelMentionOnly(ctx, in.Channel.Key(), on)
+		p.forgetBinding(in.Channel)
+		if err != nil {
 			return p.internal(ctx, sink, "card mention", err)
 		}
 		return sink.Notice(ctx, p.text(lang, msgMentionOnly, map[bool]string{true: "on", false: "off"}[on]))

@@ -15,7 +15,7 @@ func (p *Pipeline) cmdCompact(ctx context.Context, in Inbound, sink Sink) error 
 	if !l.busy.TryLock() {
 		return sink.Notice(ctx, p.text(lang, msgBusy))
 	}
-	st, err := p.resolve(ctx, in)
+	cs, err := p.resolve(ctx, in)
 	l.busy.Unlock()
 	if errors.Is(err, ErrNoCard) {
 		return sink.Notice(ctx, p.text(lang, msgNoCard))
@@ -26,11 +26,11 @@ func (p *Pipeline) cmdCompact(ctx context.Context, in Inbound, sink Sink) error 
 	if p.opt.Memory == nil {
 		return sink.Notice(ctx, p.text(lang, msgCompactFailed, "memory is not configured"))
 	}
-	unlock := p.crossLock(ctx, "memory:compact:"+st.chat.ID)
-	res, err := p.opt.Memory.Compact(ctx, st.chat.ID, true)
+	unlock := p.crossLock(ctx, "memory:compact:"+cs.chat.ID)
+	res, err := p.opt.Memory.Compact(ctx, cs.chat.ID, true)
 	unlock()
 	if err != nil {
-		p.log.Warn("manual compaction failed", "chat_id", st.chat.ID, "err", err)
+		p.log.Warn("manual compaction failed", "chat_id", cs.chat.ID, "err", err)
 		var rej *memory.RejectedError
 		if errors.As(err, &rej) {
 			return sink.Notice(ctx, p.text(lang, msgCompactFailed, rej.Reason))

@@ -12,18 +12,14 @@ import (
 // it, never on *Pipeline, and import neither models, memory nor jobs: what
 // they keep durable (an update offset) goes through the engine too.
 type Engine interface {
-	// Submit orders one event in its channel and returns at once; the
-	// Receipt tells when it was stored and how its turns ended.
+	// Submit orders one event (a message, an edit, a command, a button
+	// press) in its channel and returns at once; the Receipt tells whether
+	// it was ignored, when it was stored and how its work ended. The engine
+	// decides which channels play.
 	Submit(ctx context.Context, ev Event, sink Sink) Receipt
-	// Exec runs a command; Answer takes a yes/no answer to a question.
-	Exec(ctx context.Context, in Inbound, cmd Command, sink Sink) error
-	Answer(ctx context.Context, in Inbound, token string, yes bool, sink Sink) error
 	// Bind and Greet set a channel's card and open its chat.
 	Bind(ctx context.Context, ref ChannelRef, cardID string) error
 	Greet(ctx context.Context, in Inbound, sink Sink) error
-	// ChannelBinding returns the card bound to a channel and whether only
-	// mentions count there.
-	ChannelBinding(ctx context.Context, ref ChannelRef) (cardID string, mentionOnly bool, err error)
 	// Resume answers what a stopped process left in the inbox.
 	Resume(ctx context.Context, platform string, sinkFor func(ChannelRef) (Sink, bool)) error
 	Cards() *cards.Library

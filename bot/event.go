@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -45,7 +46,7 @@ type receipt struct {
 	admitOnce, doneOnce sync.Once
 	admitted, done      chan struct{}
 	admitErr, err       error
-	revised             bool
+	revised, ignored    bool
 }
 
 func newReceipt() Receipt {
@@ -93,47 +94,58 @@ func (r Receipt) Revised() bool {
 	return r.r.revised
 }
 
-// Submit orders ev in its channel and returns as soon as it is ordered: a
-// message is stored in the inbox and queued behind the channel's earlier
-// messages before Submit returns (two Submits in a row keep their order), and
-// its turn runs on its own goroutine under ctx, which must live as long as the
-// adapter. Messages that arrive while a reply is written become the next turn
-// together; a second delivery of a message id is ignored. An edit changes what
-// the character reads if the message still waits. Commands and button
-// answers run on their own goroutine.
+// Ignored reports whether Submit left a message alone because the channel
+// does not play for it (unbound, or mention-only and not mentioned). It is
+// known when Submit returns.
+func (r Receipt) Ignored() bool { return r.r.ignored }
+
+// Submit orders ev in its channel and returns as soon as it is ordered.
+// It first decides whether the channel plays for ev (see plays): a message
+// the character should not hear is ignored (Receipt.Ignored) and a command
+// that needs a character where none plays is refused with a notice. A
+// message is then stored in the inbox and queued behind the channel's
+// earlier events before Submit returns (two Submits in a row keep their
+// order), and its turn runs on its own goroutine under ctx, which must live
+// as long as the adapter. Messages that arrive while a reply is written
+// become the next turn together; a second delivery of a message id is
+// ignored. Commands and button answers wait in the same queue, so they act
+// after the messages submitted before them. An edit changes what the
+// character reads if the message still waits.
 func (p *Pipeline) Submit(ctx context.Context, ev Event, sink Sink) Receipt {
 	r := newReceipt()
-	switch ev.Kind {
-	case EventEdit:
+	if ev.Kind == EventEdit {
 		r.r.revised = p.revise(ev.In)
 		r.finish(nil)
 		return r
-	case EventCommand, EventButton:
-		if err := p.begin(); err != nil {
-			r.finish(err)
-			return r
-		}
-		r.admit(nil)
-		go func() {
-			defer p.wg.Done()
-			if ev.Kind == EventCommand {
-				r.finish(p.Exec(ctx, ev.In, ev.Command, sink))
-			} else {
-				r.finish(p.Answer(ctx, ev.In, ev.Token, ev.Yes, sink))
-			}
-		}()
-		return r
 	}
-	in := ev.In
 	if err := p.begin(); err != nil {
-		ackStored(in)
 		_ = sink.Notice(ctx, p.text(p.opt.Language, msgShuttingDown))
 		r.admit(err)
 		r.finish(err)
 		return r
 	}
-	ok, err := p.admit(ctx, in, sink)
-	ackStored(in)
+	switch ev.Kind {
+	case EventCommand, EventButton:
+		return p.submitWork(ctx, ev, sink, r)
+	}
+	in := ev.In
+	play, err := p.plays(ctx, in)
+	if err != nil {
+		p.log.Error("channel binding", "channel", in.Channel.Key(), "err", err)
+		_ = sink.Notice(ctx, p.text(p.opt.Language, msgNotStored))
+		err = fmt.Errorf("%w: %w", ErrNotStored, err)
+		p.wg.Done()
+		r.admit(err)
+		r.finish(err)
+		return r
+	}
+	if !play {
+		p.wg.Done()
+		r.r.ignored = true
+		r.finish(nil)
+		return r
+	}
+	id, ok, err := p.admit(ctx, in, sink)
 	if !ok {
 		p.wg.Done()
 		if errors.Is(err, ErrNotStored) {
@@ -143,14 +155,57 @@ func (p *Pipeline) Submit(ctx context.Context, ev Event, sink Sink) Receipt {
 		return r
 	}
 	r.admit(nil)
-	l, runner := p.enqueue(pendingMsg{in: in, sink: sink, done: r.finish})
+	p.start(ctx, pendingMsg{in: in, sink: sink, inboxID: id, done: r.finish})
+	return r
+}
+
+// submitWork queues a command or a button answer in its channel; p.begin
+// was called.
+func (p *Pipeline) submitWork(ctx context.Context, ev Event, sink Sink, r Receipt) Receipt {
+	if ev.Kind == EventCommand && needsCard(ev.Command) {
+		play, err := p.plays(ctx, Inbound{Channel: ev.In.Channel, Mentioned: true})
+		if err != nil || !play {
+			if err != nil {
+				p.log.Error("channel binding", "channel", ev.In.Channel.Key(), "err", err)
+			}
+			p.wg.Done()
+			r.admit(nil)
+			r.finish(refuse(ctx, sink, p.text(p.langOf(ev.In), msgNoCard)))
+			return r
+		}
+	}
+	r.admit(nil)
+	work := func() error {
+		if ev.Kind == EventCommand {
+			return p.Exec(ctx, ev.In, ev.Command, sink)
+		}
+		return p.Answer(ctx, ev.In, ev.Token, ev.Yes, sink)
+	}
+	p.start(ctx, pendingMsg{in: ev.In, sink: sink, work: work, done: r.finish})
+	return r
+}
+
+// start queues pm in its channel's lane and, unless the lane runs, runs it
+// on a goroutine; p.begin was called, and start ends it.
+func (p *Pipeline) start(ctx context.Context, pm pendingMsg) {
+	l, runner := p.enqueue(pm)
 	if !runner {
 		p.wg.Done()
-		return r
+		return
 	}
 	go func() {
 		defer p.wg.Done()
 		_ = p.run(ctx, l)
 	}()
-	return r
+}
+
+// needsCard reports whether a command only makes sense where a character
+// plays: in a guild channel that plays nothing it is refused rather than
+// binding the channel as a side effect.
+func needsCard(cmd Command) bool {
+	switch cmd.Name {
+	case "card", "help", "persona", "start":
+		return false
+	}
+	return true
 }

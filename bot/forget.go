@@ -95,9 +95,9 @@ func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink 
 	if p.opt.Memory == nil {
 		return sink.Notice(ctx, p.text(lang, msgInternal))
 	}
-	var st chatState
+	var cs chatState
 	err := p.withLane(ctx, in, func() (err error) {
-		st, err = p.resolve(ctx, in)
+		cs, err = p.resolve(ctx, in)
 		return err
 	})
 	if errors.Is(err, ErrNoCard) {
@@ -114,7 +114,7 @@ func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink 
 			return sink.Notice(ctx, p.text(lang, msgNotAllowed))
 		}
 		chat, err := p.opt.Store.Chat(ctx, strings.TrimSpace(rest))
-		if err != nil || chat.CardID != st.card.ID || chat.SpaceID != st.chat.SpaceID {
+		if err != nil || chat.CardID != cs.card.ID || chat.SpaceID != cs.chat.SpaceID {
 			return sink.Notice(ctx, p.text(lang, msgNoSuchChat, strings.TrimSpace(rest)))
 		}
 		if err := p.opt.Memory.DeleteRecap(ctx, chat.ID); err != nil {
@@ -124,19 +124,19 @@ func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink 
 			return p.internal(ctx, sink, "delete recap", err)
 		}
 		if p.opt.Jobs != nil {
-			_ = p.opt.Jobs.MemoryChanged(ctx, st.card.ID, st.chat.SpaceID)
+			_ = p.opt.Jobs.MemoryChanged(ctx, cs.card.ID, cs.chat.SpaceID)
 		}
 		return sink.Notice(ctx, p.text(lang, msgRecapDeleted, chat.ID))
 	default:
 		return sink.Notice(ctx, "/memory [delete-recap CHAT-ID]")
 	}
-	rep, err := p.opt.Memory.Report(ctx, st.card.ID, st.chat.SpaceID)
+	rep, err := p.opt.Memory.Report(ctx, cs.card.ID, cs.chat.SpaceID)
 	if err != nil {
 		return p.internal(ctx, sink, "memory report", err)
 	}
 	var b strings.Builder
 	if rep.Resident == "" {
-		b.WriteString(p.text(lang, msgNoMemory, st.card.Name))
+		b.WriteString(p.text(lang, msgNoMemory, cs.card.Name))
 	} else {
 		b.WriteString(rep.Resident)
 	}
@@ -146,8 +146,8 @@ func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink 
 		last = rep.LastConsolidation.UTC().Format(time.RFC3339)
 	}
 	b.WriteString(p.text(lang, msgMemoryCounts, rep.Merged, rep.Owed, last))
-	p.writeRecord(ctx, &b, lang, st)
-	p.writeBeliefs(ctx, &b, lang, st)
+	p.writeRecord(ctx, &b, lang, cs)
+	p.writeBeliefs(ctx, &b, lang, cs)
 	writeFailures(&b, rep.Failures, func(key msgKey, args ...any) string { return p.text(lang, key, args...) })
 	return sink.Notice(ctx, b.String())
 }

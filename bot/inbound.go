@@ -34,6 +34,10 @@ type ChannelRef struct {
 	SpaceID string
 	// Group is true where several people play in the channel.
 	Group bool
+	// ParentID is, for a thread, the platform id of the channel it was
+	// opened in (a thread without a card of its own plays its parent's);
+	// empty otherwise.
+	ParentID string `json:",omitempty"`
 }
 
 // Key is the channel's id in the store.
@@ -58,14 +62,12 @@ type Inbound struct {
 	// CanManage is true when the author may run admin commands (/forget,
 	// /card set) in this channel.
 	CanManage bool
+	// Mentioned is true when the message is addressed to the character:
+	// it mentions the bot or replies to one of the character's messages.
+	// In a mention-only group channel only such messages count.
+	Mentioned bool
 	// Received is when the platform delivered the message.
 	Received time.Time
-	// Stored, when set, is called once Submit (or Handle) has stored the message (or
-	// refused it with a notice), before the message waits for its turn: a
-	// platform that delivers again what it does not see acknowledged (a
-	// webhook) acknowledges then, and never for a message held only in
-	// memory.
-	Stored func()
 }
 
 // UserKey identifies the author across channels of one platform.
@@ -90,6 +92,21 @@ type Sink interface {
 // without it get the question as a Notice and the answer as the next message.
 type Confirmer interface {
 	Confirm(ctx context.Context, question string, token string, expires time.Time) error
+}
+
+// Refusing is a Sink that can show a refusal (an event the engine does not
+// take, such as a command where no character plays) to its author alone.
+// Sinks without it get the refusal as a Notice.
+type Refusing interface {
+	Refuse(ctx context.Context, text string) error
+}
+
+// refuse tells the author of an event that it was not taken.
+func refuse(ctx context.Context, sink Sink, text string) error {
+	if r, ok := sink.(Refusing); ok {
+		return r.Refuse(ctx, text)
+	}
+	return sink.Notice(ctx, text)
 }
 
 // Speaker is the character a reply is written as.

@@ -13,12 +13,13 @@ import (
 // unanswered message: older ones were given up on by their users.
 const resumeWindow = time.Hour
 
-// accept stores in in the store's inbox, where it waits for its turn; a
-// second delivery of a message already waiting stores nothing.
-func (p *Pipeline) accept(ctx context.Context, in Inbound) error {
+// accept stores in in the store's inbox, where it waits for its turn, and
+// returns its row id; a second delivery of a message already waiting
+// stores nothing and returns "".
+func (p *Pipeline) accept(ctx context.Context, in Inbound) (string, error) {
 	ref, err := json.Marshal(in.Channel)
 	if err != nil {
-		return fmt.Errorf("bot: accept: %w", err)
+		return "", fmt.Errorf("bot: accept: %w", err)
 	}
 	m := &models.InboxMessage{ChannelID: in.Channel.Key(), Platform: in.Channel.Platform, Ref: string(ref),
 		AuthorID: in.AuthorID, AuthorName: storable(in.AuthorName), Content: storable(in.Text)}
@@ -26,8 +27,11 @@ func (p *Pipeline) accept(ctx context.Context, in Inbound) error {
 		k := dedupKey(in)
 		m.DedupKey = &k
 	}
-	_, err = p.opt.Store.Accept(ctx, m)
-	return err
+	stored, err := p.opt.Store.Accept(ctx, m)
+	if err != nil || !stored {
+		return "", err
+	}
+	return m.ID, nil
 }
 
 // inboxSweepAge is how old a waiting message must be before the inbox sweep

@@ -117,38 +117,38 @@ func (p *Pipeline) countPrompt(chatID string, msgs []memory.Message, limit int) 
 	return est
 }
 
-// refuseOversize refuses the waiting messages (st.inbox) that no prompt
+// refuseOversize refuses the waiting messages (cs.inbox) that no prompt
 // can hold, however much older text is left out: each is stored as refused
 // (off the branch, never sent to the model), leaves the inbox and is told
-// on sink. st.inbox keeps the others. It returns how many it refused.
-func (p *Pipeline) refuseOversize(ctx context.Context, st *chatState, group bool, sink Sink) (int, error) {
+// on sink. cs.inbox keeps the others. It returns how many it refused.
+func (p *Pipeline) refuseOversize(ctx context.Context, cs *chatState, group bool, sink Sink) (int, error) {
 	limit, ok := p.promptLimit()
-	if !ok || len(st.inbox) == 0 {
+	if !ok || len(cs.inbox) == 0 {
 		return 0, nil
 	}
-	rp := replyPlan{user: st.user, persona: st.persona, group: group}
-	lang := p.language(st.card)
+	rp := replyPlan{user: cs.user, persona: cs.persona, group: group}
+	lang := p.language(cs.card)
 	// The bare prompt leaves out lore and the resident: skip their work.
-	bareState := *st
+	bareState := *cs
 	bareState.card.Book, bareState.resident = nil, ""
-	kept := st.inbox[:0:0]
+	kept := cs.inbox[:0:0]
 	fixed, refused := -1, 0
-	for _, row := range st.inbox {
+	for _, row := range cs.inbox {
 		msgs, ids := inboxMessages([]models.InboxMessage{row})
 		bare := p.material(bareState, models.Branch{Uncovered: []models.Message{*msgs[0]}}, rp, p.bareLore(bareState, rp)).Input().Bare()
-		n := p.countPrompt(st.chat.ID, memory.Assemble(bare), limit)
+		n := p.countPrompt(cs.chat.ID, memory.Assemble(bare), limit)
 		if n <= limit {
 			kept = append(kept, row)
 			continue
 		}
 		if fixed < 0 {
 			bare.History = nil
-			fixed = p.countPrompt(st.chat.ID, memory.Assemble(bare), limit)
+			fixed = p.countPrompt(cs.chat.ID, memory.Assemble(bare), limit)
 		}
-		err := p.opt.Store.AppendRefused(ctx, st.chat.ID, st.chat.HeadID, msgs[0])
+		err := p.opt.Store.AppendRefused(ctx, cs.chat.ID, cs.chat.HeadID, msgs[0])
 		again := errors.Is(err, models.ErrDuplicate) // refused and told the first time
 		if err != nil && !again {
-			p.log.Error("store refused message", "chat_id", st.chat.ID, "err", err)
+			p.log.Error("store refused message", "chat_id", cs.chat.ID, "err", err)
 			_ = sink.Notice(ctx, p.text(lang, msgNotStored))
 			return refused, err
 		}
@@ -159,16 +159,16 @@ func (p *Pipeline) refuseOversize(ctx context.Context, st *chatState, group bool
 		if again {
 			continue
 		}
-		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "refused"})
-		p.log.Info("refused a message no prompt can hold", "chat_id", st.chat.ID, "message_id", msgs[0].ID, "tokens", n-fixed, "room", limit-fixed)
+		p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "refused"})
+		p.log.Info("refused a message no prompt can hold", "chat_id", cs.chat.ID, "message_id", msgs[0].ID, "tokens", n-fixed, "room", limit-fixed)
 		notice := p.text(lang, msgRefusedContext, n-fixed, limit-fixed)
 		if fixed >= limit {
 			notice = p.text(lang, msgCardFillsContext, fixed, limit)
 		}
 		if err := sink.Notice(ctx, notice); err != nil {
-			p.log.Warn("refusal notice", "chat_id", st.chat.ID, "err", err)
+			p.log.Warn("refusal notice", "chat_id", cs.chat.ID, "err", err)
 		}
 	}
-	st.inbox = kept
+	cs.inbox = kept
 	return refused, nil
 }

@@ -69,9 +69,9 @@ func usesVars(c cards.Card) bool {
 // state, activates the books on the uncovered messages and places what they
 // call up. A failure to read or store the state is logged; the turn goes on
 // without it.
-func (p *Pipeline) lore(ctx context.Context, st chatState, br models.Branch, rp replyPlan) turnLore {
-	books := p.books(st.card)
-	tl := p.bareLore(st, rp)
+func (p *Pipeline) lore(ctx context.Context, cs chatState, br models.Branch, rp replyPlan) turnLore {
+	books := p.books(cs.card)
+	tl := p.bareLore(cs, rp)
 	env := tl.env
 	recent := make([]string, len(br.Uncovered))
 	for i, m := range br.Uncovered {
@@ -86,10 +86,10 @@ func (p *Pipeline) lore(ctx context.Context, st chatState, br models.Branch, rp 
 			}
 		}
 	}
-	if len(books) == 0 && !usesVars(st.card) {
+	if len(books) == 0 && !usesVars(cs.card) {
 		return tl
 	}
-	saved, loaded := p.loadChatLore(ctx, st.chat.ID)
+	saved, loaded := p.loadChatLore(ctx, cs.chat.ID)
 	base := saved.After
 	if saved.Head == rp.parent {
 		base = saved.Before
@@ -99,15 +99,15 @@ func (p *Pipeline) lore(ctx context.Context, st chatState, br models.Branch, rp 
 	cur.Turn = base.Turn + 1
 	res := cards.Activate(books, cards.Scan{
 		Messages:  recent,
-		Character: st.card.Name,
+		Character: cs.card.Name,
 		Budget:    p.opt.LoreConfig.Budget(p.opt.ContextWindow),
 		Count:     memory.EstimateTokens,
 		Rand:      p.opt.Rand,
 		Expand:    env.Expand,
-		Knows:     p.loreKnows(ctx, st, books),
+		Knows:     p.loreKnows(ctx, cs, books),
 	}, cur)
 	for _, l := range res.Left {
-		p.log.Debug("lore entry left out", "chat_id", st.chat.ID, "book", l.Book, "entry", l.UID, "comment", l.Comment, "reason", l.Reason)
+		p.log.Debug("lore entry left out", "chat_id", cs.chat.ID, "book", l.Book, "entry", l.UID, "comment", l.Comment, "reason", l.Reason)
 	}
 	tl.placed = map[cards.Position][]string{}
 	var note []string
@@ -138,14 +138,14 @@ func (p *Pipeline) lore(ctx context.Context, st chatState, br models.Branch, rp 
 		next := chatLore{Head: rp.parent, Before: base, After: loreTurn{State: res.State, Vars: env.Vars}}
 		data, err := json.Marshal(next)
 		if err != nil {
-			p.log.Warn("encode chat lore", "chat_id", st.chat.ID, "err", err)
+			p.log.Warn("encode chat lore", "chat_id", cs.chat.ID, "err", err)
 			return
 		}
 		if old, _ := json.Marshal(saved); string(old) == string(data) {
 			return
 		}
-		if err := p.opt.Store.PutChatLoreState(ctx, st.chat.ID, string(data)); err != nil {
-			p.log.Warn("store chat lore", "chat_id", st.chat.ID, "err", err)
+		if err := p.opt.Store.PutChatLoreState(ctx, cs.chat.ID, string(data)); err != nil {
+			p.log.Warn("store chat lore", "chat_id", cs.chat.ID, "err", err)
 		}
 	}
 	return tl
@@ -153,8 +153,8 @@ func (p *Pipeline) lore(ctx context.Context, st chatState, br models.Branch, rp 
 
 // bareLore is a turn's macros without lore or chat state: what a prompt
 // holds at the least, as refusing an oversize message measures it.
-func (p *Pipeline) bareLore(st chatState, rp replyPlan) turnLore {
-	return turnLore{env: &cards.Env{Char: st.card.CharName(), User: rp.user, Now: p.opt.Now(), ChatID: st.chat.ID, Rand: p.opt.Rand}}
+func (p *Pipeline) bareLore(cs chatState, rp replyPlan) turnLore {
+	return turnLore{env: &cards.Env{Char: cs.card.CharName(), User: rp.user, Now: p.opt.Now(), ChatID: cs.chat.ID, Rand: p.opt.Rand}}
 }
 
 // loadChatLore reads a chat's stored state; ok is false when the database

@@ -65,12 +65,3 @@ func (e *ModelError) Error() string {
 }
 
 func (e *ModelError) Unwrap() error { return e.Err }
-
-// Retryable reports whether trying the same call later may succeed.
-func (e *ModelError) Retryable() bool {
-	switch e.Kind {
-	case "timeout", "rate_limited", "unavailable", "cut", "empty":
-		return true
-	}
-	return false
-}

@@ -123,6 +123,7 @@ type Pipeline struct {
 	wg     sync.WaitGroup
 	rate   rateLimiter
 	gate   gate
+	binds  bindings
 	// cardsStored maps a card id to the data of its row as this process
 	// last wrote it.
 	cardsStored sync.Map
@@ -168,6 +169,8 @@ type lane struct {
 	mu      sync.Mutex
 	pending []pendingMsg
 	running bool
+	// taken is the newest inbox row of the batch the running turn took.
+	taken string
 	// busy is held while anything changes the channel's chat.
 	busy sync.Mutex
 }
@@ -182,6 +185,11 @@ type pendingMsg struct {
 	resume, answerHead bool
 	// done, when set, learns how the turn that took the message ended.
 	done func(error)
+	// inboxID is the message's inbox row; "" when it was already waiting.
+	inboxID string
+	// work, when set, is a command or an answer that runs in the channel's
+	// order instead of a message.
+	work func() error
 }
 
 func (pm pendingMsg) finish(err error) {
@@ -210,42 +218,35 @@ func (p *Pipeline) lane(key string) *lane {
 // blocking.
 func (p *Pipeline) Handle(ctx context.Context, in Inbound, sink Sink) error {
 	if err := p.begin(); err != nil {
-		ackStored(in)
 		_ = sink.Notice(ctx, p.text(p.opt.Language, msgShuttingDown))
 		return err
 	}
 	defer p.wg.Done()
-	ok, err := p.admit(ctx, in, sink)
-	ackStored(in)
+	id, ok, err := p.admit(ctx, in, sink)
 	if !ok {
 		return err
 	}
-	return p.drive(ctx, pendingMsg{in: in, sink: sink})
+	return p.drive(ctx, pendingMsg{in: in, sink: sink, inboxID: id})
 }
 
-// ackStored tells the platform that in was stored or refused.
-func ackStored(in Inbound) {
-	if in.Stored != nil {
-		in.Stored()
-	}
-}
-
-// admit checks a message and stores it in the inbox. ok is false when it was
-// refused with a notice (err is the notice's) or could not be stored (err
-// wraps ErrNotStored).
-func (p *Pipeline) admit(ctx context.Context, in Inbound, sink Sink) (ok bool, err error) {
+// admit checks a message and stores it in the inbox, returning its row id
+// ("" when it was waiting already). ok is false when it was refused with a
+// notice (err is the notice's) or could not be stored (err wraps
+// ErrNotStored).
+func (p *Pipeline) admit(ctx context.Context, in Inbound, sink Sink) (id string, ok bool, err error) {
 	if tooLong(in.Text, p.opt.Limits.MaxChars) {
-		return false, sink.Notice(ctx, p.text(p.langOf(in), msgTooLong, p.opt.Limits.MaxChars))
+		return "", false, sink.Notice(ctx, p.text(p.langOf(in), msgTooLong, p.opt.Limits.MaxChars))
 	}
 	if limited, err := p.overRate(ctx, in, sink); limited {
-		return false, err
+		return "", false, err
 	}
-	if err := p.accept(ctx, in); err != nil {
+	id, err = p.accept(ctx, in)
+	if err != nil {
 		p.log.Error("accept message", "channel", in.Channel.Key(), "err", err)
 		_ = sink.Notice(ctx, p.text(p.langOf(in), msgNotStored))
-		return false, fmt.Errorf("%w: %w", ErrNotStored, err)
+		return "", false, fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
-	return true, nil
+	return id, true, nil
 }
 
 // drive queues pm on its channel's lane and, unless a call already runs
@@ -279,18 +280,31 @@ func (p *Pipeline) enqueue(pm pendingMsg) (l *lane, runner bool) {
 	return l, true
 }
 
-// run takes the lane's pending messages as turns until none is left.
+// run takes the lane's pending messages as turns, and its commands one by
+// one in their place, until none is left.
 func (p *Pipeline) run(ctx context.Context, l *lane) error {
 	var firstErr error
 	for {
 		l.mu.Lock()
-		batch := l.pending
-		l.pending = nil
-		if len(batch) == 0 {
+		if len(l.pending) == 0 {
 			l.running = false
+			l.taken = ""
 			l.mu.Unlock()
 			return firstErr
 		}
+		if w := l.pending[0]; w.work != nil {
+			l.pending = l.pending[1:]
+			l.mu.Unlock()
+			w.finish(w.work())
+			continue
+		}
+		n := 1
+		for n < len(l.pending) && l.pending[n].work == nil {
+			n++
+		}
+		batch := l.pending[:n:n]
+		l.pending = l.pending[n:]
+		l.taken = maxInboxID("", batch)
 		l.mu.Unlock()
 		key := batch[0].in.Channel.Key()
 		l.busy.Lock()
@@ -308,6 +322,49 @@ func (p *Pipeline) run(ctx context.Context, l *lane) error {
 			firstErr = err
 		}
 	}
+}
+
+// maxInboxID is the newest inbox row among from and the messages of pms.
+func maxInboxID(from string, pms []pendingMsg) string {
+	for _, pm := range pms {
+		if pm.inboxID > from {
+			from = pm.inboxID
+		}
+	}
+	return from
+}
+
+// beforeCommand keeps, of the inbox rows a turn is about to store, those
+// that came before the next command waiting in the channel: a message sent
+// after /new belongs to the new chat. Without a waiting command it keeps
+// them all.
+func (p *Pipeline) beforeCommand(key string, rows []models.InboxMessage) []models.InboxMessage {
+	p.mu.Lock()
+	l := p.lanes[key]
+	p.mu.Unlock()
+	if l == nil {
+		return rows
+	}
+	l.mu.Lock()
+	cut, work := l.taken, false
+	for _, pm := range l.pending {
+		if pm.work != nil {
+			work = true
+			break
+		}
+		cut = maxInboxID(cut, []pendingMsg{pm})
+	}
+	l.mu.Unlock()
+	if !work {
+		return rows
+	}
+	keep := rows[:0:0]
+	for _, r := range rows {
+		if r.ID <= cut {
+			keep = append(keep, r)
+		}
+	}
+	return keep
 }
 
 // resuming reports whether a batch only resumes (no new message).
@@ -403,17 +460,17 @@ type chatState struct {
 // in's channel, with the persona of in's author. In steady state it is one
 // query.
 func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
-	st, ref := p.opt.Store, in.Channel
-	if err := st.EnsureSpace(ctx, models.Space{ID: ref.Space(), Platform: ref.Platform, Kind: ref.SpaceKind, ExternalID: ref.SpaceID}); err != nil {
+	store, ref := p.opt.Store, in.Channel
+	if err := store.EnsureSpace(ctx, models.Space{ID: ref.Space(), Platform: ref.Platform, Kind: ref.SpaceKind, ExternalID: ref.SpaceID}); err != nil {
 		return chatState{}, err
 	}
-	ts, err := st.TurnState(ctx, ref.Key(), in.UserKey())
+	ts, err := store.TurnState(ctx, ref.Key(), in.UserKey())
 	if errors.Is(err, models.ErrNotFound) {
-		if ts.Channel, err = st.CreateChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space()}); err == nil {
+		if ts.Channel, err = store.CreateChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space()}); err == nil {
 			ts.Persona, ts.HasPersona, err = p.lookupPersona(ctx, in)
 		}
 		if err == nil {
-			ts.Inbox, err = st.Inbox(ctx, ref.Key())
+			ts.Inbox, err = store.Inbox(ctx, ref.Key())
 		}
 	}
 	if err != nil {
@@ -433,7 +490,7 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	out.channel.CurrentChatID = out.chat.ID
 	out.channel.CardID = out.card.ID
 	// A new chat's card may have a resident summary from earlier chats.
-	if out.resident, err = st.Resident(ctx, out.card.ID, out.chat.SpaceID); err != nil {
+	if out.resident, err = store.Resident(ctx, out.card.ID, out.chat.SpaceID); err != nil {
 		p.log.Warn("load resident summary", "chat_id", out.chat.ID, "err", err)
 	}
 	return out, nil

@@ -27,18 +27,18 @@ type Recorder interface {
 // turnRecord is what storing msgs records at once: who was present (the
 // cast members not away, and the players who speak) and, with the recorder
 // on, their plain events. User messages (newTurn) open a turn; their
-// authors are the players who speak (speaker, the author st.user names,
-// under that name); a reply is the speaking member's (st.member).
-func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool, speaker string) *models.TurnRecord {
-	rec := &models.TurnRecord{SpaceID: st.chat.SpaceID, NewTurn: newTurn, Present: st.presentCast(), Cast: st.castNames()}
-	me := st.speakerName()
+// authors are the players who speak (speaker, the author cs.user names,
+// under that name); a reply is the speaking member's (cs.member).
+func (p *Pipeline) turnRecord(cs chatState, msgs []*models.Message, newTurn bool, speaker string) *models.TurnRecord {
+	rec := &models.TurnRecord{SpaceID: cs.chat.SpaceID, NewTurn: newTurn, Present: cs.presentCast(), Cast: cs.castNames()}
+	me := cs.speakerName()
 	if !slices.Contains(rec.Present, me) && !newTurn {
 		// An answer is perceived by who gives it.
 		rec.Present = append(rec.Present, me)
 	}
 	for _, m := range msgs {
 		if m.Role == memory.RoleUser {
-			rec.Present = append(rec.Present, playerName(st, m, speaker))
+			rec.Present = append(rec.Present, playerName(cs, m, speaker))
 		}
 	}
 	if !p.opt.Recorder.Enabled {
@@ -47,7 +47,7 @@ func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool
 	for _, m := range msgs {
 		actor := me
 		if m.Role == memory.RoleUser {
-			actor = playerName(st, m, speaker)
+			actor = playerName(cs, m, speaker)
 		}
 		rec.Actors = append(rec.Actors, actor)
 		var evs []models.PlainEvent
@@ -60,11 +60,11 @@ func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool
 }
 
 // playerName is the character a user message's author plays: the speaking
-// user's persona name (st.user) for their own messages, else the platform's
+// user's persona name (cs.user) for their own messages, else the platform's
 // display name.
-func playerName(st chatState, m *models.Message, speaker string) string {
-	if st.user != "" && (m.AuthorID == speaker || m.AuthorName == "") {
-		return st.user
+func playerName(cs chatState, m *models.Message, speaker string) string {
+	if cs.user != "" && (m.AuthorID == speaker || m.AuthorName == "") {
+		return cs.user
 	}
 	if m.AuthorName != "" {
 		return m.AuthorName
@@ -74,22 +74,22 @@ func playerName(st chatState, m *models.Message, speaker string) string {
 
 // recordOwed enqueues the chat's recorder when recorder.batch turns wait
 // for it: one counting query on the chat's unsealed events.
-func (p *Pipeline) recordOwed(ctx context.Context, st chatState) {
+func (p *Pipeline) recordOwed(ctx context.Context, cs chatState) {
 	rj, ok := p.opt.Jobs.(RecordJobs)
 	if !ok || !p.opt.Recorder.Enabled {
 		return
 	}
-	n, err := p.opt.Store.UnrecordedTurns(ctx, st.chat.ID, p.opt.Recorder.Batch+1)
+	n, err := p.opt.Store.UnrecordedTurns(ctx, cs.chat.ID, p.opt.Recorder.Batch+1)
 	if err != nil {
-		p.log.Warn("count unrecorded turns", "chat_id", st.chat.ID, "err", err)
+		p.log.Warn("count unrecorded turns", "chat_id", cs.chat.ID, "err", err)
 		return
 	}
 	// The newest turn waits for a later user message: it is not owed yet.
 	if n-1 < p.opt.Recorder.Batch {
 		return
 	}
-	if err := rj.Record(ctx, st.chat.ID, false); err != nil {
-		p.log.Warn("enqueue recorder", "chat_id", st.chat.ID, "err", err)
+	if err := rj.Record(ctx, cs.chat.ID, false); err != nil {
+		p.log.Warn("enqueue recorder", "chat_id", cs.chat.ID, "err", err)
 	}
 }
 
@@ -143,9 +143,9 @@ func (p *Pipeline) runNow(ctx context.Context, in Inbound, sink Sink, m manualRu
 	if !m.on {
 		return sink.Notice(ctx, m.say(lang, runOff, ""))
 	}
-	var st chatState
+	var cs chatState
 	err := p.withLane(ctx, in, func() (err error) {
-		st, err = p.resolve(ctx, in)
+		cs, err = p.resolve(ctx, in)
 		return err
 	})
 	if errors.Is(err, ErrNoCard) {
@@ -154,11 +154,11 @@ func (p *Pipeline) runNow(ctx context.Context, in Inbound, sink Sink, m manualRu
 	if err != nil {
 		return p.internal(ctx, sink, m.job, err)
 	}
-	unlock := p.crossLock(ctx, m.lock+st.chat.ID)
-	res, err := m.run(ctx, st.chat.ID)
+	unlock := p.crossLock(ctx, m.lock+cs.chat.ID)
+	res, err := m.run(ctx, cs.chat.ID)
 	unlock()
 	if err != nil {
-		p.log.Warn("manual memory job failed", "job", m.job, "chat_id", st.chat.ID, "err", err)
+		p.log.Warn("manual memory job failed", "job", m.job, "chat_id", cs.chat.ID, "err", err)
 		var rej *memory.RejectedError
 		if errors.As(err, &rej) {
 			return sink.Notice(ctx, m.say(lang, runFailed, rej.Reason))
@@ -210,40 +210,40 @@ func (p *Pipeline) rtext(lang string, key recordMsg, args ...any) string {
 // the ledger and its own relationships to those present — in one query;
 // the prompt builder fits the resident summary to what it leaves.
 // Nothing when the recorder is off.
-func (p *Pipeline) addScene(ctx context.Context, st chatState, rp replyPlan, m *memory.Material) {
+func (p *Pipeline) addScene(ctx context.Context, cs chatState, rp replyPlan, m *memory.Material) {
 	if !p.opt.Recorder.Enabled || p.opt.Memory == nil {
 		return
 	}
-	name := st.speakerName()
-	sk, err := p.opt.Store.Scene(ctx, st.chat.SpaceID, name)
+	name := cs.speakerName()
+	sk, err := p.opt.Store.Scene(ctx, cs.chat.SpaceID, name)
 	if err != nil {
-		p.log.Warn("load scene", "chat_id", st.chat.ID, "err", err)
+		p.log.Warn("load scene", "chat_id", cs.chat.ID, "err", err)
 		return
 	}
 	// BuildPrompt fits the resident summary into what the scene leaves of
 	// the envelope.
-	m.Scene = memory.Scene(memory.SceneInput{Language: m.Language, Ledger: st.ledger, Character: name,
-		Present: scenePresent(st, name, rp.user), Relationships: sk.Relationships, Known: sk.Known,
-		CardText: st.card.Description + "\n" + st.card.Scenario + "\n" + st.card.FirstMes})
+	m.Scene = memory.Scene(memory.SceneInput{Language: m.Language, Ledger: cs.ledger, Character: name,
+		Present: scenePresent(cs, name, rp.user), Relationships: sk.Relationships, Known: sk.Known,
+		CardText: cs.card.Description + "\n" + cs.card.Scenario + "\n" + cs.card.FirstMes})
 }
 
 // writeRecord adds the chat's ledger and record counts to /memory.
-func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang string, st chatState) {
-	if !p.opt.Recorder.Enabled || st.chat.ID == "" {
+func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang string, cs chatState) {
+	if !p.opt.Recorder.Enabled || cs.chat.ID == "" {
 		return
 	}
-	c, err := p.opt.Store.RecordCounts(ctx, st.chat.ID)
+	c, err := p.opt.Store.RecordCounts(ctx, cs.chat.ID)
 	if err != nil {
-		p.log.Warn("record counts", "chat_id", st.chat.ID, "err", err)
+		p.log.Warn("record counts", "chat_id", cs.chat.ID, "err", err)
 		return
 	}
 	b.WriteString("\n")
 	b.WriteString(p.rtext(lang, msgRecordCounts, c.Events, c.Unsealed, c.Perceptions, c.OpenThreads, c.Relationships, c.Knowledge))
-	if st.ledger != "" {
+	if cs.ledger != "" {
 		b.WriteString("\n")
 		b.WriteString(p.rtext(lang, msgLedgerHeading))
 		b.WriteString("\n")
-		b.WriteString(truncateRunes(st.ledger, 1500))
+		b.WriteString(truncateRunes(cs.ledger, 1500))
 	}
 }
 
@@ -294,13 +294,13 @@ func (p *Pipeline) ensureLore(ctx context.Context, spaceID string, card cards.Ca
 // loreKnows is the lorebook's Knows for the speaking character: the
 // restricted entries the recorder granted it (one query, only when a book
 // has restricted entries and the recorder is on).
-func (p *Pipeline) loreKnows(ctx context.Context, st chatState, books []*cards.Book) func(e *cards.Entry) bool {
+func (p *Pipeline) loreKnows(ctx context.Context, cs chatState, books []*cards.Book) func(e *cards.Entry) bool {
 	if !p.opt.Recorder.Enabled || len(restrictedLore(books)) == 0 {
 		return nil
 	}
-	names, err := p.opt.Store.KnownLore(ctx, st.chat.SpaceID, st.speakerName())
+	names, err := p.opt.Store.KnownLore(ctx, cs.chat.SpaceID, cs.speakerName())
 	if err != nil {
-		p.log.Warn("load known lore", "chat_id", st.chat.ID, "err", err)
+		p.log.Warn("load known lore", "chat_id", cs.chat.ID, "err", err)
 		return nil
 	}
 	known := map[string]bool{}
@@ -322,12 +322,12 @@ func (p *Pipeline) loreKnows(ctx context.Context, st chatState, books []*cards.B
 
 // scenePresent names who the speaking character sees in its scene: itself,
 // the player it answers and, in a scene, the other cast members present.
-func scenePresent(st chatState, name, user string) []string {
+func scenePresent(cs chatState, name, user string) []string {
 	out := []string{name, user}
-	if !st.scene() {
+	if !cs.scene() {
 		return out
 	}
-	for _, n := range st.presentCast() {
+	for _, n := range cs.presentCast() {
 		if n != name {
 			out = append(out, n)
 		}

@@ -78,8 +78,7 @@ func newRecordRigCard(t testing.TB, b testenv.Backend, batch int, edit func(*car
 	r := &recordRig{st: testenv.OpenStore(t, b), fake: openaitest.NewServer(t), scribe: &memorytest.Scribe{}}
 	r.fake.SetResponder(r.scribe.Respond)
 	client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
-	r.mem = memory.NewService(r.st, llm.Scribe{C: client, JSON: true}, memory.Config{Language: "en", ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200,
-		Compact: memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars}}, slog.New(slog.DiscardHandler))
+	r.mem = memory.NewService(r.st, llm.Scribe{C: client, JSON: true}, memory.ConfigFrom(mc, "en"), slog.New(slog.DiscardHandler))
 	card, err := cards.LoadCard(filepath.Join("..", "examples", "cards", "lantern-keeper.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -46,9 +46,9 @@ func (p *Pipeline) cmdBelief(ctx context.Context, in Inbound, args string, sink 
 	if strings.ToLower(sub) != "forget" || id == "" {
 		return sink.Notice(ctx, "/belief forget BELIEF-ID")
 	}
-	var st chatState
+	var cs chatState
 	err := p.withLane(ctx, in, func() (err error) {
-		st, err = p.resolve(ctx, in)
+		cs, err = p.resolve(ctx, in)
 		return err
 	})
 	if errors.Is(err, ErrNoCard) {
@@ -57,7 +57,7 @@ func (p *Pipeline) cmdBelief(ctx context.Context, in Inbound, args string, sink 
 	if err != nil {
 		return p.internal(ctx, sink, "belief", err)
 	}
-	bs, err := p.opt.Store.Beliefs(ctx, st.chat.SpaceID, "")
+	bs, err := p.opt.Store.Beliefs(ctx, cs.chat.SpaceID, "")
 	if err != nil {
 		return p.internal(ctx, sink, "beliefs", err)
 	}
@@ -83,13 +83,13 @@ const maxBeliefLines = 20
 
 // writeBeliefs adds the space's beliefs to /memory: id, character,
 // confidence, evidence for and against, text.
-func (p *Pipeline) writeBeliefs(ctx context.Context, b *strings.Builder, lang string, st chatState) {
-	if !p.opt.Recorder.Enabled || st.chat.ID == "" {
+func (p *Pipeline) writeBeliefs(ctx context.Context, b *strings.Builder, lang string, cs chatState) {
+	if !p.opt.Recorder.Enabled || cs.chat.ID == "" {
 		return
 	}
-	bs, err := p.opt.Store.Beliefs(ctx, st.chat.SpaceID, "")
+	bs, err := p.opt.Store.Beliefs(ctx, cs.chat.SpaceID, "")
 	if err != nil {
-		p.log.Warn("beliefs", "chat_id", st.chat.ID, "err", err)
+		p.log.Warn("beliefs", "chat_id", cs.chat.ID, "err", err)
 		return
 	}
 	if len(bs) == 0 {

@@ -80,19 +80,19 @@ func splitKeepsText(text string, pieces []string) bool {
 	failed := map[state]bool{}
 	// match reports whether pieces[k:] are what Split makes of the text
 	// syn + want[pos:], syn being fence lines Split put in front.
-	var match func(st state) bool
+	var match func(at state) bool
 	// consume reports whether raw, a piece less any fence Split closed,
-	// starts the text of st, and the pieces after it make the rest.
-	consume := func(st state, raw string, closed bool) bool {
+	// starts the text from reading at, and the pieces after it make the rest.
+	consume := func(at state, raw string, closed bool) bool {
 		got := dropSpace(raw)
-		if !strings.HasPrefix(st.syn+want[st.pos:min(len(want), st.pos+len(got))], got) {
+		if !strings.HasPrefix(at.syn+want[at.pos:min(len(want), at.pos+len(got))], got) {
 			return false
 		}
-		next := state{k: st.k + 1, pos: st.pos}
-		if len(got) <= len(st.syn) {
-			next.syn = st.syn[len(got):]
+		next := state{k: at.k + 1, pos: at.pos}
+		if len(got) <= len(at.syn) {
+			next.syn = at.syn[len(got):]
 		} else {
-			next.pos += len(got) - len(st.syn)
+			next.pos += len(got) - len(at.syn)
 		}
 		if !closed {
 			return match(next)
@@ -105,22 +105,22 @@ func splitKeepsText(text string, pieces []string) bool {
 		bare.syn = "```" + bare.syn
 		return match(next) || lang != "" && match(bare)
 	}
-	match = func(st state) bool {
-		if st.k == len(pieces) {
-			return st.syn == "" && st.pos == len(want)
+	match = func(at state) bool {
+		if at.k == len(pieces) {
+			return at.syn == "" && at.pos == len(want)
 		}
-		if failed[st] {
+		if failed[at] {
 			return false
 		}
-		p, last := pieces[st.k], st.k == len(pieces)-1
+		p, last := pieces[at.k], at.k == len(pieces)-1
 		// Split closes a fence exactly when the piece it cut holds an odd
 		// number of them.
-		ok := (last || strings.Count(p, "```")%2 == 0) && consume(st, p, false)
+		ok := (last || strings.Count(p, "```")%2 == 0) && consume(at, p, false)
 		if raw, cut := strings.CutSuffix(p, "\n```"); !ok && cut && !last && strings.Count(raw, "```")%2 == 1 {
-			ok = consume(st, raw, true)
+			ok = consume(at, raw, true)
 		}
 		if !ok {
-			failed[st] = true
+			failed[at] = true
 		}
 		return ok
 	}

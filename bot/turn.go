@@ -24,7 +24,7 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return err
 	}
 	start := time.Now()
-	st, err := p.resolve(ctx, in)
+	cs, err := p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
 		// Refused with the notice: the messages do not wait for a card.
 		if rows, ierr := p.opt.Store.Inbox(ctx, in.Channel.Key()); ierr == nil {
@@ -37,10 +37,10 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		_ = sink.Notice(ctx, p.text(p.opt.Language, msgNotStored))
 		return err
 	}
-	lang := p.language(st.card)
-	head, refused, rt, err := p.storeInbox(ctx, &st, in, batch, sink)
+	lang := p.language(cs.card)
+	head, refused, rt, err := p.storeInbox(ctx, &cs, in, batch, sink)
 	if err != nil {
-		p.log.Error("store user message", "chat_id", st.chat.ID, "err", err)
+		p.log.Error("store user message", "chat_id", cs.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgNotStored))
 		return err
 	}
@@ -48,58 +48,58 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return nil // every waiting message was refused, each with a notice
 	}
 	if head == "" {
-		return p.replayedUnanswered(ctx, st, batch, sink, release)
+		return p.replayedUnanswered(ctx, cs, batch, sink, release)
 	}
-	return p.replies(ctx, st, rt, replyPlan{parent: head, expectHead: head, user: st.user, persona: st.persona, group: in.Channel.Group, start: start, queued: queued, release: release}, sink)
+	return p.replies(ctx, cs, rt, replyPlan{parent: head, expectHead: head, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: start, queued: queued, release: release}, sink)
 }
 
-// storeInbox stores the channel's waiting messages (st.inbox, those of
+// storeInbox stores the channel's waiting messages (cs.inbox, those of
 // every process) in its chat as one turn's user messages, and returns the
 // new head and who answers; "" when none was left to store: another process
 // stored them first, all had been stored before under their dedup keys, or
 // (refused) those left were too long for any prompt and were refused, each
 // told on sink. Nudges (messages of mentions only) are not stored: when
 // they were all there was, the head is the chat's head as it was.
-func (p *Pipeline) storeInbox(ctx context.Context, st *chatState, in Inbound, batch []pendingMsg, sink Sink) (head string, refused bool, rt route, err error) {
+func (p *Pipeline) storeInbox(ctx context.Context, cs *chatState, in Inbound, batch []pendingMsg, sink Sink) (head string, refused bool, rt route, err error) {
 	for attempt := 0; attempt < 4; attempt++ {
-		n, err := p.refuseOversize(ctx, st, in.Channel.Group, sink)
+		n, err := p.refuseOversize(ctx, cs, in.Channel.Group, sink)
 		if err != nil {
 			return "", false, rt, err
 		}
 		refused = refused || n > 0
-		if len(st.inbox) == 0 {
+		if len(cs.inbox) == 0 {
 			return "", refused, rt, nil
 		}
-		rt = routeInbox(*st, st.inbox, batch)
+		rt = routeInbox(*cs, cs.inbox, batch)
 		var lines []models.InboxMessage
-		for i, r := range st.inbox {
+		for i, r := range cs.inbox {
 			if !rt.Nudge[i] {
 				lines = append(lines, r)
 			}
 		}
 		msgs, _ := inboxMessages(lines)
-		ids := inboxIDs(st.inbox)
+		ids := inboxIDs(cs.inbox)
 		if len(msgs) == 0 {
 			// Only nudges: the named characters speak, nothing is stored.
 			if err := p.opt.Store.DropInbox(ctx, ids); err != nil {
 				return "", false, rt, err
 			}
-			return st.chat.HeadID, false, rt, nil
+			return cs.chat.HeadID, false, rt, nil
 		}
-		err = p.opt.Store.ConsumeTurn(ctx, st.chat.ID, st.chat.HeadID, msgs, ids, p.turnRecord(*st, msgs, true, in.AuthorID))
+		err = p.opt.Store.ConsumeTurn(ctx, cs.chat.ID, cs.chat.HeadID, msgs, ids, p.turnRecord(*cs, msgs, true, in.AuthorID))
 		switch {
 		case err == nil:
 			return msgs[len(msgs)-1].ID, false, rt, nil
 		case errors.Is(err, models.ErrDuplicate):
 			// A platform delivered again messages stored before: their
 			// rows go, the rest are stored.
-			if st.inbox, err = p.dropStored(ctx, st.inbox); err != nil {
+			if cs.inbox, err = p.dropStored(ctx, cs.inbox); err != nil {
 				return "", false, rt, err
 			}
 		case errors.Is(err, models.ErrStale), errors.Is(err, models.ErrNotFound):
 			// Another process moved the head or stored these messages
 			// (or the chat was forgotten): read the channel again.
-			if *st, err = p.resolve(ctx, in); err != nil {
+			if *cs, err = p.resolve(ctx, in); err != nil {
 				return "", false, rt, err
 			}
 		default:
@@ -138,20 +138,20 @@ func (p *Pipeline) dropStored(ctx context.Context, rows []models.InboxMessage) (
 // message that was stored but never answered (a crash or a shutdown between
 // storing it and storing the reply): when a platform delivers that message
 // again, or when Resume asks. Any other duplicate is ignored.
-func (p *Pipeline) replayedUnanswered(ctx context.Context, st chatState, batch []pendingMsg, sink Sink, release func()) error {
+func (p *Pipeline) replayedUnanswered(ctx context.Context, cs chatState, batch []pendingMsg, sink Sink, release func()) error {
 	last := batch[len(batch)-1]
-	if st.chat.HeadID == "" || (!last.answerHead && last.in.MessageID == "") {
+	if cs.chat.HeadID == "" || (!last.answerHead && last.in.MessageID == "") {
 		return nil
 	}
-	head, err := p.opt.Store.Message(ctx, st.chat.HeadID)
+	head, err := p.opt.Store.Message(ctx, cs.chat.HeadID)
 	if err != nil || head.Role != memory.RoleUser {
 		return nil
 	}
 	if !last.answerHead && (head.DedupKey == nil || *head.DedupKey != dedupKey(last.in)) {
 		return nil
 	}
-	rt := routeTurn(st.channel.Platform, []routeText{{Text: head.Content}}, st.routeCast(), st.lastSpeakerName())
-	return p.replies(ctx, st, rt, replyPlan{parent: head.ID, expectHead: head.ID, user: st.user, persona: st.persona, group: last.in.Channel.Group, start: time.Now(), release: release}, sink)
+	rt := routeTurn(cs.channel.Platform, []routeText{{Text: head.Content}}, cs.routeCast(), cs.lastSpeakerName())
+	return p.replies(ctx, cs, rt, replyPlan{parent: head.ID, expectHead: head.ID, user: cs.user, persona: cs.persona, group: last.in.Channel.Group, start: time.Now(), release: release}, sink)
 }
 
 // inboxMessages turns waiting messages into the messages to store, and
@@ -199,22 +199,22 @@ type replyPlan struct {
 	whisper []string
 }
 
-// replyOne writes the answer of st's speaking member to the branch ending
+// replyOne writes the answer of cs's speaking member to the branch ending
 // at rp.parent and returns the stored reply's id ("" when none was stored:
 // the user heard why).
-func (p *Pipeline) replyOne(ctx context.Context, st chatState, rp replyPlan, sink Sink) (string, error) {
-	lang := p.language(st.card)
-	br, err := p.branch(ctx, st, rp.parent)
+func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sink Sink) (string, error) {
+	lang := p.language(cs.card)
+	br, err := p.branch(ctx, cs, rp.parent)
 	if err != nil {
-		p.log.Error("load branch", "chat_id", st.chat.ID, "err", err)
+		p.log.Error("load branch", "chat_id", cs.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
 		return "", err
 	}
-	prompt, urgent, err := p.prompt(ctx, st, br, rp)
+	prompt, urgent, err := p.prompt(ctx, cs, br, rp)
 	if err != nil {
-		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "too_large", Pipeline: time.Since(rp.start)})
-		p.log.Warn("prompt too large", "chat_id", st.chat.ID, "err", err)
-		p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.chat.CardID, SpaceID: st.chat.SpaceID, CompactionDue: true, Urgent: true})
+		p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "too_large", Pipeline: time.Since(rp.start)})
+		p.log.Warn("prompt too large", "chat_id", cs.chat.ID, "err", err)
+		p.afterTurn(ctx, cs, TurnDone{ChatID: cs.chat.ID, CardID: cs.chat.CardID, SpaceID: cs.chat.SpaceID, CompactionDue: true, Urgent: true})
 		return "", sink.Notice(ctx, p.text(lang, msgTooLarge))
 	}
 	if prompt.shortened {
@@ -226,14 +226,14 @@ func (p *Pipeline) replyOne(ctx context.Context, st chatState, rp replyPlan, sin
 	if rp.release != nil {
 		rp.release()
 	}
-	speak(ctx, sink, st.card)
+	speak(ctx, sink, cs.card)
 	sink.Typing(ctx)
 	var acc strings.Builder
 	modelStart := time.Now()
 	res, err := p.opt.Model.Stream(ctx, ModelRequest{Messages: prompt.messages, MaxTokens: p.opt.MaxReplyTokens}, func(delta string) error {
 		acc.WriteString(delta)
 		if uerr := sink.Update(ctx, acc.String()); uerr != nil {
-			p.log.Warn("stream update", "chat_id", st.chat.ID, "err", uerr)
+			p.log.Warn("stream update", "chat_id", cs.chat.ID, "err", uerr)
 		}
 		return nil
 	})
@@ -254,47 +254,47 @@ func (p *Pipeline) replyOne(ctx context.Context, st chatState, rp replyPlan, sin
 	if err != nil && ctx.Err() != nil {
 		// Shutting down (or the platform gave up): the message is kept and
 		// the user hears why the reply stopped.
-		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "interrupted", Pipeline: pipelineTime})
+		p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "interrupted", Pipeline: pipelineTime})
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = sink.Notice(nctx, p.text(lang, msgInterrupted))
 		return "", nil
 	}
 	if err != nil {
-		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: modelDone.Sub(modelStart), PromptMessages: len(prompt.messages)})
-		p.log.Warn("model call failed", "chat_id", st.chat.ID, "err", err)
+		p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: modelDone.Sub(modelStart), PromptMessages: len(prompt.messages)})
+		p.log.Warn("model call failed", "chat_id", cs.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.modelErrorText(lang, err))
 		// Unanswered messages pile up while the model fails: they are
 		// beats of their own to compaction, which may now be owed.
 		if plan := memory.PlanCompaction(memory.TurnsOf(br.Uncovered), p.compactParams(), false); plan.Due || urgent {
-			p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.chat.CardID, SpaceID: st.chat.SpaceID, CompactionDue: true, Urgent: urgent})
+			p.afterTurn(ctx, cs, TurnDone{ChatID: cs.chat.ID, CardID: cs.chat.CardID, SpaceID: cs.chat.SpaceID, CompactionDue: true, Urgent: urgent})
 		}
 		return "", nil
 	}
-	msg := &models.Message{Role: memory.RoleAssistant, AuthorName: st.card.Name, Content: storable(text),
-		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, SpeakerCardID: st.speakerCard()}
-	if st.scene() {
-		msg.AuthorName = st.speakerName()
+	msg := &models.Message{Role: memory.RoleAssistant, AuthorName: cs.card.Name, Content: storable(text),
+		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, SpeakerCardID: cs.speakerCard()}
+	if cs.scene() {
+		msg.AuthorName = cs.speakerName()
 	}
 	reply := []*models.Message{msg}
-	rec := p.turnRecord(st, reply, false, "")
+	rec := p.turnRecord(cs, reply, false, "")
 	if rp.whisper != nil {
 		rec.Present, rec.Whisper = rp.whisper, rp.whisper
 	}
-	if err := p.opt.Store.AppendTurn(ctx, st.chat.ID, rp.expectHead, rp.parent, reply, rec); err != nil {
-		p.log.Error("store reply", "chat_id", st.chat.ID, "err", err)
+	if err := p.opt.Store.AppendTurn(ctx, cs.chat.ID, rp.expectHead, rp.parent, reply, rec); err != nil {
+		p.log.Error("store reply", "chat_id", cs.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
 		return "", err
 	}
 	stored := time.Now()
 	releaseStore()
 	if err := sink.Finish(ctx, text); err != nil {
-		p.opt.Observer.SendFailed(st.channel.Platform)
-		p.log.Error("deliver reply", "chat_id", st.chat.ID, "channel", st.channel.ID, "err", err)
+		p.opt.Observer.SendFailed(cs.channel.Platform)
+		p.log.Error("deliver reply", "chat_id", cs.chat.ID, "channel", cs.channel.ID, "err", err)
 	}
 	delivered := time.Now()
 	if p.opt.Tokens != nil && res.PromptTokens > 0 {
-		p.opt.Tokens.Observe(st.chat.ID, prompt.estimated, res.PromptTokens)
+		p.opt.Tokens.Observe(cs.chat.ID, prompt.estimated, res.PromptTokens)
 	}
 	turns := append(memory.TurnsOf(br.Uncovered), memory.Turn{ID: msg.ID, Role: memory.RoleAssistant, Content: text})
 	plan := memory.PlanCompaction(turns, p.compactParams(), false)
@@ -302,21 +302,21 @@ func (p *Pipeline) replyOne(ctx context.Context, st chatState, rp replyPlan, sin
 	// answer to the stored reply plus the bookkeeping after delivery (the
 	// delivery itself is the platform's time).
 	own := pipelineTime + stored.Sub(afterModel) + time.Since(delivered)
-	p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "answered", Pipeline: own, Queued: rp.queued, Model: modelDone.Sub(modelStart),
+	p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "answered", Pipeline: own, Queued: rp.queued, Model: modelDone.Sub(modelStart),
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, PromptMessages: len(prompt.messages)})
-	p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.chat.CardID, SpaceID: st.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
-	p.recordOwed(ctx, st)
+	p.afterTurn(ctx, cs, TurnDone{ChatID: cs.chat.ID, CardID: cs.chat.CardID, SpaceID: cs.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
+	p.recordOwed(ctx, cs)
 	return msg.ID, nil
 }
 
 // afterTurn tells the job queue what the turn left owed.
-func (p *Pipeline) afterTurn(ctx context.Context, st chatState, td TurnDone) {
+func (p *Pipeline) afterTurn(ctx context.Context, cs chatState, td TurnDone) {
 	if p.opt.Jobs == nil {
 		return
 	}
 	if err := p.opt.Jobs.AfterTurn(ctx, td); err != nil {
 		// The sweeper finds owed work again; the turn itself is done.
-		p.log.Warn("enqueue after turn", "chat_id", st.chat.ID, "err", err)
+		p.log.Warn("enqueue after turn", "chat_id", cs.chat.ID, "err", err)
 	}
 }
 

@@ -56,10 +56,7 @@ func newRig(t *testing.T, b backend, beats int) *rig {
 	r.fake.SetResponder(r.scribe.Respond)
 	client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", Timeout: 2 * time.Second, MaxRetries: -1}, nil)
 	mc := config.Default().Memory
-	r.mem = memory.NewService(r.st, llm.Scribe{C: client}, memory.Config{
-		Compact:          memory.CompactParams{Keep: mc.Keep, Period: mc.Period, MinCutChars: mc.MinCutChars, ManualMinCutChars: mc.ManualMinCutChars},
-		ResidentMaxChars: mc.ResidentMaxChars, EnvelopeChars: mc.EnvelopeChars, MinUsefulChars: mc.MinUsefulChars, Language: "en",
-	}, slog.New(slog.DiscardHandler))
+	r.mem = memory.NewService(r.st, llm.Scribe{C: client}, memory.ConfigFrom(mc, "en"), slog.New(slog.DiscardHandler))
 	var err error
 	if r.redis, err = jobs.OpenRedis(ctx, b.redisURL); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"troupe/config"
 	"troupe/llm"
 	"troupe/llm/openaitest"
 	"troupe/memory"
@@ -48,7 +49,7 @@ func newWorked(t *testing.T, b testenv.Backend) *worked {
 	w := &worked{st: testenv.OpenStore(t, b), fake: openaitest.NewServer(t), scribe: &memorytest.Scribe{}, log: &testenv.Buffer{}}
 	w.fake.SetResponder(w.scribe.Respond)
 	client := llm.New(llm.Config{BaseURL: w.fake.URL(), Model: "m", Timeout: 2 * time.Second, MaxRetries: -1}, nil)
-	w.mem = memory.NewService(w.st, llm.Scribe{C: client}, memory.Config{ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200, Language: "en"}, slog.New(slog.NewTextHandler(w.log, nil)))
+	w.mem = memory.NewService(w.st, llm.Scribe{C: client}, memory.ConfigFrom(config.Default().Memory, "en"), slog.New(slog.NewTextHandler(w.log, nil)))
 	db := w.st.DB()
 	must(t, w.st.UpsertCard(ctx, models.Card{ID: "qingwu", Name: "Qingwu", Language: "en", Data: "{}"}))
 	must(t, w.st.EnsureSpace(ctx, models.Space{ID: "discord:guild:1", Platform: "discord", Kind: "guild", ExternalID: "1"}))

@@ -30,8 +30,9 @@ func TestForgottenWhileTheScribeWrites(t *testing.T) {
 					st := testenv.OpenStore(t, b)
 					fake := openaitest.NewServer(t)
 					client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", Timeout: 5 * time.Second, MaxRetries: -1}, nil)
-					mem := memory.NewService(st, llm.Scribe{C: client}, memory.ConfigFrom(config.Memory{Keep: 1, Period: 30, MinCutChars: 1, ManualMinCutChars: 1,
-						ResidentMaxChars: 1200, EnvelopeChars: 4300, MinUsefulChars: 200, RecapMaxChars: 60000}, "en"), nil)
+					mc := config.Default().Memory
+					mc.Keep, mc.Period, mc.MinCutChars, mc.ManualMinCutChars = 1, 30, 1, 1
+					mem := memory.NewService(st, llm.Scribe{C: client}, memory.ConfigFrom(mc, "en"), nil)
 					chat := storyChat(t, st)
 					scribe := &memorytest.Scribe{}
 					var once sync.Once

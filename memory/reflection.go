@@ -22,12 +22,6 @@ type ReflectConfig struct {
 	PivotalImportance int
 }
 
-// DefaultReflectConfig returns the documented defaults.
-func DefaultReflectConfig() ReflectConfig {
-	return ReflectConfig{Trigger: reflect.DefaultTriggerConfig(), MaxChecks: reflect.DefaultMaxChecks,
-		PivotalImportance: reflect.DefaultPivotalImportance}
-}
-
 // ReflectStore is what reflection needs of the store; *models.Store
 // satisfies it.
 type ReflectStore interface {
@@ -35,15 +29,11 @@ type ReflectStore interface {
 	UnrecordedTurns(ctx context.Context, chatID string, atMost int) (int, error)
 	ReflectionScene(ctx context.Context, chatID string) (models.ChatScene, error)
 	ReflectionState(ctx context.Context, chatID string) (models.ReflectionState, error)
-	SaveReflectionState(ctx context.Context, st models.ReflectionState) error
+	SaveReflectionState(ctx context.Context, state models.ReflectionState) error
 	ReflectionCandidates(ctx context.Context, spaceID string) ([]models.ReflectionCandidate, error)
 	LoadReflection(ctx context.Context, spaceID, character string) (models.ReflectionRound, error)
 	InstallReflection(ctx context.Context, r models.ReflectionInstall) error
 }
-
-// The store must keep beliefs: a changed method would otherwise turn every
-// reflection into a silent skip.
-var _ ReflectStore = (*models.Store)(nil)
 
 // Reflect runs the chat's reflection: the recorder first when turns wait
 // unrecorded, then the trigger (manual: every cast member with something
@@ -70,7 +60,7 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 	if err != nil || skip != "" {
 		return Result{Outcome: Skipped, Reason: skip}, err
 	}
-	sc, st, d, lang, cardOf := plan.scene, plan.state, plan.decision, plan.lang, plan.cardOf
+	sc, prev, d, lang, cardOf := plan.scene, plan.state, plan.decision, plan.lang, plan.cardOf
 	var done, failed []string
 	for _, name := range d.Characters {
 		n, err := s.reflectCharacter(ctx, rs, sc.Chat, cardOf[name], lang, name)
@@ -93,7 +83,7 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 		// runs the characters still owed (the others have nothing new).
 		return Result{}, &RejectedError{Kind: KindReflect, Reason: strings.Join(append(failed, done...), "; ")}
 	}
-	next := models.ReflectionState{ChatID: chatID, LastSeq: sc.Turns, LastAutoSeq: st.LastAutoSeq, Place: sc.Place, Day: sc.Day}
+	next := models.ReflectionState{ChatID: chatID, LastSeq: sc.Turns, LastAutoSeq: prev.LastAutoSeq, Place: sc.Place, Day: sc.Day}
 	if !manual {
 		next.LastAutoSeq = sc.Turns
 	}
@@ -208,7 +198,7 @@ func (s *Service) planReflection(ctx context.Context, rs ReflectStore, chatID st
 	if err != nil {
 		return plan, "", err
 	}
-	st, err := rs.ReflectionState(ctx, chatID)
+	prev, err := rs.ReflectionState(ctx, chatID)
 	if err != nil {
 		return plan, "", err
 	}
@@ -218,8 +208,8 @@ func (s *Service) planReflection(ctx context.Context, rs ReflectStore, chatID st
 	}
 	lang, _ := s.cardLanguage(ctx, sc.Chat.CardID)
 	cardOf := map[string]string{}
-	in := reflect.TriggerInput{Turn: sc.Turns, LastTurn: st.LastSeq, LastAutoTurn: st.LastAutoSeq, Manual: manual,
-		Scene: reflect.Scene{Place: sc.Place, Day: sc.Day}, LastScene: reflect.Scene{Place: st.Place, Day: st.Day}, Within: sc.Within}
+	in := reflect.TriggerInput{Turn: sc.Turns, LastTurn: prev.LastSeq, LastAutoTurn: prev.LastAutoSeq, Manual: manual,
+		Scene: reflect.Scene{Place: sc.Place, Day: sc.Day}, LastScene: reflect.Scene{Place: prev.Place, Day: prev.Day}, Within: sc.Within}
 	for _, c := range cands {
 		role := reflect.Background
 		switch {
@@ -235,7 +225,7 @@ func (s *Service) planReflection(ctx context.Context, rs ReflectStore, chatID st
 	if !d.Run {
 		return plan, "no reflection due", nil
 	}
-	return reflectionPlan{scene: sc, state: st, decision: d, lang: lang, cardOf: cardOf}, "", nil
+	return reflectionPlan{scene: sc, state: prev, decision: d, lang: lang, cardOf: cardOf}, "", nil
 }
 
 // ReflectionOwed reports whether the chat's automatic reflection is due

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"troupe/config"
 	"troupe/llm"
 	"troupe/llm/openaitest"
 	"troupe/memory"
@@ -51,8 +52,9 @@ func newReflectRig(t *testing.T, b testenv.Backend, cfg reflect.TriggerConfig) *
 	fake := openaitest.NewServer(t)
 	fake.SetResponder(r.respond)
 	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", Timeout: 5 * time.Second, MaxRetries: -1}, nil)
-	r.mem = memory.NewService(r.st, llm.Scribe{C: client}, memory.Config{Language: "en",
-		Reflect: memory.ReflectConfig{Trigger: cfg, MaxChecks: 5}}, slog.New(slog.DiscardHandler))
+	mc := memory.ConfigFrom(config.Default().Memory, "en")
+	mc.Reflect = memory.ReflectConfig{Trigger: cfg, MaxChecks: 5}
+	r.mem = memory.NewService(r.st, llm.Scribe{C: client}, mc, slog.New(slog.DiscardHandler))
 	db := r.st.DB()
 	must(t, r.st.EnsureSpace(ctx, models.Space{ID: rigSpace, Platform: "discord", Kind: "guild", ExternalID: "9"}))
 	for _, c := range []struct{ card, name, chat string }{{"mara", "Mara", "cA"}, {"elias", "Elias", "cB"}} {

@@ -189,3 +189,12 @@ func (s *Service) cardLanguage(ctx context.Context, cardID string) (lang, charNa
 	}
 	return langOr(lang), card.Name
 }
+
+// FitResident returns a stored resident summary as injected: its tags
+// stripped, fitted to what others characters leave of the envelope.
+func (s *Service) FitResident(lang, stored string, others int) string {
+	return FitResident(lang, StripTags(stored), others, s.Budget())
+}
+
+// Budget returns the injection budget.
+func (s *Service) Budget() Budget { return s.cfg.Budget() }

@@ -97,31 +97,6 @@ func TestTokenCounterEncoding(t *testing.T) {
 	}
 }
 
-func TestTokenCounterCountMessages(t *testing.T) {
-	t.Parallel()
-	msgs := []TokenMessage{
-		{Role: "system", Content: "You are a helpful assistant."}, // 3 + 1 + 6
-		{Role: "user", Content: "Hello!"},                         // 3 + 1 + 2
-	}
-	tests := []struct {
-		encoding string
-		msgs     []TokenMessage
-		want     int
-	}{
-		{EncodingO200K, nil, 3},
-		{EncodingO200K, msgs, 19},
-		{EncodingCL100K, msgs, 19},
-		{EncodingO200K, []TokenMessage{{Role: "user", Content: "你好"}}, 3 + 1 + 1 + 3},
-		{EncodingCL100K, []TokenMessage{{Role: "user", Content: "你好"}}, 3 + 1 + 2 + 3},
-	}
-	for _, tt := range tests {
-		c := newTestTokenCounter(t, tt.encoding)
-		if got := c.CountMessages(tt.msgs); got != tt.want {
-			t.Errorf("%s: CountMessages(%v) = %d, want %d", tt.encoding, tt.msgs, got, tt.want)
-		}
-	}
-}
-
 func TestTokenCounterConcurrent(t *testing.T) {
 	t.Parallel()
 	c := newTestTokenCounter(t, EncodingO200K)
@@ -139,42 +114,6 @@ func TestTokenCounterConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-}
-
-func TestTokenEncodingForModel(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		model, want string
-	}{
-		{"gpt-4o", EncodingO200K},
-		{"gpt-4o-mini-2024-07-18", EncodingO200K},
-		{"chatgpt-4o-latest", EncodingO200K},
-		{"gpt-4.1-nano", EncodingO200K},
-		{"o1", EncodingO200K},
-		{"o1-preview", EncodingO200K},
-		{"o3-mini", EncodingO200K},
-		{"o4-mini", EncodingO200K},
-		{"gpt-5", EncodingO200K},
-		{"gpt-5-mini", EncodingO200K},
-		{"GPT-4O", EncodingO200K},
-		{"openai/gpt-4o", EncodingO200K},
-		{"ft:gpt-4o-mini:acme::abc123", EncodingO200K},
-		{"gpt-4", EncodingCL100K},
-		{"gpt-4-turbo", EncodingCL100K},
-		{"gpt-4-0613", EncodingCL100K},
-		{"gpt-3.5-turbo", EncodingCL100K},
-		{"gpt-35-turbo", EncodingCL100K},
-		{"ft:gpt-3.5-turbo:acme::x", EncodingCL100K},
-		{"text-embedding-3-small", EncodingCL100K},
-		{"deepseek-chat", EncodingO200K},
-		{"o10-experimental", EncodingO200K},
-		{"", EncodingO200K},
-	}
-	for _, tt := range tests {
-		if got := EncodingForModel(tt.model); got != tt.want {
-			t.Errorf("EncodingForModel(%q) = %q, want %q", tt.model, got, tt.want)
-		}
-	}
 }
 
 func TestTokenEstimateFixtures(t *testing.T) {

@@ -27,7 +27,6 @@ type Adapter struct {
 	log *slog.Logger
 	// libLog takes discordgo's own log lines once the adapter runs.
 	libLog   *slog.Logger
-	binds    bindingCache
 	guilds   map[string]bool
 	channels map[string]bool
 	roles    map[string]bool
@@ -49,7 +48,6 @@ type Adapter struct {
 
 	places   places
 	hooks    hooks
-	lanes    lanes
 	confirms confirms
 	hint     sync.Once
 }
@@ -113,7 +111,6 @@ func New(cfg config.Discord, p bot.Engine, log *slog.Logger, opts ...Option) (*A
 	for _, o := range opts {
 		o(a)
 	}
-	a.binds.src = p
 	return a, nil
 }
 
@@ -192,6 +189,8 @@ func (a *Adapter) Run(ctx context.Context) error {
 		if err := a.registerCommands(ctx, s); err != nil {
 			a.log.Error("register slash commands", "err", err)
 		}
+	} else {
+		a.log.Debug("slash commands left to shard 0")
 	}
 	<-ctx.Done()
 	return a.shutdown(s)

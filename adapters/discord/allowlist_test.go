@@ -103,7 +103,11 @@ func TestEveryInteractionHonoursWhereTheBotMayPlay(t *testing.T) {
 				m, _ := click.Original()
 				return strings.Contains(m.Content, "Cancelled")
 			}, "the question cancelled by its asker")
-			time.Sleep(200 * time.Millisecond)
+			// The message was posted before the refused commands, which
+			// were answered: it was looked at, and refused at once.
+			waitFor(t, 5*time.Second, func() bool {
+				return strings.Contains(h.logs.String(), `msg="message ignored: not allowed here"`) && strings.Contains(h.logs.String(), "message_id="+said)
+			}, "the message where the bot may not play looked at")
 			if n := h.model.Count(); n != calls {
 				t.Errorf("model calls = %d, want %d (none where the bot may not play)", n, calls)
 			}

@@ -122,17 +122,6 @@ func public(cmd bot.Command) bool {
 	return false
 }
 
-// needsCard reports whether a command only makes sense where a character
-// plays; in an unbound guild channel it is refused rather than binding the
-// channel as a side effect.
-func needsCard(cmd bot.Command) bool {
-	switch cmd.Name {
-	case "card", "help", "persona", "start":
-		return false
-	}
-	return true
-}
-
 // canManage reports whether the caller may run admin commands: Manage
 // Channels for /card set, Manage Messages for everything else, from the
 // member's permissions in the channel, or a role in discord.admin_roles (by

@@ -90,8 +90,10 @@ func TestCardAutocompleteAndSet(t *testing.T) {
 	if m := ix.Messages()[0]; !strings.Contains(m.Content, "Only members") {
 		t.Errorf("refusal = %q", m.Content)
 	}
-	h.discord.Post(discordtest.Post{ChannelID: room, Author: h.ada, Content: "nobody plays here yet"})
-	waitFor(t, 5*time.Second, func() bool { return h.a.binds.cached(h.ref(room)) }, "the message in the unbound channel looked at")
+	unheard := h.discord.Post(discordtest.Post{ChannelID: room, Author: h.ada, Content: "nobody plays here yet"})
+	waitFor(t, 5*time.Second, func() bool {
+		return strings.Contains(h.logs.String(), "message ignored") && strings.Contains(h.logs.String(), "message_id="+unheard)
+	}, "the message in the unbound channel looked at and ignored")
 
 	// Someone who may manage channels binds the card by name, in any case.
 	ix = h.discord.Command(discordtest.Slash{ChannelID: room, User: h.ada, Permissions: manageChannels, Name: "card", Sub: "set",

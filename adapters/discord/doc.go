@@ -4,9 +4,14 @@
 // offers the pipeline's commands as slash commands, and renders what the
 // pipeline writes.
 //
-// Which messages count: in a guild, a channel bound to a card (with /card set)
-// and every thread under it (a thread is its own channel and chat; its space
-// is the guild); in a channel set to mention-only, only messages that mention
+// The engine decides, per message, whether a channel plays (the adapter
+// tells it a thread's parent and whether the message mentions the bot or
+// replies to the character); the adapter hands every person's message over
+// on the gateway's goroutine, in order, with one call.
+//
+// Which messages count: in a guild, a channel bound to a card (with /card
+// set) and every thread under it (a thread is its own channel and chat; its
+// space is the guild); in a channel set to mention-only, only messages that mention
 // the bot or reply to the character; direct messages when discord.allow_dms is
 // on (their space is the user). Messages of bots, of any webhook (the
 // character's own included) and of the bot itself never count, and
@@ -24,13 +29,9 @@
 // channel id, and announced in the channel with a short notice when possible.
 //
 // Edits and deletes: Discord messages are stored as they were first sent.
-// An edit of a message that has not reached the pipeline yet replaces its
-// text. An edit of the author's latest message while it waits in the
-// pipeline (a reply to earlier messages is being written) replaces the text
-// its turn will use. If its turn has already been stored but the reply has
-// not started, the edited text is passed on as a new message, so the coming
-// turn sees the correction last. Edits after the reply started, and edits of
-// older messages, are ignored (use /regen).
+// An edit of a message still waiting for its turn (a reply to earlier
+// messages is being written) replaces the text its turn will use; edits
+// after its turn began are ignored (use /regen).
 // Deleting a message, the character's included, changes no memory: use
 // /regen or /forget.
 //

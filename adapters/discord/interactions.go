@@ -16,13 +16,28 @@ func (a *Adapter) onInteraction(s *discordgo.Session, ic *discordgo.InteractionC
 	if i == nil {
 		return
 	}
+	// Commands and buttons are submitted here, on the gateway's goroutine,
+	// so they keep their place among the channel's messages.
 	switch i.Type {
 	case discordgo.InteractionApplicationCommandAutocomplete:
 		a.spawn(func() { a.autocomplete(s, i) })
 	case discordgo.InteractionApplicationCommand:
-		a.spawn(func() { a.command(s, i) })
+		a.command(s, i)
 	case discordgo.InteractionMessageComponent:
-		a.spawn(func() { a.button(s, i) })
+		a.button(s, i)
+	}
+}
+
+// await ends an interaction's sink once the engine finished its event.
+func (a *Adapter) await(rc bot.Receipt, sink *ixSink, what string) {
+	if !a.spawn(func() {
+		err := rc.Wait(a.work)
+		sink.end(a.work)
+		if err != nil {
+			a.log.Warn(what+" failed", "channel_id", sink.pl.channelID, "err", err)
+		}
+	}) {
+		sink.end(a.work)
 	}
 }
 
@@ -37,34 +52,22 @@ func caller(i *discordgo.Interaction) (*discordgo.User, *discordgo.Member) {
 	return &discordgo.User{}, nil
 }
 
-// command runs a slash command through the pipeline.
+// command submits a slash command to the engine.
 func (a *Adapter) command(s *discordgo.Session, i *discordgo.Interaction) {
 	ctx := a.work
 	cmd := commandOf(i.ApplicationCommandData())
 	lang := localeLang(string(i.Locale))
 	pl := a.place(ctx, s, i.GuildID, i.ChannelID)
 	sink := a.newIxSink(s, i, pl, lang, !public(cmd), false)
-	sink.start(ctx)
-	defer sink.end(ctx)
-	refuse := func(key int) {
-		if _, err := sink.say(ctx, text(lang, key), nil, true); err != nil {
-			a.log.Warn("answer interaction", "err", err)
-		}
-	}
 	if !a.allowed(pl) {
-		refuse(txtNotHere)
+		a.spawn(func() {
+			if _, err := sink.say(ctx, text(lang, txtNotHere), nil, true); err != nil {
+				a.log.Warn("answer interaction", "err", err)
+			}
+		})
 		return
 	}
-	if needsCard(cmd) && !pl.dm() {
-		_, ok, err := a.bound(ctx, pl)
-		if err != nil {
-			a.log.Error("channel binding", "channel_id", pl.channelID, "err", err)
-		}
-		if !ok {
-			refuse(txtUnbound)
-			return
-		}
-	}
+	sink.start(ctx)
 	u, m := caller(i)
 	in := bot.Inbound{
 		Channel:    pl.ref(u.ID),
@@ -73,13 +76,7 @@ func (a *Adapter) command(s *discordgo.Session, i *discordgo.Interaction) {
 		CanManage:  a.canManage(s, i, cmd),
 		Received:   time.Now(),
 	}
-	if cmd.Name == "card" {
-		sink.rebinds = &in.Channel
-	}
-	err := a.p.Exec(ctx, in, cmd, sink)
-	if err != nil {
-		a.log.Warn("slash command failed", "command", cmd.Name, "channel_id", pl.channelID, "err", err)
-	}
+	a.await(a.p.Submit(ctx, bot.Event{Kind: bot.EventCommand, In: in, Command: cmd}, sink), sink, "slash command "+cmd.Name)
 }
 
 // confirmYes and confirmNo start the custom ids of the yes/no buttons; the
@@ -89,7 +86,7 @@ const (
 	confirmNo  = "troupe:no:"
 )
 
-// button delivers a confirm or cancel press to the pipeline.
+// button submits a confirm or cancel press to the engine.
 func (a *Adapter) button(s *discordgo.Session, i *discordgo.Interaction) {
 	ctx := a.work
 	id := i.MessageComponentData().CustomID
@@ -108,9 +105,11 @@ func (a *Adapter) button(s *discordgo.Session, i *discordgo.Interaction) {
 		// Refused like a command, to the presser alone; the question (if
 		// any) keeps its buttons and its expiry.
 		k := a.newIxSink(s, i, pl, localeLang(string(i.Locale)), true, false)
-		if _, err := k.say(ctx, text(k.lang, txtNotHere), nil, true); err != nil {
-			a.log.Warn("answer interaction", "err", err)
-		}
+		a.spawn(func() {
+			if _, err := k.say(ctx, text(k.lang, txtNotHere), nil, true); err != nil {
+				a.log.Warn("answer interaction", "err", err)
+			}
+		})
 		return
 	}
 	// The question's message is ephemeral: only its author can press.
@@ -125,11 +124,7 @@ func (a *Adapter) button(s *discordgo.Session, i *discordgo.Interaction) {
 	}
 	sink := a.newIxSink(s, i, pl, localeLang(string(i.Locale)), true, true)
 	sink.start(ctx)
-	err := a.p.Answer(ctx, in, token, yes, sink)
-	sink.end(ctx)
-	if err != nil {
-		a.log.Warn("confirmation failed", "channel_id", pl.channelID, "err", err)
-	}
+	a.await(a.p.Submit(ctx, bot.Event{Kind: bot.EventButton, In: in, Token: token, Yes: yes}, sink), sink, "confirmation")
 }
 
 // ixSink is the bot.Sink of a slash command or a button press. troupe's
@@ -145,11 +140,6 @@ type ixSink struct {
 	lang      string
 	ephemeral bool
 	component bool
-
-	// rebinds is set for /card, which may change the channel's binding:
-	// the cached binding is dropped before the answer goes out, so that a
-	// message sent after the user saw it is looked up again.
-	rebinds *bot.ChannelRef
 
 	mu    sync.Mutex
 	state ixState
@@ -168,6 +158,7 @@ const (
 var (
 	_ bot.Sink      = (*ixSink)(nil)
 	_ bot.Confirmer = (*ixSink)(nil)
+	_ bot.Refusing  = (*ixSink)(nil)
 )
 
 func (a *Adapter) newIxSink(s *discordgo.Session, i *discordgo.Interaction, pl place, lang string, ephemeral, component bool) *ixSink {
@@ -304,10 +295,17 @@ func (k *ixSink) sayOne(ctx context.Context, piece string, comps []discordgo.Mes
 
 // Notice answers the interaction.
 func (k *ixSink) Notice(ctx context.Context, text string) error {
-	if k.rebinds != nil {
-		k.a.binds.forget(*k.rebinds)
-	}
 	_, err := k.say(ctx, text, nil, k.ephemeral)
+	if err != nil {
+		k.a.log.Error("answer interaction", "channel_id", k.pl.channelID, "err", err)
+	}
+	return err
+}
+
+// Refuse answers the caller alone, whatever the command: the engine did
+// not take it.
+func (k *ixSink) Refuse(ctx context.Context, text string) error {
+	_, err := k.say(ctx, text, nil, true)
 	if err != nil {
 		k.a.log.Error("answer interaction", "channel_id", k.pl.channelID, "err", err)
 	}
@@ -358,8 +356,7 @@ func (k *ixSink) channel(ctx context.Context) *reply {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.reply == nil {
-		k.a.binds.forget(k.pl.ref(""))
-		k.reply = k.a.newReply(k.s, k.pl, nil)
+		k.reply = k.a.newReply(k.s, k.pl)
 	}
 	return k.reply
 }

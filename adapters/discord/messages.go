@@ -9,15 +9,37 @@ import (
 	"troupe/bot"
 )
 
+// onMessageCreate hands a person's message to the engine. The gateway
+// calls it on its one goroutine (SyncEvents), in the order Discord sent the
+// messages, and Submit returns once the message is ordered in its channel:
+// that order is the channel's. The engine decides whether the channel plays.
 func (a *Adapter) onMessageCreate(s *discordgo.Session, mc *discordgo.MessageCreate) {
 	if mc.Message == nil || !a.human(mc.Message) {
 		return
 	}
-	m := *mc.Message
-	a.enqueue(s, m.ChannelID, &queued{msg: &m})
+	m := mc.Message
+	ctx := a.work
+	in, pl, ok := a.inbound(ctx, s, m)
+	if !ok || !a.begin() {
+		return
+	}
+	r := a.newReply(s, pl)
+	r.ref = m
+	rc := a.p.Submit(ctx, bot.Event{Kind: bot.EventMessage, In: in}, r)
+	if rc.Ignored() {
+		a.log.Debug("message ignored: the channel does not play for it", "channel_id", pl.channelID, "message_id", m.ID)
+	}
+	go func() {
+		defer a.wg.Done()
+		if err := rc.Wait(ctx); err != nil {
+			a.log.Warn("turn failed", "channel_id", pl.channelID, "err", err)
+		}
+		a.log.Debug("message handled", "channel_id", pl.channelID, "message_id", m.ID)
+	}()
 }
 
-// onMessageUpdate applies an edit; see the package comment for what counts.
+// onMessageUpdate hands an edit to the engine, which changes the text of
+// the message if it still waits for its turn; see the package comment.
 func (a *Adapter) onMessageUpdate(s *discordgo.Session, mu *discordgo.MessageUpdate) {
 	if mu.Message == nil || mu.EditedTimestamp == nil || !a.human(mu.Message) {
 		return
@@ -26,24 +48,13 @@ func (a *Adapter) onMessageUpdate(s *discordgo.Session, mu *discordgo.MessageUpd
 	if text == "" {
 		return
 	}
-	l := a.lanes.lookup(mu.ChannelID)
-	if l == nil {
-		return
-	}
-	prep := l.edit(mu.ID, mu.Content, text)
-	if prep == nil {
-		return
-	}
-	// Still waiting in the pipeline (a reply is being written): the edit
-	// replaces the text the next turn will use.
-	revised := prep.in
-	revised.MessageID, revised.Text = mu.ID, text
-	if a.p.Submit(a.work, bot.Event{Kind: bot.EventEdit, In: revised}, nopSink{}).Revised() {
+	pl := a.place(a.work, s, mu.GuildID, mu.ChannelID)
+	in := bot.Inbound{Channel: pl.ref(mu.Author.ID), AuthorID: mu.Author.ID, MessageID: mu.ID, Text: text}
+	if a.p.Submit(a.work, bot.Event{Kind: bot.EventEdit, In: in}, nopSink{}).Revised() {
 		a.log.Debug("edit replaced a waiting message", "channel_id", mu.ChannelID, "message_id", mu.ID)
 		return
 	}
-	a.log.Debug("edit passed on as a new message", "channel_id", mu.ChannelID, "message_id", mu.ID)
-	a.enqueue(s, mu.ChannelID, &queued{edit: prep})
+	a.log.Debug("edit left alone: its message is not waiting", "channel_id", mu.ChannelID, "message_id", mu.ID)
 }
 
 // human reports whether m was written by a person (not a bot, a webhook, the
@@ -55,78 +66,25 @@ func (a *Adapter) human(m *discordgo.Message) bool {
 	return m.Type == discordgo.MessageTypeDefault || m.Type == discordgo.MessageTypeReply
 }
 
-// enqueue puts q in its channel's lane and starts the lane's worker if none
-// runs.
-func (a *Adapter) enqueue(s *discordgo.Session, channelID string, q *queued) {
-	l := a.lanes.push(channelID, q)
-	if l == nil {
-		return
-	}
-	if !a.spawn(func() { a.drain(s, l) }) {
-		a.log.Warn("message arrived while stopping; not handled", "channel_id", channelID)
-	}
-}
-
-// drain hands a lane's messages to the engine one by one, in the order the
-// gateway delivered them.
-func (a *Adapter) drain(s *discordgo.Session, l *lane) {
-	ctx := a.work
-	for {
-		q, ok := l.pop()
-		if !ok {
-			return
-		}
-		var prep prepared
-		var msgID string
-		if q.edit != nil {
-			prep = *q.edit
-		} else {
-			p, ok := a.accept(ctx, s, q.msg)
-			if !ok {
-				continue
-			}
-			prep, msgID = p, q.msg.ID
-		}
-		seq := l.hand(msgID, prep)
-		r := a.newReply(s, prep.pl, func() { l.begun(seq) })
-		r.ref = q.msg
-		// Submit returns once the message is stored and queued in the
-		// channel's order; the next one may follow at once.
-		rc := a.p.Submit(ctx, bot.Event{Kind: bot.EventMessage, In: prep.in}, r)
-		if !a.spawn(func() {
-			if err := rc.Wait(ctx); err != nil {
-				a.log.Warn("turn failed", "channel_id", prep.pl.channelID, "err", err)
-			}
-		}) {
-			return
-		}
-	}
-}
-
-// accept decides whether m is a turn and prepares it.
-func (a *Adapter) accept(ctx context.Context, s *discordgo.Session, m *discordgo.Message) (prepared, bool) {
+// inbound turns m into the engine's message, with where its reply goes;
+// false for a message with nothing to say or in a place the configuration
+// leaves out.
+func (a *Adapter) inbound(ctx context.Context, s *discordgo.Session, m *discordgo.Message) (bot.Inbound, place, bool) {
 	if m.GuildID != "" && m.Content == "" && len(m.Attachments) == 0 && len(m.Embeds) == 0 && len(m.StickerItems) == 0 && !a.mentions(m) {
 		a.hint.Do(func() {
 			a.log.Warn("a guild message arrived with empty content: switch on the Message Content intent " +
 				"for this bot in the Discord developer portal (Bot → Privileged Gateway Intents)")
 		})
-		return prepared{}, false
+		return bot.Inbound{}, place{}, false
 	}
 	pl := a.place(ctx, s, m.GuildID, m.ChannelID)
-	if !a.allowed(pl) {
-		return prepared{}, false
-	}
-	b, ok, err := a.bound(ctx, pl)
-	if err != nil {
-		a.log.Error("channel binding", "channel_id", pl.channelID, "err", err)
-		return prepared{}, false
-	}
-	if !ok || (b.mentionOnly && !a.mentions(m) && !a.repliesToCharacter(m)) {
-		return prepared{}, false
-	}
 	text := a.clean(m)
+	if !a.allowed(pl) {
+		a.log.Debug("message ignored: not allowed here", "channel_id", pl.channelID, "message_id", m.ID)
+		return bot.Inbound{}, place{}, false
+	}
 	if text == "" {
-		return prepared{}, false
+		return bot.Inbound{}, place{}, false
 	}
 	in := bot.Inbound{
 		Channel:    pl.ref(m.Author.ID),
@@ -134,9 +92,10 @@ func (a *Adapter) accept(ctx context.Context, s *discordgo.Session, m *discordgo
 		AuthorName: displayName(m.Author, m.Member),
 		Text:       text,
 		MessageID:  m.ID,
+		Mentioned:  a.mentions(m) || a.repliesToCharacter(m),
 		Received:   m.Timestamp,
 	}
-	return prepared{in: in, pl: pl}, true
+	return in, pl, true
 }
 
 // mentions reports whether m mentions the bot.

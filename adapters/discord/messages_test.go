@@ -59,11 +59,15 @@ func TestBotWebhookAndUnboundMessagesAreIgnored(t *testing.T) {
 	foreign := h.discord.AddForeignWebhook(h.channel)
 	h.discord.Post(discordtest.Post{ChannelID: h.channel, Author: discordtest.User{ID: h.discord.NewID(), Username: "otherbot", Bot: true}, Content: "beep"})
 	h.discord.Post(discordtest.Post{ChannelID: h.channel, Author: discordtest.User{ID: foreign, Username: "Relay", Bot: true}, WebhookID: foreign, Content: "relayed"})
-	h.discord.Post(discordtest.Post{ChannelID: other, Author: h.ada, Content: "not here"})
+	notHere := h.discord.Post(discordtest.Post{ChannelID: other, Author: h.ada, Content: "not here"})
 	h.discord.Post(discordtest.Post{ChannelID: h.channel, Author: h.ada, Content: "a pin", Type: 6})
 	h.say("Only this counts.")
 	waitFor(t, 10*time.Second, func() bool { return h.replied(h.channel, 1, "Only this counts.") }, "the reply")
-	time.Sleep(300 * time.Millisecond)
+	// The gateway hands messages over in order and the engine decides at
+	// once: the reply to the last one means the others were looked at.
+	waitFor(t, 5*time.Second, func() bool {
+		return strings.Contains(h.logs.String(), "message ignored: the channel does not play for it") && strings.Contains(h.logs.String(), "message_id="+notHere)
+	}, "the message in the unbound channel ignored")
 	if n := h.model.Count(); n != 1 {
 		t.Errorf("model calls = %d, want 1", n)
 	}
@@ -92,7 +96,9 @@ func TestGatewayDropMidConversationResumesWithoutLossOrDuplicates(t *testing.T) 
 	waitFor(t, 15*time.Second, func() bool { return h.replied(h.channel, 2, "Second question") }, "the second reply")
 	// Discord may deliver a message again after a reconnect.
 	h.discord.Redeliver(first)
-	time.Sleep(500 * time.Millisecond)
+	waitFor(t, 10*time.Second, func() bool {
+		return strings.Count(h.logs.String(), `msg="message handled" component=discord shard=0 channel_id=`+h.channel+" message_id="+first) == 2
+	}, "the second delivery handled")
 	if n := h.model.Count(); n != 2 {
 		t.Errorf("model calls = %d, want 2 (each message answered once)", n)
 	}
@@ -118,7 +124,10 @@ func TestEditBeforeTheReplyStartsIsTakenAsNewText(t *testing.T) {
 	h.say("First.")
 	waitFor(t, 10*time.Second, func() bool { return len(h.characterMessages(h.channel)) == 1 }, "the first reply to start")
 	second := h.say("I take the red key.")
-	time.Sleep(100 * time.Millisecond)
+	waitFor(t, 10*time.Second, func() bool {
+		rows, err := h.store.Inbox(context.Background(), "discord:"+h.channel)
+		return err == nil && len(rows) == 1 && rows[0].Content == "I take the red key."
+	}, "the second message waiting in the inbox")
 	h.discord.Edit(second, "I take the blue key.")
 	waitFor(t, 20*time.Second, func() bool { return h.replied(h.channel, 2, "blue key") }, "the second reply")
 	// The waiting message takes the edited text: the old text is never sent.
@@ -128,7 +137,9 @@ func TestEditBeforeTheReplyStartsIsTakenAsNewText(t *testing.T) {
 	}
 	// An edit after the reply is ignored.
 	h.discord.Edit(second, "I take the green key.")
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, 10*time.Second, func() bool {
+		return strings.Contains(h.logs.String(), "edit left alone: its message is not waiting") && strings.Contains(h.logs.String(), "message_id="+second)
+	}, "the late edit looked at")
 	if n := h.model.Count(); n != 2 {
 		t.Errorf("model calls = %d, want 2", n)
 	}
@@ -170,14 +181,18 @@ func TestWhereTheBotMayNotPlay(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, setup{cfg: tt.cfg})
 			dm := h.discord.AddDM(h.bob)
-			h.discord.Post(discordtest.Post{ChannelID: dm, Author: h.bob, Content: "Hello from a DM."})
-			h.say("Hello in a place that is not allowed.")
+			inDM := h.discord.Post(discordtest.Post{ChannelID: dm, Author: h.bob, Content: "Hello from a DM."})
+			inChannel := h.say("Hello in a place that is not allowed.")
 			ix := h.discord.Command(discordtest.Slash{ChannelID: h.channel, User: h.ada, Permissions: manageMessages, Name: "chats"})
 			waitFor(t, 5*time.Second, func() bool { return len(ix.Messages()) == 1 }, "the refusal")
 			if m := ix.Messages()[0]; !m.Ephemeral || !strings.Contains(m.Content, "does not play here") {
 				t.Errorf("/chats answered %+v", m)
 			}
-			time.Sleep(500 * time.Millisecond)
+			for _, id := range []string{inDM, inChannel} {
+				waitFor(t, 5*time.Second, func() bool {
+					return strings.Contains(h.logs.String(), `msg="message ignored: not allowed here"`) && strings.Contains(h.logs.String(), "message_id="+id)
+				}, "message %s looked at", id)
+			}
 			if n := h.model.Count(); n != 0 {
 				t.Errorf("model calls = %d, want none", n)
 			}
@@ -246,7 +261,7 @@ func TestShardIdentifiesAndLeavesCommandsToShardZero(t *testing.T) {
 	if ids := h.discord.Identifies(); len(ids) != 1 || ids[0].Shard != [2]int{1, 2} {
 		t.Errorf("identify = %+v, want shard [1 2]", ids)
 	}
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, 5*time.Second, func() bool { return strings.Contains(h.logs.String(), "slash commands left to shard 0") }, "the registration decided")
 	if n := len(h.discord.CallsTo("PUT /applications/*/commands")); n != 0 {
 		t.Errorf("shard 1 registered commands %d times", n)
 	}

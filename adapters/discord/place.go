@@ -27,12 +27,7 @@ func (pl place) ref(userID string) bot.ChannelRef {
 	if pl.dm() {
 		return bot.ChannelRef{Platform: bot.PlatformDiscord, ID: pl.channelID, SpaceKind: bot.SpaceUser, SpaceID: userID}
 	}
-	return bot.ChannelRef{Platform: bot.PlatformDiscord, ID: pl.channelID, SpaceKind: bot.SpaceGuild, SpaceID: pl.guildID, Group: true}
-}
-
-// parentRef is the pipeline's name for a thread's parent channel.
-func (pl place) parentRef() bot.ChannelRef {
-	return place{channelID: pl.parentID, guildID: pl.guildID}.ref("")
+	return bot.ChannelRef{Platform: bot.PlatformDiscord, ID: pl.channelID, SpaceKind: bot.SpaceGuild, SpaceID: pl.guildID, Group: true, ParentID: pl.parentID}
 }
 
 // hookChannel is the channel whose webhook speaks here.
@@ -110,32 +105,6 @@ func (a *Adapter) allowed(pl place) bool {
 		return false
 	}
 	return true
-}
-
-// bound returns the binding of a guild place; a thread without a card of its
-// own takes its parent's, and keeps it. DMs always play (the default card
-// when none was chosen).
-func (a *Adapter) bound(ctx context.Context, pl place) (binding, bool, error) {
-	ref := pl.ref("")
-	b, err := a.binds.get(ctx, ref)
-	if err != nil || pl.dm() {
-		return b, err == nil, err
-	}
-	if b.cardID != "" {
-		return b, true, nil
-	}
-	if pl.parentID == "" {
-		return b, false, nil
-	}
-	pb, err := a.binds.get(ctx, pl.parentRef())
-	if err != nil || pb.cardID == "" {
-		return b, false, err
-	}
-	if err := a.p.Bind(ctx, ref, pb.cardID); err != nil {
-		return b, false, err
-	}
-	a.binds.forget(ref)
-	return binding{cardID: pb.cardID}, true, nil
 }
 
 // speakerOf is how a reply shows the speaker the engine names.

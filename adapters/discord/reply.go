@@ -21,9 +21,6 @@ type reply struct {
 	sp speaker
 	// ref is the user's message that notices answer; may be nil.
 	ref *discordgo.Message
-	// first is called once, at the pipeline's first call.
-	first     func()
-	firstOnce sync.Once
 
 	mu        sync.Mutex
 	text      string
@@ -54,14 +51,8 @@ func (r *reply) Speak(_ context.Context, sp bot.Speaker) {
 	r.sp = speakerOf(sp)
 }
 
-func (a *Adapter) newReply(s *discordgo.Session, pl place, first func()) *reply {
-	return &reply{a: a, s: s, pl: pl, first: first, wake: make(chan struct{}, 1), result: make(chan error, 1)}
-}
-
-func (r *reply) touch() {
-	if r.first != nil {
-		r.firstOnce.Do(r.first)
-	}
+func (a *Adapter) newReply(s *discordgo.Session, pl place) *reply {
+	return &reply{a: a, s: s, pl: pl, wake: make(chan struct{}, 1), result: make(chan error, 1)}
 }
 
 // typingFor bounds the typing indicator of one reply.
@@ -70,7 +61,6 @@ const typingFor = 2 * time.Minute
 // Typing shows the typing indicator until the first text, a notice, or two
 // minutes.
 func (r *reply) Typing(ctx context.Context) {
-	r.touch()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.typing != nil || r.noTyping || r.rendering {
@@ -95,7 +85,6 @@ func (r *reply) stopTyping() {
 
 // Update takes the reply so far; the renderer shows it when it may.
 func (r *reply) Update(ctx context.Context, text string) error {
-	r.touch()
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
@@ -115,7 +104,6 @@ func (r *reply) Update(ctx context.Context, text string) error {
 // with the error that kept one from being posted (after a short notice in
 // the channel when that is still possible).
 func (r *reply) Finish(ctx context.Context, text string) error {
-	r.touch()
 	r.mu.Lock()
 	if r.done {
 		r.mu.Unlock()
@@ -138,7 +126,6 @@ func (r *reply) Finish(ctx context.Context, text string) error {
 // Notice posts troupe's message as the bot. Text streamed before it (a reply
 // the model broke off) is taken back first: it was not stored.
 func (r *reply) Notice(ctx context.Context, text string) error {
-	r.touch()
 	r.mu.Lock()
 	r.stopTyping()
 	wait := r.rendering && !r.done

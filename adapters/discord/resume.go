@@ -26,10 +26,7 @@ func (a *Adapter) resume(s *discordgo.Session) {
 		if !a.allowed(pl) {
 			return nil, false
 		}
-		if _, ok, err := a.bound(ctx, pl); err != nil || !ok {
-			return nil, false
-		}
-		return a.newReply(s, pl, nil), true
+		return a.newReply(s, pl), true
 	})
 	if err != nil && ctx.Err() == nil {
 		a.log.Warn("resume unanswered channels", "err", err)

@@ -106,35 +106,3 @@ func TestCardChoicesMatchNameOrIDInAnyCase(t *testing.T) {
 		}
 	}
 }
-
-func TestLaneEdits(t *testing.T) {
-	t.Parallel()
-	prep := func(author, text string) prepared { return prepared{in: bot.Inbound{AuthorID: author, Text: text}} }
-	var l lane
-	l.open, l.latest = map[string]*handed{}, map[string]string{}
-
-	// Still queued: the new content replaces the old.
-	q := &queued{msg: &discordgo.Message{ID: "q1", Content: "old"}}
-	l.queue = append(l.queue, q)
-	if p := l.edit("q1", "new", "new"); p != nil || q.msg.Content != "new" {
-		t.Errorf("queued edit: got %v and content %q", p, q.msg.Content)
-	}
-	l.queue = nil
-
-	s1 := l.hand("m1", prep("ada", "one"))
-	l.hand("m2", prep("ada", "two"))
-	if p := l.edit("m1", "uno", "uno"); p != nil {
-		t.Errorf("an edit of an older message was passed on")
-	}
-	p := l.edit("m2", "dos", "dos")
-	if p == nil || p.in.Text != "dos" || p.in.MessageID != "m2#edit1" {
-		t.Fatalf("edit of the latest message = %+v", p)
-	}
-	if again := l.edit("m2", "dos", "dos"); again != nil {
-		t.Errorf("an unchanged edit was passed on again")
-	}
-	l.begun(s1 + 1)
-	if p := l.edit("m2", "tres", "tres"); p != nil {
-		t.Errorf("an edit after the reply started was passed on")
-	}
-}

@@ -61,9 +61,6 @@ type Adapter struct {
 	inbox *inbox
 
 	wg sync.WaitGroup
-
-	qmu    sync.Mutex
-	queues map[int64]*chatQueue
 }
 
 // New returns an adapter for the bot cfg names, on engine p, which also
@@ -108,7 +105,6 @@ func New(cfg config.Telegram, p bot.Engine, log *slog.Logger) (*Adapter, error) 
 		drainTimeout: 20 * time.Second,
 		maxWaits:     5,
 		seen:         newSeenSet(10000),
-		queues:       map[int64]*chatQueue{},
 	}
 	return a, nil
 }

@@ -391,8 +391,9 @@ func TestRestartNeitherReplaysNorSkips(t *testing.T) {
 	second, _ := h.tg.SendText(alice, "Written while troupe was down")
 	h.tg.Redeliver(first) // Telegram offers the command again
 	h.start()
+	// The redelivered command came before the message, in one chat's
+	// order: had it run again, its answer would have come first.
 	h.waitText(alice.ID, `You said "Written while troupe was down"`)
-	time.Sleep(300 * time.Millisecond)
 	if n := h.count(alice.ID, "No chats"); n != 1 {
 		t.Errorf("/chats answered %d times, want once", n)
 
@@ -490,7 +491,7 @@ func TestWebhook(t *testing.T) {
 	if code := post("wrong"); code != http.StatusForbidden {
 		t.Errorf("with a wrong secret: got %d, want 403", code)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The handler answered 403 before handing anything over.
 	if h.ai.Count() != 0 || len(h.tg.Calls("sendMessage")) != 0 {
 		t.Fatal("a request without the secret was handled")
 	}
@@ -501,9 +502,16 @@ func TestWebhook(t *testing.T) {
 	if code := post("s3cret-token"); code != http.StatusOK {
 		t.Errorf("redelivery: got %d, want 200", code)
 	}
-	time.Sleep(300 * time.Millisecond)
-	if n := h.ai.Count(); n != 1 {
-		t.Errorf("model calls: got %d, want 1 (a redelivered update is handled once)", n)
+	// The handler decides before it answers: a second delivery it took
+	// would have been stored by now. A new update proves the path runs.
+	next, _ := h.tg.SendText(alice, "second by webhook")
+	body = h.tg.RawUpdate(next)
+	if code := post("s3cret-token"); code != http.StatusOK {
+		t.Fatalf("a new update: got %d, want 200", code)
+	}
+	h.waitText(alice.ID, `You said "second by webhook"`)
+	if n := h.ai.Count(); n != 2 {
+		t.Errorf("model calls: got %d, want 2 (a redelivered update is handled once)", n)
 	}
 	if n := len(h.tg.Calls("getUpdates")) + len(h.tg.Calls("deleteWebhook")); n != 0 {
 		t.Errorf("webhook mode polled or deleted the webhook (%d calls)", n)
@@ -605,7 +613,9 @@ func TestLimits(t *testing.T) {
 		h.waitText(alice.ID, "two")
 		// Commands count too: /regen would call the model again.
 		h.tg.SendText(alice, "/regen")
-		time.Sleep(300 * time.Millisecond)
+		// /help is never limited and runs after /regen, in the chat's order.
+		h.tg.SendText(alice, "/help")
+		h.waitText(alice.ID, "Commands:")
 		if n := h.count(alice.ID, slowDown); n != 1 {
 			t.Errorf("rate notices: got %d, want 1", n)
 		}
@@ -713,7 +723,9 @@ func TestClosedPipelineLeavesUpdatePending(t *testing.T) {
 	}
 	id, _ := h.tg.SendText(alice, "sent as troupe stops")
 	h.waitText(alice.ID, "restarting")
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, "the refused update settled", func() bool {
+		return strings.Contains(h.logs.String(), fmt.Sprintf("update_id=%d", id)) && strings.Contains(h.logs.String(), "shutting down")
+	})
 	if st := h.inboxState(); len(st.Pending) != 1 || st.Pending[0].UpdateID != id {
 		t.Fatalf("pending: got %d updates, want the refused one", len(st.Pending))
 	}

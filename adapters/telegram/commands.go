@@ -10,10 +10,10 @@ import (
 	"troupe/bot"
 )
 
-// command runs a slash command. /start is the adapter's: the greeting, or
-// a keyboard to choose the card when there are several. Every other
-// command, known or not, goes to the pipeline, which answers unknown ones
-// with the help. The error is the pipeline's, already logged.
+// command runs /start, the adapter's own command: the greeting, or a
+// keyboard to choose the card when there are several. Every other command,
+// known or not, goes to the engine, which answers unknown ones with the
+// help. The error is the pipeline's, already logged.
 func (a *Adapter) command(ctx context.Context, ev event) error {
 	in := ev.in
 	if in.Channel.Group {
@@ -21,12 +21,7 @@ func (a *Adapter) command(ctx context.Context, ev event) error {
 	}
 	s := a.newSink(ev)
 	defer s.close()
-	var err error
-	if ev.cmd.Name == "start" {
-		err = a.start(ctx, ev, in, s)
-	} else {
-		err = a.p.Exec(ctx, in, ev.cmd, s)
-	}
+	err := a.start(ctx, ev, in, s)
 	if err != nil {
 		a.log.Warn("command failed", "chat_id", ev.chatID, "command", ev.cmd.Name, "err", err)
 	}
@@ -79,34 +74,41 @@ func (a *Adapter) bindAndGreet(ctx context.Context, ev event, in bot.Inbound, ca
 	return a.p.Greet(ctx, in, s)
 }
 
-// button handles an inline button press; the callback query itself was
-// answered when it arrived. The error is the pipeline's, already logged.
+// isAnswer reports whether a button's data answers a yes/no question.
+func isAnswer(data string) bool {
+	return strings.HasPrefix(data, dataYes) || strings.HasPrefix(data, dataNo)
+}
+
+// answer submits a yes/no press to the engine, in the chat's order.
+func (a *Adapter) answer(ctx context.Context, ev event, s *sink) bot.Receipt {
+	yes := strings.HasPrefix(ev.data, dataYes)
+	token := ev.data[len(dataYes):]
+	// In a group someone other than the asker may press; the pipeline
+	// refuses them and the keyboard must stay for the asker.
+	if !ev.in.Channel.Group {
+		a.spawn(func() { a.dropKeyboard(ctx, ev) })
+	}
+	return a.p.Submit(ctx, bot.Event{Kind: bot.EventButton, In: ev.in, Token: token, Yes: yes}, s)
+}
+
+// button handles a press of a card-choosing button; the callback query
+// itself was answered when it arrived. The error is the pipeline's,
+// already logged.
 func (a *Adapter) button(ctx context.Context, ev event) error {
 	in := ev.in
 	s := a.newSink(event{chatID: ev.chatID})
 	defer s.close()
-	var err error
-	switch {
-	case strings.HasPrefix(ev.data, dataYes), strings.HasPrefix(ev.data, dataNo):
-		yes := strings.HasPrefix(ev.data, dataYes)
-		token := ev.data[len(dataYes):]
-		// In a group someone other than the asker may press; the pipeline
-		// refuses them and the keyboard must stay for the asker.
-		if !in.Channel.Group {
-			a.dropKeyboard(ctx, ev)
-		}
-		err = a.p.Answer(ctx, in, token, yes, s)
-	case strings.HasPrefix(ev.data, dataCard):
-		if in.Channel.Group {
-			in.CanManage = a.canManage(ctx, ev.chatID, ev.userID)
-		}
-		if !in.Channel.Group || in.CanManage {
-			a.dropKeyboard(ctx, ev)
-		}
-		err = a.bindAndGreet(ctx, ev, in, strings.TrimPrefix(ev.data, dataCard), s)
-	default:
+	if !strings.HasPrefix(ev.data, dataCard) {
 		a.log.Debug("unknown button", "chat_id", ev.chatID, "data", ev.data)
+		return nil
 	}
+	if in.Channel.Group {
+		in.CanManage = a.canManage(ctx, ev.chatID, ev.userID)
+	}
+	if !in.Channel.Group || in.CanManage {
+		a.dropKeyboard(ctx, ev)
+	}
+	err := a.bindAndGreet(ctx, ev, in, strings.TrimPrefix(ev.data, dataCard), s)
 	if err != nil {
 		a.log.Warn("button failed", "chat_id", ev.chatID, "err", err)
 	}

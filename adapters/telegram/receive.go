@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
@@ -143,19 +142,14 @@ const webhookStoreWait = 20 * time.Second
 // request is acknowledged, so a process killed right after must not hold it
 // only in memory.
 func (a *Adapter) dispatchStored(ctx context.Context, ev event) {
-	if ev.kind != evText {
-		a.dispatch(ev)
+	rc, ok := a.dispatch(ev)
+	if !ok {
 		return
 	}
-	stored := make(chan struct{})
-	ev.in.Stored = sync.OnceFunc(func() { close(stored) })
-	a.dispatch(ev)
-	t := time.NewTimer(webhookStoreWait)
-	defer t.Stop()
-	select {
-	case <-stored:
-	case <-t.C:
-	case <-ctx.Done():
+	wctx, cancel := context.WithTimeout(ctx, webhookStoreWait)
+	defer cancel()
+	if err := rc.Admitted(wctx); err != nil {
+		a.log.Warn("webhook update not stored before its answer", "update_id", ev.update.UpdateID, "err", err)
 	}
 }
 

@@ -123,7 +123,9 @@ func (r router) message(u tgbotapi.Update) (event, string) {
 			return event{}, "no text"
 		}
 	}
-	ev.in.Text = text
+	// Every message that gets here is addressed to the bot: a private
+	// chat's, or a group's that mentions or answers it.
+	ev.in.Text, ev.in.Mentioned = text, true
 	return ev, ""
 }
 

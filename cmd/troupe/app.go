@@ -37,6 +37,11 @@ type app struct {
 	metrics  *ops.Metrics
 }
 
+// The store must keep the record and beliefs: memory finds them by a run-time
+// check, and a changed method would otherwise turn every record and
+// reflection into a silent skip.
+var _ memory.ReflectStore = (*models.Store)(nil)
+
 func newLogger(c config.Log, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(c.Level))

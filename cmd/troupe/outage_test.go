@@ -99,6 +99,7 @@ func TestRedisOutageDuringConversation(t *testing.T) {
 	start := time.Now()
 	for i := 3; time.Since(start) < outage; i++ {
 		say(i)
+		// Pacing, not synchronization: spread the turns over the outage.
 		time.Sleep(200 * time.Millisecond)
 	}
 	rs.start(t)

@@ -1,10 +1,7 @@
 package memory
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"troupe/models"
@@ -111,83 +108,6 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// Consolidate merges changed recaps into the handbook and resident of a card
-// in a space and removes deleted chats. Nothing changed means no model call.
-// The result is recorded.
-func (s *Service) Consolidate(ctx context.Context, cardID, spaceID string) (Result, error) {
-	key := models.MemoryJobKey(cardID, spaceID)
-	var res Result
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		res, err = s.consolidate(ctx, cardID, spaceID)
-		if !errors.Is(err, models.ErrStale) {
-			break
-		}
-		s.log.Info("memory changed while the scribe wrote; consolidating again", "card_id", cardID, "space_id", spaceID)
-		err = ErrStaleRetries
-	}
-	return s.record(ctx, KindConsolidate, key, res, err)
-}
-
-func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Result, error) {
-	state, err := s.store.LoadMemory(ctx, cardID, spaceID)
-	if err != nil {
-		return Result{}, err
-	}
-	recaps := map[string]models.Recap{}
-	for _, r := range state.Recaps {
-		recaps[r.ChatID] = r
-	}
-	known, deleted := map[string]bool{}, map[string]bool{}
-	var deletedIDs []string
-	var changed []ChangedRecap
-	var live []models.Recap
-	merged := map[string]string{}
-	for _, e := range state.Entries {
-		r, ok := recaps[e.ChatID]
-		switch {
-		case !ok && e.MergedHash != "":
-			deleted[e.ChatID] = true
-			deletedIDs = append(deletedIDs, e.ChatID)
-		case ok:
-			known[e.ChatID] = true
-			live = append(live, r)
-			if r.Hash != e.MergedHash {
-				changed = append(changed, ChangedRecap{ChatID: r.ChatID, ChatName: r.ChatName, Content: r.Content})
-				merged[r.ChatID] = r.Hash
-			}
-		}
-	}
-	if len(changed) == 0 && len(deleted) == 0 {
-		return Result{Outcome: Skipped, Reason: "nothing changed"}, nil
-	}
-	sort.Strings(deletedIDs)
-	lang, charName := s.cardLanguage(ctx, cardID)
-	in := ConsolidationPromptInput{Language: lang, CharName: charName, Handbook: CrossSections(state.Handbook), Resident: state.Resident,
-		Deleted: deletedIDs, Changed: changed, ResidentMax: s.cfg.ResidentMaxChars}
-	for _, r := range live {
-		in.Chats = append(in.Chats, ChatRef{ID: r.ChatID, Name: r.ChatName})
-	}
-	check := ConsolidationCheck{Language: lang, Known: known, Deleted: deleted, PrevHandbook: state.Handbook, PrevResident: state.Resident,
-		PrevHandbookHand: state.HandbookHand, PrevResidentHand: state.ResidentHand, ResidentMax: s.cfg.ResidentMaxChars}
-	var cross, resident string
-	_, err = s.ask(ctx, KindConsolidate, lang, ConsolidationPrompt(in), func(a string) (string, error) {
-		hb, rs, err := ParseConsolidation(a, check)
-		cross, resident = hb, rs
-		return a, err
-	})
-	if err != nil {
-		return Result{}, err
-	}
-	err = s.store.InstallConsolidation(ctx, models.Consolidation{CardID: cardID, SpaceID: spaceID, Version: state.Version(),
-		Handbook: BuildHandbook(lang, live, cross), Resident: resident, Merged: merged, Deleted: deletedIDs})
-	if err != nil {
-		return Result{}, err
-	}
-	return Result{Outcome: Written, Product: "handbook:" + cardID + "|" + spaceID,
-		Reason: fmt.Sprintf("merged %d recaps, removed %d chats", len(changed), len(deletedIDs))}, nil
-}
-
 // BuildHandbook puts a handbook together: each live chat's block, built by
 // the engine from its recap so no chat's facts can be dropped by the
 // scribe, then the cross-chat sections the scribe wrote.
@@ -207,46 +127,3 @@ func BuildHandbook(lang string, live []models.Recap, cross string) string {
 	}
 	return strings.Join(parts, "\n\n")
 }
-
-// Forgotten describes a chat /forget removed.
-type Forgotten struct {
-	ChatID, CardID, SpaceID string
-	// Cards lists every card the chat cast (CardID first): each one's
-	// memory in the space lost the chat and owes a consolidation.
-	Cards []string
-}
-
-// ForgetChat deletes a chat and, at once and without a model, every entry
-// of the handbooks and residents only it supports, those of every card it
-// cast; the caller then enqueues the consolidation of each card in the
-// space.
-func (s *Service) ForgetChat(ctx context.Context, chatID string) (Forgotten, error) {
-	ts, err := s.store.ForgetChat(ctx, chatID, func(hb, rs string) (string, string) {
-		return Forget(hb, chatID), Forget(rs, chatID)
-	})
-	if err != nil {
-		return Forgotten{}, err
-	}
-	s.log.Info("chat forgotten", "chat_id", chatID, "card_id", ts.CardID, "space_id", ts.SpaceID)
-	cards := ts.Cards
-	if len(cards) == 0 {
-		cards = []string{ts.CardID}
-	}
-	return Forgotten{ChatID: chatID, CardID: ts.CardID, SpaceID: ts.SpaceID, Cards: cards}, nil
-}
-
-// DeleteRecap deletes a chat's recap by hand (the hard path).
-func (s *Service) DeleteRecap(ctx context.Context, chatID string) error {
-	return s.store.DeleteRecap(ctx, chatID, func(hb, rs string) (string, string) {
-		return Forget(hb, chatID), Forget(rs, chatID)
-	})
-}
-
-// FitResident returns a stored resident summary as injected: its tags
-// stripped, fitted to what others characters leave of the envelope.
-func (s *Service) FitResident(lang, stored string, others int) string {
-	return FitResident(lang, StripTags(stored), others, s.Budget())
-}
-
-// Budget returns the injection budget.
-func (s *Service) Budget() Budget { return s.cfg.Budget() }

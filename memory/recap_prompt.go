@@ -1,15 +1,12 @@
 package memory
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
-
-	"troupe/models"
 )
 
 // RecapHeadings are a recap's sections after its one-line "# " title.
@@ -191,117 +188,4 @@ func Hash(parts ...string) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// Recap writes the chat's recap when its fingerprint (head, active summary,
-// ledger) changed since the last one. The result is recorded.
-func (s *Service) Recap(ctx context.Context, chatID string) (Result, error) {
-	res, err := s.recap(ctx, chatID)
-	return s.record(ctx, KindRecap, chatID, res, err)
-}
-
-// Fingerprint is the state a recap was written from.
-func (s *Service) Fingerprint(ctx context.Context, chat models.Chat) (string, models.Branch, string, error) {
-	br, err := s.store.LoadBranch(ctx, chat.HeadID)
-	if err != nil {
-		return "", br, "", err
-	}
-	ledger, err := s.store.Ledger(ctx, chat.ID)
-	if err != nil {
-		return "", br, "", err
-	}
-	sumID := ""
-	if br.Summary != nil {
-		sumID = br.Summary.ID
-	}
-	return Hash(chat.HeadID, sumID, ledger), br, ledger, nil
-}
-
-// ReasonUnchanged: the chat did not change since its recap.
-const ReasonUnchanged = "unchanged fingerprint"
-
-func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
-	chat, err := s.store.Chat(ctx, chatID)
-	if errors.Is(err, models.ErrNotFound) {
-		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
-	}
-	if err != nil {
-		return Result{}, err
-	}
-	cast, err := s.sceneCast(ctx, chatID)
-	if errors.Is(err, models.ErrNotFound) {
-		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
-	}
-	if err != nil {
-		return Result{}, err
-	}
-	if cast != nil {
-		return s.recapViews(ctx, chat, cast)
-	}
-	fp, br, ledger, err := s.Fingerprint(ctx, chat)
-	if err != nil {
-		return Result{}, err
-	}
-	prev, err := s.store.Recap(ctx, chatID)
-	if err != nil && !errors.Is(err, models.ErrNotFound) {
-		return Result{}, err
-	}
-	if err == nil && prev.Fingerprint == fp {
-		return Result{Outcome: Skipped, Reason: ReasonUnchanged}, nil
-	}
-	turns := TurnsOf(br.Uncovered)
-	if len(BeatStarts(turns)) == 0 && br.Summary == nil {
-		return Result{Outcome: Skipped, Reason: "the chat has no turns yet"}, nil
-	}
-	lang, charName := s.cardLanguage(ctx, chat.CardID)
-	user := lastUserName(turns)
-	in := RecapPromptInput{Language: lang, CharName: charName, UserName: user, ChatName: chat.Name,
-		Evidence: BuildEvidence(turns, charName, user, s.recapMax()), PreviousRecap: prev.Content, Ledger: ledger}
-	if br.Summary != nil {
-		in.Summary = br.Summary.Content
-	}
-	text, err := s.ask(ctx, KindRecap, lang, RecapPrompt(in), func(a string) (string, error) { return ValidateRecap(lang, a) })
-	if err != nil {
-		return Result{}, err
-	}
-	rec := models.Recap{ChatID: chat.ID, CardID: chat.CardID, SpaceID: chat.SpaceID, ChatName: chat.Name, Content: text, Hash: Hash(text), Fingerprint: fp}
-	if err := s.store.InstallRecap(ctx, rec); err != nil {
-		if errors.Is(err, models.ErrChatGone) {
-			return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
-		}
-		return Result{}, err
-	}
-	return Result{Outcome: Written, Product: "recap:" + chat.ID, Reason: "recap " + rec.Hash[:12]}, nil
-}
-
-func (s *Service) recapMax() int {
-	if s.cfg.RecapMaxChars > 0 {
-		return s.cfg.RecapMaxChars
-	}
-	return 60000
-}
-
-// RecapOwed reports whether the chat changed since its recap (or has none
-// and has turns); in a scene, whether any cast card's view did.
-func (s *Service) RecapOwed(ctx context.Context, chat models.Chat) (bool, error) {
-	cast, err := s.sceneCast(ctx, chat.ID)
-	if err != nil && !errors.Is(err, models.ErrNotFound) {
-		return false, err
-	}
-	if cast != nil {
-		owed, err := s.owedRecaps(ctx, chat, cast)
-		return len(owed) > 0, err
-	}
-	fp, br, _, err := s.Fingerprint(ctx, chat)
-	if err != nil {
-		return false, err
-	}
-	prev, err := s.store.Recap(ctx, chat.ID)
-	switch {
-	case errors.Is(err, models.ErrNotFound):
-		return br.Summary != nil || len(BeatStarts(TurnsOf(br.Uncovered))) > 0, nil
-	case err != nil:
-		return false, err
-	}
-	return prev.Fingerprint != fp, nil
 }
