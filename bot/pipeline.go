@@ -523,7 +523,11 @@ func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card cards.
 	if g := p.greeting(card, card.FirstMes, userName); g != "" {
 		opening = &models.Message{Role: memory.RoleAssistant, AuthorName: card.Name, Content: g}
 	}
-	chat, err := p.opt.Store.StartChat(ctx, ch.ID, card.ID, ch.SpaceID, name, opening)
+	cs := models.ChatStart{ChannelID: ch.ID, SpaceID: ch.SpaceID, Name: name, Cast: []models.CastMember{{CardID: card.ID, Name: card.Name}}}
+	if opening != nil {
+		cs.Openings = []*models.Message{opening}
+	}
+	chat, _, err := p.opt.Store.StartScene(ctx, cs)
 	if err == nil {
 		p.ensureLore(ctx, ch.SpaceID, card)
 	}

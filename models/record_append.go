@@ -81,7 +81,9 @@ func fitNames(names []string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range names {
-		p = FitName(p, NameSize)
+		// Names come from platforms: PostgreSQL refuses NUL bytes and
+		// invalid UTF-8 in text.
+		p = FitName(strings.ToValidUTF8(strings.ReplaceAll(p, "\x00", ""), "\uFFFD"), NameSize)
 		if p != "" && !seen[p] {
 			seen[p] = true
 			out = append(out, p)
