@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,9 +34,10 @@ func (*statsObserver) Forgotten(string)  {}
 func (*statsObserver) SendFailed(string) {}
 
 // TestGateBoundsPipelineWorkNotModelCalls runs six channels at once through
-// a pipeline with one slot and a model that takes 400 ms: the turns queue
-// for the slot (and report it), but all six model calls are in flight
-// together, because a turn gives its slot back before it calls the model.
+// a pipeline with one slot and a model that answers only once all six calls
+// have arrived: the turns queue for the slot (and report it), but all six
+// model calls are in flight together, because a turn gives its slot back
+// before it calls the model.
 func TestGateBoundsPipelineWorkNotModelCalls(t *testing.T) {
 	dsns := []string{"sqlite://" + filepath.Join(t.TempDir(), "gate.db")}
 	if testenv.Available() {
@@ -51,15 +52,27 @@ func TestGateBoundsPipelineWorkNotModelCalls(t *testing.T) {
 			}
 			defer st.Close()
 			fake := openaitest.NewServer(t)
+			// Each model call waits until all the channels' calls have
+			// arrived: if a turn held the one slot while the model wrote,
+			// the others could not reach the model and the wait would end
+			// at its deadline instead.
+			const channels = 6
 			var mu sync.Mutex
-			var arrived []time.Time
+			arrived := 0
+			all := make(chan struct{})
+			var timedOut atomic.Int32
 			fake.SetResponder(func(req openaitest.Request) openaitest.Answer {
 				mu.Lock()
-				arrived = append(arrived, time.Now())
+				if arrived++; arrived == channels {
+					close(all)
+				}
 				mu.Unlock()
-				a := openaitest.DefaultResponder(req)
-				a.Latency = 400 * time.Millisecond
-				return a
+				select {
+				case <-all:
+				case <-time.After(20 * time.Second):
+					timedOut.Add(1)
+				}
+				return openaitest.DefaultResponder(req)
 			})
 			client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 			card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
@@ -73,7 +86,6 @@ func TestGateBoundsPipelineWorkNotModelCalls(t *testing.T) {
 			if p.ConcurrentTurns() != 1 {
 				t.Fatalf("ConcurrentTurns = %d, want 1", p.ConcurrentTurns())
 			}
-			const channels = 6
 			var wg sync.WaitGroup
 			sinks := make([]*discardSink, channels)
 			for i := range channels {
@@ -85,12 +97,11 @@ func TestGateBoundsPipelineWorkNotModelCalls(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			if len(arrived) != channels {
-				t.Fatalf("%d model calls, want %d", len(arrived), channels)
+			if arrived != channels {
+				t.Fatalf("%d model calls, want %d", arrived, channels)
 			}
-			slices.SortFunc(arrived, func(a, b time.Time) int { return a.Compare(b) })
-			if spread := arrived[channels-1].Sub(arrived[0]); spread >= 400*time.Millisecond {
-				t.Errorf("model calls spread over %s: a turn held its slot while the model wrote", spread)
+			if n := timedOut.Load(); n > 0 {
+				t.Errorf("%d model calls waited in vain for the others: a turn held its slot while the model wrote", n)
 			}
 			queued := 0
 			for _, ts := range obs.turns {
