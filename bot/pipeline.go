@@ -476,7 +476,7 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	if err != nil {
 		return chatState{}, err
 	}
-	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, inbox: ts.Inbox, ledger: ts.Ledger, cast: ts.Cast, lastSpeaker: ts.LastSpeaker}
+	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, inbox: p.beforeCommand(ref.Key(), ts.Inbox), ledger: ts.Ledger, cast: ts.Cast, lastSpeaker: ts.LastSpeaker}
 	out.user, out.persona = personaOf(in, ts.Persona, ts.HasPersona)
 	if out.card, err = p.channelCard(ts.Channel); err != nil {
 		return chatState{}, err
