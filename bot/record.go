@@ -170,6 +170,7 @@ const (
 	msgNotRecorded
 	msgLedgerHeading
 	msgRecordCounts
+	msgRecordLastRun
 )
 
 var recordTexts = map[string]map[recordMsg]string{
@@ -180,6 +181,7 @@ var recordTexts = map[string]map[recordMsg]string{
 		msgNotRecorded:   "Nothing recorded: %s.",
 		msgLedgerHeading: "Ledger (may lag the story):",
 		msgRecordCounts:  "Record of this chat: %d events (%d waiting for the recorder) · %d perceptions · %d open threads · %d relationships · %d known things",
+		msgRecordLastRun: "Last recorder run: %s",
 	},
 	"zh": {
 		msgRecorderOff:   "这里没有开启记录员（recorder.enabled）。",
@@ -188,6 +190,7 @@ var recordTexts = map[string]map[recordMsg]string{
 		msgNotRecorded:   "没有记录：%s。",
 		msgLedgerHeading: "账本（可能落后于剧情）：",
 		msgRecordCounts:  "本局记录：事件 %d 条（%d 条待记录）· 感知 %d 条 · 未了之事 %d 件 · 关系 %d 条 · 已知事物 %d 个",
+		msgRecordLastRun: "记录员上次运行：%s",
 	},
 }
 
@@ -228,6 +231,11 @@ func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang str
 	}
 	b.WriteString("\n")
 	b.WriteString(p.rtext(lang, msgRecordCounts, c.Events, c.Unsealed, c.Perceptions, c.OpenThreads, c.Relationships, c.Knowledge))
+	if c.LastRun != "" {
+		// Its reason names what the recorder dropped and why (no story text).
+		b.WriteString("\n")
+		b.WriteString(p.rtext(lang, msgRecordLastRun, truncateRunes(c.LastRun, 1200)))
+	}
 	if st.ledger != "" {
 		b.WriteString("\n")
 		b.WriteString(p.rtext(lang, msgLedgerHeading))
