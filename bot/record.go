@@ -87,9 +87,7 @@ func (p *Pipeline) recordOwed(ctx context.Context, st chatState) {
 func (p *Pipeline) cmdRecord(ctx context.Context, in Inbound, sink Sink) error {
 	rec, ok := p.opt.Memory.(Recorder)
 	return p.runNow(ctx, in, sink, manualRun{
-		job: "record", on: ok && p.opt.Recorder.Enabled,
-		// The worker's lock for the chat's recorder job: never two at once.
-		lock: "memory:record:",
+		job: "record", kind: memory.KindRecord, on: ok && p.opt.Recorder.Enabled,
 		run:  func(ctx context.Context, chatID string) (memory.Result, error) { return rec.Record(ctx, chatID) },
 		say: func(lang string, o runOutcome, arg string) string {
 			if o == runOff {
@@ -115,8 +113,9 @@ type manualRun struct {
 	job string
 	// on is false when the job is switched off.
 	on bool
-	// lock prefixes the chat id in the lock the job's worker takes.
-	lock string
+	// kind is the memory job's kind: its run holds the lock the worker's
+	// job of that kind holds for the chat (memory.JobLockKey).
+	kind string
 	run  func(ctx context.Context, chatID string) (memory.Result, error)
 	// say words the notice of an outcome; arg is the reason, if any.
 	say func(lang string, o runOutcome, arg string) string
@@ -143,7 +142,7 @@ func (p *Pipeline) runNow(ctx context.Context, in Inbound, sink Sink, m manualRu
 	if err != nil {
 		return p.internal(ctx, sink, m.job, err)
 	}
-	unlock := p.crossLock(ctx, m.lock+st.chat.ID)
+	unlock := p.crossLock(ctx, memory.JobLockKey(m.kind, st.chat.ID))
 	res, err := m.run(ctx, st.chat.ID)
 	unlock()
 	if err != nil {
