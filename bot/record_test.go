@@ -533,3 +533,33 @@ func TestRestrictedLoreAfterKnowledgeGrant(t *testing.T) {
 		})
 	}
 }
+
+// The ledger's roster and "where" name the background characters (the
+// contract's only place for them): the recorder installs those that are
+// neither the cast member nor a player, introduced by the chat.
+func TestRecorderInstallsBackgroundCharactersFromTheLedger(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			r, chat := recordRigAtStep3(t, b)
+			r.breakRecorder(func(openaitest.Request) string {
+				return `{"ledger": {"roster": ["the ferryman", "Maren", "ada"], "where": {"the harbour master": "the pier"}}}`
+			})
+			if res, err := r.mem.Record(context.Background(), chat.ID); err != nil || res.Outcome != memory.Written {
+				t.Fatalf("Record = %+v, %v", res, err)
+			}
+			var cs []models.Character
+			if err := r.st.DB().Where("space_id = ? AND kind = ?", chat.SpaceID, models.CharacterBackground).Order("name").Find(&cs).Error; err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range cs {
+				got = append(got, c.Name+"@"+c.ChatID)
+			}
+			want := []string{"the ferryman@" + chat.ID, "the harbour master@" + chat.ID}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("background characters %v, want %v", got, want)
+			}
+		})
+	}
+}
