@@ -294,6 +294,20 @@ func recordRigAtStep3(t *testing.T, b testenv.Backend) (*recordRig, models.Chat)
 	return r, chat
 }
 
+// eachAtStep3 runs body for each case on each backend, in parallel, with a
+// rig at step 3 (recordRigAtStep3).
+func eachAtStep3[C any](t *testing.T, cases map[string]C, body func(t *testing.T, r *recordRig, chat models.Chat, c C)) {
+	for name, c := range cases {
+		for _, b := range testenv.Backends(t) {
+			t.Run(b.Name+"/"+name, func(t *testing.T) {
+				t.Parallel()
+				r, chat := recordRigAtStep3(t, b)
+				body(t, r, chat, c)
+			})
+		}
+	}
+}
+
 // breakRecorder makes the recorder answer with answer(request) until
 // r.scribe.Break is reset.
 func (r *recordRig) breakRecorder(answer func(req openaitest.Request) string) {
@@ -315,47 +329,41 @@ func TestRecorderRepairsOnceThenOwes(t *testing.T) {
 		"wrong section shape": `{"events": {"event": "x"}, "perceptions": 3}`,
 		"no contract key":     `{"story": "Step 3", "mood": "tense"}`,
 	}
-	for name, answer := range bad {
-		for _, b := range testenv.Backends(t) {
-			t.Run(b.Name+"/"+name, func(t *testing.T) {
-				t.Parallel()
-				r, chat := recordRigAtStep3(t, b)
-				ctx := context.Background()
-				before := r.scribe.Count("record")
-				r.breakRecorder(func(openaitest.Request) string { return answer })
-				var perceptions int64
-				r.st.DB().Model(&models.Perception{}).Where("chat_id = ?", chat.ID).Count(&perceptions)
-				_, err := r.mem.Record(ctx, chat.ID)
-				var rej *memory.RejectedError
-				if !errors.As(err, &rej) {
-					t.Fatalf("Record = %v, want a rejection", err)
-				}
-				if n := r.scribe.Count("record") - before; n != 2 {
-					t.Errorf("%d recorder calls, want the answer and one repair", n)
-				}
-				if open := eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, false); len(open) == 0 {
-					t.Error("the batch was sealed after a rejection")
-				}
-				var after int64
-				r.st.DB().Model(&models.Perception{}).Where("chat_id = ?", chat.ID).Count(&after)
-				if after != perceptions {
-					t.Errorf("perceptions %d → %d after a rejection: something was written", perceptions, after)
-				}
-				job, err := r.st.Job(ctx, memory.KindRecord, chat.ID)
-				if err != nil || job.Outcome != models.OutcomeFailed || !strings.Contains(job.Reason, "not the recorder's JSON object") {
-					t.Fatalf("job record %+v, %v; want failed, saying the answer is not the contract", job, err)
-				}
-				if strings.Contains(job.Reason, "heliotrope") || strings.Contains(job.Reason, "Step") {
-					t.Errorf("the reason quotes the story: %q", job.Reason)
-				}
-				// The work stays owed: a good answer records it.
-				r.scribe.Break = nil
-				if res, err := r.mem.Record(ctx, chat.ID); err != nil || res.Outcome != memory.Written {
-					t.Errorf("after the rejection: %+v, %v; want written", res, err)
-				}
-			})
+	eachAtStep3(t, bad, func(t *testing.T, r *recordRig, chat models.Chat, answer string) {
+		ctx := context.Background()
+		before := r.scribe.Count("record")
+		r.breakRecorder(func(openaitest.Request) string { return answer })
+		var perceptions int64
+		r.st.DB().Model(&models.Perception{}).Where("chat_id = ?", chat.ID).Count(&perceptions)
+		_, err := r.mem.Record(ctx, chat.ID)
+		var rej *memory.RejectedError
+		if !errors.As(err, &rej) {
+			t.Fatalf("Record = %v, want a rejection", err)
 		}
-	}
+		if n := r.scribe.Count("record") - before; n != 2 {
+			t.Errorf("%d recorder calls, want the answer and one repair", n)
+		}
+		if open := eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, false); len(open) == 0 {
+			t.Error("the batch was sealed after a rejection")
+		}
+		var after int64
+		r.st.DB().Model(&models.Perception{}).Where("chat_id = ?", chat.ID).Count(&after)
+		if after != perceptions {
+			t.Errorf("perceptions %d → %d after a rejection: something was written", perceptions, after)
+		}
+		job, err := r.st.Job(ctx, memory.KindRecord, chat.ID)
+		if err != nil || job.Outcome != models.OutcomeFailed || !strings.Contains(job.Reason, "not the recorder's JSON object") {
+			t.Fatalf("job record %+v, %v; want failed, saying the answer is not the contract", job, err)
+		}
+		if strings.Contains(job.Reason, "heliotrope") || strings.Contains(job.Reason, "Step") {
+			t.Errorf("the reason quotes the story: %q", job.Reason)
+		}
+		// The work stays owed: a good answer records it.
+		r.scribe.Break = nil
+		if res, err := r.mem.Record(ctx, chat.ID); err != nil || res.Outcome != memory.Written {
+			t.Errorf("after the rejection: %+v, %v; want written", res, err)
+		}
+	})
 }
 
 // An answer that is the contract but carries bad items is not repaired:
@@ -363,14 +371,15 @@ func TestRecorderRepairsOnceThenOwes(t *testing.T) {
 // and `troupe memory show` keep, and the good items are installed with the
 // batch sealed.
 func TestRecorderDropsBadItemsAndInstallsTheRest(t *testing.T) {
-	long := strings.Repeat("x", 501)
-	// Each case is one bad item of a section; the answer also carries good
-	// items (an event's importance, a relationship, the ledger).
-	bad := map[string]struct {
+	type badItem struct {
 		section string
 		item    func(ev memorytest.RecorderEvent) string
 		reason  string
-	}{
+	}
+	long := strings.Repeat("x", 501)
+	// Each case is one bad item of a section; the answer also carries good
+	// items (an event's importance, a relationship, the ledger).
+	bad := map[string]badItem{
 		"unknown id": {"events", func(memorytest.RecorderEvent) string { return `{"event": "01NOPE", "importance": 5}` },
 			"events[1]: cites an event id that was not shown"},
 		"player is no cast member": {"perceptions", func(ev memorytest.RecorderEvent) string {
@@ -389,65 +398,59 @@ func TestRecorderDropsBadItemsAndInstallsTheRest(t *testing.T) {
 			return fmt.Sprintf(`{"op": "open", "kind": "mystery", "text": %q, "event": %q}`, long, ev.ID)
 		}, "threads[0]: text empty or longer than 500 characters"},
 	}
-	for name, c := range bad {
-		for _, b := range testenv.Backends(t) {
-			t.Run(b.Name+"/"+name, func(t *testing.T) {
-				t.Parallel()
-				r, chat := recordRigAtStep3(t, b)
-				ctx := context.Background()
-				before := r.scribe.Count("record")
-				var good string
-				r.breakRecorder(func(req openaitest.Request) string {
-					evs := memorytest.RecorderEvents(req)
-					last := evs[len(evs)-1]
-					good = last.ID
-					sections := map[string][]string{
-						"events":        {fmt.Sprintf(`{"event": %q, "importance": 9}`, good)},
-						"relationships": {fmt.Sprintf(`{"from": "Maren", "to": "Ada", "description": "a curious visitor", "event": %q}`, good)},
-					}
-					sections[c.section] = append(sections[c.section], c.item(last))
-					var parts []string
-					for k, items := range sections {
-						parts = append(parts, fmt.Sprintf("%q: [%s]", k, strings.Join(items, ", ")))
-					}
-					return `{"ledger": {"place": "the lighthouse"}, ` + strings.Join(parts, ", ") + `}`
-				})
-				unsealed := len(eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, false))
-				res, err := r.mem.Record(ctx, chat.ID)
-				if err != nil || res.Outcome != memory.Written {
-					t.Fatalf("Record = %+v, %v; want written with the bad item dropped", res, err)
-				}
-				if n := r.scribe.Count("record") - before; n != 1 {
-					t.Errorf("%d recorder calls, want one: a bad item gets no repair", n)
-				}
-				if open := eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, false); len(open) >= unsealed {
-					t.Errorf("%d events unsealed before and %d after: the batch was not sealed", unsealed, len(open))
-				}
-				if evs := eventsOf(t, r.st, "chat_id = ? AND importance = ?", chat.ID, 9); len(evs) != 1 || !strings.HasSuffix(evs[0].ID, good) {
-					t.Errorf("the good event enrichment was not installed: %+v (want the event ending %s)", evs, good)
-				}
-				var rels int64
-				r.st.DB().Model(&models.Relationship{}).Where("chat_id = ? AND from_name = ?", chat.ID, "Maren").Count(&rels)
-				if rels != 1 {
-					t.Errorf("%d relationships from Maren, want the good one installed", rels)
-				}
-				job, err := r.st.Job(ctx, memory.KindRecord, chat.ID)
-				if err != nil || job.Outcome != string(memory.Written) || !strings.Contains(job.Reason, "dropped 1 items: "+c.reason) {
-					t.Fatalf("job record %+v, %v; want written, naming the dropped item %q", job, err, c.reason)
-				}
-				if strings.Contains(job.Reason, "heliotrope") || strings.Contains(job.Reason, "Step") {
-					t.Errorf("the reason quotes the story: %q", job.Reason)
-				}
-				if mem := r.exec(t, "f", "memory"); !strings.Contains(mem, c.reason) {
-					t.Errorf("/memory does not show the dropped item's reason %q:\n%s", c.reason, mem)
-				}
-				view, err := r.st.RecordView(ctx, chat.CardID, chat.SpaceID)
-				if err != nil || len(view.Runs) != 1 || !strings.Contains(view.Runs[0].Reason, c.reason) {
-					t.Errorf("memory show's recorder runs %+v, %v; want the dropped item's reason", view.Runs, err)
-				}
-			})
+	eachAtStep3(t, bad, func(t *testing.T, r *recordRig, chat models.Chat, c badItem) {
+		ctx := context.Background()
+		before := r.scribe.Count("record")
+		var good string
+		r.breakRecorder(func(req openaitest.Request) string {
+			evs := memorytest.RecorderEvents(req)
+			last := evs[len(evs)-1]
+			good = last.ID
+			sections := map[string][]string{
+				"events":        {fmt.Sprintf(`{"event": %q, "importance": 9}`, good)},
+				"relationships": {fmt.Sprintf(`{"from": "Maren", "to": "Ada", "description": "a curious visitor", "event": %q}`, good)},
+			}
+			sections[c.section] = append(sections[c.section], c.item(last))
+			var parts []string
+			for k, items := range sections {
+				parts = append(parts, fmt.Sprintf("%q: [%s]", k, strings.Join(items, ", ")))
+			}
+			return `{"ledger": {"place": "the lighthouse"}, ` + strings.Join(parts, ", ") + `}`
+		})
+		unsealed := len(eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, false))
+		res, err := r.mem.Record(ctx, chat.ID)
+		if err != nil || res.Outcome != memory.Written {
+			t.Fatalf("Record = %+v, %v; want written with the bad item dropped", res, err)
 		}
-	}
+		if n := r.scribe.Count("record") - before; n != 1 {
+			t.Errorf("%d recorder calls, want one: a bad item gets no repair", n)
+		}
+		if open := eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, false); len(open) >= unsealed {
+			t.Errorf("%d events unsealed before and %d after: the batch was not sealed", unsealed, len(open))
+		}
+		if evs := eventsOf(t, r.st, "chat_id = ? AND importance = ?", chat.ID, 9); len(evs) != 1 || !strings.HasSuffix(evs[0].ID, good) {
+			t.Errorf("the good event enrichment was not installed: %+v (want the event ending %s)", evs, good)
+		}
+		var rels int64
+		r.st.DB().Model(&models.Relationship{}).Where("chat_id = ? AND from_name = ?", chat.ID, "Maren").Count(&rels)
+		if rels != 1 {
+			t.Errorf("%d relationships from Maren, want the good one installed", rels)
+		}
+		job, err := r.st.Job(ctx, memory.KindRecord, chat.ID)
+		if err != nil || job.Outcome != string(memory.Written) || !strings.Contains(job.Reason, "dropped 1 items: "+c.reason) {
+			t.Fatalf("job record %+v, %v; want written, naming the dropped item %q", job, err, c.reason)
+		}
+		if strings.Contains(job.Reason, "heliotrope") || strings.Contains(job.Reason, "Step") {
+			t.Errorf("the reason quotes the story: %q", job.Reason)
+		}
+		if mem := r.exec(t, "f", "memory"); !strings.Contains(mem, c.reason) {
+			t.Errorf("/memory does not show the dropped item's reason %q:\n%s", c.reason, mem)
+		}
+		view, err := r.st.RecordView(ctx, chat.CardID, chat.SpaceID)
+		if err != nil || len(view.Runs) != 1 || !strings.Contains(view.Runs[0].Reason, c.reason) {
+			t.Errorf("memory show's recorder runs %+v, %v; want the dropped item's reason", view.Runs, err)
+		}
+	})
 }
 
 // Five players speaking in one scene cost one recorder call per batch, and
