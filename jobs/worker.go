@@ -154,7 +154,7 @@ func (w *Worker) neverArchive(next asynq.Handler) asynq.Handler {
 func (w *Worker) exclusive(next asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
 		// A GM's run-now command builds the same key (memory.JobLockKey).
-		key := memory.JobLockKey(strings.TrimPrefix(t.Type(), "memory:"), lockKey(t))
+		key := memory.JobLockKey(strings.TrimPrefix(t.Type(), typePrefix), lockKey(t))
 		unlock, err := w.locks.TryLock(ctx, key)
 		if err != nil {
 			return fmt.Errorf("jobs: %s: %w", key, err)
