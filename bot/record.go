@@ -88,7 +88,7 @@ func (p *Pipeline) cmdRecord(ctx context.Context, in Inbound, sink Sink) error {
 	rec, ok := p.opt.Memory.(Recorder)
 	return p.runNow(ctx, in, sink, manualRun{
 		job: "record", kind: memory.KindRecord, on: ok && p.opt.Recorder.Enabled,
-		run:  func(ctx context.Context, chatID string) (memory.Result, error) { return rec.Record(ctx, chatID) },
+		run: func(ctx context.Context, chatID string) (memory.Result, error) { return rec.Record(ctx, chatID) },
 		say: func(lang string, o runOutcome, arg string) string {
 			if o == runOff {
 				return p.rtext(lang, msgRecorderOff)
