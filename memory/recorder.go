@@ -151,4 +151,3 @@ func dropsReason(drops []record.Drop) string {
 
 // maxDropsShown bounds the dropped items a job record names.
 const maxDropsShown = 8
-
