@@ -26,7 +26,7 @@ func (p *Pipeline) cmdCompact(ctx context.Context, in Inbound, sink Sink) error 
 	if p.opt.Memory == nil {
 		return sink.Notice(ctx, p.text(lang, msgCompactFailed, "memory is not configured"))
 	}
-	unlock := p.crossLock(ctx, "memory:compact:"+cs.chat.ID)
+	unlock := p.crossLock(ctx, memory.JobLockKey(memory.KindCompact, cs.chat.ID))
 	res, err := p.opt.Memory.Compact(ctx, cs.chat.ID, true)
 	unlock()
 	if err != nil {

@@ -98,10 +98,8 @@ func (p *Pipeline) recordOwed(ctx context.Context, cs chatState) {
 func (p *Pipeline) cmdRecord(ctx context.Context, in Inbound, sink Sink) error {
 	rec, ok := p.opt.Memory.(Recorder)
 	return p.runNow(ctx, in, sink, manualRun{
-		job: "record", on: ok && p.opt.Recorder.Enabled,
-		// The worker's lock for the chat's recorder job: never two at once.
-		lock: "memory:record:",
-		run:  func(ctx context.Context, chatID string) (memory.Result, error) { return rec.Record(ctx, chatID) },
+		job: "record", kind: memory.KindRecord, on: ok && p.opt.Recorder.Enabled,
+		run: func(ctx context.Context, chatID string) (memory.Result, error) { return rec.Record(ctx, chatID) },
 		say: func(lang string, o runOutcome, arg string) string {
 			if o == runOff {
 				return p.rtext(lang, msgRecorderOff)
@@ -126,8 +124,9 @@ type manualRun struct {
 	job string
 	// on is false when the job is switched off.
 	on bool
-	// lock prefixes the chat id in the lock the job's worker takes.
-	lock string
+	// kind is the memory job's kind: its run holds the lock the worker's
+	// job of that kind holds for the chat (memory.JobLockKey).
+	kind string
 	run  func(ctx context.Context, chatID string) (memory.Result, error)
 	// say words the notice of an outcome; arg is the reason, if any.
 	say func(lang string, o runOutcome, arg string) string
@@ -154,7 +153,7 @@ func (p *Pipeline) runNow(ctx context.Context, in Inbound, sink Sink, m manualRu
 	if err != nil {
 		return p.internal(ctx, sink, m.job, err)
 	}
-	unlock := p.crossLock(ctx, m.lock+cs.chat.ID)
+	unlock := p.crossLock(ctx, memory.JobLockKey(m.kind, cs.chat.ID))
 	res, err := m.run(ctx, cs.chat.ID)
 	unlock()
 	if err != nil {
@@ -181,6 +180,7 @@ const (
 	msgNotRecorded
 	msgLedgerHeading
 	msgRecordCounts
+	msgRecordLastRun
 )
 
 var recordTexts = map[string]map[recordMsg]string{
@@ -191,6 +191,7 @@ var recordTexts = map[string]map[recordMsg]string{
 		msgNotRecorded:   "Nothing recorded: %s.",
 		msgLedgerHeading: "Ledger (may lag the story):",
 		msgRecordCounts:  "Record of this chat: %d events (%d waiting for the recorder) · %d perceptions · %d open threads · %d relationships · %d known things",
+		msgRecordLastRun: "Last recorder run: %s",
 	},
 	"zh": {
 		msgRecorderOff:   "这里没有开启记录员（recorder.enabled）。",
@@ -199,6 +200,7 @@ var recordTexts = map[string]map[recordMsg]string{
 		msgNotRecorded:   "没有记录：%s。",
 		msgLedgerHeading: "账本（可能落后于剧情）：",
 		msgRecordCounts:  "本局记录：事件 %d 条（%d 条待记录）· 感知 %d 条 · 未了之事 %d 件 · 关系 %d 条 · 已知事物 %d 个",
+		msgRecordLastRun: "记录员上次运行：%s",
 	},
 }
 
@@ -239,6 +241,11 @@ func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang str
 	}
 	b.WriteString("\n")
 	b.WriteString(p.rtext(lang, msgRecordCounts, c.Events, c.Unsealed, c.Perceptions, c.OpenThreads, c.Relationships, c.Knowledge))
+	if c.LastRun != "" {
+		// Its reason names what the recorder dropped and why (no story text).
+		b.WriteString("\n")
+		b.WriteString(p.rtext(lang, msgRecordLastRun, truncateRunes(c.LastRun, 1200)))
+	}
 	if cs.ledger != "" {
 		b.WriteString("\n")
 		b.WriteString(p.rtext(lang, msgLedgerHeading))

@@ -277,74 +277,179 @@ func TestRecorderBatch(t *testing.T) {
 	}
 }
 
-func TestRecorderRepairsOnceThenOwes(t *testing.T) {
-	bad := map[string]func(req openaitest.Request) string{
-		"bad JSON": func(openaitest.Request) string { return `{"events": [` },
-		"unknown id": func(openaitest.Request) string {
-			return `{"events": [{"event": "01NOPE", "importance": 5}]}`
-		},
-		"absent character": func(req openaitest.Request) string {
-			return fmt.Sprintf(`{"perceptions": [{"character": "Ada", "event": %q, "mode": "saw"}]}`, memorytest.RecorderEvents(req)[0].ID)
-		},
-		"story time backwards": func(req openaitest.Request) string {
-			return fmt.Sprintf(`{"turns": [{"turn": %d, "story_time": {"day": 0, "minute": 0}}]}`, memorytest.RecorderEvents(req)[0].Turn)
-		},
+// recordRigAtStep3 is a rig whose chat has one recorded batch (so story
+// time has somewhere to go back from) and a third step waiting.
+func recordRigAtStep3(t *testing.T, b testenv.Backend) (*recordRig, models.Chat) {
+	t.Helper()
+	r := newRecordRig(t, b, 100)
+	for i := 1; i <= 2; i++ {
+		r.say(t, "f", i, "Ada", fmt.Sprintf(`"Step %d."`, i))
 	}
-	for name, answer := range bad {
+	chat := r.chat(t, "f")
+	if res, err := r.mem.Record(context.Background(), chat.ID); err != nil || res.Outcome != memory.Written {
+		t.Fatalf("first batch: %+v, %v", res, err)
+	}
+	r.say(t, "f", 3, "Ada", `"Step 3, the secret word is heliotrope."`)
+	return r, chat
+}
+
+// eachAtStep3 runs body for each case on each backend, in parallel, with a
+// rig at step 3 (recordRigAtStep3).
+func eachAtStep3[C any](t *testing.T, cases map[string]C, body func(t *testing.T, r *recordRig, chat models.Chat, c C)) {
+	for name, c := range cases {
 		for _, b := range testenv.Backends(t) {
 			t.Run(b.Name+"/"+name, func(t *testing.T) {
 				t.Parallel()
-				r := newRecordRig(t, b, 100)
-				ctx := context.Background()
-				for i := 1; i <= 2; i++ {
-					r.say(t, "f", i, "Ada", fmt.Sprintf(`"Step %d."`, i))
-				}
-				chat := r.chat(t, "f")
-				// A first batch, so that story time has somewhere to go back from.
-				if res, err := r.mem.Record(ctx, chat.ID); err != nil || res.Outcome != memory.Written {
-					t.Fatalf("first batch: %+v, %v", res, err)
-				}
-				r.say(t, "f", 3, "Ada", `"Step 3, the secret word is heliotrope."`)
-				before := r.scribe.Count("record")
-				r.scribe.Break = func(kind string, _ int) (openaitest.Answer, bool) {
-					if kind != "record" {
-						return openaitest.Answer{}, false
-					}
-					return openaitest.Answer{Text: answer(r.fake.Requests()[len(r.fake.Requests())-1])}, true
-				}
-				var perceptions int64
-				r.st.DB().Model(&models.Perception{}).Where("chat_id = ?", chat.ID).Count(&perceptions)
-				_, err := r.mem.Record(ctx, chat.ID)
-				var rej *memory.RejectedError
-				if !errors.As(err, &rej) {
-					t.Fatalf("Record = %v, want a rejection", err)
-				}
-				if n := r.scribe.Count("record") - before; n != 2 {
-					t.Errorf("%d recorder calls, want the answer and one repair", n)
-				}
-				if open := eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, false); len(open) == 0 {
-					t.Error("the batch was sealed after a rejection")
-				}
-				var after int64
-				r.st.DB().Model(&models.Perception{}).Where("chat_id = ?", chat.ID).Count(&after)
-				if after != perceptions {
-					t.Errorf("perceptions %d → %d after a rejection: something was written", perceptions, after)
-				}
-				job, err := r.st.Job(ctx, memory.KindRecord, chat.ID)
-				if err != nil || job.Outcome != models.OutcomeFailed || job.Reason == "" {
-					t.Fatalf("job record %+v, %v; want failed with a reason", job, err)
-				}
-				if strings.Contains(job.Reason, "heliotrope") || strings.Contains(job.Reason, "Step") {
-					t.Errorf("the reason quotes the story: %q", job.Reason)
-				}
-				// The work stays owed: a good answer records it.
-				r.scribe.Break = nil
-				if res, err := r.mem.Record(ctx, chat.ID); err != nil || res.Outcome != memory.Written {
-					t.Errorf("after the rejection: %+v, %v; want written", res, err)
-				}
+				r, chat := recordRigAtStep3(t, b)
+				body(t, r, chat, c)
 			})
 		}
 	}
+}
+
+// breakRecorder makes the recorder answer with answer(request) until
+// r.scribe.Break is reset.
+func (r *recordRig) breakRecorder(answer func(req openaitest.Request) string) {
+	r.scribe.Break = func(kind string, _ int) (openaitest.Answer, bool) {
+		if kind != "record" {
+			return openaitest.Answer{}, false
+		}
+		return openaitest.Answer{Text: answer(r.fake.Requests()[len(r.fake.Requests())-1])}, true
+	}
+}
+
+// An answer that is not the contract gets one repair; a second such answer
+// writes nothing and leaves the work owed, with the reason in the job
+// record.
+func TestRecorderRepairsOnceThenOwes(t *testing.T) {
+	bad := map[string]string{
+		"bad JSON":            `{"events": [`,
+		"no JSON":             `The gate is open now.`,
+		"wrong section shape": `{"events": {"event": "x"}, "perceptions": 3}`,
+		"no contract key":     `{"story": "Step 3", "mood": "tense"}`,
+	}
+	eachAtStep3(t, bad, func(t *testing.T, r *recordRig, chat models.Chat, answer string) {
+		ctx := context.Background()
+		before := r.scribe.Count("record")
+		r.breakRecorder(func(openaitest.Request) string { return answer })
+		var perceptions int64
+		r.st.DB().Model(&models.Perception{}).Where("chat_id = ?", chat.ID).Count(&perceptions)
+		_, err := r.mem.Record(ctx, chat.ID)
+		var rej *memory.RejectedError
+		if !errors.As(err, &rej) {
+			t.Fatalf("Record = %v, want a rejection", err)
+		}
+		if n := r.scribe.Count("record") - before; n != 2 {
+			t.Errorf("%d recorder calls, want the answer and one repair", n)
+		}
+		if open := eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, false); len(open) == 0 {
+			t.Error("the batch was sealed after a rejection")
+		}
+		var after int64
+		r.st.DB().Model(&models.Perception{}).Where("chat_id = ?", chat.ID).Count(&after)
+		if after != perceptions {
+			t.Errorf("perceptions %d → %d after a rejection: something was written", perceptions, after)
+		}
+		job, err := r.st.Job(ctx, memory.KindRecord, chat.ID)
+		if err != nil || job.Outcome != models.OutcomeFailed || !strings.Contains(job.Reason, "not the recorder's JSON object") {
+			t.Fatalf("job record %+v, %v; want failed, saying the answer is not the contract", job, err)
+		}
+		if strings.Contains(job.Reason, "heliotrope") || strings.Contains(job.Reason, "Step") {
+			t.Errorf("the reason quotes the story: %q", job.Reason)
+		}
+		// The work stays owed: a good answer records it.
+		r.scribe.Break = nil
+		if res, err := r.mem.Record(ctx, chat.ID); err != nil || res.Outcome != memory.Written {
+			t.Errorf("after the rejection: %+v, %v; want written", res, err)
+		}
+	})
+}
+
+// An answer that is the contract but carries bad items is not repaired:
+// each bad item is dropped with its reason, which the job record, /memory
+// and `troupe memory show` keep, and the good items are installed with the
+// batch sealed.
+func TestRecorderDropsBadItemsAndInstallsTheRest(t *testing.T) {
+	type badItem struct {
+		section string
+		item    func(ev memorytest.RecorderEvent) string
+		reason  string
+	}
+	long := strings.Repeat("x", 501)
+	// Each case is one bad item of a section; the answer also carries good
+	// items (an event's importance, a relationship, the ledger).
+	bad := map[string]badItem{
+		"unknown id": {"events", func(memorytest.RecorderEvent) string { return `{"event": "01NOPE", "importance": 5}` },
+			"events[1]: cites an event id that was not shown"},
+		"player is no cast member": {"perceptions", func(ev memorytest.RecorderEvent) string {
+			return fmt.Sprintf(`{"character": "Ada", "event": %q, "mode": "saw"}`, ev.ID)
+		}, "perceptions[0]: character is not in the cast"},
+		"told without via": {"perceptions", func(ev memorytest.RecorderEvent) string {
+			return fmt.Sprintf(`{"character": "Maren", "event": %q, "mode": "told", "text": "She heard of it."}`, ev.ID)
+		}, "perceptions[0]: told without a shown telling event"},
+		"story time backwards": {"turns", func(ev memorytest.RecorderEvent) string {
+			return fmt.Sprintf(`{"turn": %d, "story_time": {"day": 0, "minute": 0}}`, ev.Turn)
+		}, "turns[0]: story time runs backwards"},
+		"importance out of range": {"changes", func(ev memorytest.RecorderEvent) string {
+			return fmt.Sprintf(`{"turn": %d, "actor": "Maren", "text": "The gate opens.", "importance": 11}`, ev.Turn)
+		}, "changes[0]: importance 11 is not 1–10"},
+		"text over the limit": {"threads", func(ev memorytest.RecorderEvent) string {
+			return fmt.Sprintf(`{"op": "open", "kind": "mystery", "text": %q, "event": %q}`, long, ev.ID)
+		}, "threads[0]: text empty or longer than 500 characters"},
+	}
+	eachAtStep3(t, bad, func(t *testing.T, r *recordRig, chat models.Chat, c badItem) {
+		ctx := context.Background()
+		before := r.scribe.Count("record")
+		var good string
+		r.breakRecorder(func(req openaitest.Request) string {
+			evs := memorytest.RecorderEvents(req)
+			last := evs[len(evs)-1]
+			good = last.ID
+			sections := map[string][]string{
+				"events":        {fmt.Sprintf(`{"event": %q, "importance": 9}`, good)},
+				"relationships": {fmt.Sprintf(`{"from": "Maren", "to": "Ada", "description": "a curious visitor", "event": %q}`, good)},
+			}
+			sections[c.section] = append(sections[c.section], c.item(last))
+			var parts []string
+			for k, items := range sections {
+				parts = append(parts, fmt.Sprintf("%q: [%s]", k, strings.Join(items, ", ")))
+			}
+			return `{"ledger": {"place": "the lighthouse"}, ` + strings.Join(parts, ", ") + `}`
+		})
+		unsealed := len(eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, false))
+		res, err := r.mem.Record(ctx, chat.ID)
+		if err != nil || res.Outcome != memory.Written {
+			t.Fatalf("Record = %+v, %v; want written with the bad item dropped", res, err)
+		}
+		if n := r.scribe.Count("record") - before; n != 1 {
+			t.Errorf("%d recorder calls, want one: a bad item gets no repair", n)
+		}
+		if open := eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, false); len(open) >= unsealed {
+			t.Errorf("%d events unsealed before and %d after: the batch was not sealed", unsealed, len(open))
+		}
+		if evs := eventsOf(t, r.st, "chat_id = ? AND importance = ?", chat.ID, 9); len(evs) != 1 || !strings.HasSuffix(evs[0].ID, good) {
+			t.Errorf("the good event enrichment was not installed: %+v (want the event ending %s)", evs, good)
+		}
+		var rels int64
+		r.st.DB().Model(&models.Relationship{}).Where("chat_id = ? AND from_name = ?", chat.ID, "Maren").Count(&rels)
+		if rels != 1 {
+			t.Errorf("%d relationships from Maren, want the good one installed", rels)
+		}
+		job, err := r.st.Job(ctx, memory.KindRecord, chat.ID)
+		if err != nil || job.Outcome != string(memory.Written) || !strings.Contains(job.Reason, "dropped 1 items: "+c.reason) {
+			t.Fatalf("job record %+v, %v; want written, naming the dropped item %q", job, err, c.reason)
+		}
+		if strings.Contains(job.Reason, "heliotrope") || strings.Contains(job.Reason, "Step") {
+			t.Errorf("the reason quotes the story: %q", job.Reason)
+		}
+		if mem := r.exec(t, "f", "memory"); !strings.Contains(mem, c.reason) {
+			t.Errorf("/memory does not show the dropped item's reason %q:\n%s", c.reason, mem)
+		}
+		view, err := r.st.RecordView(ctx, chat.CardID, chat.SpaceID)
+		if err != nil || len(view.Runs) != 1 || !strings.Contains(view.Runs[0].Reason, c.reason) {
+			t.Errorf("memory show's recorder runs %+v, %v; want the dropped item's reason", view.Runs, err)
+		}
+	})
 }
 
 // Five players speaking in one scene cost one recorder call per batch, and
@@ -426,6 +531,36 @@ func TestRestrictedLoreAfterKnowledgeGrant(t *testing.T) {
 			r.st.DB().Where("character_name = ?", "Maren").Find(&k)
 			if len(k) != 1 {
 				t.Errorf("knowledge edges of Maren: %+v, want one", k)
+			}
+		})
+	}
+}
+
+// The ledger's roster and "where" name the background characters (the
+// contract's only place for them): the recorder installs those that are
+// neither the cast member nor a player, introduced by the chat.
+func TestRecorderInstallsBackgroundCharactersFromTheLedger(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			r, chat := recordRigAtStep3(t, b)
+			r.breakRecorder(func(openaitest.Request) string {
+				return `{"ledger": {"roster": ["the ferryman", "Maren", "ada"], "where": {"the harbour master": "the pier"}}}`
+			})
+			if res, err := r.mem.Record(context.Background(), chat.ID); err != nil || res.Outcome != memory.Written {
+				t.Fatalf("Record = %+v, %v", res, err)
+			}
+			var cs []models.Character
+			if err := r.st.DB().Where("space_id = ? AND kind = ?", chat.SpaceID, models.CharacterBackground).Order("name").Find(&cs).Error; err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range cs {
+				got = append(got, c.Name+"@"+c.ChatID)
+			}
+			want := []string{"the ferryman@" + chat.ID, "the harbour master@" + chat.ID}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("background characters %v, want %v", got, want)
 			}
 		})
 	}

@@ -21,10 +21,8 @@ type Reflector interface {
 func (p *Pipeline) cmdReflect(ctx context.Context, in Inbound, sink Sink) error {
 	rf, ok := p.opt.Memory.(Reflector)
 	return p.runNow(ctx, in, sink, manualRun{
-		job: "reflect", on: ok && p.opt.Recorder.Enabled,
-		// The worker's lock for the chat's reflection job: never two at once.
-		lock: "memory:memory:reflect:",
-		run:  func(ctx context.Context, chatID string) (memory.Result, error) { return rf.Reflect(ctx, chatID, true) },
+		job: "reflect", kind: memory.KindReflect, on: ok && p.opt.Recorder.Enabled,
+		run: func(ctx context.Context, chatID string) (memory.Result, error) { return rf.Reflect(ctx, chatID, true) },
 		say: func(lang string, o runOutcome, arg string) string {
 			if o == runOff {
 				return p.rtext(lang, msgRecorderOff)

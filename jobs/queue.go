@@ -10,16 +10,21 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"troupe/memory"
 )
 
-// Task types.
+// Task types: "memory:" and the memory job's kind, which the worker's
+// lock key (memory.JobLockKey) is built from.
 const (
-	TypeCompact     = "memory:compact"
-	TypeRecap       = "memory:recap"
-	TypeConsolidate = "memory:consolidate"
-	TypeRecord      = "memory:record"
-	TypeReflect     = "memory:reflect"
+	TypeCompact     = typePrefix + memory.KindCompact
+	TypeRecap       = typePrefix + memory.KindRecap
+	TypeConsolidate = typePrefix + memory.KindConsolidate
+	TypeRecord      = typePrefix + memory.KindRecord
+	TypeReflect     = typePrefix + memory.KindReflect
 )
+
+const typePrefix = "memory:"
 
 // Queue names: urgent work (an overflowing prompt, /new) goes first.
 const (

@@ -153,13 +153,8 @@ func (w *Worker) neverArchive(next asynq.Handler) asynq.Handler {
 // retried later.
 func (w *Worker) exclusive(next asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		key := "memory:" + t.Type() + ":" + lockKey(t)
-		switch t.Type() {
-		case TypeCompact:
-			key = "memory:compact:" + lockKey(t)
-		case TypeRecord:
-			key = "memory:record:" + lockKey(t)
-		}
+		// A GM's run-now command builds the same key (memory.JobLockKey).
+		key := memory.JobLockKey(strings.TrimPrefix(t.Type(), typePrefix), lockKey(t))
 		unlock, err := w.locks.TryLock(ctx, key)
 		if err != nil {
 			return fmt.Errorf("jobs: %s: %w", key, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"troupe/memory/record"
 	"troupe/models"
@@ -16,7 +17,7 @@ type JSONScribe interface {
 }
 
 // KindRecord is the recorder's job kind.
-const KindRecord = "record"
+const KindRecord = models.JobKindRecord
 
 // RecordStore is what the recorder needs of the store beyond Store;
 // *models.Store satisfies it.
@@ -27,11 +28,12 @@ type RecordStore interface {
 
 // Record runs the recorder for the chat: the unsealed events of the turns
 // of its current branch that a later user message follows go to the scribe
-// in one request, whatever the number of characters present; a valid answer
-// is installed in one transaction with the events sealed. An answer that is
-// not the contract, or that breaks a rule, gets one repair; a second bad
-// answer writes nothing and the work stays owed (a *RejectedError). The
-// result is recorded in the job table.
+// in one request, whatever the number of characters present. An answer
+// that is not the contract gets one repair; a second one writes nothing and
+// the work stays owed (a *RejectedError). Otherwise each item that breaks a
+// rule is dropped with its reason, and the rest is installed in one
+// transaction with the events sealed; the result, the dropped items' reasons
+// included, is recorded in the job table.
 func (s *Service) Record(ctx context.Context, chatID string) (Result, error) {
 	res, err := s.recordChat(ctx, chatID)
 	return s.record(ctx, KindRecord, chatID, res, err)
@@ -85,32 +87,39 @@ func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string)
 	}
 	last := b.Events[len(b.Events)-1].ID
 	return Result{Outcome: Written, Product: last,
-		Reason: fmt.Sprintf("sealed %d events of %d turns; %d perceptions, %d changes", len(b.Events), len(turns), len(inst.Perceptions), len(inst.Changes))}, nil
+		Reason: fmt.Sprintf("sealed %d events of %d turns; %d perceptions, %d changes", len(b.Events), len(turns), len(inst.Perceptions), len(inst.Changes)) +
+			dropsReason(rec.Drops)}, nil
 }
 
 // askRecorder asks the scribe for the batch's record: one call, and one
-// repair when the answer is not the contract or breaks a rule.
+// repair when the answer is not the contract at all. An answer that is the
+// contract is then validated item by item: a bad item is dropped with its
+// reason (in the record's Drops) and the rest stands; no repair is asked
+// for a bad item. A repaired answer that is still not the contract is a
+// *RejectedError: nothing is written and the work stays owed.
 func (s *Service) askRecorder(ctx context.Context, lang string, in record.Input) (record.Record, error) {
 	prompt := toMessages(record.Prompt(lang, in))
 	answer, err := s.completeJSON(ctx, prompt)
 	if err != nil {
 		return record.Record{}, fmt.Errorf("memory: record: scribe: %w", err)
 	}
-	rec, problem := checkRecord(in, answer)
-	if problem == nil {
-		return rec, nil
-	}
-	s.log.Warn("recorder output rejected; asking for a repair", "reason", problem.Error())
-	repair := append(append([]Message(nil), prompt...),
-		Message{Role: RoleAssistant, Content: answer},
-		Message{Role: RoleUser, Content: record.RepairMessage(lang, problem)})
-	answer, err = s.completeJSON(ctx, repair)
-	if err != nil {
-		return record.Record{}, fmt.Errorf("memory: record: scribe repair: %w", err)
-	}
-	rec, problem = checkRecord(in, answer)
+	a, problem := record.ParseAnswer(answer)
 	if problem != nil {
-		return record.Record{}, &RejectedError{Kind: KindRecord, Reason: problem.Error()}
+		s.log.Warn("recorder answer is not the contract; asking for a repair", "reason", problem.Error())
+		repair := append(append([]Message(nil), prompt...),
+			Message{Role: RoleAssistant, Content: answer},
+			Message{Role: RoleUser, Content: record.RepairMessage(lang, problem)})
+		answer, err = s.completeJSON(ctx, repair)
+		if err != nil {
+			return record.Record{}, fmt.Errorf("memory: record: scribe repair: %w", err)
+		}
+		if a, problem = record.ParseAnswer(answer); problem != nil {
+			return record.Record{}, &RejectedError{Kind: KindRecord, Reason: problem.Error()}
+		}
+	}
+	rec := record.Validate(in, a)
+	for _, d := range rec.Drops {
+		s.log.Info("recorder item dropped", "item", d.String())
 	}
 	return rec, nil
 }
@@ -121,3 +130,24 @@ func (s *Service) completeJSON(ctx context.Context, msgs []Message) (string, err
 	}
 	return s.scribe.Complete(ctx, msgs)
 }
+
+// dropsReason words the dropped items of a record for the job record: the
+// sections, items and rules, never the story's words, at most
+// maxDropsShown of them.
+func dropsReason(drops []record.Drop) string {
+	if len(drops) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, min(len(drops), maxDropsShown+1))
+	for i, d := range drops {
+		if i == maxDropsShown {
+			parts = append(parts, fmt.Sprintf("and %d more", len(drops)-i))
+			break
+		}
+		parts = append(parts, d.String())
+	}
+	return fmt.Sprintf("; dropped %d items: %s", len(drops), strings.Join(parts, "; "))
+}
+
+// maxDropsShown bounds the dropped items a job record names.
+const maxDropsShown = 8

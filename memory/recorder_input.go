@@ -2,7 +2,6 @@ package memory
 
 import (
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -44,31 +43,6 @@ func RecorderInput(b models.RecordBatch, castName string) record.Input {
 	}
 	return in
 }
-
-// checkRecord parses and validates an answer; the problem names the
-// sections, items and rules, never the story's words.
-func checkRecord(in record.Input, answer string) (record.Record, error) {
-	a, err := record.ParseAnswer(answer)
-	if err != nil {
-		return record.Record{}, err
-	}
-	rec := record.Validate(in, a)
-	if len(rec.Drops) > 0 {
-		parts := make([]string, 0, len(rec.Drops))
-		for i, d := range rec.Drops {
-			if i == maxDropsShown {
-				parts = append(parts, fmt.Sprintf("and %d more", len(rec.Drops)-i))
-				break
-			}
-			parts = append(parts, d.String())
-		}
-		return rec, fmt.Errorf("record: items break the rules: %s", strings.Join(parts, "; "))
-	}
-	return rec, nil
-}
-
-// maxDropsShown bounds the broken items a repair request names.
-const maxDropsShown = 8
 
 func toMessages(ms []record.Message) []Message {
 	out := make([]Message, len(ms))

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"encoding/json"
+	"sort"
 	"strings"
 
 	"troupe/memory/record"
@@ -108,5 +109,44 @@ func recordInstall(b models.RecordBatch, in record.Input, rec record.Record, cas
 		inst.Characters = append(inst.Characters, models.Character{ID: models.NewID(), SpaceID: b.Chat.SpaceID, Name: p,
 			Kind: models.CharacterPlayer})
 	}
+	for _, name := range background(rec.Ledger, castName, in.Players) {
+		inst.Characters = append(inst.Characters, models.Character{ID: models.NewID(), SpaceID: b.Chat.SpaceID,
+			Name: models.FitName(name, models.NameSize), Kind: models.CharacterBackground, ChatID: b.Chat.ID})
+	}
 	return inst
+}
+
+// background lists the background characters a new ledger names: those of
+// its roster and of its "where" that are neither the cast member nor a
+// player. The contract has no other place for them, and none for aliases.
+// A name already in the space keeps its row (and the chat that introduced
+// it).
+func background(l *record.Ledger, castName string, players []string) []string {
+	if l == nil {
+		return nil
+	}
+	known := map[string]bool{strings.ToLower(castName): true}
+	for _, p := range players {
+		known[strings.ToLower(p)] = true
+	}
+	var out []string
+	add := func(name string) {
+		name = strings.TrimSpace(name)
+		if k := strings.ToLower(name); name != "" && !known[k] && record.RuneCount(name) <= record.MaxNameRunes {
+			known[k] = true
+			out = append(out, name)
+		}
+	}
+	for _, n := range l.Roster {
+		add(n)
+	}
+	where := make([]string, 0, len(l.Where))
+	for n := range l.Where {
+		where = append(where, n)
+	}
+	sort.Strings(where)
+	for _, n := range where {
+		add(n)
+	}
+	return out
 }

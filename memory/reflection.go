@@ -56,6 +56,20 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 			return Result{}, fmt.Errorf("memory: reflect: record first: %w", err)
 		}
 	}
+	chat, err := s.store.Chat(ctx, chatID)
+	if errors.Is(err, models.ErrNotFound) {
+		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	// The space's characters and beliefs are shared by its chats: one
+	// reflection of a space at a time, decided on what the last one left.
+	unlock, err := s.lock(ctx, spaceReflectionLock(chat.SpaceID))
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
 	plan, skip, err := s.planReflection(ctx, rs, chatID, manual)
 	if err != nil || skip != "" {
 		return Result{Outcome: Skipped, Reason: skip}, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"troupe/config"
+	"troupe/jobs"
 	"troupe/llm"
 	"troupe/llm/openaitest"
 	"troupe/memory"
@@ -35,6 +36,11 @@ type reflectRig struct {
 	chks int
 	// tokens counts the prompt and answer tokens of reflection's requests.
 	tokens int
+	// scribe is the fake model's client, for a second service.
+	scribe llm.Scribe
+	// gate, when set, is called with the character of each reflection
+	// request before it is answered (outside mu).
+	gate func(name string)
 }
 
 const rigSpace = "discord:guild:9"
@@ -55,6 +61,8 @@ func newReflectRig(t *testing.T, b testenv.Backend, cfg reflect.TriggerConfig) *
 	mc := memory.ConfigFrom(config.Default().Memory, "en")
 	mc.Reflect = memory.ReflectConfig{Trigger: cfg, MaxChecks: 5}
 	r.mem = memory.NewService(r.st, llm.Scribe{C: client}, mc, slog.New(slog.DiscardHandler))
+	r.scribe = llm.Scribe{C: client}
+	r.mem = r.service(cfg)
 	db := r.st.DB()
 	must(t, r.st.EnsureSpace(ctx, models.Space{ID: rigSpace, Platform: "discord", Kind: "guild", ExternalID: "9"}))
 	for _, c := range []struct{ card, name, chat string }{{"mara", "Mara", "cA"}, {"elias", "Elias", "cB"}} {
@@ -94,7 +102,22 @@ func (r *reflectRig) said(chat string, n int, place, format string, who ...strin
 	must(r.t, db.Save(&models.Ledger{ChatID: chat, Snapshot: string(snap)}).Error)
 }
 
+// service is a memory service over the rig's store and scribe, as another
+// process would have.
+func (r *reflectRig) service(cfg reflect.TriggerConfig) *memory.Service {
+	return memory.NewService(r.st, r.scribe, memory.Config{Language: "en",
+		Reflect: memory.ReflectConfig{Trigger: cfg, MaxChecks: 5}}, slog.New(slog.DiscardHandler))
+}
+
 func (r *reflectRig) respond(req openaitest.Request) openaitest.Answer {
+	if r.gate != nil {
+		for _, m := range req.Messages {
+			if c := charRe.FindStringSubmatch(m.Content); m.Role == "user" && c != nil {
+				r.gate(c[1])
+				break
+			}
+		}
+	}
 	a := r.answer(req)
 	r.mu.Lock()
 	for _, m := range req.Messages {
@@ -371,5 +394,109 @@ func TestReflectSixtyTurnsOwnPerceptions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Two chats of one space reflect one at a time, even from two processes
+// (two services sharing Redis locks), while a chat of another space
+// reflects in parallel: the second chat of the space waits, then finds its
+// characters' perceptions already reflected on, so nobody is asked twice.
+func TestReflectSerializesPerSpace(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			ctx := context.Background()
+			url := ""
+			if testenv.Available() {
+				url = testenv.FreshRedisURL(t)
+			}
+			rdb, err := jobs.OpenRedis(ctx, url)
+			must(t, err)
+			t.Cleanup(func() { rdb.Close() })
+			// Two processes: their own services and lock owners.
+			r.mem.UseLocker(jobs.NewLocker(rdb))
+			other := r.service(reflect.DefaultTriggerConfig())
+			other.UseLocker(jobs.NewLocker(rdb))
+			// A second space with its own card, chat and character.
+			const space2 = "discord:guild:8"
+			db := r.st.DB()
+			must(t, r.st.EnsureSpace(ctx, models.Space{ID: space2, Platform: "discord", Kind: "guild", ExternalID: "8"}))
+			must(t, r.st.UpsertCard(ctx, models.Card{ID: "nils", Name: "Nils", Language: "en", Data: "{}"}))
+			must(t, db.Create(&models.Channel{ID: "discord:cC", Platform: "discord", ExternalID: "cC", SpaceID: space2, CardID: "nils", CurrentChatID: "cC"}).Error)
+			must(t, db.Create(&models.Chat{ID: "cC", ChannelID: "discord:cC", CardID: "nils", SpaceID: space2, Name: "cC", CreatedAt: time.Now(), ActiveAt: time.Now()}).Error)
+			must(t, db.Create(&models.Character{ID: models.NewID(), SpaceID: space2, Name: "Nils", Kind: models.CharacterCast, CardID: "nils"}).Error)
+			r.turns("cA", 3, "the inn", "Mara", "Elias")
+			for range 3 {
+				r.seq++
+				ev := models.Event{ID: models.NewID(), ChatID: "cC", SpaceID: space2, MessageID: models.NewID(), Seq: r.seq, Kind: "action",
+					Actor: "Nils", Text: "Nils rows across.", Place: "the river", Day: 1, Importance: 5, Sealed: true}
+				must(t, db.Create(&ev).Error)
+				must(t, db.Create(&models.Perception{ID: models.NewID(), ChatID: "cC", SpaceID: space2, Character: "Nils", EventID: ev.ID,
+					Mode: "saw", Text: "Nils rows across the river.", Importance: 5, Seq: r.seq}).Error)
+			}
+
+			entered := make(chan string, 16)
+			release := make(chan struct{})
+			var once sync.Once
+			free := func() { once.Do(func() { close(release) }) }
+			// A failure frees the held requests, so the fake can close.
+			t.Cleanup(free)
+			r.gate = func(name string) {
+				entered <- name
+				if name != "Nils" {
+					<-release
+				}
+			}
+			results := make(chan error, 3)
+			run := func(svc *memory.Service, chat string) {
+				_, err := svc.Reflect(ctx, chat, true)
+				results <- err
+			}
+			go run(r.mem, "cA")
+			first := waitName(t, entered)
+			if first == "Nils" {
+				t.Fatalf("the other space's character reflected before cA started")
+			}
+			// cA is inside the scribe for its space; cB (another process)
+			// and cC (another space) start now.
+			go run(other, "cB")
+			go run(other, "cC")
+			// Positive control: a reflection started after cB's reaches the
+			// scribe while cA still holds its space.
+			if got := waitName(t, entered); got != "Nils" {
+				t.Fatalf("%s was asked while cA's reflection of the same space was in the scribe", got)
+			}
+			free()
+			for range 3 {
+				select {
+				case err := <-results:
+					must(t, err)
+				case <-time.After(30 * time.Second):
+					t.Fatal("a reflection did not finish")
+				}
+			}
+			// cA reflected both of the space's characters; cB waited for it
+			// and found nothing new, so nobody was asked twice.
+			for _, name := range []string{"Mara", "Elias"} {
+				if n := r.asked(name); n != 1 {
+					t.Errorf("%s asked %d times, want once: two chats of the space reflected at once", name, n)
+				}
+				if bs := r.beliefs(name); len(bs) != 1 {
+					t.Errorf("%s has %d beliefs, want 1", name, len(bs))
+				}
+			}
+		})
+	}
+}
+
+// waitName waits for the next reflection request's character.
+func waitName(t *testing.T, entered <-chan string) string {
+	t.Helper()
+	select {
+	case name := <-entered:
+		return name
+	case <-time.After(30 * time.Second):
+		t.Fatal("no reflection request reached the scribe")
+		return ""
 	}
 }

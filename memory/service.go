@@ -118,6 +118,9 @@ type Service struct {
 	cfg    Config
 	log    *slog.Logger
 	now    func() time.Time
+	// locker and local serialize the reflections of a space (UseLocker).
+	locker Locker
+	local  localLocks
 }
 
 // NewService returns a memory service.

@@ -25,7 +25,7 @@ func forgetRecord(tx *gorm.DB, chat Chat) error {
 		Delete(&Relationship{}).Error; err != nil {
 		return err
 	}
-	if err := tx.Where("chat_id = ? AND kind = ?", chat.ID, CharacterBackground).Delete(&Character{}).Error; err != nil {
+	if err := forgetBackground(tx, chat); err != nil {
 		return err
 	}
 	var ents []Entity
@@ -44,6 +44,59 @@ func forgetRecord(tx *gorm.DB, chat Chat) error {
 		}
 	}
 	return nil
+}
+
+// forgetBackground deletes the background characters the chat introduced
+// that nothing left in the space mentions (another chat's ledger, an event
+// of theirs, a relationship); one still mentioned passes to the chat that
+// mentions it, so forgetting that chat later removes it.
+func forgetBackground(tx *gorm.DB, chat Chat) error {
+	var chars []Character
+	if err := tx.Where("chat_id = ? AND kind = ?", chat.ID, CharacterBackground).Find(&chars).Error; err != nil {
+		return err
+	}
+	for _, c := range chars {
+		other, err := mentionedBy(tx, chat, c.Name)
+		if err != nil {
+			return err
+		}
+		q := tx.Where("id = ?", c.ID)
+		if other == "" {
+			err = q.Delete(&Character{}).Error
+		} else {
+			err = q.Model(&Character{}).Update("chat_id", other).Error
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mentionedBy returns a chat of the space, other than the forgotten one,
+// whose ledger, events or relationships name the character; "" when none.
+func mentionedBy(tx *gorm.DB, chat Chat, name string) (string, error) {
+	var ids []string
+	pattern := "%" + escapeLike(name) + "%"
+	queries := []*gorm.DB{
+		tx.Model(&Ledger{}).Where("chat_id IN (?) AND snapshot LIKE ?",
+			tx.Model(&Chat{}).Select("id").Where("space_id = ? AND id <> ?", chat.SpaceID, chat.ID), pattern),
+		tx.Model(&Event{}).Where("space_id = ? AND chat_id <> ? AND (actor = ? OR about LIKE ?)", chat.SpaceID, chat.ID, name, pattern),
+		tx.Model(&Relationship{}).Where("space_id = ? AND chat_id <> ? AND (from_name = ? OR to_name = ?)", chat.SpaceID, chat.ID, name, name),
+	}
+	for _, q := range queries {
+		if err := q.Limit(1).Pluck("chat_id", &ids).Error; err != nil || len(ids) > 0 {
+			return firstOf(ids), err
+		}
+	}
+	return "", nil
+}
+
+func firstOf(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[0]
 }
 
 // entityMentioned reports whether anything left in the space (after the

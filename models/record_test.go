@@ -3,6 +3,7 @@ package models_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"troupe/models"
@@ -132,6 +133,59 @@ func TestRecordBatchInstallAndForget(t *testing.T) {
 		st.DB().Model(&models.Character{}).Count(&cast)
 		if cast != 1 {
 			t.Errorf("%d characters after /forget, want the cast card kept", cast)
+		}
+	})
+}
+
+// Forgetting a chat removes the background characters it introduced that
+// nothing else mentions; one another chat's ledger still names passes to
+// that chat, and goes when that chat is forgotten too.
+func TestForgetRemovesBackgroundCharactersByProvenance(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		a := newChat(t, st, "console:bgA")
+		b := newChat(t, st, "console:bgB")
+		ledgerA := `{"roster":["the ferryman","the old guard"]}`
+		ledgerB := `{"where":{"the ferryman":"the pier"}}`
+		long := "the " + strings.Repeat("very ", 60) + "tall stranger"
+		bg := func(chat models.Chat, name string) models.Character {
+			return models.Character{ID: models.NewID(), SpaceID: chat.SpaceID, Name: models.FitName(name, models.NameSize),
+				Kind: models.CharacterBackground, ChatID: chat.ID}
+		}
+		if err := st.InstallRecord(ctx, models.RecordInstall{ChatID: a.ID, SpaceID: a.SpaceID, Ledger: &ledgerA,
+			Characters: []models.Character{bg(a, "the ferryman"), bg(a, "the old guard"), bg(a, long)}}); err != nil {
+			t.Fatal(err)
+		}
+		// Chat b meets the ferryman too: its row stays chat a's.
+		if err := st.InstallRecord(ctx, models.RecordInstall{ChatID: b.ID, SpaceID: b.SpaceID, Ledger: &ledgerB,
+			Characters: []models.Character{bg(b, "the ferryman")}}); err != nil {
+			t.Fatal(err)
+		}
+		chars := func() map[string]string {
+			var cs []models.Character
+			if err := st.DB().Where("space_id = ? AND kind = ?", a.SpaceID, models.CharacterBackground).Find(&cs).Error; err != nil {
+				t.Fatal(err)
+			}
+			out := map[string]string{}
+			for _, c := range cs {
+				out[c.Name] = c.ChatID
+			}
+			return out
+		}
+		if got := chars(); len(got) != 3 || got["the ferryman"] != a.ID {
+			t.Fatalf("background characters %v, want three, the ferryman introduced by chat a", got)
+		}
+		if _, err := st.ForgetChat(ctx, a.ID, purgeChat(a.ID)); err != nil {
+			t.Fatal(err)
+		}
+		if got := chars(); len(got) != 1 || got["the ferryman"] != b.ID {
+			t.Fatalf("after forgetting chat a: %v, want only the ferryman, now chat b's", got)
+		}
+		if _, err := st.ForgetChat(ctx, b.ID, purgeChat(b.ID)); err != nil {
+			t.Fatal(err)
+		}
+		if got := chars(); len(got) != 0 {
+			t.Fatalf("after forgetting chat b: %v, want none", got)
 		}
 	})
 }

@@ -26,6 +26,9 @@ type RecordView struct {
 	Ledgers       []Ledger                `json:"ledgers"`
 	Events        int64                   `json:"events"`
 	Unsealed      int64                   `json:"unsealed_events"`
+	// Runs is the last recorder run of each chat: written (with the items
+	// it dropped and why), skipped, or failed and owed.
+	Runs []JobRecord `json:"recorder_runs"`
 }
 
 // RecordView reads the record of cardID's chats in spaceID.
@@ -50,6 +53,9 @@ func (s *Store) RecordView(ctx context.Context, cardID, spaceID string) (RecordV
 		func() error {
 			return db.Model(&Event{}).Where("chat_id IN (?) AND sealed = ?", chats, false).Count(&v.Unsealed).Error
 		},
+		func() error {
+			return db.Where("kind = ? AND key IN (?)", JobKindRecord, chats).Order("updated_at DESC").Find(&v.Runs).Error
+		},
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -62,9 +68,15 @@ func (s *Store) RecordView(ctx context.Context, cardID, spaceID string) (RecordV
 	return v, nil
 }
 
+// JobKindRecord is the recorder's kind in the job table (memory.KindRecord).
+const JobKindRecord = "record"
+
 // RecordCounts is how much of a chat is recorded, for /memory.
 type RecordCounts struct {
 	Events, Unsealed, Perceptions, OpenThreads, Relationships, Knowledge int64
+	// LastRun is the chat's last recorder run, "outcome: reason" (the
+	// items it dropped and why); empty before the first.
+	LastRun string
 }
 
 const recordCountsSQL = `SELECT
@@ -73,13 +85,14 @@ const recordCountsSQL = `SELECT
  (SELECT COUNT(*) FROM perceptions WHERE chat_id = ?),
  (SELECT COUNT(*) FROM threads WHERE chat_id = ? AND open = ?),
  (SELECT COUNT(*) FROM relationships WHERE chat_id = ?),
- (SELECT COUNT(*) FROM knowledge_edges WHERE chat_id = ?)`
+ (SELECT COUNT(*) FROM knowledge_edges WHERE chat_id = ?),
+ COALESCE((SELECT outcome || ': ' || COALESCE(reason, '') FROM job_records WHERE kind = ? AND key = ?), '')`
 
 // RecordCounts counts a chat's record in one query.
 func (s *Store) RecordCounts(ctx context.Context, chatID string) (RecordCounts, error) {
 	var c RecordCounts
-	err := s.db.WithContext(ctx).Raw(recordCountsSQL, chatID, chatID, false, chatID, chatID, true, chatID, chatID).Row().
-		Scan(&c.Events, &c.Unsealed, &c.Perceptions, &c.OpenThreads, &c.Relationships, &c.Knowledge)
+	err := s.db.WithContext(ctx).Raw(recordCountsSQL, chatID, chatID, false, chatID, chatID, true, chatID, chatID, JobKindRecord, chatID).Row().
+		Scan(&c.Events, &c.Unsealed, &c.Perceptions, &c.OpenThreads, &c.Relationships, &c.Knowledge, &c.LastRun)
 	if err != nil {
 		return c, fmt.Errorf("models: record counts of chat %s: %w", chatID, err)
 	}

@@ -91,6 +91,8 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	mc := memory.ConfigFrom(cfg.Memory, cfg.Language)
 	mc.Reflect = reflectConfig(cfg.Reflection)
 	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe, JSON: cfg.Recorder.JSONMode}, mc, log)
+	// The reflections of a space serialize across serve and worker processes.
+	a.memory.UseLocker(jobs.NewLocker(a.redis).WithLogger(log))
 	m := cfg.Model
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)

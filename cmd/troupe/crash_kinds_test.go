@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,70 +47,27 @@ func TestWorkerKilledMidRecapAndConsolidation(t *testing.T) {
 	for _, kind := range []string{"recap", "consolidate"} {
 		for round := 0; round < crashRounds(); round++ {
 			t.Run(fmt.Sprintf("%s/round%d", kind, round), func(t *testing.T) {
-				dsn := "sqlite://" + filepath.Join(t.TempDir(), "troupe.db")
+				dsn := sqliteDSN(t)
 				chatID := seedOwedChat(t, dsn, 8)
 				makeIdle(t, dsn, chatID)
-				fake := openaitest.NewServer(t)
-				called := make(chan struct{}, 1)
-				var mu sync.Mutex
-				hang := true
-				scribe := &memorytest.Scribe{}
-				scribe.Break = func(k string, _ int) (openaitest.Answer, bool) {
-					mu.Lock()
-					defer mu.Unlock()
-					if k != kind || !hang {
-						return openaitest.Answer{}, false
-					}
-					select {
-					case called <- struct{}{}:
-					default:
-					}
-					if round%2 == 0 {
-						return openaitest.Answer{Fault: openaitest.FaultHang}, true
-					}
-					return openaitest.Answer{}, false
-				}
-				fake.SetResponder(scribe.Respond)
-				envs := []string{"TROUPE_DATABASE_DSN=" + dsn, "TROUPE_MODEL_BASE_URL=" + fake.URL(), "TROUPE_LOG_LEVEL=error", "TROUPE_CARDS_DIR=" + t.TempDir(), "TROUPE_OPS_LISTEN="}
-				w := startWorker(t, bin, envs)
-				select {
-				case <-called:
-				case <-time.After(30 * time.Second):
-					_ = w.Process.Kill()
-					t.Fatalf("the worker never asked the scribe for a %s", kind)
-				}
-				time.Sleep(time.Duration(rand.IntN(10)) * time.Millisecond)
-				_ = w.Process.Signal(syscall.SIGKILL)
-				_ = w.Wait()
-				st, err := models.Open(context.Background(), dsn, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer st.Close()
-				checkInstalledValid(t, st, chatID)
-				mu.Lock()
-				hang = false
-				mu.Unlock()
-				w = startWorker(t, bin, envs)
-				defer func() {
-					_ = w.Process.Signal(syscall.SIGTERM)
-					_ = w.Wait()
-				}()
-				deadline := time.Now().Add(40 * time.Second)
-				for {
-					mem, _ := st.LoadMemory(context.Background(), "maren", "console:local:ada")
-					if len(mem.Entries) == 1 && mem.Entries[0].MergedHash != "" && mem.Entries[0].MergedHash == mem.Entries[0].RecapHash {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("after restart the memory is not consolidated: %+v", mem.Entries)
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-				checkInstalledValid(t, st, chatID)
+				killMidScribe(t, bin, round, scribeCrash{dsn: dsn, what: kind,
+					target:  func(req openaitest.Request) bool { return memorytest.Kind(req) == kind },
+					respond: (&memorytest.Scribe{}).Respond,
+					whole: func(t *testing.T, st *models.Store) bool {
+						checkInstalledValid(t, st, chatID)
+						return consolidated(st)
+					},
+					done: consolidated})
 			})
 		}
 	}
+}
+
+// consolidated reports whether the chat's recap is merged into the card's
+// memory in its space.
+func consolidated(st *models.Store) bool {
+	mem, _ := st.LoadMemory(context.Background(), "maren", "console:local:ada")
+	return len(mem.Entries) == 1 && mem.Entries[0].MergedHash != "" && mem.Entries[0].MergedHash == mem.Entries[0].RecapHash
 }
 
 // checkInstalledValid checks that every memory row present validates.
@@ -140,7 +95,7 @@ func TestForgetKilledMidPurge(t *testing.T) {
 	bin := troupeBinary(t)
 	for round := 0; round < crashRounds(); round++ {
 		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
-			dsn := "sqlite://" + filepath.Join(t.TempDir(), "troupe.db")
+			dsn := sqliteDSN(t)
 			chatID := seedOwedChat(t, dsn, 1500)
 			cmd := exec.Command(bin, "memory", "forget", "--chat", chatID, "--yes")
 			cmd.Env = append(os.Environ(), "TROUPE_DATABASE_DSN="+dsn, "TROUPE_LOG_LEVEL=error", "TROUPE_OPS_LISTEN=")

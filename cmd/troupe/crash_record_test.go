@@ -3,12 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"path/filepath"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"troupe/llm/openaitest"
 	"troupe/memory/memorytest"
@@ -80,62 +75,12 @@ func TestWorkerKilledMidRecorder(t *testing.T) {
 	bin := troupeBinary(t)
 	for round := 0; round < crashRounds(); round++ {
 		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
-			dsn := "sqlite://" + filepath.Join(t.TempDir(), "troupe.db")
+			dsn := sqliteDSN(t)
 			chatID := seedRecordableChat(t, dsn, 8)
-			fake := openaitest.NewServer(t)
-			called := make(chan struct{}, 1)
-			var mu sync.Mutex
-			hang := true
-			scribe := &memorytest.Scribe{}
-			scribe.Break = func(k string, _ int) (openaitest.Answer, bool) {
-				mu.Lock()
-				defer mu.Unlock()
-				if k != "record" || !hang {
-					return openaitest.Answer{}, false
-				}
-				select {
-				case called <- struct{}{}:
-				default:
-				}
-				if round%2 == 0 {
-					return openaitest.Answer{Fault: openaitest.FaultHang}, true
-				}
-				return openaitest.Answer{}, false
-			}
-			fake.SetResponder(scribe.Respond)
-			envs := []string{"TROUPE_DATABASE_DSN=" + dsn, "TROUPE_MODEL_BASE_URL=" + fake.URL(), "TROUPE_LOG_LEVEL=error",
-				"TROUPE_CARDS_DIR=" + t.TempDir(), "TROUPE_OPS_LISTEN=", "TROUPE_RECORDER_BATCH=3"}
-			w := startWorker(t, bin, envs)
-			select {
-			case <-called:
-			case <-time.After(30 * time.Second):
-				_ = w.Process.Kill()
-				t.Fatal("the worker never asked the scribe to record")
-			}
-			time.Sleep(time.Duration(rand.IntN(10)) * time.Millisecond)
-			_ = w.Process.Signal(syscall.SIGKILL)
-			_ = w.Wait()
-			st, err := models.Open(context.Background(), dsn, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			checkRecordWhole(t, st, chatID)
-			mu.Lock()
-			hang = false
-			mu.Unlock()
-			w = startWorker(t, bin, envs)
-			defer func() {
-				_ = w.Process.Signal(syscall.SIGTERM)
-				_ = w.Wait()
-			}()
-			deadline := time.Now().Add(40 * time.Second)
-			for !checkRecordWhole(t, st, chatID) {
-				if time.Now().After(deadline) {
-					t.Fatal("after restart the batch is not recorded")
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			killMidScribe(t, bin, round, scribeCrash{dsn: dsn, what: "record", envs: []string{"TROUPE_RECORDER_BATCH=3"},
+				target:  func(req openaitest.Request) bool { return memorytest.Kind(req) == "record" },
+				respond: (&memorytest.Scribe{}).Respond,
+				whole:   func(t *testing.T, st *models.Store) bool { return checkRecordWhole(t, st, chatID) }})
 		})
 	}
 }

@@ -1,18 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"math/rand/v2"
-	"path/filepath"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
-	"troupe/llm/openaitest"
 	"troupe/memory/memorytest"
 	"troupe/models"
+	"troupe/models/testenv"
 )
 
 // checkReflectionWhole checks that a character's reflection is all or
@@ -36,72 +30,32 @@ func checkReflectionWhole(t *testing.T, st *models.Store, perceptions int64) (do
 }
 
 // TestWorkerKilledMidReflection kills the worker (SIGKILL) while the scribe
-// answers the reflection request, or just after it answered: the
-// reflection is installed whole or not at all, and a restarted worker's
-// sweeper runs it.
+// answers the reflection request, or just after it answered, on SQLite and
+// PostgreSQL: the reflection is installed whole or not at all, and a
+// restarted worker's sweeper runs it.
 func TestWorkerKilledMidReflection(t *testing.T) {
 	bin := troupeBinary(t)
-	for round := 0; round < crashRounds(); round++ {
-		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
-			dsn := "sqlite://" + filepath.Join(t.TempDir(), "troupe.db")
-			seedRecordableChat(t, dsn, 8)
-			fake := openaitest.NewServer(t)
-			called := make(chan struct{}, 1)
-			var mu sync.Mutex
-			hang := true
-			reflecting := memorytest.Reflecting(&memorytest.Scribe{})
-			fake.SetResponder(func(req openaitest.Request) openaitest.Answer {
-				if !memorytest.IsReflection(req) {
-					return reflecting(req)
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				if hang {
-					select {
-					case called <- struct{}{}:
-					default:
-					}
-					if round%2 == 0 {
-						return openaitest.Answer{Fault: openaitest.FaultHang}
-					}
-				}
-				return reflecting(req)
+	for _, db := range []struct {
+		name string
+		dsn  func(t *testing.T) string
+	}{{"sqlite", sqliteDSN}, {"postgres", func(t *testing.T) string { return testenv.FreshPostgresDB(t) }}} {
+		for round := 0; round < crashRounds(); round++ {
+			t.Run(fmt.Sprintf("%s/round%d", db.name, round), func(t *testing.T) {
+				dsn := db.dsn(t)
+				seedRecordableChat(t, dsn, 8)
+				var perceptions int64
+				killMidScribe(t, bin, round, scribeCrash{dsn: dsn, what: "reflection",
+					envs:    []string{"TROUPE_RECORDER_BATCH=3", "TROUPE_REFLECTION_EVERY_TURNS=5"},
+					target:  memorytest.IsReflection,
+					respond: memorytest.Reflecting(&memorytest.Scribe{}),
+					whole: func(t *testing.T, st *models.Store) bool {
+						// The recorder may still be owed after the kill:
+						// the perceptions a reflection shows are those
+						// present when it is checked.
+						st.DB().Model(&models.Perception{}).Count(&perceptions)
+						return checkReflectionWhole(t, st, perceptions)
+					}})
 			})
-			envs := []string{"TROUPE_DATABASE_DSN=" + dsn, "TROUPE_MODEL_BASE_URL=" + fake.URL(), "TROUPE_LOG_LEVEL=error",
-				"TROUPE_CARDS_DIR=" + t.TempDir(), "TROUPE_OPS_LISTEN=", "TROUPE_RECORDER_BATCH=3", "TROUPE_REFLECTION_EVERY_TURNS=5"}
-			w := startWorker(t, bin, envs)
-			select {
-			case <-called:
-			case <-time.After(30 * time.Second):
-				_ = w.Process.Kill()
-				t.Fatal("the worker never asked the scribe to reflect")
-			}
-			time.Sleep(time.Duration(rand.IntN(10)) * time.Millisecond)
-			_ = w.Process.Signal(syscall.SIGKILL)
-			_ = w.Wait()
-			st, err := models.Open(context.Background(), dsn, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			var perceptions int64
-			st.DB().Model(&models.Perception{}).Count(&perceptions)
-			checkReflectionWhole(t, st, perceptions)
-			mu.Lock()
-			hang = false
-			mu.Unlock()
-			w = startWorker(t, bin, envs)
-			defer func() {
-				_ = w.Process.Signal(syscall.SIGTERM)
-				_ = w.Wait()
-			}()
-			deadline := time.Now().Add(40 * time.Second)
-			for !checkReflectionWhole(t, st, perceptions) {
-				if time.Now().After(deadline) {
-					t.Fatal("after restart the reflection is not installed")
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-		})
+		}
 	}
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -86,88 +88,122 @@ func startWorker(t *testing.T, bin string, envs []string) *exec.Cmd {
 	return cmd
 }
 
+// scribeCrash is one round of a kill -9 test of a memory job: the worker is
+// killed while the scribe answers the job's request (the answer hangs in
+// even rounds; in odd ones it comes at once and the kill lands around
+// validation and install), the store must hold the job whole or not at all,
+// and a restarted worker's sweeper must finish the work.
+type scribeCrash struct {
+	// dsn is the store, seeded with the owed work.
+	dsn string
+	// envs are the worker's settings beyond the store, model and logs.
+	envs []string
+	// what names the job in failure messages.
+	what string
+	// target reports the request the worker is killed in.
+	target func(req openaitest.Request) bool
+	// respond answers every request, the target once it is let through.
+	respond func(req openaitest.Request) openaitest.Answer
+	// whole fails the test on a half-written job and reports whether the
+	// work is done; it runs while no worker writes.
+	whole func(t *testing.T, st *models.Store) bool
+	// done, when set, is what the restarted worker is waited on for
+	// instead of whole (whose reads would race its writes).
+	done func(st *models.Store) bool
+}
+
+// killMidScribe runs round of c with the troupe binary bin.
+func killMidScribe(t *testing.T, bin string, round int, c scribeCrash) {
+	t.Helper()
+	fake := openaitest.NewServer(t)
+	called := make(chan struct{}, 1)
+	var hang atomic.Bool
+	hang.Store(true)
+	fake.SetResponder(func(req openaitest.Request) openaitest.Answer {
+		if hang.Load() && c.target(req) {
+			select {
+			case called <- struct{}{}:
+			default:
+			}
+			if round%2 == 0 {
+				return openaitest.Answer{Fault: openaitest.FaultHang}
+			}
+		}
+		return c.respond(req)
+	})
+	envs := append([]string{"TROUPE_DATABASE_DSN=" + c.dsn, "TROUPE_MODEL_BASE_URL=" + fake.URL(), "TROUPE_LOG_LEVEL=error",
+		"TROUPE_CARDS_DIR=" + t.TempDir(), "TROUPE_OPS_LISTEN="}, c.envs...)
+	w := startWorker(t, bin, envs)
+	select {
+	case <-called:
+	case <-time.After(30 * time.Second):
+		_ = w.Process.Kill()
+		t.Fatalf("the worker never asked the scribe for the %s", c.what)
+	}
+	// Not a synchronization: the kill lands at a random point of the
+	// answer's handling.
+	time.Sleep(time.Duration(rand.IntN(10)) * time.Millisecond)
+	_ = w.Process.Signal(syscall.SIGKILL)
+	_ = w.Wait()
+	st, err := models.Open(context.Background(), c.dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c.whole(t, st)
+	hang.Store(false)
+	w = startWorker(t, bin, envs)
+	defer func() {
+		_ = w.Process.Signal(syscall.SIGTERM)
+		_ = w.Wait()
+	}()
+	done := c.done
+	if done == nil {
+		done = func(st *models.Store) bool { return c.whole(t, st) }
+	}
+	deadline := time.Now().Add(40 * time.Second)
+	for !done(st) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after restart the %s is not done", c.what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if c.done != nil && !c.whole(t, st) {
+		t.Fatalf("after restart the %s is done, then not", c.what)
+	}
+}
+
+// sqliteDSN is a fresh SQLite store's DSN.
+func sqliteDSN(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "troupe.db") }
+
 // TestWorkerKilledMidCompaction kills the worker with SIGKILL while the
-// scribe is writing (and, in later rounds, right after it answered): no
+// scribe is writing (and, in odd rounds, right after it answered): no
 // partial summary is ever installed and the restarted worker's sweeper
 // finishes the owed compaction.
 func TestWorkerKilledMidCompaction(t *testing.T) {
 	bin := troupeBinary(t)
 	for round := 0; round < crashRounds(); round++ {
 		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
-			dsn := "sqlite://" + filepath.Join(t.TempDir(), "troupe.db")
+			dsn := sqliteDSN(t)
 			chatID := seedOwedChat(t, dsn, 40)
-			fake := openaitest.NewServer(t)
-			called := make(chan struct{}, 1)
-			hang := true
-			var mu sync.Mutex
-			scribe := &memorytest.Scribe{}
-			scribe.Break = func(string, int) (openaitest.Answer, bool) {
-				mu.Lock()
-				defer mu.Unlock()
-				select {
-				case called <- struct{}{}:
-				default:
-				}
-				if hang {
-					if round%2 == 0 {
-						return openaitest.Answer{Fault: openaitest.FaultHang}, true
+			killMidScribe(t, bin, round, scribeCrash{dsn: dsn, what: "compaction",
+				target:  func(openaitest.Request) bool { return true },
+				respond: (&memorytest.Scribe{}).Respond,
+				whole: func(t *testing.T, st *models.Store) bool {
+					ctx := context.Background()
+					sums, _ := st.ChatSummaries(ctx, chatID)
+					for _, s := range sums {
+						if _, err := memory.ValidateSummary("en", s.Content); err != nil {
+							t.Fatalf("an invalid summary was installed: %v", err)
+						}
 					}
-					// Answer at once: the kill lands a few milliseconds
-					// later, around validation and install.
-					return openaitest.Answer{}, false
-				}
-				return openaitest.Answer{}, false
-			}
-			fake.SetResponder(scribe.Respond)
-			envs := []string{"TROUPE_DATABASE_DSN=" + dsn, "TROUPE_MODEL_BASE_URL=" + fake.URL(), "TROUPE_LOG_LEVEL=error", "TROUPE_CARDS_DIR=" + t.TempDir()}
-			w := startWorker(t, bin, envs)
-			select {
-			case <-called:
-			case <-time.After(30 * time.Second):
-				w.Process.Kill()
-				t.Fatal("the worker never called the scribe")
-			}
-			time.Sleep(time.Duration(round%4) * 3 * time.Millisecond)
-			if err := w.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			_ = w.Wait()
-			ctx := context.Background()
-			st, err := models.Open(ctx, dsn, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			sums, _ := st.ChatSummaries(ctx, chatID)
-			for _, s := range sums {
-				if _, err := memory.ValidateSummary("en", s.Content); err != nil {
-					t.Fatalf("an invalid summary was installed: %v", err)
-				}
-			}
-			mu.Lock()
-			hang = false
-			mu.Unlock()
-			w = startWorker(t, bin, envs)
-			defer func() {
-				_ = w.Process.Signal(syscall.SIGTERM)
-				_ = w.Wait()
-			}()
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				sums, _ = st.ChatSummaries(ctx, chatID)
-				chat, _ := st.Chat(ctx, chatID)
-				owed, _ := memory.NewService(st, nil, memory.Config{Compact: memory.CompactParams{Keep: 6, Period: 30, MinCutChars: 2000}}, nil).CompactionOwed(ctx, chat)
-				if len(sums) >= 1 && !owed {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("after restart: %d summaries, owed %v", len(sums), owed)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
-			if len(sums) != 1 {
-				t.Errorf("got %d summaries, want exactly 1", len(sums))
-			}
+					chat, _ := st.Chat(ctx, chatID)
+					owed, _ := memory.NewService(st, nil, memory.Config{Compact: memory.CompactParams{Keep: 6, Period: 30, MinCutChars: 2000}}, nil).CompactionOwed(ctx, chat)
+					if len(sums) > 1 {
+						t.Fatalf("got %d summaries, want exactly 1", len(sums))
+					}
+					return len(sums) == 1 && !owed
+				}})
 		})
 	}
 }

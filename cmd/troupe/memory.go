@@ -183,6 +183,10 @@ func writeRecord(w io.Writer, r models.RecordView) {
 	for _, l := range r.Ledgers {
 		fmt.Fprintf(w, "%s\t%s\n", l.ChatID, l.Snapshot)
 	}
+	fmt.Fprintln(w, "\n== recorder runs ==")
+	for _, j := range r.Runs {
+		fmt.Fprintf(w, "%s\t%s\t%s\n\t%s\n", j.Key, j.Outcome, j.UpdatedAt.UTC().Format(time.RFC3339), j.Reason)
+	}
 }
 
 // writeBeliefs prints the space's beliefs: id, character, confidence,

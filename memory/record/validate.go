@@ -157,6 +157,7 @@ var entityKinds = map[string]bool{"place": true, "item": true, "exit": true, "lo
 
 func (v *validator) perceptionsOf(ps []Perception) {
 	for i, p := range ps {
+		p.Character = v.canon(p.Character)
 		ev, shown := v.events[p.Event]
 		switch {
 		case !v.cast[p.Character]:
@@ -229,6 +230,7 @@ func (v *validator) ledgerOf(l *Ledger) {
 
 func (v *validator) relationshipsOf(rs []Relationship) {
 	for i, r := range rs {
+		r.From, r.To = v.canon(r.From), v.canon(r.To)
 		_, shown := v.events[r.Event]
 		switch {
 		case !shown:
@@ -245,6 +247,7 @@ func (v *validator) relationshipsOf(rs []Relationship) {
 
 func (v *validator) knowledgeOf(ks []Knowledge) {
 	for i, k := range ks {
+		k.Character = v.canon(k.Character)
 		ev, shown := v.events[k.Event]
 		switch {
 		case !shown:
@@ -259,6 +262,27 @@ func (v *validator) knowledgeOf(ks []Knowledge) {
 			v.out.Knowledge = append(v.out.Knowledge, k)
 		}
 	}
+}
+
+// canon resolves a character's name as the answer wrote it to the cast
+// member's or player's name it stands for: the same name in other case or
+// with stray spaces. Any other name is returned as it is.
+func (v *validator) canon(name string) string {
+	n := strings.TrimSpace(name)
+	if v.cast[n] || contains(v.in.Players, n) {
+		return n
+	}
+	for _, c := range v.in.Cast {
+		if strings.EqualFold(c.Name, n) {
+			return c.Name
+		}
+	}
+	for _, p := range v.in.Players {
+		if strings.EqualFold(p, n) {
+			return p
+		}
+	}
+	return name
 }
 
 func (v *validator) character(name string) bool {

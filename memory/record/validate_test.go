@@ -48,6 +48,7 @@ func TestValidateDropsEachBadItemWithItsReason(t *testing.T) {
 		{"a change", `{"changes":[{"turn":12,"actor":"Mara","text":"The west gate is unlocked.","importance":7,"pivotal":true}]}`, ""},
 		{"a change over the text limit", `{"changes":[{"turn":12,"text":"` + strings.Repeat("x", MaxTextRunes+1) + `","importance":3}]}`, "text longer than"},
 		{"a perception of a present cast member", `{"perceptions":[{"character":"Mara","event":"01JA","mode":"heard","text":"Tess wants it open."}]}`, ""},
+		{"a perception naming the cast member in other case", `{"perceptions":[{"character":" mara","event":"01JA","mode":"heard","text":"Tess wants it open."}]}`, ""},
 		{"a perception for an absent character", `{"perceptions":[{"character":"Elias","event":"01JA","mode":"heard","text":"…"}]}`, "was not present"},
 		{"a perception for someone not in the cast", `{"perceptions":[{"character":"Tess","event":"01JA","mode":"heard"}]}`, "not in the cast"},
 		{"told via an event the character was at", `{"perceptions":[{"character":"Elias","event":"01JB","mode":"told","text":"Mara opened the gate.","via":"01JC"}]}`, ""},

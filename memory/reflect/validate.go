@@ -269,26 +269,12 @@ func (v *validator) add(i int, a Add) {
 
 func (v *validator) strengthen(i int, s Strengthen) {
 	it := v.item("strengthen", i)
-	b, ok := v.target(it, s.Belief)
+	b, sup, ok := v.shift(it, s.Belief, shift{stance: Supports, cites: s.Supports,
+		none: ReasonNoPerception, noneDetail: "supports", linked: ReasonNoNewSupport})
 	if !ok {
 		return
 	}
-	sup := v.cite(it, s.Supports)
-	if len(sup) == 0 {
-		it.fail(Dropped, ReasonNoPerception, "supports")
-		return
-	}
-	if sup = newer(it, b, sup); len(sup) == 0 {
-		it.fail(Dropped, ReasonNotNewer, "")
-		return
-	}
-	if sup = v.unlinked(it, b, sup, Supports); len(sup) == 0 {
-		it.fail(Dropped, ReasonNoNewSupport, "")
-		return
-	}
 	b.Confidence = b.Confidence.Up()
-	b.Evidence = link(b.Evidence, sup, Supports)
-	b.ChangedTurn = max(b.ChangedTurn, maxTurn(sup))
 	v.update(b)
 	v.fold(b.ID, sup)
 	it.accept()
@@ -296,28 +282,49 @@ func (v *validator) strengthen(i int, s Strengthen) {
 
 func (v *validator) doubt(i int, d Doubt) {
 	it := v.item("doubt", i)
-	b, ok := v.target(it, d.Belief)
+	b, _, ok := v.shift(it, d.Belief, shift{stance: Contradicts, cites: d.Against,
+		none: ReasonNoContradiction, linked: ReasonRecorded})
 	if !ok {
 		return
 	}
-	against := v.cite(it, d.Against)
-	if len(against) == 0 {
-		it.fail(Dropped, ReasonNoContradiction, "")
-		return
-	}
-	if against = newer(it, b, against); len(against) == 0 {
-		it.fail(Dropped, ReasonNotNewer, "")
-		return
-	}
-	if against = v.unlinked(it, b, against, Contradicts); len(against) == 0 {
-		it.fail(Dropped, ReasonRecorded, "")
-		return
-	}
 	b.Confidence = b.Confidence.Down()
-	b.Evidence = link(b.Evidence, against, Contradicts)
-	b.ChangedTurn = max(b.ChangedTurn, maxTurn(against))
 	v.update(b)
 	it.accept()
+}
+
+// shift is a strengthen or a doubt of one belief: the perceptions it cites
+// with its stance, and the reasons it is dropped for when none is cited or
+// every one is linked with that stance already.
+type shift struct {
+	stance     Stance
+	cites      []string
+	none       Reason
+	noneDetail string
+	linked     Reason
+}
+
+// shift links to the belief id the cited perceptions that are shown, newer
+// than it and not yet linked with s's stance, and moves its changed turn;
+// the caller moves its confidence. ok is false when the item was dropped.
+func (v *validator) shift(it *item, id string, s shift) (b Belief, ps []Perception, ok bool) {
+	if b, ok = v.target(it, id); !ok {
+		return b, nil, false
+	}
+	if ps = v.cite(it, s.cites); len(ps) == 0 {
+		it.fail(Dropped, s.none, s.noneDetail)
+		return b, nil, false
+	}
+	if ps = newer(it, b, ps); len(ps) == 0 {
+		it.fail(Dropped, ReasonNotNewer, "")
+		return b, nil, false
+	}
+	if ps = v.unlinked(it, b, ps, s.stance); len(ps) == 0 {
+		it.fail(Dropped, s.linked, "")
+		return b, nil, false
+	}
+	b.Evidence = link(b.Evidence, ps, s.stance)
+	b.ChangedTurn = max(b.ChangedTurn, maxTurn(ps))
+	return b, ps, true
 }
 
 func (v *validator) merge(i int, m Merge) {
