@@ -59,6 +59,11 @@ type Options struct {
 	MemoryConfig config.Memory
 	// Recorder: whether turns record their plain events, and the batch.
 	Recorder config.Recorder
+	// Recall: what the speaking character brings back each turn.
+	Recall config.Recall
+	// RecallDelay, when set, runs before each recall: a test holds recall
+	// up with it to see the time cap leave the block out.
+	RecallDelay func(ctx context.Context)
 	// Memory runs memory work that a command asks for directly (/compact).
 	Memory   MemoryService
 	Language string

@@ -197,5 +197,5 @@ func All() []any {
 		&Card{}, &Space{}, &Channel{}, &Chat{}, &Message{}, &Summary{}, &Recap{},
 		&ManifestEntry{}, &Handbook{}, &ResidentSummary{}, &MemoryHistory{}, &Ledger{},
 		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{}, &ChatLore{},
-	}, append(recordTables(), beliefTables()...)...)
+	}, append(append(recordTables(), beliefTables()...), recallTables()...)...)
 }
