@@ -76,10 +76,16 @@ func Cues(text string) []string {
 		}
 		cjk = cjk[:0]
 	}
-	for _, f := range strings.FieldsFunc(text, func(r rune) bool {
-		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '-')
+	// Runs are cut at punctuation: "Ask Tess, then go." never makes
+	// "tess then", and a sentence boundary never joins a name.
+	for _, seg := range strings.FieldsFunc(text, func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsSpace(r) || r == '\'' || r == '-')
 	}) {
-		if strings.IndexFunc(f, isCJK) >= 0 {
+		for _, f := range strings.Fields(seg) {
+			if strings.IndexFunc(f, isCJK) < 0 {
+				words = append(words, f)
+				continue
+			}
 			flush()
 			for _, r := range f {
 				if isCJK(r) {
@@ -89,13 +95,9 @@ func Cues(text string) []string {
 				}
 			}
 			flushCJK()
-			continue
 		}
-		words = append(words, f)
+		flush()
 	}
-	flush()
-	// Word runs are cut at punctuation: "the lighthouse, then" keeps "the
-	// lighthouse" together, and a sentence boundary never joins a name.
 	return out
 }
 
