@@ -28,7 +28,7 @@ type RecallConfig struct {
 // perTermFactor sets how many index entries a term may fetch, as a multiple
 // of the candidates: enough that a rare word finds all its items, while a
 // common one costs a bounded read.
-const perTermFactor = 4
+const perTermFactor = 2
 
 // RecallConfigFrom builds recall's configuration from the config file's.
 func RecallConfigFrom(r config.Recall, m config.Memory) RecallConfig {

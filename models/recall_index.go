@@ -19,15 +19,16 @@ import (
 // whose memory it is. It is written in the transaction that writes its
 // item and deleted with it.
 type RecallTerm struct {
-	ItemID    string `gorm:"primaryKey;size:26"`
+	ItemID    string `gorm:"primaryKey;size:26;index:idx_recall_term,priority:5"`
 	Term      string `gorm:"primaryKey;size:64;index:idx_recall_term,priority:3"`
 	SpaceID   string `gorm:"size:128;not null;index:idx_recall_term,priority:1"`
 	Character string `gorm:"column:character_name;size:200;not null;index:idx_recall_term,priority:2"`
 	// Seq is the item's space turn: a search takes the newest entries of a
-	// common term first.
+	// common term first. The search index covers the item and its kind, so
+	// a search never reads the table.
 	Seq int64 `gorm:"not null;index:idx_recall_term,priority:4"`
 	// Kind is "p" for a perception, "b" for a belief.
-	Kind string `gorm:"size:1;not null"`
+	Kind string `gorm:"size:1;not null;index:idx_recall_term,priority:6"`
 	// ChatID is a perception's chat, for forgetting; "" for a belief.
 	ChatID string `gorm:"size:26;not null;default:'';index"`
 }

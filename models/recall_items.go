@@ -34,10 +34,14 @@ type RecallItems struct {
 // it is the head or has a child, since a /regen replaces only the head and
 // so the siblings it leaves behind are always leaves (as are refused
 // messages), and the recorder only ever records the branch.
-const recallPerceptionsSQL = `SELECT p.id, p.mode, p.text, p.gist, p.importance, p.seq, p.day, p.minute, p.recall_count,
+//
+// The rows are looked up by id alone and their space and character checked
+// on the rows read: given the character too, a planner may walk all of the
+// character's perceptions instead.
+const recallPerceptionsSQL = `SELECT p.id, p.space_id, p.character_name, p.mode, p.text, p.gist, p.importance, p.seq, p.day, p.minute, p.recall_count,
   COALESCE(p.folded_into, ''), e.message_id, e.about, e.place, COALESCE(v.actor, '')
 FROM perceptions p JOIN events e ON e.id = p.event_id LEFT JOIN events v ON v.id = p.via
-WHERE p.id IN ? AND p.space_id = ? AND p.character_name = ? AND p.mode <> 'none'
+WHERE p.id IN ? AND p.mode <> 'none'
   AND (p.chat_id <> ? OR e.message_id = ? OR EXISTS (SELECT 1 FROM messages c WHERE c.parent_id = e.message_id AND c.refused = ?))`
 
 // RecallItems loads the found items of the character (never another's),
@@ -52,18 +56,21 @@ func (s *Store) RecallItems(ctx context.Context, q RecallLoad) (RecallItems, err
 		beliefs[id] = true
 	}
 	if len(q.Perceptions) > 0 {
-		rows, err := db.Raw(recallPerceptionsSQL, q.Perceptions, q.SpaceID, char, q.ChatID, q.HeadID, false).Rows()
+		rows, err := db.Raw(recallPerceptionsSQL, q.Perceptions, q.ChatID, q.HeadID, false).Rows()
 		if err != nil {
 			return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
 		}
 		for rows.Next() {
 			var it recall.Item
 			var day, minute int
-			var about string
-			if err := rows.Scan(&it.ID, &it.Mode, &it.Text, &it.Gist, &it.Importance, &it.Seq, &day, &minute, &it.Recalls,
+			var about, space, owner string
+			if err := rows.Scan(&it.ID, &space, &owner, &it.Mode, &it.Text, &it.Gist, &it.Importance, &it.Seq, &day, &minute, &it.Recalls,
 				&it.FoldedInto, &it.MessageID, &about, &it.Place, &it.Via); err != nil {
 				rows.Close()
 				return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
+			}
+			if space != q.SpaceID || owner != char {
+				continue // never another character's memory
 			}
 			it.Kind, it.About, it.StoryMinute = recall.Perception, lines(about), storyMinute(day, minute)
 			if it.FoldedInto != "" {
@@ -82,10 +89,13 @@ func (s *Store) RecallItems(ctx context.Context, q RecallLoad) (RecallItems, err
 	}
 	if len(beliefs) > 0 {
 		var bs []Belief
-		if err := db.Where("id IN ? AND space_id = ? AND character_name = ?", keys(beliefs), q.SpaceID, char).Find(&bs).Error; err != nil {
+		if err := db.Where("id IN ?", keys(beliefs)).Find(&bs).Error; err != nil {
 			return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
 		}
 		for _, b := range bs {
+			if b.SpaceID != q.SpaceID || b.Character != char {
+				continue
+			}
 			// A belief is held now: it does not fade with the time since
 			// its evidence.
 			out.Items = append(out.Items, recall.Item{ID: b.ID, Kind: recall.Belief, Text: b.Text, Importance: beliefImportance,
