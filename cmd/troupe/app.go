@@ -86,6 +86,10 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	mc := memory.ConfigFrom(cfg.Memory, cfg.Language)
 	mc.Reflect = reflectConfig(cfg.Reflection)
 	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe, JSON: cfg.Recorder.JSONMode}, mc, log)
+	if cfg.Recall.Embeddings.On() || cfg.Recall.Rerank.On() {
+		// Said once at start, so that nobody believes vectors are in use.
+		log.Warn("recall.embeddings and recall.rerank are not built yet: recall uses names and words only")
+	}
 	m := cfg.Model
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
