@@ -140,11 +140,17 @@ deployed shape; give it a database and a Redis db that hold nothing you need.
 The memory settings come from the configuration and TROUPE_* variables as
 usual: with the default memory.period (30) and keep (6), compaction starts
 after 36 turns, so use --turns 100 (or a smaller TROUPE_MEMORY_PERIOD) to see
-prompts stop growing. The per-user rate limit is off during the bench.`,
+prompts stop growing. The per-user rate limit is off during the bench.
+--seed-perceptions N gives the card's character N perceptions first (in a
+chat of their own, indexed as the recorder's are), so that each turn's
+recall searches a long story.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.channels < 1 || o.turns < 1 {
 				return usageError{errors.New("--channels and --turns must be at least 1")}
+			}
+			if o.seedPerceptions < 0 {
+				return usageError{errors.New("--seed-perceptions must not be negative")}
 			}
 			if o.latency < 0 {
 				return usageError{errors.New("--latency must not be negative")}
