@@ -84,4 +84,3 @@ func (s *Store) SeedRecord(ctx context.Context, spec SeedSpec) error {
 	}
 	return nil
 }
-
