@@ -82,5 +82,10 @@ func (s *Store) SeedRecord(ctx context.Context, spec SeedSpec) error {
 			return fmt.Errorf("models: seed record: %w", err)
 		}
 	}
+	// A bulk load leaves the planner's statistics behind (PostgreSQL's
+	// autovacuum would catch up later): bring them up to date now.
+	if err := db.Exec("ANALYZE").Error; err != nil {
+		return fmt.Errorf("models: seed record: analyze: %w", err)
+	}
 	return nil
 }
