@@ -37,6 +37,7 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 	tl := p.lore(ctx, cs, br, rp)
 	m := p.material(cs, br, rp, tl)
 	p.addScene(ctx, cs, rp, &m)
+	p.addRecall(ctx, cs, br, cs.speakerName(), &m)
 	if limit, ok := p.promptLimit(); ok {
 		m.Keep, m.Limit = p.opt.MemoryConfig.Keep, limit
 		m.Count = func(msgs []memory.Message) int { return p.countPrompt(cs.chat.ID, msgs, limit) }

@@ -48,6 +48,7 @@ var Commands = []struct{ Name, Description string }{
 	{"record", "Record what happened so far into the characters' memories now"},
 	{"reflect", "Let the characters form beliefs from what they perceived now"},
 	{"belief", "Delete one belief: /belief forget ID"},
+	{"why", "Show what the last turn recalled and why (recall.diagnostics)"},
 	{"forget", "Erase this chat from the character's memory"},
 	{"chats", "List this channel's chats"},
 	{"memory", "Show what the character remembers"},
@@ -89,6 +90,8 @@ func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink)
 		return p.cmdReflect(ctx, in, sink)
 	case "belief":
 		return p.cmdBelief(ctx, in, cmd.Args, sink)
+	case "why":
+		return p.cmdWhy(ctx, in, sink)
 	case "forget":
 		return p.cmdForget(ctx, in, cmd.Args, sink)
 	case "memory":

@@ -61,6 +61,11 @@ type Options struct {
 	Recorder config.Recorder
 	// Scene bounds chats with several characters.
 	Scene config.Scene
+	// Recall: what the speaking character brings back each turn.
+	Recall config.Recall
+	// RecallDelay, when set, runs before each recall: a test holds recall
+	// up with it to see the time cap leave the block out.
+	RecallDelay func(ctx context.Context)
 	// Memory runs memory work that a command asks for directly (/compact).
 	Memory   MemoryService
 	Language string

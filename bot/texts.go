@@ -68,6 +68,7 @@ var texts = map[string]map[msgKey]string{
 			"/record — record what happened so far into the characters' memories now\n" +
 			"/reflect — let the characters form beliefs from what they perceived, now (GM)\n" +
 			"/belief forget ID — delete one belief; its perceptions are reflected on again (GM)\n" +
+			"/why — what the last turn recalled and why, with recall.diagnostics on (GM)\n" +
 			"/forget [chat-id] — erase this chat (or an earlier one) from the character's memory\n" +
 			"/chats — list this channel's chats\n" +
 			"/memory — show what the character remembers of earlier chats\n" +
@@ -128,6 +129,7 @@ var texts = map[string]map[msgKey]string{
 			"/record — 立即把目前的剧情记进各个角色的记忆\n" +
 			"/reflect — 立即让角色从感知中形成信念（GM）\n" +
 			"/belief forget ID — 删除一条信念，它引用的感知会被重新反思（GM）\n" +
+			"/why — 开启 recall.diagnostics 时，查看上一轮想起了什么、为什么（GM）\n" +
 			"/forget [局id] — 把这一局（或更早的某一局）从角色记忆里彻底删除\n" +
 			"/chats — 列出这个频道的各局\n" +
 			"/memory — 查看角色记得的往局\n" +

@@ -19,6 +19,7 @@ type Config struct {
 	Recorder   Recorder   `yaml:"recorder"`
 	Reflection Reflection `yaml:"reflection"`
 	Scene      Scene      `yaml:"scene"`
+	Recall     Recall     `yaml:"recall"`
 	Cards      Cards      `yaml:"cards"`
 	Lore       Lore       `yaml:"lore"`
 	Language   string     `yaml:"language"`
@@ -63,6 +64,11 @@ type Memory struct {
 	IdleRecap         time.Duration `yaml:"idle_recap"`
 	SweepInterval     time.Duration `yaml:"sweep_interval"`
 	RecapMaxChars     int           `yaml:"recap_max_chars"`
+	// Fading: details fade with elapsed story time (off: exact recall).
+	Fading bool `yaml:"fading"`
+	// FoldedFade scales how long a perception folded into a belief is
+	// kept (0.5: half as long; 1: no change).
+	FoldedFade float64 `yaml:"folded_fade"`
 }
 
 // Recorder configures the side-model pass that turns plain events into
@@ -101,6 +107,60 @@ type Reflection struct {
 	// may found a belief.
 	PivotalImportance int `yaml:"pivotal_importance"`
 }
+
+// Recall configures what a speaking character brings back of its own
+// perceptions and beliefs each turn (DESIGN.md "Characters' own memory", 3).
+type Recall struct {
+	Enabled bool `yaml:"enabled"`
+	// Candidates is how many items are fetched before scoring.
+	Candidates int `yaml:"candidates"`
+	// MaxItems is how many items maximal marginal relevance picks.
+	MaxItems int `yaml:"max_items"`
+	// MaxChars bounds the recalled items' text.
+	MaxChars int `yaml:"max_chars"`
+	// Timeout caps recall's time in a turn; past it the block is left out.
+	Timeout time.Duration `yaml:"timeout"`
+	Weights RecallWeights `yaml:"weights"`
+	// Embeddings, when BaseURL and Model are set, adds vector similarity.
+	Embeddings Embeddings `yaml:"embeddings"`
+	// VectorCacheMB bounds the in-process cache of item vectors.
+	VectorCacheMB int `yaml:"vector_cache_mb"`
+	// Rerank, when set, re-orders the candidates (a Jina/Cohere /rerank).
+	Rerank Rerank `yaml:"rerank"`
+	// Diagnostics keeps each turn's recall for /why and troupe memory why.
+	Diagnostics bool `yaml:"diagnostics"`
+	// DiagnosticsTurns is how many turns of a chat are kept.
+	DiagnosticsTurns int `yaml:"diagnostics_turns"`
+}
+
+// RecallWeights weigh the parts of a recall score.
+type RecallWeights struct {
+	Importance float64 `yaml:"importance"`
+	Relevance  float64 `yaml:"relevance"`
+	Recency    float64 `yaml:"recency"`
+	Retention  float64 `yaml:"retention"`
+}
+
+// Embeddings is an OpenAI-compatible /embeddings endpoint.
+type Embeddings struct {
+	BaseURL    string `yaml:"base_url"`
+	APIKey     Secret `yaml:"api_key"`
+	Model      string `yaml:"model"`
+	Dimensions int    `yaml:"dimensions"`
+}
+
+// On reports whether embeddings are configured.
+func (e Embeddings) On() bool { return e.BaseURL != "" && e.Model != "" }
+
+// Rerank is a Jina/Cohere-style /rerank endpoint.
+type Rerank struct {
+	BaseURL string `yaml:"base_url"`
+	APIKey  Secret `yaml:"api_key"`
+	Model   string `yaml:"model"`
+}
+
+// On reports whether a rerank endpoint is configured.
+func (r Rerank) On() bool { return r.BaseURL != "" && r.Model != "" }
 
 // Cards locates the card library.
 type Cards struct {
@@ -218,6 +278,9 @@ func Default() Config {
 		Recorder:   Recorder{Enabled: true, Batch: 6, JSONMode: true},
 		Scene:      Scene{MaxCast: 8},
 		Reflection: Reflection{Auto: true, EveryTurns: 20, MinTurns: 5, PerRun: 3, MinNew: 3, MaxChecks: 5, PivotalImportance: 8},
+		Recall: Recall{Enabled: true, Candidates: 50, MaxItems: 8, MaxChars: 1500, Timeout: 5 * time.Second,
+			Weights:    RecallWeights{Importance: 1, Relevance: 1.5, Recency: 0.5, Retention: 1},
+			Embeddings: Embeddings{Dimensions: 256}, VectorCacheMB: 64, DiagnosticsTurns: 50},
 		Memory: Memory{
 			Keep:              6,
 			Period:            30,
@@ -229,6 +292,8 @@ func Default() Config {
 			IdleRecap:         30 * time.Minute,
 			SweepInterval:     5 * time.Minute,
 			RecapMaxChars:     60000,
+			Fading:            true,
+			FoldedFade:        0.5,
 		},
 		Cards:    Cards{Dir: "cards"},
 		Lore:     Lore{BudgetPercent: 25, BudgetTokens: 4096},

@@ -34,8 +34,10 @@ type Belief struct {
 	// MergedFrom lists the beliefs a merge replaced, one a line: forgetting
 	// the evidence of any of them takes this one too.
 	MergedFrom string `gorm:"type:text;not null;default:''"`
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// RecallCount counts how often its character recalled it.
+	RecallCount int `gorm:"not null;default:0"`
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // BeliefEvidence links a belief to a perception that supports or
@@ -386,6 +388,9 @@ func writeBelief(tx *gorm.DB, r ReflectionInstall, b reflect.Belief, chats map[s
 	row := Belief{ID: b.ID, SpaceID: r.SpaceID, Character: r.Character, Text: b.Text, Confidence: int(b.Confidence),
 		About: strings.Join(b.About, "\n"), FormedSeq: b.FormedTurn, ChangedSeq: b.ChangedTurn,
 		MergedFrom: strings.Join(b.MergedFrom, "\n"), CreatedAt: now, UpdatedAt: now}
+	if err := indexBelief(tx, row); err != nil {
+		return err
+	}
 	if create {
 		if err := tx.Create(&row).Error; err != nil {
 			return err
@@ -416,6 +421,9 @@ func writeBelief(tx *gorm.DB, r ReflectionInstall, b reflect.Belief, chats map[s
 // deleteBeliefs deletes beliefs, their links and check marks, and unfolds
 // the perceptions folded into them.
 func deleteBeliefs(tx *gorm.DB, ids []string) error {
+	if err := tx.Where("item_id IN ?", ids).Delete(&RecallTerm{}).Error; err != nil {
+		return err
+	}
 	for _, m := range []any{&BeliefEvidence{}, &BeliefCheck{}} {
 		if err := tx.Where("belief_id IN ?", ids).Delete(m).Error; err != nil {
 			return err

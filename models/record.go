@@ -214,7 +214,10 @@ func (s *Store) InstallRecord(ctx context.Context, r RecordInstall) error {
 				return err
 			}
 		}
-		return installWorld(tx, r, now)
+		if err := installWorld(tx, r, now); err != nil {
+			return err
+		}
+		return indexRecord(tx, r)
 	})
 	if err != nil {
 		if errors.Is(err, ErrStale) || errors.Is(err, ErrChatGone) {

@@ -93,6 +93,10 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe, JSON: cfg.Recorder.JSONMode}, mc, log)
 	// The reflections of a space serialize across serve and worker processes.
 	a.memory.UseLocker(jobs.NewLocker(a.redis).WithLogger(log))
+	if cfg.Recall.Embeddings.On() || cfg.Recall.Rerank.On() {
+		// Said once at start, so that nobody believes vectors are in use.
+		log.Warn("recall.embeddings and recall.rerank are not built yet: recall uses names and words only")
+	}
 	m := cfg.Model
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
@@ -106,6 +110,7 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		MemoryConfig:    cfg.Memory,
 		Recorder:        cfg.Recorder,
 		Scene:           cfg.Scene,
+		Recall:          cfg.Recall,
 		Language:        cfg.Language,
 		ContextWindow:   m.ContextWindow,
 		MaxReplyTokens:  m.MaxReplyTokens,

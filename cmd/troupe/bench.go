@@ -47,6 +47,9 @@ type benchOptions struct {
 	keepDB   bool
 	card     string
 	profile  string
+	// seedPerceptions seeds the card's character with this many
+	// perceptions before the turns, so that recall searches a long story.
+	seedPerceptions int
 }
 
 // benchResult is what one bench run measured. Times are in milliseconds,
@@ -137,11 +140,17 @@ deployed shape; give it a database and a Redis db that hold nothing you need.
 The memory settings come from the configuration and TROUPE_* variables as
 usual: with the default memory.period (30) and keep (6), compaction starts
 after 36 turns, so use --turns 100 (or a smaller TROUPE_MEMORY_PERIOD) to see
-prompts stop growing. The per-user rate limit is off during the bench.`,
+prompts stop growing. The per-user rate limit is off during the bench.
+--seed-perceptions N gives the card's character N perceptions first (in a
+chat of their own, indexed as the recorder's are), so that each turn's
+recall searches a long story.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.channels < 1 || o.turns < 1 {
 				return usageError{errors.New("--channels and --turns must be at least 1")}
+			}
+			if o.seedPerceptions < 0 {
+				return usageError{errors.New("--seed-perceptions must not be negative")}
 			}
 			if o.latency < 0 {
 				return usageError{errors.New("--latency must not be negative")}
@@ -180,6 +189,7 @@ prompts stop growing. The per-user rate limit is off during the bench.`,
 	f.BoolVar(&o.keepDB, "keep-db", false, "keep the temporary SQLite file and print its path")
 	f.StringVar(&o.card, "card", defaultBenchCard, "card file to play")
 	f.StringVar(&o.profile, "profile", "", "write CPU, block and mutex profiles of the turns to this directory")
+	f.IntVar(&o.seedPerceptions, "seed-perceptions", 0, "seed the character with this many perceptions first (recall over a long story)")
 	return cmd
 }
 
@@ -286,6 +296,13 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card cards
 		res.SQLitePath = sqlitePath
 	}
 
+	if o.seedPerceptions > 0 {
+		space := bot.ChannelRef{Platform: "bench", SpaceKind: bot.SpaceLocal, SpaceID: "bench"}.Space()
+		if err := r.app.store.SeedRecord(ctx, models.SeedSpec{SpaceID: space, Character: card.Name, ChatID: models.NewID(),
+			N: o.seedPerceptions, Seed: 1}); err != nil {
+			return nil, err
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	workerCtx, stopWorker := context.WithCancel(gctx)
 	defer stopWorker()

@@ -38,6 +38,9 @@ type Item struct {
 	StoryMinute int64
 	// When is the story time as words ("day 3, evening").
 	When string
+	// Seq is the space turn it comes from (a belief's: when it last
+	// changed); it orders items of the same story time.
+	Seq int64
 	// Recalls counts how often it was recalled before.
 	Recalls int
 	// FoldedInto is the belief a perception was folded into, if any.

@@ -214,3 +214,61 @@ func FuzzTerms(f *testing.F) {
 		}
 	})
 }
+
+func TestCuesNameWhatTheTextMentions(t *testing.T) {
+	t.Parallel()
+	if got := CueTerm("  The Old\tOak "); got != "@the old oak" {
+		t.Errorf("CueTerm = %q", got)
+	}
+	for text, want := range map[string]string{
+		"Is the old oak still standing?": "@the old oak",
+		"罗盘在老槐树下吗？":                      "@老槐树",
+		"Ask Tess, then go.":             "@tess",
+	} {
+		if got := Cues(text); !slices.Contains(got, want) {
+			t.Errorf("Cues(%q) lacks %q: %q", text, want, got)
+		}
+	}
+	if got := Cues("Ask Tess, then go."); slices.Contains(got, "@tess then") {
+		t.Errorf("a cue crossed punctuation: %q", got)
+	}
+	if got := Keywords("Where did I bury the compass?"); !slices.Equal(got, []string{"bury", "compass"}) {
+		t.Errorf("Keywords = %q", got)
+	}
+}
+
+func TestRankPrefersRareWordsAndCues(t *testing.T) {
+	t.Parallel()
+	// "door" found 100 items (as many as a term may fetch), "kestrel" one.
+	var hits []Hit
+	for i := range 100 {
+		hits = append(hits, Hit{ID: fmt.Sprint("common", i), Kind: Perception, Term: "door"})
+	}
+	hits = append(hits, Hit{ID: "rare", Kind: Perception, Term: "kestrel"}, Hit{ID: "named", Kind: Belief, Term: "@tess"})
+	got := Rank(hits, []string{"door", "kestrel"}, 100, 3)
+	if len(got) != 3 || got[0].ID != "rare" && got[1].ID != "rare" {
+		t.Fatalf("ranked %+v, want the rare word's item near the top", got)
+	}
+	byID := map[string]Ranked{}
+	for _, r := range got {
+		byID[r.ID] = r
+	}
+	if byID["rare"].Relevance <= byID["common0"].Relevance {
+		t.Errorf("rare %.2f, common %.2f", byID["rare"].Relevance, byID["common0"].Relevance)
+	}
+	if n := byID["named"]; n.Relevance == 0 || !slices.Equal(n.Sources, []Source{Cue}) {
+		t.Errorf("the cue's item: %+v", n)
+	}
+}
+
+// Of two memories on one subject the newer is read last, whatever order
+// MMR picked them in.
+func TestBlockIsInStoryOrder(t *testing.T) {
+	t.Parallel()
+	old := cand("old", "The password is heron.", 5, day, 0.9)
+	newer := cand("new", "The password is kestrel now.", 5, 3*day, 0.9)
+	b := Block("en", []Scored{{Candidate: newer, Picked: true}, {Candidate: old, Picked: true}})
+	if strings.Index(b, "kestrel") < strings.Index(b, "heron") {
+		t.Errorf("the newer memory comes first:\n%s", b)
+	}
+}

@@ -1,24 +1,34 @@
 package recall
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // Block renders the picked items as what the character remembers: each in
 // its own words, with its story time and how it knows — saw, heard, was told
-// by someone, guessed — and a belief with its confidence in words. Scores
-// never appear. It returns "" when nothing was picked.
+// by someone, guessed — and a belief with its confidence in words. Items
+// come in story order, beliefs (what the character holds now) last, so that
+// of two memories on one subject the newer is read last, as it happened.
+// Scores never appear. It returns "" when nothing was picked.
 func Block(lang string, items []Scored) string {
 	w, ok := blockWords[lang]
 	if !ok {
 		w = blockWords["en"]
 	}
-	var b strings.Builder
+	var picked []Scored
 	for _, s := range items {
-		if !s.Picked {
-			continue
+		if s.Picked {
+			picked = append(picked, s)
 		}
+	}
+	slices.SortStableFunc(picked, func(a, b Scored) int {
+		return cmp.Or(cmp.Compare(kindRank(a.Kind), kindRank(b.Kind)), cmp.Compare(a.StoryMinute, b.StoryMinute), cmp.Compare(a.Seq, b.Seq))
+	})
+	var b strings.Builder
+	for _, s := range picked {
 		if b.Len() == 0 {
 			b.WriteString(w.header + "\n")
 		}
@@ -45,6 +55,24 @@ func Block(lang string, items []Scored) string {
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+func kindRank(k Kind) int {
+	if k == Belief {
+		return 1
+	}
+	return 0
+}
+
+// When renders a story time (day, minute of the day) as the block gives it.
+func When(lang string, day, minute int) string {
+	if day == 0 && minute == 0 {
+		return ""
+	}
+	if lang == "zh" {
+		return fmt.Sprintf("第%d天 %02d:%02d", day, minute/60, minute%60)
+	}
+	return fmt.Sprintf("day %d, %02d:%02d", day, minute/60, minute%60)
 }
 
 type blockWordsT struct {

@@ -1,0 +1,104 @@
+package bot_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"troupe/bot"
+	"troupe/config"
+	"troupe/llm/openaitest"
+	"troupe/models"
+	"troupe/models/testenv"
+)
+
+// recallBlock returns the recall block of the last chat request: the
+// system message carrying the [Remembered] header, "" when there is none.
+func recallBlock(t *testing.T, fake *openaitest.Server) string {
+	t.Helper()
+	reqs := fake.Requests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if reqs[i].Stream {
+			for _, m := range reqs[i].Messages {
+				if m.Role == "system" && strings.Contains(m.Content, "[Remembered]") {
+					return m.Content
+				}
+			}
+			return ""
+		}
+	}
+	t.Fatal("no chat turn was sent")
+	return ""
+}
+
+// What the character perceived in an earlier chat comes back when the
+// player's message names it; what nothing cues stays out; a time cap
+// leaves the block out and the turn goes on; recalling counts, and /why
+// shows why (with diagnostics on) without the scores reaching the model.
+func TestRecallBringsBackWhatTheCharacterPerceived(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			r := newRecordRig(t, b, 1)
+			r.opt.Recall = config.Default().Recall
+			r.opt.Recall.Diagnostics = true
+			r.p = bot.New(r.opt)
+			r.say(t, "rc", 1, "Ada", "I buried the brass compass under the old oak.")
+			r.say(t, "rc", 2, "Ada", "My grey mare is called Juniper.")
+			r.say(t, "rc", 3, "Ada", "*I look at the sea for a while.*")
+			var compass models.Perception
+			if err := r.st.DB().Where("text LIKE ?", "%brass compass%").Take(&compass).Error; err != nil {
+				t.Fatalf("the compass was not recorded: %v", err)
+			}
+			r.exec(t, "rc", "new")
+			r.say(t, "rc", 4, "Ada", "Where did I bury the brass compass?")
+			block := recallBlock(t, r.fake)
+			if !strings.Contains(block, "I buried the brass compass under the old oak.") {
+				t.Fatalf("the recall block lacks the compass:\n%s", block)
+			}
+			if strings.Contains(block, "Juniper") {
+				t.Errorf("a memory nothing cued came along:\n%s", block)
+			}
+			if strings.Contains(block, "0.") || strings.Contains(block, "relevance") {
+				t.Errorf("a score reached the model:\n%s", block)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				var p models.Perception
+				r.st.DB().Where("id = ?", compass.ID).Take(&p)
+				if p.RecallCount == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("recall count %d, want 1", p.RecallCount)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			why := r.exec(t, "rc", "why")
+			if !strings.Contains(why, "I buried the brass compass") || !strings.Contains(why, "picked (mmr") || !strings.Contains(why, "relevance") {
+				t.Errorf("/why = %q", why)
+			}
+			// The same question, with recall held past its cap.
+			opt := r.opt
+			opt.Recall.Timeout = 50 * time.Millisecond
+			opt.RecallDelay = func(ctx context.Context) { <-ctx.Done() }
+			r.p = bot.New(opt)
+			r.say(t, "rc", 5, "Ada", "Where did I bury the brass compass?")
+			if block := recallBlock(t, r.fake); block != "" {
+				t.Errorf("recall over its time still gave a block:\n%s", block)
+			}
+			// Off: no block, and /why says diagnostics are off.
+			opt = r.opt
+			opt.Recall.Enabled, opt.Recall.Diagnostics = false, false
+			r.p = bot.New(opt)
+			r.say(t, "rc", 6, "Ada", "Where did I bury the brass compass?")
+			if block := recallBlock(t, r.fake); block != "" {
+				t.Errorf("recall.enabled false still gave a block:\n%s", block)
+			}
+			if why := r.exec(t, "rc", "why"); !strings.Contains(why, "recall.diagnostics") {
+				t.Errorf("/why with diagnostics off = %q", why)
+			}
+		})
+	}
+}

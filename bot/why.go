@@ -1,0 +1,79 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"troupe/memory"
+)
+
+// whyMsg keys the texts of /why.
+type whyMsg int
+
+const (
+	msgWhyOff whyMsg = iota
+	msgWhyNone
+	msgWhyHeading
+	msgWhyNothingPicked
+)
+
+var whyTexts = map[string]map[whyMsg]string{
+	"en": {
+		msgWhyOff:           "Recall diagnostics are off: set recall.diagnostics: true to see why the character recalled what it did.",
+		msgWhyNone:          "No recall has been kept for this chat yet.",
+		msgWhyHeading:       "What the last turn recalled, and why (scores are never shown to the model):",
+		msgWhyNothingPicked: "Nothing was found that bears on the last message.",
+	},
+	"zh": {
+		msgWhyOff:           "召回诊断未开启：设置 recall.diagnostics: true 才能看到角色为何想起这些。",
+		msgWhyNone:          "这个对话还没有保存过召回记录。",
+		msgWhyHeading:       "上一轮想起了什么、为什么（分数从不发给模型）：",
+		msgWhyNothingPicked: "没有找到与上一条消息有关的记忆。",
+	},
+}
+
+func (p *Pipeline) wtext(lang string, key whyMsg) string { return Localized(whyTexts, lang, key) }
+
+// cmdWhy shows a GM (anyone in a private chat) the last turn's recall: the
+// candidates with their scores by component, which were picked and why.
+// It reads the inspector's record; the model never sees it.
+func (p *Pipeline) cmdWhy(ctx context.Context, in Inbound, sink Sink) error {
+	lang := p.langOf(in)
+	if in.Channel.Group && !in.CanManage {
+		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+	}
+	if !p.opt.Recall.Diagnostics {
+		return sink.Notice(ctx, p.wtext(lang, msgWhyOff))
+	}
+	var cs chatState
+	err := p.withLane(ctx, in, func() (err error) {
+		cs, err = p.resolve(ctx, in)
+		return err
+	})
+	if errors.Is(err, ErrNoCard) {
+		return sink.Notice(ctx, p.text(lang, msgNoCard))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "why", err)
+	}
+	ds, err := p.opt.Store.RecallDiagnostics(ctx, cs.chat.ID, "", 1)
+	if err != nil {
+		return p.internal(ctx, sink, "why", err)
+	}
+	if len(ds) == 0 {
+		return sink.Notice(ctx, p.wtext(lang, msgWhyNone))
+	}
+	rep, err := memory.ParseRecallReport(ds[0].Data)
+	if err != nil {
+		return p.internal(ctx, sink, "why", err)
+	}
+	var b strings.Builder
+	b.WriteString(p.wtext(lang, msgWhyHeading) + "\n")
+	if len(rep.Items) == 0 {
+		b.WriteString(p.wtext(lang, msgWhyNothingPicked))
+	} else {
+		b.WriteString(truncateRunes(rep.Text(lang), 3500))
+	}
+	return sink.Notice(ctx, b.String())
+}

@@ -1,0 +1,211 @@
+package memory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"troupe/config"
+	"troupe/memory/recall"
+	"troupe/models"
+)
+
+// RecallStore is what recall reads of the store; *models.Store satisfies
+// it.
+type RecallStore interface {
+	RecallHits(ctx context.Context, q models.RecallSearch) ([]recall.Hit, error)
+	RecallItems(ctx context.Context, q models.RecallLoad) (models.RecallItems, error)
+}
+
+// RecallConfig is recall's part of the configuration.
+type RecallConfig struct {
+	// Candidates is how many found items are loaded and scored.
+	Candidates int
+	Params     recall.Params
+}
+
+// perTermFactor sets how many index entries a term may fetch, as a multiple
+// of the candidates: enough that a rare word finds all its items, while a
+// common one costs a bounded read.
+const perTermFactor = 2
+
+// RecallConfigFrom builds recall's configuration from the config file's.
+func RecallConfigFrom(r config.Recall, m config.Memory) RecallConfig {
+	p := recall.DefaultParams()
+	p.MaxItems, p.MaxChars = r.MaxItems, r.MaxChars
+	p.Weights = recall.Weights{Importance: r.Weights.Importance, Relevance: r.Weights.Relevance, Recency: r.Weights.Recency, Retention: r.Weights.Retention}
+	p.Fading = recall.Fading{On: m.Fading, FoldedFade: m.FoldedFade}
+	return RecallConfig{Candidates: r.Candidates, Params: p}
+}
+
+// RecallInput is one turn's recall for its speaking character.
+type RecallInput struct {
+	Language           string
+	SpaceID, Character string
+	// ChatID and HeadID: of the turn's chat only the current branch counts.
+	ChatID, HeadID string
+	// New are the new messages' texts: their names and words are the cues.
+	New []string
+	// InPrompt are the ids of the messages the prompt has verbatim.
+	InPrompt map[string]bool
+}
+
+// Recalled is what a turn recalls: the block for the prompt, every
+// candidate scored (for the inspector) and the ids picked.
+type Recalled struct {
+	Block                string
+	Scored               []recall.Scored
+	Perceptions, Beliefs []string
+}
+
+// Recall finds what the speaking character remembers that bears on the new
+// messages — only its own perceptions and beliefs, by the names and words
+// they share with the messages (an index search bounded per term, then one
+// load) — scores and picks them (recall.Select) and renders the block.
+// Three or four queries, whatever the story's length.
+func Recall(ctx context.Context, st RecallStore, cfg RecallConfig, in RecallInput) (Recalled, error) {
+	text := strings.Join(in.New, "\n")
+	words := recall.Keywords(text)
+	terms := append(append([]string(nil), words...), recall.Cues(text)...)
+	if len(terms) == 0 {
+		return Recalled{}, nil
+	}
+	perTerm := max(cfg.Candidates*perTermFactor, 1)
+	hits, err := st.RecallHits(ctx, models.RecallSearch{SpaceID: in.SpaceID, Character: in.Character, Terms: terms, PerTerm: perTerm})
+	if err != nil {
+		return Recalled{}, err
+	}
+	ranked := recall.Rank(hits, words, perTerm, cfg.Candidates)
+	if len(ranked) == 0 {
+		return Recalled{}, nil
+	}
+	load := models.RecallLoad{SpaceID: in.SpaceID, Character: in.Character, ChatID: in.ChatID, HeadID: in.HeadID}
+	for _, r := range ranked {
+		if r.Kind == recall.Belief {
+			load.Beliefs = append(load.Beliefs, r.ID)
+		} else {
+			load.Perceptions = append(load.Perceptions, r.ID)
+		}
+	}
+	items, err := st.RecallItems(ctx, load)
+	if err != nil {
+		return Recalled{}, err
+	}
+	byID := make(map[string]recall.Ranked, len(ranked))
+	for _, r := range ranked {
+		byID[r.ID] = r
+	}
+	cands := make([]recall.Candidate, 0, len(items.Items))
+	for _, it := range items.Items {
+		if it.Kind == recall.Perception {
+			it.When = recall.When(in.Language, int(it.StoryMinute/recall.MinutesPerDay), int(it.StoryMinute%recall.MinutesPerDay))
+		}
+		r := byID[it.ID]
+		cands = append(cands, recall.Candidate{Item: it, Sources: r.Sources, Relevance: r.Relevance})
+	}
+	p := cfg.Params
+	p.Now, p.InPrompt = items.Now, in.InPrompt
+	out := Recalled{Scored: recall.Select(cands, p)}
+	out.Block = recall.Block(in.Language, out.Scored)
+	for _, s := range out.Scored {
+		if !s.Picked {
+			continue
+		}
+		if s.Kind == recall.Belief {
+			out.Beliefs = append(out.Beliefs, s.ID)
+		} else {
+			out.Perceptions = append(out.Perceptions, s.ID)
+		}
+	}
+	return out, nil
+}
+
+// RecallReport is the inspector's record of one turn's recall: every
+// candidate with its score by component, whether it was picked and why,
+// how it was found, and whether it faded to its gist. It never reaches the
+// model.
+type RecallReport struct {
+	Character string       `json:"character"`
+	Items     []ReportItem `json:"items"`
+}
+
+// ReportItem is one candidate in a RecallReport.
+type ReportItem struct {
+	ID         string   `json:"id"`
+	Kind       string   `json:"kind"`
+	Text       string   `json:"text"`
+	Sources    []string `json:"sources,omitempty"`
+	Importance float64  `json:"importance"`
+	Relevance  float64  `json:"relevance"`
+	Recency    float64  `json:"recency"`
+	Retention  float64  `json:"retention"`
+	Total      float64  `json:"total"`
+	Picked     bool     `json:"picked"`
+	Faded      bool     `json:"faded,omitempty"`
+	Why        string   `json:"why"`
+}
+
+// Report turns a recall into its inspector record.
+func (r Recalled) Report(character string) RecallReport {
+	rep := RecallReport{Character: character}
+	for _, s := range r.Scored {
+		it := ReportItem{ID: s.ID, Kind: string(s.Kind), Text: s.Text, Importance: s.Components.Importance, Relevance: s.Components.Relevance,
+			Recency: s.Components.Recency, Retention: s.Components.Retention, Total: s.Total, Picked: s.Picked, Faded: s.Faded, Why: s.Why}
+		for _, src := range s.Sources {
+			it.Sources = append(it.Sources, string(src))
+		}
+		rep.Items = append(rep.Items, it)
+	}
+	return rep
+}
+
+// JSON is the report as stored.
+func (r RecallReport) JSON() string {
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+// ParseRecallReport reads a stored report.
+func ParseRecallReport(data string) (RecallReport, error) {
+	var r RecallReport
+	if err := json.Unmarshal([]byte(data), &r); err != nil {
+		return r, fmt.Errorf("memory: recall report: %w", err)
+	}
+	return r, nil
+}
+
+// Text renders a report for a person: one line per candidate, picked ones
+// first, with its scores by component.
+func (r RecallReport) Text(lang string) string {
+	var b strings.Builder
+	picked, not := "picked", "not picked"
+	if lang == "zh" {
+		picked, not = "选中", "未选"
+	}
+	fmt.Fprintf(&b, "%s:\n", r.Character)
+	for _, it := range r.Items {
+		state := not
+		if it.Picked {
+			state = picked
+		}
+		src := strings.Join(it.Sources, "+")
+		if src == "" {
+			src = "-"
+		}
+		faded := ""
+		if it.Faded {
+			faded = " (gist)"
+		}
+		fmt.Fprintf(&b, "- [%s %s] %s%s — %s (%s); total %.2f = importance %.2f, relevance %.2f, recency %.2f, retention %.2f\n",
+			it.Kind, it.ID, clip(it.Text, 80), faded, state, it.Why+", "+src, it.Total, it.Importance, it.Relevance, it.Recency, it.Retention)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,221 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"troupe/memory/recall"
+)
+
+// RecallTerm is one entry of the recall index, an inverted index kept in
+// the database itself (no extension, so SQLite and PostgreSQL alike): a
+// keyword of a perception's or belief's text (words for alphabetic
+// scripts, character bigrams for CJK; recall.Keywords), or the cue term of
+// a name it is about or who acted in it (recall.CueTerm), for the character
+// whose memory it is. It is written in the transaction that writes its
+// item and deleted with it.
+type RecallTerm struct {
+	ItemID    string `gorm:"primaryKey;size:26;index:idx_recall_term,priority:5"`
+	Term      string `gorm:"primaryKey;size:64;index:idx_recall_term,priority:3"`
+	SpaceID   string `gorm:"size:128;not null;index:idx_recall_term,priority:1"`
+	Character string `gorm:"column:character_name;size:200;not null;index:idx_recall_term,priority:2"`
+	// Seq is the item's space turn: a search takes the newest entries of a
+	// common term first. The search index covers the item and its kind, so
+	// a search never reads the table.
+	Seq int64 `gorm:"not null;index:idx_recall_term,priority:4"`
+	// Kind is "p" for a perception, "b" for a belief.
+	Kind string `gorm:"size:1;not null;index:idx_recall_term,priority:6"`
+	// ChatID is a perception's chat, for forgetting; "" for a belief.
+	ChatID string `gorm:"size:26;not null;default:'';index"`
+}
+
+// Recall item kinds in the index.
+const (
+	RecallPerception = "p"
+	RecallBelief     = "b"
+)
+
+func recallTables() []any { return []any{&RecallTerm{}, &RecallDiagnostic{}} }
+
+// recallItem is what the index needs of an item.
+type recallItem struct {
+	id, kind, chat, char string
+	seq                  int64
+	text                 string
+	names                []string
+}
+
+// recallTerms lists the index entries of items in space: their keywords
+// and the cue terms of their names and those names' aliases.
+func recallTerms(tx *gorm.DB, space string, items []recallItem) ([]RecallTerm, error) {
+	var names []string
+	for _, it := range items {
+		names = append(names, it.names...)
+	}
+	aliases, err := aliasesOf(tx, space, names)
+	if err != nil {
+		return nil, err
+	}
+	var out []RecallTerm
+	for _, it := range items {
+		seen := map[string]bool{}
+		add := func(term string) {
+			if term != "" && !seen[term] {
+				seen[term] = true
+				out = append(out, RecallTerm{ItemID: it.id, Term: term, SpaceID: space, Character: FitName(it.char, NameSize),
+					Seq: it.seq, Kind: it.kind, ChatID: it.chat})
+			}
+		}
+		for _, t := range recall.Keywords(it.text) {
+			add(t)
+		}
+		for _, n := range it.names {
+			add(recall.CueTerm(n))
+			for _, a := range aliases[n] {
+				add(recall.CueTerm(a))
+			}
+		}
+	}
+	return out, nil
+}
+
+// aliasesOf reads the aliases of the characters and entities of space
+// with the given names: two queries, however many names.
+func aliasesOf(tx *gorm.DB, space string, names []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	if len(names) == 0 {
+		return out, nil
+	}
+	for _, table := range []string{"characters", "entities"} {
+		var rows []struct{ Name, Aliases string }
+		if err := tx.Table(table).Select("name, aliases").Where("space_id = ? AND name IN ? AND aliases <> ''", space, names).
+			Scan(&rows).Error; err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.Name] = append(out[r.Name], lines(r.Aliases)...)
+		}
+	}
+	return out, nil
+}
+
+func writeRecallTerms(tx *gorm.DB, terms []RecallTerm) error {
+	if len(terms) == 0 {
+		return nil
+	}
+	return tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(terms, 500).Error
+}
+
+// indexRecord indexes the perceptions a record installs, in its
+// transaction: their text and gist, and the names their event is about and
+// its actor.
+func indexRecord(tx *gorm.DB, r RecordInstall) error {
+	if len(r.Perceptions) == 0 {
+		return nil
+	}
+	ids := map[string]bool{}
+	for _, p := range r.Perceptions {
+		ids[p.EventID] = true
+	}
+	var evs []Event
+	if err := tx.Select("id, actor, about").Where("id IN ?", keys(ids)).Find(&evs).Error; err != nil {
+		return err
+	}
+	byID := make(map[string]Event, len(evs))
+	for _, e := range evs {
+		byID[e.ID] = e
+	}
+	items := make([]recallItem, 0, len(r.Perceptions))
+	for _, p := range r.Perceptions {
+		if p.Mode == "none" {
+			continue
+		}
+		e := byID[p.EventID]
+		items = append(items, recallItem{id: p.ID, kind: RecallPerception, chat: p.ChatID, char: p.Character, seq: p.Seq,
+			text: p.Text + "\n" + p.Gist, names: append(lines(e.About), e.Actor)})
+	}
+	terms, err := recallTerms(tx, r.SpaceID, items)
+	if err != nil {
+		return err
+	}
+	return writeRecallTerms(tx, terms)
+}
+
+// indexBelief (re)indexes one belief in its install's transaction.
+func indexBelief(tx *gorm.DB, b Belief) error {
+	if err := tx.Where("item_id = ?", b.ID).Delete(&RecallTerm{}).Error; err != nil {
+		return err
+	}
+	terms, err := recallTerms(tx, b.SpaceID, []recallItem{{id: b.ID, kind: RecallBelief, char: b.Character,
+		seq: b.ChangedSeq, text: b.Text, names: lines(b.About)}})
+	if err != nil {
+		return err
+	}
+	return writeRecallTerms(tx, terms)
+}
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// RecallSearch is one turn's index search for a character's memories.
+type RecallSearch struct {
+	SpaceID, Character string
+	// Terms are the query's keywords and cue terms.
+	Terms []string
+	// PerTerm bounds the entries read per term: the newest first.
+	PerTerm int
+}
+
+// maxSearchTerms bounds the terms of one search statement.
+const maxSearchTerms = 480
+
+// RecallHits searches the index in one statement: for each term, the
+// newest PerTerm entries of the character's items, so that a search costs
+// terms × PerTerm rows at most, however long the story.
+func (s *Store) RecallHits(ctx context.Context, q RecallSearch) ([]recall.Hit, error) {
+	terms := q.Terms
+	if len(terms) > maxSearchTerms {
+		terms = terms[:maxSearchTerms]
+	}
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	char := FitName(q.Character, NameSize)
+	var sql strings.Builder
+	args := make([]any, 0, 4*len(terms))
+	for i, t := range terms {
+		if i > 0 {
+			sql.WriteString(" UNION ALL ")
+		}
+		fmt.Fprintf(&sql, "SELECT * FROM (SELECT item_id, kind, term FROM recall_terms WHERE space_id = ? AND character_name = ? AND term = ? ORDER BY seq DESC LIMIT ?) t%d", i)
+		args = append(args, q.SpaceID, char, t, max(q.PerTerm, 1))
+	}
+	rows, err := s.db.WithContext(ctx).Raw(sql.String(), args...).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("models: recall search for %s: %w", q.Character, err)
+	}
+	defer rows.Close()
+	var out []recall.Hit
+	for rows.Next() {
+		var h recall.Hit
+		var kind string
+		if err := rows.Scan(&h.ID, &kind, &h.Term); err != nil {
+			return nil, fmt.Errorf("models: recall search for %s: %w", q.Character, err)
+		}
+		h.Kind = recall.Perception
+		if kind == RecallBelief {
+			h.Kind = recall.Belief
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,201 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"troupe/memory/recall"
+)
+
+// RecallLoad names the items a turn's search found, to load for scoring.
+type RecallLoad struct {
+	SpaceID, Character string
+	// ChatID and HeadID are the chat the turn is in and its head: of this
+	// chat, only the items of the current branch count.
+	ChatID, HeadID string
+	Perceptions    []string
+	Beliefs        []string
+}
+
+// RecallItems are the loaded items and the chat's story time now, in
+// minutes since day 0.
+type RecallItems struct {
+	Items []recall.Item
+	Now   int64
+}
+
+// recallPerceptionsSQL loads a character's perceptions with what their
+// event says (message, about, place) and who told a told one. Of the
+// turn's own chat only the current branch counts: a message is on it when
+// it is the head or has a child, since a /regen replaces only the head and
+// so the siblings it leaves behind are always leaves (as are refused
+// messages), and the recorder only ever records the branch.
+//
+// The rows are looked up by id alone and their space and character checked
+// on the rows read: given the character too, a planner may walk all of the
+// character's perceptions instead.
+const recallPerceptionsSQL = `SELECT p.id, p.space_id, p.character_name, p.mode, p.text, p.gist, p.importance, p.seq, p.day, p.minute, p.recall_count,
+  COALESCE(p.folded_into, ''), e.message_id, e.about, e.place, COALESCE(v.actor, '')
+FROM perceptions p JOIN events e ON e.id = p.event_id LEFT JOIN events v ON v.id = p.via
+WHERE p.id IN ? AND p.mode <> 'none'
+  AND (p.chat_id <> ? OR e.message_id = ? OR EXISTS (SELECT 1 FROM messages c WHERE c.parent_id = e.message_id AND c.refused = ?))`
+
+// RecallItems loads the found items of the character (never another's),
+// the beliefs its perceptions were folded into, and the chat's latest story
+// time: three queries.
+func (s *Store) RecallItems(ctx context.Context, q RecallLoad) (RecallItems, error) {
+	var out RecallItems
+	db := s.db.WithContext(ctx)
+	char := FitName(q.Character, NameSize)
+	beliefs := map[string]bool{}
+	for _, id := range q.Beliefs {
+		beliefs[id] = true
+	}
+	if len(q.Perceptions) > 0 {
+		rows, err := db.Raw(recallPerceptionsSQL, q.Perceptions, q.ChatID, q.HeadID, false).Rows()
+		if err != nil {
+			return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
+		}
+		for rows.Next() {
+			var it recall.Item
+			var day, minute int
+			var about, space, owner string
+			if err := rows.Scan(&it.ID, &space, &owner, &it.Mode, &it.Text, &it.Gist, &it.Importance, &it.Seq, &day, &minute, &it.Recalls,
+				&it.FoldedInto, &it.MessageID, &about, &it.Place, &it.Via); err != nil {
+				rows.Close()
+				return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
+			}
+			if space != q.SpaceID || owner != char {
+				continue // never another character's memory
+			}
+			it.Kind, it.About, it.StoryMinute = recall.Perception, lines(about), storyMinute(day, minute)
+			if it.FoldedInto != "" {
+				beliefs[it.FoldedInto] = true
+			}
+			out.Items = append(out.Items, it)
+		}
+		rows.Close()
+	}
+	var last []Event
+	if err := db.Select("day, minute").Where("chat_id = ? AND sealed = ?", q.ChatID, true).Order("seq DESC").Limit(1).Find(&last).Error; err != nil {
+		return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
+	}
+	if len(last) == 1 {
+		out.Now = storyMinute(last[0].Day, last[0].Minute)
+	}
+	if len(beliefs) > 0 {
+		var bs []Belief
+		if err := db.Where("id IN ?", keys(beliefs)).Find(&bs).Error; err != nil {
+			return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
+		}
+		for _, b := range bs {
+			if b.SpaceID != q.SpaceID || b.Character != char {
+				continue
+			}
+			// A belief is held now: it does not fade with the time since
+			// its evidence.
+			out.Items = append(out.Items, recall.Item{ID: b.ID, Kind: recall.Belief, Text: b.Text, Importance: beliefImportance,
+				StoryMinute: out.Now, Seq: b.ChangedSeq, Recalls: b.RecallCount, Confidence: confidenceWord(b.Confidence), About: lines(b.About)})
+		}
+	}
+	return out, nil
+}
+
+// beliefImportance is a belief's importance in a recall score: what a
+// character came to hold over several turns matters more than one event.
+const beliefImportance = 7
+
+func confidenceWord(c int) string {
+	switch c {
+	case 1:
+		return "doubtful"
+	case 3:
+		return "sure"
+	}
+	return "likely"
+}
+
+func storyMinute(day, minute int) int64 {
+	return int64(day)*recall.MinutesPerDay + int64(minute)
+}
+
+// RecallDiagnostic keeps one turn's recall for the inspector (/why, troupe
+// memory why): the candidates with their scores, which were picked and
+// why, as JSON. Only the last recall.diagnostics_turns of a chat are kept;
+// /forget deletes them with the chat.
+type RecallDiagnostic struct {
+	ID        string `gorm:"primaryKey;size:26"`
+	ChatID    string `gorm:"size:26;not null;index"`
+	MessageID string `gorm:"size:26;not null;default:''"`
+	Character string `gorm:"column:character_name;size:200;not null"`
+	Data      string `gorm:"type:text;not null"`
+	CreatedAt time.Time
+}
+
+// RecallDone is what a turn's recall leaves behind: the items it recalled
+// (each counts as recalled once more) and, with diagnostics on, its
+// inspector record.
+type RecallDone struct {
+	Perceptions, Beliefs []string
+	Diagnostic           *RecallDiagnostic
+	// Keep is how many diagnostics of the chat are kept.
+	Keep int
+}
+
+// NoteRecall records a turn's recall in one transaction: the recall counts
+// (two statements) and, when given, the diagnostic with the chat's oldest
+// beyond Keep deleted (two more).
+func (s *Store) NoteRecall(ctx context.Context, d RecallDone) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if len(d.Perceptions) > 0 {
+			if err := tx.Model(&Perception{}).Where("id IN ?", d.Perceptions).Update("recall_count", gorm.Expr("recall_count + 1")).Error; err != nil {
+				return err
+			}
+		}
+		if len(d.Beliefs) > 0 {
+			if err := tx.Model(&Belief{}).Where("id IN ?", d.Beliefs).Update("recall_count", gorm.Expr("recall_count + 1")).Error; err != nil {
+				return err
+			}
+		}
+		if d.Diagnostic == nil {
+			return nil
+		}
+		diag := *d.Diagnostic
+		diag.ID, diag.CreatedAt = NewID(), s.now()
+		diag.Character = FitName(diag.Character, NameSize)
+		if err := tx.Create(&diag).Error; err != nil {
+			return err
+		}
+		var cutoff sql.NullString
+		if err := tx.Model(&RecallDiagnostic{}).Select("id").Where("chat_id = ?", diag.ChatID).Order("id DESC").
+			Offset(max(d.Keep, 1)).Limit(1).Scan(&cutoff).Error; err != nil {
+			return err
+		}
+		if !cutoff.Valid {
+			return nil
+		}
+		return tx.Where("chat_id = ? AND id <= ?", diag.ChatID, cutoff.String).Delete(&RecallDiagnostic{}).Error
+	})
+	if err != nil {
+		return fmt.Errorf("models: note recall: %w", err)
+	}
+	return nil
+}
+
+// RecallDiagnostics lists a chat's kept recall records, newest first; with
+// messageID, only that turn's.
+func (s *Store) RecallDiagnostics(ctx context.Context, chatID, messageID string, limit int) ([]RecallDiagnostic, error) {
+	q := s.db.WithContext(ctx).Where("chat_id = ?", chatID)
+	if messageID != "" {
+		q = q.Where("message_id = ?", messageID)
+	}
+	var out []RecallDiagnostic
+	if err := q.Order("id DESC").Limit(max(limit, 1)).Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("models: recall diagnostics of chat %s: %w", chatID, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,91 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// SeedSpec describes a synthetic record for benchmarks (troupe bench
+// --seed-perceptions, the recall benchmarks): N perceptions of Character
+// in a chat of its own in SpaceID, each of a sealed event of its own,
+// indexed as the recorder's would be.
+type SeedSpec struct {
+	SpaceID, Character, ChatID string
+	N                          int
+	// Seed makes the texts repeatable.
+	Seed uint64
+}
+
+// seedWords is the vocabulary synthetic perceptions are written in: enough
+// words that most are rare, as in a story.
+func seedWords(r *rand.Rand) []string {
+	syll := []string{"ka", "lo", "mi", "ren", "sta", "vo", "thu", "bel", "dar", "ish", "qua", "po", "ne", "gri", "wen"}
+	words := make([]string, 3000)
+	for i := range words {
+		n := 2 + r.IntN(2)
+		var b strings.Builder
+		for range n {
+			b.WriteString(syll[r.IntN(len(syll))])
+		}
+		words[i] = b.String()
+	}
+	return words
+}
+
+// SeedRecord writes spec's synthetic record in batches, outside any turn.
+func (s *Store) SeedRecord(ctx context.Context, spec SeedSpec) error {
+	r := rand.New(rand.NewPCG(spec.Seed, 7))
+	words := seedWords(r)
+	common := []string{"lamp", "sea", "door", "night", "ship", "rope"}
+	now := s.now()
+	db := s.db.WithContext(ctx)
+	const batch = 2000
+	for start := 0; start < spec.N; start += batch {
+		n := min(batch, spec.N-start)
+		evs := make([]Event, 0, n)
+		ps := make([]Perception, 0, n)
+		var items []recallItem
+		for i := range n {
+			seq := int64(start + i + 1)
+			var b strings.Builder
+			for w := range 12 {
+				if w > 0 {
+					b.WriteByte(' ')
+				}
+				if w%4 == 0 {
+					b.WriteString(common[r.IntN(len(common))])
+				} else {
+					b.WriteString(words[r.IntN(len(words))])
+				}
+			}
+			text := b.String() + "."
+			e := Event{ID: NewID(), ChatID: spec.ChatID, SpaceID: spec.SpaceID, MessageID: NewID(), Seq: seq, Kind: "action",
+				Actor: "Ada", Text: text, Importance: 1 + r.IntN(9), Day: int(seq / 20), Minute: int(seq%20) * 30, Sealed: true, CreatedAt: now}
+			p := Perception{ID: NewID(), ChatID: spec.ChatID, SpaceID: spec.SpaceID, Character: spec.Character, EventID: e.ID, Mode: "saw",
+				Text: text, Importance: e.Importance, Seq: seq, Day: e.Day, Minute: e.Minute, CreatedAt: now}
+			evs, ps = append(evs, e), append(ps, p)
+			items = append(items, recallItem{id: p.ID, kind: RecallPerception, chat: p.ChatID, char: p.Character, seq: seq, text: text, names: []string{"Ada"}})
+		}
+		terms, err := recallTerms(db, spec.SpaceID, items)
+		if err != nil {
+			return fmt.Errorf("models: seed record: %w", err)
+		}
+		if err := db.CreateInBatches(evs, 500).Error; err != nil {
+			return fmt.Errorf("models: seed record: %w", err)
+		}
+		if err := db.CreateInBatches(ps, 500).Error; err != nil {
+			return fmt.Errorf("models: seed record: %w", err)
+		}
+		if err := db.CreateInBatches(terms, 1000).Error; err != nil {
+			return fmt.Errorf("models: seed record: %w", err)
+		}
+	}
+	// A bulk load leaves the planner's statistics behind (PostgreSQL's
+	// autovacuum would catch up later): bring them up to date now.
+	if err := db.Exec("ANALYZE").Error; err != nil {
+		return fmt.Errorf("models: seed record: analyze: %w", err)
+	}
+	return nil
+}
