@@ -30,7 +30,11 @@ const (
 // expanded the card's text. urgent is true when anything was left out for
 // room: a compaction is owed now. ErrPromptTooLarge means even the message
 // being answered does not fit beside the prompt's fixed parts.
+//
+// In a scene the prompt is the speaking member's own: its card, and only
+// the messages it perceived, the other members' lines under their names.
 func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
+	br = p.view(ctx, cs, br)
 	tl := p.lore(ctx, cs, br, rp)
 	m := p.material(cs, br, rp, tl)
 	p.addScene(ctx, cs, rp, &m)
@@ -67,8 +71,9 @@ func (p *Pipeline) material(cs chatState, br models.Branch, rp replyPlan, tl tur
 	in := memory.AssembleInput{
 		Language:  p.language(cs.card),
 		History:   memory.TurnsOf(br.Uncovered),
-		NameUsers: rp.group,
+		NameUsers: rp.group || cs.scene(),
 	}
+	nameLines(cs, br.Uncovered, in.History)
 	if len(tl.injections) > 0 {
 		in.Lore = &memory.Lore{Injections: tl.injections}
 	}

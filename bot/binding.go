@@ -52,14 +52,18 @@ func (p *Pipeline) Bind(ctx context.Context, ref ChannelRef, cardID string) erro
 func (p *Pipeline) Greet(ctx context.Context, in Inbound, sink Sink) error {
 	var head string
 	var card cards.Card
-	err := p.withLane(ctx, in, func() error {
-		st, err := p.resolve(ctx, in)
+	var st chatState
+	err := p.withLane(ctx, in, func() (err error) {
+		st, err = p.resolve(ctx, in)
 		if err != nil {
 			return err
 		}
 		head, card = st.chat.HeadID, st.card
 		return nil
 	})
+	if err == nil && st.scene() {
+		return p.greetScene(ctx, st, sink)
+	}
 	if errors.Is(err, ErrNoCard) {
 		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
 	}

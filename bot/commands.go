@@ -53,6 +53,8 @@ var Commands = []struct{ Name, Description string }{
 	{"memory", "Show what the character remembers"},
 	{"persona", "Set how the character calls and sees you"},
 	{"card", "List, show or choose the character"},
+	{"cast", "List or change the characters of this scene"},
+	{"whisper", "Say something only one character hears: /whisper NAME text"},
 	{"help", "Show the commands"},
 }
 
@@ -95,6 +97,10 @@ func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink)
 		return p.cmdChats(ctx, in, sink)
 	case "card":
 		return p.withLane(ctx, in, func() error { return p.cmdCard(ctx, in, cmd.Args, sink) })
+	case "cast":
+		return p.cmdCast(ctx, in, cmd.Args, sink)
+	case "whisper":
+		return p.cmdWhisper(ctx, in, cmd.Args, sink)
 	}
 	return sink.Notice(ctx, p.text(p.langOf(in), msgUnknownCommand, "/"+cmd.Name)+"\n\n"+p.text(p.langOf(in), msgHelp))
 }
@@ -132,6 +138,9 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 		return p.internal(ctx, sink, "new chat", err)
 	}
 	old := st.chat.ID
+	if st.scene() {
+		return p.newScene(ctx, st, sink)
+	}
 	chat, err := p.startChat(ctx, st.channel, st.card, st.user)
 	if err != nil {
 		return p.internal(ctx, sink, "new chat", err)
@@ -180,7 +189,18 @@ func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
 	default:
 		rp.parent = head.ParentID
 	}
-	return p.reply(ctx, st, rp, sink)
+	speaker := st.lastSpeakerName()
+	if head.Role == "user" || speaker == "" {
+		rt := routeTurn(st.channel.Platform, []routeText{{Text: head.Content}}, st.routeCast(), st.lastSpeakerName())
+		return p.replies(ctx, st, rt, rp, sink)
+	}
+	if head.ParentID != "" {
+		// A reply to a whisper stays between the two.
+		if parent, err := p.opt.Store.Message(ctx, head.ParentID); err == nil && parent.WhisperTo != "" {
+			rp.whisper = []string{st.user, parent.WhisperTo}
+		}
+	}
+	return p.replies(ctx, st, route{Speakers: []string{st.nameOfCard(head.SpeakerCardID)}}, rp, sink)
 }
 
 func (p *Pipeline) regenGreeting(ctx context.Context, st chatState, head models.Message, user string, sink Sink) error {

@@ -55,6 +55,10 @@ type Inbound struct {
 	// MessageID is the platform's message id; a second delivery of the same
 	// id is ignored. Empty disables that check.
 	MessageID string
+	// Addressed names the characters the platform says the message is
+	// for, from signals beside its text (a reply to a character's
+	// message); the text's own mentions are found by the pipeline.
+	Addressed []string
 	// CanManage is true when the author may run admin commands (/forget,
 	// /card set) in this channel.
 	CanManage bool

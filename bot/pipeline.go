@@ -59,6 +59,8 @@ type Options struct {
 	MemoryConfig config.Memory
 	// Recorder: whether turns record their plain events, and the batch.
 	Recorder config.Recorder
+	// Scene bounds chats with several characters.
+	Scene config.Scene
 	// Memory runs memory work that a command asks for directly (/compact).
 	Memory   MemoryService
 	Language string
@@ -446,6 +448,12 @@ type chatState struct {
 	inbox []models.InboxMessage
 	// ledger is the chat's ledger snapshot (the recorder's), "" for none.
 	ledger string
+	// cast is the chat's cast rows (removed members included; none for a
+	// chat of an older database), lastSpeaker the card of the branch's
+	// last reply, member who speaks now (see cast.go).
+	cast        []models.CastMember
+	lastSpeaker string
+	member      models.CastMember
 }
 
 // resolve finds (or creates) the space, channel, card and current chat of
@@ -468,7 +476,7 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	if err != nil {
 		return chatState{}, err
 	}
-	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, inbox: p.beforeCommand(ref.Key(), ts.Inbox), ledger: ts.Ledger}
+	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, inbox: p.beforeCommand(ref.Key(), ts.Inbox), ledger: ts.Ledger, cast: ts.Cast, lastSpeaker: ts.LastSpeaker}
 	out.user, out.persona = personaOf(in, ts.Persona, ts.HasPersona)
 	if out.card, err = p.channelCard(ts.Channel); err != nil {
 		return chatState{}, err

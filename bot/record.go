@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"troupe/cards"
@@ -23,20 +24,30 @@ type Recorder interface {
 	Record(ctx context.Context, chatID string) (memory.Result, error)
 }
 
-// turnRecord is what storing msgs records at once: their plain events and
-// who was present. User messages (newTurn) open a turn; their authors are
-// the players who speak (speaker, the author st.user names, under that
-// name). Nil when the recorder is off.
+// turnRecord is what storing msgs records at once: who was present (the
+// cast members not away, and the players who speak) and, with the recorder
+// on, their plain events. User messages (newTurn) open a turn; their
+// authors are the players who speak (speaker, the author st.user names,
+// under that name); a reply is the speaking member's (st.member).
 func (p *Pipeline) turnRecord(st chatState, msgs []*models.Message, newTurn bool, speaker string) *models.TurnRecord {
-	if !p.opt.Recorder.Enabled {
-		return nil
+	rec := &models.TurnRecord{SpaceID: st.chat.SpaceID, NewTurn: newTurn, Present: st.presentCast(), Cast: st.castNames()}
+	me := st.speakerName()
+	if !slices.Contains(rec.Present, me) && !newTurn {
+		// An answer is perceived by who gives it.
+		rec.Present = append(rec.Present, me)
 	}
-	rec := &models.TurnRecord{SpaceID: st.chat.SpaceID, NewTurn: newTurn, Present: []string{st.card.Name}}
 	for _, m := range msgs {
-		actor := st.card.Name
+		if m.Role == memory.RoleUser {
+			rec.Present = append(rec.Present, playerName(st, m, speaker))
+		}
+	}
+	if !p.opt.Recorder.Enabled {
+		return rec
+	}
+	for _, m := range msgs {
+		actor := me
 		if m.Role == memory.RoleUser {
 			actor = playerName(st, m, speaker)
-			rec.Present = append(rec.Present, actor)
 		}
 		rec.Actors = append(rec.Actors, actor)
 		var evs []models.PlainEvent
@@ -203,7 +214,7 @@ func (p *Pipeline) addScene(ctx context.Context, st chatState, rp replyPlan, m *
 	if !p.opt.Recorder.Enabled || p.opt.Memory == nil {
 		return
 	}
-	name := st.card.Name
+	name := st.speakerName()
 	sk, err := p.opt.Store.Scene(ctx, st.chat.SpaceID, name)
 	if err != nil {
 		p.log.Warn("load scene", "chat_id", st.chat.ID, "err", err)
@@ -212,7 +223,7 @@ func (p *Pipeline) addScene(ctx context.Context, st chatState, rp replyPlan, m *
 	// BuildPrompt fits the resident summary into what the scene leaves of
 	// the envelope.
 	m.Scene = memory.Scene(memory.SceneInput{Language: m.Language, Ledger: st.ledger, Character: name,
-		Present: []string{name, rp.user}, Relationships: sk.Relationships, Known: sk.Known,
+		Present: scenePresent(st, name, rp.user), Relationships: sk.Relationships, Known: sk.Known,
 		CardText: st.card.Description + "\n" + st.card.Scenario + "\n" + st.card.FirstMes})
 }
 
@@ -287,7 +298,7 @@ func (p *Pipeline) loreKnows(ctx context.Context, st chatState, books []*cards.B
 	if !p.opt.Recorder.Enabled || len(restrictedLore(books)) == 0 {
 		return nil
 	}
-	names, err := p.opt.Store.KnownLore(ctx, st.chat.SpaceID, st.card.Name)
+	names, err := p.opt.Store.KnownLore(ctx, st.chat.SpaceID, st.speakerName())
 	if err != nil {
 		p.log.Warn("load known lore", "chat_id", st.chat.ID, "err", err)
 		return nil
@@ -307,4 +318,19 @@ func (p *Pipeline) loreKnows(ctx context.Context, st chatState, books []*cards.B
 		}
 		return false
 	}
+}
+
+// scenePresent names who the speaking character sees in its scene: itself,
+// the player it answers and, in a scene, the other cast members present.
+func scenePresent(st chatState, name, user string) []string {
+	out := []string{name, user}
+	if !st.scene() {
+		return out
+	}
+	for _, n := range st.presentCast() {
+		if n != name {
+			out = append(out, n)
+		}
+	}
+	return out
 }

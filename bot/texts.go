@@ -73,6 +73,8 @@ var texts = map[string]map[msgKey]string{
 			"/memory — show what the character remembers of earlier chats\n" +
 			"/persona NAME [| description] — how the character should call and see you\n" +
 			"/card list | show | set NAME — the characters you can play with\n" +
+			"/cast [add CARD | remove NAME | away NAME | back NAME] — the characters of this scene (changes: GM)\n" +
+			"/whisper NAME text — a line only NAME hears; NAME answers\n" +
 			"/help — this list",
 		msgNewChat:          "New chat started with %s.",
 		msgNothingToRegen:   "There is no reply to write again yet.",
@@ -131,6 +133,8 @@ var texts = map[string]map[msgKey]string{
 			"/memory — 查看角色记得的往局\n" +
 			"/persona 名字 [| 描述] — 角色如何称呼、看待你\n" +
 			"/card list | show | set 名字 — 可选的角色\n" +
+			"/cast [add 角色卡 | remove 名字 | away 名字 | back 名字] — 这一幕的角色阵容（修改需 GM）\n" +
+			"/whisper 名字 内容 — 只有该角色听得到的悄悄话，由它回答\n" +
 			"/help — 本列表",
 		msgNewChat:          "已和%s开始新的一局。",
 		msgNothingToRegen:   "还没有可以重写的回复。",

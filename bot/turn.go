@@ -38,7 +38,7 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return err
 	}
 	lang := p.language(st.card)
-	head, refused, err := p.storeInbox(ctx, &st, in, sink)
+	head, refused, rt, err := p.storeInbox(ctx, &st, in, batch, sink)
 	if err != nil {
 		p.log.Error("store user message", "chat_id", st.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgNotStored))
@@ -50,47 +50,63 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 	if head == "" {
 		return p.replayedUnanswered(ctx, st, batch, sink, release)
 	}
-	return p.reply(ctx, st, replyPlan{parent: head, expectHead: head, user: st.user, persona: st.persona, group: in.Channel.Group, start: start, queued: queued, release: release}, sink)
+	return p.replies(ctx, st, rt, replyPlan{parent: head, expectHead: head, user: st.user, persona: st.persona, group: in.Channel.Group, start: start, queued: queued, release: release}, sink)
 }
 
 // storeInbox stores the channel's waiting messages (st.inbox, those of
 // every process) in its chat as one turn's user messages, and returns the
-// new head; "" when none was left to store: another process stored them
-// first, all had been stored before under their dedup keys, or (refused)
-// those left were too long for any prompt and were refused, each told on
-// sink.
-func (p *Pipeline) storeInbox(ctx context.Context, st *chatState, in Inbound, sink Sink) (head string, refused bool, err error) {
+// new head and who answers; "" when none was left to store: another process
+// stored them first, all had been stored before under their dedup keys, or
+// (refused) those left were too long for any prompt and were refused, each
+// told on sink. Nudges (messages of mentions only) are not stored: when
+// they were all there was, the head is the chat's head as it was.
+func (p *Pipeline) storeInbox(ctx context.Context, st *chatState, in Inbound, batch []pendingMsg, sink Sink) (head string, refused bool, rt route, err error) {
 	for attempt := 0; attempt < 4; attempt++ {
 		n, err := p.refuseOversize(ctx, st, in.Channel.Group, sink)
 		if err != nil {
-			return "", false, err
+			return "", false, rt, err
 		}
 		refused = refused || n > 0
 		if len(st.inbox) == 0 {
-			return "", refused, nil
+			return "", refused, rt, nil
 		}
-		msgs, ids := inboxMessages(st.inbox)
+		rt = routeInbox(*st, st.inbox, batch)
+		var lines []models.InboxMessage
+		for i, r := range st.inbox {
+			if !rt.Nudge[i] {
+				lines = append(lines, r)
+			}
+		}
+		msgs, _ := inboxMessages(lines)
+		ids := inboxIDs(st.inbox)
+		if len(msgs) == 0 {
+			// Only nudges: the named characters speak, nothing is stored.
+			if err := p.opt.Store.DropInbox(ctx, ids); err != nil {
+				return "", false, rt, err
+			}
+			return st.chat.HeadID, false, rt, nil
+		}
 		err = p.opt.Store.ConsumeTurn(ctx, st.chat.ID, st.chat.HeadID, msgs, ids, p.turnRecord(*st, msgs, true, in.AuthorID))
 		switch {
 		case err == nil:
-			return msgs[len(msgs)-1].ID, false, nil
+			return msgs[len(msgs)-1].ID, false, rt, nil
 		case errors.Is(err, models.ErrDuplicate):
 			// A platform delivered again messages stored before: their
 			// rows go, the rest are stored.
 			if st.inbox, err = p.dropStored(ctx, st.inbox); err != nil {
-				return "", false, err
+				return "", false, rt, err
 			}
 		case errors.Is(err, models.ErrStale), errors.Is(err, models.ErrNotFound):
 			// Another process moved the head or stored these messages
 			// (or the chat was forgotten): read the channel again.
 			if *st, err = p.resolve(ctx, in); err != nil {
-				return "", false, err
+				return "", false, rt, err
 			}
 		default:
-			return "", false, err
+			return "", false, rt, err
 		}
 	}
-	return "", false, models.ErrStale
+	return "", false, rt, models.ErrStale
 }
 
 // dropStored deletes the inbox rows whose dedup keys are already stored
@@ -134,7 +150,8 @@ func (p *Pipeline) replayedUnanswered(ctx context.Context, st chatState, batch [
 	if !last.answerHead && (head.DedupKey == nil || *head.DedupKey != dedupKey(last.in)) {
 		return nil
 	}
-	return p.reply(ctx, st, replyPlan{parent: head.ID, expectHead: head.ID, user: st.user, persona: st.persona, group: last.in.Channel.Group, start: time.Now(), release: release}, sink)
+	rt := routeTurn(st.channel.Platform, []routeText{{Text: head.Content}}, st.routeCast(), st.lastSpeakerName())
+	return p.replies(ctx, st, rt, replyPlan{parent: head.ID, expectHead: head.ID, user: st.user, persona: st.persona, group: last.in.Channel.Group, start: time.Now(), release: release}, sink)
 }
 
 // inboxMessages turns waiting messages into the messages to store, and
@@ -177,23 +194,28 @@ type replyPlan struct {
 	queued time.Duration
 	// release gives back the turn's gate slot; nil when it holds none.
 	release func()
+	// whisper, for the answer to a whisper, names the only two who
+	// perceive it.
+	whisper []string
 }
 
-// reply writes the model's answer to the branch ending at rp.parent.
-func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink Sink) error {
+// replyOne writes the answer of st's speaking member to the branch ending
+// at rp.parent and returns the stored reply's id ("" when none was stored:
+// the user heard why).
+func (p *Pipeline) replyOne(ctx context.Context, st chatState, rp replyPlan, sink Sink) (string, error) {
 	lang := p.language(st.card)
 	br, err := p.opt.Store.LoadBranch(ctx, rp.parent)
 	if err != nil {
 		p.log.Error("load branch", "chat_id", st.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
-		return err
+		return "", err
 	}
 	prompt, urgent, err := p.prompt(ctx, st, br, rp)
 	if err != nil {
 		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "too_large", Pipeline: time.Since(rp.start)})
 		p.log.Warn("prompt too large", "chat_id", st.chat.ID, "err", err)
-		p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: true, Urgent: true})
-		return sink.Notice(ctx, p.text(lang, msgTooLarge))
+		p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.chat.CardID, SpaceID: st.chat.SpaceID, CompactionDue: true, Urgent: true})
+		return "", sink.Notice(ctx, p.text(lang, msgTooLarge))
 	}
 	if prompt.shortened {
 		_ = sink.Notice(ctx, p.text(lang, msgLeftOut))
@@ -236,7 +258,7 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = sink.Notice(nctx, p.text(lang, msgInterrupted))
-		return nil
+		return "", nil
 	}
 	if err != nil {
 		p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: modelDone.Sub(modelStart), PromptMessages: len(prompt.messages)})
@@ -245,17 +267,24 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 		// Unanswered messages pile up while the model fails: they are
 		// beats of their own to compaction, which may now be owed.
 		if plan := memory.PlanCompaction(memory.TurnsOf(br.Uncovered), p.compactParams(), false); plan.Due || urgent {
-			p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: true, Urgent: urgent})
+			p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.chat.CardID, SpaceID: st.chat.SpaceID, CompactionDue: true, Urgent: urgent})
 		}
-		return nil
+		return "", nil
 	}
 	msg := &models.Message{Role: memory.RoleAssistant, AuthorName: st.card.Name, Content: storable(text),
-		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens}
+		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, SpeakerCardID: st.speakerCard()}
+	if st.scene() {
+		msg.AuthorName = st.speakerName()
+	}
 	reply := []*models.Message{msg}
-	if err := p.opt.Store.AppendTurn(ctx, st.chat.ID, rp.expectHead, rp.parent, reply, p.turnRecord(st, reply, false, "")); err != nil {
+	rec := p.turnRecord(st, reply, false, "")
+	if rp.whisper != nil {
+		rec.Present, rec.Whisper = rp.whisper, rp.whisper
+	}
+	if err := p.opt.Store.AppendTurn(ctx, st.chat.ID, rp.expectHead, rp.parent, reply, rec); err != nil {
 		p.log.Error("store reply", "chat_id", st.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
-		return err
+		return "", err
 	}
 	stored := time.Now()
 	releaseStore()
@@ -275,9 +304,9 @@ func (p *Pipeline) reply(ctx context.Context, st chatState, rp replyPlan, sink S
 	own := pipelineTime + stored.Sub(afterModel) + time.Since(delivered)
 	p.opt.Observer.TurnObserved(TurnStats{Platform: st.channel.Platform, Outcome: "answered", Pipeline: own, Queued: rp.queued, Model: modelDone.Sub(modelStart),
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, PromptMessages: len(prompt.messages)})
-	p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.card.ID, SpaceID: st.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
+	p.afterTurn(ctx, st, TurnDone{ChatID: st.chat.ID, CardID: st.chat.CardID, SpaceID: st.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
 	p.recordOwed(ctx, st)
-	return nil
+	return msg.ID, nil
 }
 
 // afterTurn tells the job queue what the turn left owed.

@@ -18,6 +18,7 @@ type Config struct {
 	Memory     Memory     `yaml:"memory"`
 	Recorder   Recorder   `yaml:"recorder"`
 	Reflection Reflection `yaml:"reflection"`
+	Scene      Scene      `yaml:"scene"`
 	Cards      Cards      `yaml:"cards"`
 	Lore       Lore       `yaml:"lore"`
 	Language   string     `yaml:"language"`
@@ -72,6 +73,12 @@ type Recorder struct {
 	Batch int `yaml:"batch"`
 	// JSONMode asks the scribe endpoint for response_format json_object.
 	JSONMode bool `yaml:"json_mode"`
+}
+
+// Scene configures chats with several characters (DESIGN.md "Scenes").
+type Scene struct {
+	// MaxCast is how many characters one chat's cast may hold.
+	MaxCast int `yaml:"max_cast"`
 }
 
 // Reflection configures when characters turn their new perceptions into
@@ -209,6 +216,7 @@ func Default() Config {
 		},
 		Database:   Database{DSN: "sqlite://troupe.db"},
 		Recorder:   Recorder{Enabled: true, Batch: 6, JSONMode: true},
+		Scene:      Scene{MaxCast: 8},
 		Reflection: Reflection{Auto: true, EveryTurns: 20, MinTurns: 5, PerRun: 3, MinNew: 3, MaxChecks: 5, PivotalImportance: 8},
 		Memory: Memory{
 			Keep:              6,

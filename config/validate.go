@@ -44,6 +44,7 @@ func (c Config) Validate() error {
 		{"memory.sweep_interval", c.Memory.SweepInterval <= 0, "must be a positive duration"},
 		{"memory.recap_max_chars", c.Memory.RecapMaxChars < 1000, "must be at least 1000"},
 		{"recorder.batch", c.Recorder.Batch < 1, "must be at least 1"},
+		{"scene.max_cast", c.Scene.MaxCast < 1, "must be at least 1"},
 		{"reflection.every_turns", c.Reflection.EveryTurns < 1, "must be at least 1"},
 		{"reflection.min_turns", c.Reflection.MinTurns < 0, "must not be negative"},
 		{"reflection.per_run", c.Reflection.PerRun < 1, "must be at least 1"},

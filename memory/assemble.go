@@ -25,6 +25,10 @@ type Turn struct {
 	Role    string
 	Name    string
 	Content string
+	// Other marks, in a scene, a reply of another cast member than the
+	// one speaking now: it is sent as a user message under its Name,
+	// never as the speaking character's own line.
+	Other bool
 }
 
 // AssembleInput is everything a turn's prompt is built from.
@@ -108,13 +112,16 @@ func Assemble(in AssembleInput) []Message {
 		if i == fresh {
 			msgs = appendTurnBlock(msgs, w, in.Scene, in.Recall)
 		}
-		content := t.Content
+		content, role := t.Content, t.Role
 		if t.Role == RoleUser && in.NameUsers && t.Name != "" {
 			content = t.Name + ": " + content
 		}
+		if t.Other {
+			content, role = t.Name+": "+t.Content, RoleUser
+		}
 		// Consecutive user messages (joined while a reply was written) are
 		// sent as they are: every OpenAI-compatible API accepts them.
-		msgs = append(msgs, Message{Role: t.Role, Content: content})
+		msgs = append(msgs, Message{Role: role, Content: content})
 	}
 	msgs = append(msgs, at[len(in.History)]...)
 	if fresh == len(in.History) {

@@ -30,7 +30,8 @@ WITH RECURSIVE branch(id, parent_id, depth, summary_id) AS (
 )
 SELECT b.depth AS depth, b.summary_id AS summary_id, m.id AS id, m.chat_id AS chat_id, m.parent_id AS parent_id,
        m.role AS role, m.author_id AS author_id, m.author_name AS author_name, m.content AS content,
-       m.prompt_tokens AS prompt_tokens, m.completion_tokens AS completion_tokens, m.created_at AS created_at
+       m.prompt_tokens AS prompt_tokens, m.completion_tokens AS completion_tokens, m.created_at AS created_at,
+       m.speaker_card_id AS speaker_card_id, m.whisper_to AS whisper_to
 FROM branch b JOIN messages m ON m.id = b.id
 ORDER BY b.depth DESC`
 
@@ -75,7 +76,7 @@ func walkBranch(db *gorm.DB, headID string) (summaryID string, msgs []Message, e
 			m     Message
 		)
 		if err := rows.Scan(&depth, &sid, &m.ID, &m.ChatID, &m.ParentID, &m.Role, &m.AuthorID, &m.AuthorName, &m.Content,
-			&m.PromptTokens, &m.CompletionTokens, &m.CreatedAt); err != nil {
+			&m.PromptTokens, &m.CompletionTokens, &m.CreatedAt, &m.SpeakerCardID, &m.WhisperTo); err != nil {
 			return "", nil, err
 		}
 		if sid.Valid {

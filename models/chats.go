@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -85,6 +86,12 @@ type TurnState struct {
 	Inbox []InboxMessage
 	// Ledger is the chat's ledger snapshot; "" if none.
 	Ledger string
+	// Cast is the chat's cast rows in position order, removed members
+	// included; empty for a chat of an older database (its card alone).
+	Cast []CastMember
+	// LastSpeaker is the card of the cast member who wrote the branch's
+	// last reply (the head, else its parent); "" when neither is a reply.
+	LastSpeaker string
 }
 
 // turnStateSQL reads a TurnState in one round trip.
@@ -92,18 +99,24 @@ const turnStateSQL = `SELECT ch.id, ch.platform, ch.external_id, ch.space_id, ch
        ch.mention_only, ch.created_at, ch.updated_at,
        c.id, c.channel_id, c.card_id, c.space_id, c.name, c.head_id, c.created_at, c.active_at,
        p.user_key, p.name, p.description, r.content, l.snapshot,
-       ib.id, ib.platform, ib.ref, ib.author_id, ib.author_name, ib.content, ib.dedup_key, ib.created_at
+       ib.id, ib.platform, ib.ref, ib.author_id, ib.author_name, ib.content, ib.dedup_key, ib.created_at,
+       hm.role, hm.speaker_card_id, hp.role, hp.speaker_card_id,
+       cc.card_id, cc.name, cc.position, cc.away, cc.joined_at, cc.left_at
 FROM channels ch
 LEFT JOIN chats c ON c.id = ch.current_chat_id
 LEFT JOIN personas p ON p.user_key = ?
 LEFT JOIN resident_summaries r ON r.card_id = c.card_id AND r.space_id = c.space_id
 LEFT JOIN ledgers l ON l.chat_id = c.id
 LEFT JOIN inbox_messages ib ON ib.channel_id = ch.id
+LEFT JOIN messages hm ON hm.id = c.head_id
+LEFT JOIN messages hp ON hp.id = hm.parent_id
+LEFT JOIN chat_casts cc ON cc.chat_id = c.id
 WHERE ch.id = ?
-ORDER BY ib.id`
+ORDER BY ib.id, cc.position`
 
 // TurnState reads the state of the channel with channelID for a turn of the
-// user with userKey, its waiting messages included (one row per message).
+// user with userKey, its waiting messages and its chat's cast included (one
+// row per message and member).
 // It returns ErrNotFound when there is no such channel.
 func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnState, error) {
 	var ts TurnState
@@ -123,19 +136,29 @@ func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnS
 		cCreated, cActive                          sql.NullTime
 		pKey, pName, pDesc, resident, ledger       sql.NullString
 		ib                                         inboxColumns
+		head                                       [4]sql.NullString
+		cc                                         castColumns
 	)
 	ch := &ts.Channel
+	seenInbox, seenCast := map[string]bool{}, map[string]bool{}
 	for {
 		err = rows.Scan(&ch.ID, &ch.Platform, &ch.ExternalID, &ch.SpaceID, &ch.CardID, &ch.CurrentChatID,
 			&ch.MentionOnly, &ch.CreatedAt, &ch.UpdatedAt,
 			&cID, &cChannel, &cCard, &cSpace, &cName, &cHead, &cCreated, &cActive,
 			&pKey, &pName, &pDesc, &resident, &ledger,
-			&ib.id, &ib.platform, &ib.ref, &ib.authorID, &ib.authorName, &ib.content, &ib.dedupKey, &ib.created)
+			&ib.id, &ib.platform, &ib.ref, &ib.authorID, &ib.authorName, &ib.content, &ib.dedupKey, &ib.created,
+			&head[0], &head[1], &head[2], &head[3],
+			&cc.cardID, &cc.name, &cc.position, &cc.away, &cc.joined, &cc.left)
 		if err != nil {
 			return ts, fmt.Errorf("models: channel %s: %w", channelID, err)
 		}
-		if ib.id.Valid {
+		if ib.id.Valid && !seenInbox[ib.id.String] {
+			seenInbox[ib.id.String] = true
 			ts.Inbox = append(ts.Inbox, ib.message(channelID))
+		}
+		if cc.cardID.Valid && !seenCast[cc.cardID.String] {
+			seenCast[cc.cardID.String] = true
+			ts.Cast = append(ts.Cast, cc.member(cID.String))
 		}
 		if !rows.Next() {
 			break
@@ -155,7 +178,41 @@ func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnS
 	}
 	ts.Resident = resident.String
 	ts.Ledger = ledger.String
+	ts.LastSpeaker = lastSpeaker(head, ts.Chat.CardID)
+	sort.SliceStable(ts.Cast, func(i, j int) bool { return ts.Cast[i].Position < ts.Cast[j].Position })
 	return ts, nil
+}
+
+// lastSpeaker is the card of the last reply among the head (role, speaker)
+// and its parent.
+func lastSpeaker(head [4]sql.NullString, lead string) string {
+	for i := 0; i < 4; i += 2 {
+		if head[i].String == "assistant" {
+			if head[i+1].String != "" {
+				return head[i+1].String
+			}
+			return lead
+		}
+	}
+	return ""
+}
+
+// castColumns scans a cast row of an outer join.
+type castColumns struct {
+	cardID, name sql.NullString
+	position     sql.NullInt64
+	away         sql.NullBool
+	joined, left sql.NullTime
+}
+
+func (c castColumns) member(chatID string) CastMember {
+	m := CastMember{ChatID: chatID, CardID: c.cardID.String, Name: c.name.String, Position: int(c.position.Int64),
+		Away: c.away.Bool, JoinedAt: c.joined.Time.UTC()}
+	if c.left.Valid {
+		t := c.left.Time.UTC()
+		m.LeftAt = &t
+	}
+	return m
 }
 
 // inboxColumns scans an inbox row of an outer join.
@@ -202,32 +259,75 @@ func (s *Store) SetChannelMentionOnly(ctx context.Context, channelID string, on 
 
 // StartChat opens a new chat of card in the channel, stores the opening
 // message (if any) as its first message, and makes it the channel's current
-// chat, all in one transaction.
+// chat, all in one transaction. The card is the chat's cast, under its
+// name in the card library.
 func (s *Store) StartChat(ctx context.Context, channelID, cardID, spaceID, name string, opening *Message) (Chat, error) {
+	cs := ChatStart{ChannelID: channelID, SpaceID: spaceID, Name: name, Cast: []CastMember{{CardID: cardID}}}
+	if opening != nil {
+		cs.Openings = []*Message{opening}
+	}
+	chat, _, err := s.StartScene(ctx, cs)
+	return chat, err
+}
+
+// ChatStart is what a new chat starts with.
+type ChatStart struct {
+	ChannelID, SpaceID, Name string
+	// Cast lists the members' CardID and Name ("" for the card's name in
+	// the library); the first is the lead, the chat's CardID.
+	Cast []CastMember
+	// Openings are stored as the chat's first messages, in order; every
+	// cast member perceives them.
+	Openings []*Message
+}
+
+// StartScene opens a new chat with cs's cast, stores its openings and makes
+// it the channel's current chat, all in one transaction. It returns the
+// chat and its cast rows (names made unique).
+func (s *Store) StartScene(ctx context.Context, cs ChatStart) (Chat, []CastMember, error) {
+	if len(cs.Cast) == 0 {
+		return Chat{}, nil, fmt.Errorf("models: start chat in %s: no cast", cs.ChannelID)
+	}
 	now := s.now()
-	chat := Chat{ID: NewID(), ChannelID: channelID, CardID: cardID, SpaceID: spaceID, Name: name, CreatedAt: now, ActiveAt: now}
+	cardID := FitID(cs.Cast[0].CardID, IDSize)
+	chat := Chat{ID: NewID(), ChannelID: cs.ChannelID, CardID: cardID, SpaceID: cs.SpaceID, Name: cs.Name, CreatedAt: now, ActiveAt: now}
+	var cast []CastMember
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if opening != nil {
-			opening.ID = NewID()
-			opening.ChatID = chat.ID
-			opening.CreatedAt = now
-			chat.HeadID = opening.ID
+		parent := ""
+		for _, o := range cs.Openings {
+			o.ID, o.ChatID, o.ParentID, o.CreatedAt = NewID(), chat.ID, parent, now
+			parent = o.ID
 		}
+		chat.HeadID = parent
 		if err := tx.Create(&chat).Error; err != nil {
 			return err
 		}
-		if opening != nil {
-			if err := tx.Create(opening).Error; err != nil {
+		members := append([]CastMember(nil), cs.Cast...)
+		for i := range members {
+			if members[i].Name == "" {
+				members[i].Name = implicitLead(tx, Chat{ID: chat.ID, CardID: members[i].CardID}).Name
+			}
+		}
+		var pres []Presence
+		cast, pres = castStartRows(chat, members, cs.Openings, now)
+		if err := tx.Create(&cast).Error; err != nil {
+			return err
+		}
+		if len(cs.Openings) > 0 {
+			if err := tx.Create(cs.Openings).Error; err != nil {
+				return err
+			}
+			if err := tx.Create(&pres).Error; err != nil {
 				return err
 			}
 		}
-		return tx.Model(&Channel{}).Where("id = ?", channelID).
+		return tx.Model(&Channel{}).Where("id = ?", cs.ChannelID).
 			Updates(map[string]any{"current_chat_id": chat.ID, "card_id": cardID, "updated_at": now}).Error
 	})
 	if err != nil {
-		return Chat{}, fmt.Errorf("models: start chat in %s: %w", channelID, err)
+		return Chat{}, nil, fmt.Errorf("models: start chat in %s: %w", cs.ChannelID, err)
 	}
-	return chat, nil
+	return chat, cast, nil
 }
 
 // Chat returns the chat with id, or ErrNotFound.
@@ -377,14 +477,14 @@ func (s *Store) appendOne(ctx context.Context, chatID, expectHead, parentID stri
 	}
 	args = recordTurnCTE(&q, args, chatID, parentID, msgs, rec, now)
 	q.WriteString(`
-INSERT INTO messages (id, chat_id, parent_id, role, author_id, author_name, content, dedup_key, prompt_tokens, completion_tokens, created_at)
+INSERT INTO messages (id, chat_id, parent_id, role, author_id, author_name, content, dedup_key, prompt_tokens, completion_tokens, speaker_card_id, whisper_to, created_at)
 SELECT v.* FROM moved, (VALUES `)
 	for i, m := range msgs {
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString("(?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::bigint, ?::timestamptz)")
-		args = append(args, m.ID, m.ChatID, m.ParentID, m.Role, m.AuthorID, m.AuthorName, m.Content, m.DedupKey, m.PromptTokens, m.CompletionTokens, m.CreatedAt)
+		q.WriteString("(?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::text, ?::bigint, ?::bigint, ?::text, ?::text, ?::timestamptz)")
+		args = append(args, m.ID, m.ChatID, m.ParentID, m.Role, m.AuthorID, m.AuthorName, m.Content, m.DedupKey, m.PromptTokens, m.CompletionTokens, m.SpeakerCardID, m.WhisperTo, m.CreatedAt)
 	}
 	q.WriteString(") AS v")
 	res := s.db.WithContext(ctx).Exec(q.String(), args...)
@@ -395,7 +495,7 @@ SELECT v.* FROM moved, (VALUES `)
 }
 
 // appendColumns is the number of columns appendOne writes per message.
-const appendColumns = 11
+const appendColumns = 13
 
 // placeholders returns n comma-separated question marks.
 func placeholders(n int) string {

@@ -141,7 +141,8 @@ func messageFits(m *Message) error {
 		}
 		return nil
 	}
-	err := errors.Join(check("author_id", m.AuthorID, IDSize), check("author_name", m.AuthorName, NameSize), check("role", m.Role, 16))
+	err := errors.Join(check("author_id", m.AuthorID, IDSize), check("author_name", m.AuthorName, NameSize), check("role", m.Role, 16),
+		check("speaker_card_id", m.SpeakerCardID, IDSize), check("whisper_to", m.WhisperTo, NameSize))
 	if m.DedupKey != nil {
 		err = errors.Join(err, check("dedup_key", *m.DedupKey, 200))
 	}

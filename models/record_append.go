@@ -9,16 +9,27 @@ import (
 	"gorm.io/gorm"
 )
 
-// TurnRecord is what storing a turn records at once, without a model: the
-// plain events of each message and who was present at it.
+// TurnRecord is what storing a turn records at once, without a model: who
+// was present at each message and, with the recorder on, the messages'
+// plain events.
 type TurnRecord struct {
 	SpaceID string
-	// Present are the characters present at the messages besides those
-	// present at the parent message: the chat's cast and the players who
-	// speak in these messages. Presence carries over along the branch, so
-	// a player who spoke once in the scene stays present.
+	// Present are the characters present at the messages besides the
+	// players carried over from the parent message: the cast members not
+	// away and the players who speak in these messages. Players carry
+	// over along the branch, so a player who spoke once in the scene stays
+	// present; cast members never do (an away one is simply not listed).
 	Present []string
-	// Actors names each message's speaker, aligned with the messages.
+	// Cast names every cast member, away and removed ones included: their
+	// presence at the parent is not carried over.
+	Cast []string
+	// Whisper, when set, names the only characters who perceive the
+	// messages (the writer and the one whispered to); the players carried
+	// over are stored as present but not perceiving, so the scene keeps
+	// them after the whisper.
+	Whisper []string
+	// Actors names each message's speaker, aligned with the messages; nil
+	// with Events when only presence is recorded (the recorder is off).
 	Actors []string
 	// Events holds each message's plain events, aligned with the messages.
 	Events [][]PlainEvent
@@ -41,11 +52,15 @@ func (r *TurnRecord) check(n int) error {
 	if r == nil {
 		return nil
 	}
-	if len(r.Actors) != n || len(r.Events) != n || r.SpaceID == "" {
+	if r.SpaceID == "" || (!r.presenceOnly() && (len(r.Actors) != n || len(r.Events) != n)) {
 		return errTurnRecord
 	}
 	return nil
 }
+
+// presenceOnly: the record holds no events (the recorder is off), so the
+// turn takes no number either.
+func (r *TurnRecord) presenceOnly() bool { return r.Actors == nil && r.Events == nil }
 
 // events lists the event rows of the messages (without their turn number).
 func (r *TurnRecord) events(chatID string, msgs []*Message, now time.Time) []Event {
@@ -59,10 +74,13 @@ func (r *TurnRecord) events(chatID string, msgs []*Message, now time.Time) []Eve
 	return out
 }
 
-func (r *TurnRecord) present() []string {
+func (r *TurnRecord) present() []string { return fitNames(r.Present) }
+
+// fitNames fits names to their column and drops empty and repeated ones.
+func fitNames(names []string) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, p := range r.Present {
+	for _, p := range names {
 		p = FitName(p, NameSize)
 		if p != "" && !seen[p] {
 			seen[p] = true
@@ -82,12 +100,21 @@ func (r *TurnRecord) turnIncrement() int {
 
 const turnSeqSQL = `INSERT INTO space_turns (space_id, seq) %s ON CONFLICT (space_id) DO UPDATE SET seq = space_turns.seq + ? RETURNING seq`
 
-// presenceSelect selects (message id, character) for every message and every
-// character present: those at the parent plus rec's.
+// presenceSelect selects (message id, character, perceived) for every
+// message and every character present: the players at the parent (cast
+// members are never carried over) plus rec's. Under a whisper only its
+// names perceive.
 func presenceSelect(q *strings.Builder, args []any, chatID, parentID string, msgs []*Message, names []string, rec *TurnRecord, from string) []any {
-	q.WriteString(`INSERT INTO message_presences (message_id, character_name, chat_id, space_id)
-SELECT m.id, p.name, CAST(? AS TEXT), CAST(? AS TEXT) FROM ` + from + `(`)
+	perceived := "TRUE"
 	args = append(args, chatID, rec.SpaceID)
+	if w := fitNames(rec.Whisper); len(w) > 0 {
+		perceived = "p.name IN (" + placeholders(len(w)) + ")"
+		for _, n := range w {
+			args = append(args, n)
+		}
+	}
+	q.WriteString(`INSERT INTO message_presences (message_id, character_name, chat_id, space_id, perceived)
+SELECT m.id, p.name, CAST(? AS TEXT), CAST(? AS TEXT), ` + perceived + ` FROM ` + from + `(`)
 	for i, msg := range msgs {
 		if i > 0 {
 			q.WriteString(" UNION ALL ")
@@ -97,6 +124,12 @@ SELECT m.id, p.name, CAST(? AS TEXT), CAST(? AS TEXT) FROM ` + from + `(`)
 	}
 	q.WriteString(") m, (SELECT character_name AS name FROM message_presences WHERE message_id = ?")
 	args = append(args, parentID)
+	if cast := fitNames(rec.Cast); len(cast) > 0 {
+		q.WriteString(" AND character_name NOT IN (" + placeholders(len(cast)) + ")")
+		for _, n := range cast {
+			args = append(args, n)
+		}
+	}
 	for _, n := range names {
 		q.WriteString(" UNION SELECT CAST(? AS TEXT)")
 		args = append(args, n)
@@ -106,10 +139,16 @@ SELECT m.id, p.name, CAST(? AS TEXT), CAST(? AS TEXT) FROM ` + from + `(`)
 }
 
 // recordTurnTx writes the record of a turn inside Append's transaction on
-// SQLite: three statements, whatever the number of events.
+// SQLite: three statements, whatever the number of events (one when only
+// presence is recorded).
 func recordTurnTx(tx *gorm.DB, chatID, parentID string, msgs []*Message, rec *TurnRecord, now time.Time) error {
 	if rec == nil {
 		return nil
+	}
+	if rec.presenceOnly() {
+		var q strings.Builder
+		args := presenceSelect(&q, nil, chatID, parentID, msgs, rec.present(), rec, "")
+		return tx.Exec(q.String(), args...).Error
 	}
 	var seq int64
 	inc := rec.turnIncrement()
@@ -137,6 +176,12 @@ func recordTurnCTE(q *strings.Builder, args []any, chatID, parentID string, msgs
 	if rec == nil {
 		return args
 	}
+	if rec.presenceOnly() {
+		q.WriteString(",\npresent AS (")
+		args = presenceSelect(q, args, chatID, parentID, msgs, rec.present(), rec, "moved, ")
+		q.WriteString(")")
+		return args
+	}
 	inc := rec.turnIncrement()
 	q.WriteString(",\nturn AS (" + strings.Replace(turnSeqSQL, "%s", "SELECT CAST(? AS TEXT), CAST(? AS BIGINT) FROM moved", 1) + ")")
 	args = append(args, rec.SpaceID, inc, inc)
@@ -162,8 +207,8 @@ SELECT v.*, turn.seq FROM turn, (VALUES `)
 }
 
 // AppendTurn is Append that also records, in the same transaction and a
-// constant number of statements, the messages' plain events and who was
-// present at them (rec; nil records nothing).
+// constant number of statements, who was present at the messages and, when
+// rec has events, their plain events (rec; nil records nothing).
 func (s *Store) AppendTurn(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, rec *TurnRecord) error {
 	return s.appendWith(ctx, chatID, expectHead, parentID, msgs, nil, rec)
 }

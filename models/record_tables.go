@@ -83,11 +83,20 @@ type Perception struct {
 // Presence records who was present at a message: the chat's cast and the
 // players who spoke in the scene. A character's view is the messages it was
 // present at.
+//
+// A character's messages in order are an index range
+// (idx_presence_view: chat, character, message id; ids are ULIDs, so id
+// order is time order).
 type Presence struct {
-	MessageID string `gorm:"primaryKey;size:26"`
-	Character string `gorm:"column:character_name;primaryKey;size:200;index:idx_presence_character,priority:2"`
-	ChatID    string `gorm:"size:26;not null;index:idx_presence_character,priority:1"`
+	MessageID string `gorm:"primaryKey;size:26;index:idx_presence_view,priority:3"`
+	Character string `gorm:"column:character_name;primaryKey;size:200;index:idx_presence_view,priority:2"`
+	ChatID    string `gorm:"size:26;not null;index:idx_presence_view,priority:1"`
 	SpaceID   string `gorm:"size:128;not null"`
+	// Perceived is false for a player carried along the branch past a
+	// whisper it did not hear: present in the scene, not at this message.
+	// (Rows are written with explicit values: GORM would put the default
+	// in place of a false.)
+	Perceived bool `gorm:"not null;default:true"`
 }
 
 // Thread is an open promise, mystery or goal, until resolved.

@@ -64,7 +64,13 @@ type Message struct {
 	CompletionTokens int
 	// Refused marks a user message no prompt could hold: it is kept in the
 	// tree for the record, off every branch, and never sent to the model.
-	Refused   bool `gorm:"not null;default:false"`
+	Refused bool `gorm:"not null;default:false"`
+	// SpeakerCardID is the cast member who wrote an assistant message; ""
+	// (older rows) means the chat's card.
+	SpeakerCardID string `gorm:"size:64;not null;default:''"`
+	// WhisperTo names the character a whispered user line was for; only
+	// it and the writer perceived the message. "" otherwise.
+	WhisperTo string `gorm:"size:200;not null;default:''"`
 	CreatedAt time.Time
 }
 
@@ -196,6 +202,6 @@ func All() []any {
 	return append([]any{
 		&Card{}, &Space{}, &Channel{}, &Chat{}, &Message{}, &Summary{}, &Recap{},
 		&ManifestEntry{}, &Handbook{}, &ResidentSummary{}, &MemoryHistory{}, &Ledger{},
-		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{}, &ChatLore{},
+		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{}, &ChatLore{}, &CastMember{},
 	}, append(recordTables(), beliefTables()...)...)
 }

@@ -24,6 +24,13 @@ type Options struct {
 	User string
 	// CardID binds the session's channel to a card.
 	CardID string
+	// Cast, with more than one card id, binds the channel to a scene of
+	// those cards (the first is CardID); each reply is printed under its
+	// speaker's name.
+	Cast []string
+	// Bold prints speakers' names in bold (ANSI), for a terminal; else
+	// "Name: " before the reply.
+	Bold bool
 	// Interactive streams replies as they are written and shows a prompt.
 	Interactive bool
 	// MaxLineBytes bounds what one input line may hold in memory; a longer
@@ -63,13 +70,32 @@ func New(p bot.Engine, opt Options) *Session {
 // id columns is replaced by its stable stand-in (bot.StableID), the same on
 // every database and every run.
 func (s *Session) Channel() bot.ChannelRef {
-	return bot.ChannelRef{Platform: bot.PlatformConsole, ID: bot.StableID(s.opt.User + "/" + s.opt.CardID),
+	id := s.opt.User + "/" + s.opt.CardID
+	if s.scene() {
+		id = s.opt.User + "/" + strings.Join(s.opt.Cast, "+")
+	}
+	return bot.ChannelRef{Platform: bot.PlatformConsole, ID: bot.StableID(id),
 		SpaceKind: bot.SpaceLocal, SpaceID: bot.StableID(s.opt.User)}
+}
+
+// scene reports whether the session plays several cards.
+func (s *Session) scene() bool { return len(s.opt.Cast) > 1 }
+
+// bind binds the channel to the session's card, or its cast.
+func (s *Session) bind(ctx context.Context) error {
+	if !s.scene() {
+		return s.p.Bind(ctx, s.Channel(), s.opt.CardID)
+	}
+	cb, ok := s.p.(bot.CastBinder)
+	if !ok {
+		return errors.New("console: this engine cannot play a scene of several cards")
+	}
+	return cb.BindCast(ctx, s.Channel(), s.opt.Cast)
 }
 
 // Run reads lines until the input ends or ctx is done.
 func (s *Session) Run(ctx context.Context) error {
-	if err := s.p.Bind(ctx, s.Channel(), s.opt.CardID); err != nil {
+	if err := s.bind(ctx); err != nil {
 		return err
 	}
 	if err := s.p.Greet(ctx, s.inbound(""), s.sink()); err != nil {
@@ -178,10 +204,33 @@ type sink struct {
 	s       *Session
 	printed int
 	started bool
+	// name is the speaker of the reply being printed, in a scene.
+	name string
 }
 
 var _ bot.Sink = (*sink)(nil)
 var _ bot.Confirmer = (*sink)(nil)
+var _ bot.Speaking = (*sink)(nil)
+
+// Speak starts the next reply; in a scene it is printed under sp's name.
+func (k *sink) Speak(_ context.Context, sp bot.Speaker) {
+	k.printed, k.started = 0, false
+	if k.s.scene() {
+		k.name = sp.Name
+	}
+}
+
+// label is the speaker's name as printed before a reply; "" outside a
+// scene, so a one-card console prints as it always has.
+func (k *sink) label() string {
+	if k.name == "" {
+		return ""
+	}
+	if k.s.opt.Bold {
+		return "\x1b[1m" + k.name + "\x1b[0m "
+	}
+	return k.name + ": "
+}
 
 func (k *sink) Typing(context.Context) {}
 
@@ -191,7 +240,7 @@ func (k *sink) Update(_ context.Context, text string) error {
 	}
 	if !k.started {
 		k.started = true
-		fmt.Fprint(k.s.opt.Out, "\n")
+		fmt.Fprint(k.s.opt.Out, "\n"+k.label())
 	}
 	if len(text) > k.printed {
 		fmt.Fprint(k.s.opt.Out, text[k.printed:])
@@ -208,7 +257,7 @@ func (k *sink) Finish(_ context.Context, text string) error {
 		fmt.Fprint(k.s.opt.Out, "\n\n")
 		return nil
 	}
-	_, err := fmt.Fprintf(k.s.opt.Out, "%s\n\n", text)
+	_, err := fmt.Fprintf(k.s.opt.Out, "%s%s\n\n", k.label(), text)
 	return err
 }
 

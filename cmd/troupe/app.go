@@ -98,6 +98,7 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		Tokens:          memory.NewPromptEstimator(),
 		MemoryConfig:    cfg.Memory,
 		Recorder:        cfg.Recorder,
+		Scene:           cfg.Scene,
 		Language:        cfg.Language,
 		ContextWindow:   m.ContextWindow,
 		MaxReplyTokens:  m.MaxReplyTokens,

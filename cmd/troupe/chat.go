@@ -16,7 +16,7 @@ import (
 
 func (c *cli) chatCmd() *cobra.Command {
 	var (
-		cardPath     string
+		cardPaths    []string
 		lorePaths    []string
 		user         string
 		noWorker     bool
@@ -47,12 +47,21 @@ func (c *cli) chatCmd() *cobra.Command {
 			}
 			logCardFailures(log, lib)
 			var card cards.Card
+			var cast []string
 			switch {
-			case cardPath != "":
-				if card, err = cards.LoadCard(cardPath); err != nil {
-					return usageError{fmt.Errorf("--card: %w", err)}
+			case len(cardPaths) > 0:
+				for _, path := range cardPaths {
+					c, err := cards.LoadCard(path)
+					if err != nil {
+						return usageError{fmt.Errorf("--card: %w", err)}
+					}
+					lib.Add(c)
+					cast = append(cast, c.ID)
 				}
-				lib.Add(card)
+				if len(cast) > cfg.Scene.MaxCast {
+					return usageError{fmt.Errorf("--card: %d cards are more than scene.max_cast (%d)", len(cast), cfg.Scene.MaxCast)}
+				}
+				card, _ = lib.Get(cast[0])
 			case cfg.Cards.Default != "":
 				var ok bool
 				if card, ok = lib.Find(cfg.Cards.Default); !ok {
@@ -81,7 +90,8 @@ func (c *cli) chatCmd() *cobra.Command {
 				w := a.worker()
 				g.Go(func() error { return w.Run(workerCtx) })
 			}
-			session := console.New(a.pipeline, console.Options{In: c.stdin, Out: c.stdout, User: user, CardID: card.ID, Interactive: interactive})
+			session := console.New(a.pipeline, console.Options{In: c.stdin, Out: c.stdout, User: user, CardID: card.ID, Cast: cast,
+				Interactive: interactive, Bold: isTerminal(c.stdout)})
 			g.Go(func() error {
 				defer stopWorker()
 				if err := session.Run(gctx); err != nil {
@@ -98,7 +108,7 @@ func (c *cli) chatCmd() *cobra.Command {
 			return g.Wait()
 		},
 	}
-	cmd.Flags().StringVar(&cardPath, "card", "", "card file (Tavern V2 JSON)")
+	cmd.Flags().StringArrayVar(&cardPaths, "card", nil, "card file (Tavern V2 JSON); repeat it to play a scene of several characters")
 	cmd.Flags().StringArrayVar(&lorePaths, "lore", nil, "world-info or lorebook file to attach to this chat (repeatable)")
 	cmd.Flags().StringVar(&user, "user", defaultUser(), "your name in the story")
 	cmd.Flags().BoolVar(&noWorker, "no-worker", false, "don't run the memory job workers in this process")

@@ -1,0 +1,417 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"troupe/cards"
+	"troupe/memory"
+	"troupe/memory/record"
+	"troupe/models"
+)
+
+// defaultMaxCast is scene.max_cast when Options leave it unset.
+const defaultMaxCast = 8
+
+func (p *Pipeline) maxCast() int {
+	if p.opt.Scene.MaxCast > 0 {
+		return p.opt.Scene.MaxCast
+	}
+	return defaultMaxCast
+}
+
+// allCast is the chat's cast rows, removed members included; a chat
+// without rows (older databases) is a cast of its card.
+func (st chatState) allCast() []models.CastMember {
+	if len(st.cast) > 0 {
+		return st.cast
+	}
+	return []models.CastMember{{ChatID: st.chat.ID, CardID: st.chat.CardID, Name: models.FitName(st.card.Name, models.NameSize)}}
+}
+
+// scene reports whether the chat ever had more than one cast member: only
+// then do views differ and lines carry their speakers' names, so a
+// one-card chat builds the prompts it always has.
+func (st chatState) scene() bool { return len(st.allCast()) > 1 }
+
+// speakerCard is the card of who is speaking now (st.member), "" meaning
+// the lead.
+func (st chatState) speakerCard() string {
+	if st.member.CardID != "" {
+		return st.member.CardID
+	}
+	return st.chat.CardID
+}
+
+// speakerName is the cast name of who is speaking now.
+func (st chatState) speakerName() string {
+	if st.member.Name != "" {
+		return st.member.Name
+	}
+	return st.allCast()[0].Name
+}
+
+// nameOfCard is the cast name of a card ("" meaning the lead).
+func (st chatState) nameOfCard(cardID string) string {
+	if cardID == "" {
+		cardID = st.chat.CardID
+	}
+	for _, m := range st.allCast() {
+		if m.CardID == cardID {
+			return m.Name
+		}
+	}
+	return cardID
+}
+
+// ledgerAway reports whether the recorder's ledger places name somewhere
+// other than the scene's place: such a member counts as away.
+func (st chatState) ledgerAway(name string) bool {
+	if st.ledger == "" {
+		return false
+	}
+	var l record.Ledger
+	if json.Unmarshal([]byte(st.ledger), &l) != nil {
+		return false
+	}
+	return l.Elsewhere(name)
+}
+
+// routeCast is the active cast as routing sees it: away when a GM marked
+// the member away or the ledger puts it elsewhere.
+func (st chatState) routeCast() []routeMember {
+	var out []routeMember
+	for _, m := range models.ActiveCast(st.allCast()) {
+		// The ledger counts only in a scene: a one-card chat's presence
+		// stays what it always was.
+		out = append(out, routeMember{Name: m.Name, Away: m.Away || (st.scene() && st.ledgerAway(m.Name))})
+	}
+	return out
+}
+
+// presentCast names the cast members present at a message now.
+func (st chatState) presentCast() []string {
+	var out []string
+	for _, m := range st.routeCast() {
+		if !m.Away {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// castNames names every cast row, removed members included.
+func (st chatState) castNames() []string {
+	var out []string
+	for _, m := range st.allCast() {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+// lastSpeakerName is the cast name of who wrote the branch's last reply.
+func (st chatState) lastSpeakerName() string {
+	if st.lastSpeaker == "" {
+		return ""
+	}
+	return st.nameOfCard(st.lastSpeaker)
+}
+
+// as returns st with the member named name speaking: its card, its name
+// and its resident summary in the space (one query, for a member other
+// than the lead).
+func (p *Pipeline) as(ctx context.Context, st chatState, name string) (chatState, error) {
+	for _, m := range st.allCast() {
+		if m.Name != name {
+			continue
+		}
+		st.member = m
+		if m.CardID == st.card.ID {
+			return st, nil
+		}
+		c, ok := p.opt.Cards.Get(m.CardID)
+		if !ok {
+			return st, fmt.Errorf("bot: cast member %s: card %s is not in the library: %w", name, m.CardID, ErrNoCard)
+		}
+		st.card = c
+		res, err := p.opt.Store.Resident(ctx, c.ID, st.chat.SpaceID)
+		if err != nil {
+			p.log.Warn("load resident summary", "chat_id", st.chat.ID, "card_id", c.ID, "err", err)
+		}
+		st.resident = res
+		return st, nil
+	}
+	return st, fmt.Errorf("bot: no cast member %q: %w", name, models.ErrNotFound)
+}
+
+// routeInbox decides who answers the waiting messages of st (with the
+// platform's own signals from batch).
+func routeInbox(st chatState, rows []models.InboxMessage, batch []pendingMsg) route {
+	addressed := map[string][]string{}
+	for _, b := range batch {
+		if len(b.in.Addressed) > 0 {
+			addressed[dedupKey(b.in)] = append(addressed[dedupKey(b.in)], b.in.Addressed...)
+			addressed["text:"+b.in.Text] = append(addressed["text:"+b.in.Text], b.in.Addressed...)
+		}
+	}
+	var msgs []routeText
+	for _, r := range rows {
+		rt := routeText{Text: r.Content}
+		if r.DedupKey != nil {
+			rt.Addressed = addressed[*r.DedupKey]
+		}
+		if rt.Addressed == nil {
+			rt.Addressed = addressed["text:"+r.Content]
+		}
+		msgs = append(msgs, rt)
+	}
+	return routeTurn(st.channel.Platform, msgs, st.routeCast(), st.lastSpeakerName())
+}
+
+// replies writes the answers of rt's speakers, in order, each chained
+// after the one before: one beat, each later speaker perceiving the
+// earlier replies. Addressing only away members gets a notice.
+func (p *Pipeline) replies(ctx context.Context, st chatState, rt route, rp replyPlan, sink Sink) error {
+	if len(rt.Speakers) == 0 {
+		if rp.release != nil {
+			rp.release()
+		}
+		return sink.Notice(ctx, p.stext(p.language(st.card), msgCastAway, strings.Join(rt.Away, ", ")))
+	}
+	for i, name := range rt.Speakers {
+		sst, err := p.as(ctx, st, name)
+		if err != nil {
+			return p.internal(ctx, sink, "cast member", err)
+		}
+		id, err := p.replyOne(ctx, sst, rp, sink)
+		if err != nil || id == "" || i == len(rt.Speakers)-1 {
+			return err
+		}
+		// The next speaker answers after this reply; its database work
+		// waits for a slot like any turn's.
+		rp.parent, rp.expectHead = id, id
+		rp.release, rp.queued = func() {}, 0
+	}
+	return nil
+}
+
+// view is the branch as the speaking member perceived it: in a scene, the
+// uncovered messages it was not present at are left out (one query).
+func (p *Pipeline) view(ctx context.Context, st chatState, br models.Branch) models.Branch {
+	if !st.scene() || len(br.Uncovered) == 0 {
+		return br
+	}
+	ids := make([]string, len(br.Uncovered))
+	for i, m := range br.Uncovered {
+		ids[i] = m.ID
+	}
+	seen, err := p.opt.Store.PerceivedOf(ctx, st.speakerName(), ids)
+	if err != nil {
+		// Showing a character what it did not perceive is worse than a
+		// failed turn.
+		p.log.Error("load presence", "chat_id", st.chat.ID, "err", err)
+		seen = map[string]bool{}
+		for _, id := range ids {
+			seen[id] = false
+		}
+	}
+	out := br
+	out.Uncovered = nil
+	for _, m := range br.Uncovered {
+		if ok, stored := seen[m.ID]; !stored || ok {
+			out.Uncovered = append(out.Uncovered, m)
+		}
+	}
+	return out
+}
+
+// nameLines marks, in a scene, the replies of the other cast members in
+// the history (aligned with msgs) so they are sent under their names.
+func nameLines(st chatState, msgs []models.Message, history []memory.Turn) {
+	if !st.scene() {
+		return
+	}
+	me := st.speakerCard()
+	for i, m := range msgs {
+		if m.Role != memory.RoleAssistant {
+			continue
+		}
+		history[i].Name = st.nameOfCard(m.SpeakerCardID)
+		speaker := m.SpeakerCardID
+		if speaker == "" {
+			speaker = st.chat.CardID
+		}
+		history[i].Other = speaker != me
+	}
+}
+
+// startScene opens a new chat of several cards in the channel: each
+// member's group greeting (its first), else its first greeting, opens it
+// in cast order. One card starts a chat as startChat does.
+func (p *Pipeline) startScene(ctx context.Context, ch models.Channel, cast []cards.Card, userName string) (models.Chat, []models.CastMember, error) {
+	if len(cast) == 1 {
+		chat, err := p.startChat(ctx, ch, cast[0], userName)
+		return chat, nil, err
+	}
+	cs := models.ChatStart{ChannelID: ch.ID, SpaceID: ch.SpaceID}
+	var names []string
+	for _, c := range cast {
+		row := cardRow(c)
+		if stored, ok := p.cardsStored.Load(c.ID); !ok || stored != row.Data {
+			if err := p.opt.Store.UpsertCard(ctx, row); err != nil {
+				return models.Chat{}, nil, err
+			}
+			p.cardsStored.Store(c.ID, row.Data)
+		}
+		names = append(names, c.Name)
+		cs.Cast = append(cs.Cast, models.CastMember{CardID: c.ID, Name: c.Name})
+		g := c.FirstMes
+		if len(c.GroupGreetings) > 0 {
+			g = c.GroupGreetings[0]
+		}
+		if g = p.greeting(c, g, userName); g != "" {
+			cs.Openings = append(cs.Openings, &models.Message{Role: memory.RoleAssistant, AuthorName: models.FitName(c.Name, models.NameSize), Content: g, SpeakerCardID: c.ID})
+		}
+	}
+	cs.Name = fmt.Sprintf("%s %s", models.FitName(strings.Join(names, ", "), models.NameSize-17), p.opt.Now().UTC().Format("2006-01-02 15:04"))
+	chat, rows, err := p.opt.Store.StartScene(ctx, cs)
+	if err != nil {
+		return chat, nil, err
+	}
+	for _, c := range cast {
+		p.ensureLore(ctx, ch.SpaceID, c)
+	}
+	return chat, rows, nil
+}
+
+// showOpenings writes a new scene's opening messages, each under its
+// speaker.
+func (p *Pipeline) showOpenings(ctx context.Context, st chatState, sink Sink) error {
+	if st.chat.HeadID == "" {
+		return nil
+	}
+	br, err := p.opt.Store.LoadBranch(ctx, st.chat.HeadID)
+	if err != nil {
+		return err
+	}
+	for _, m := range br.Uncovered {
+		if m.Role != memory.RoleAssistant {
+			continue
+		}
+		sst, err := p.as(ctx, st, st.nameOfCard(m.SpeakerCardID))
+		if err != nil {
+			return err
+		}
+		speak(ctx, sink, sst.card)
+		if err := sink.Finish(ctx, m.Content); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CastBinder is implemented by engines that can bind a channel to a cast
+// of several cards (the console's --card A --card B).
+type CastBinder interface {
+	BindCast(ctx context.Context, ref ChannelRef, cardIDs []string) error
+}
+
+var _ CastBinder = (*Pipeline)(nil)
+
+// BindCast makes the channel's current chat a scene of cardIDs (the first
+// the lead): when its active cast is another, a new chat of them starts,
+// opened by their group greetings. One card binds as Bind does.
+func (p *Pipeline) BindCast(ctx context.Context, ref ChannelRef, cardIDs []string) error {
+	if len(cardIDs) <= 1 {
+		id := ""
+		if len(cardIDs) == 1 {
+			id = cardIDs[0]
+		}
+		return p.Bind(ctx, ref, id)
+	}
+	if len(cardIDs) > p.maxCast() {
+		return fmt.Errorf("bot: a cast of %d cards is more than scene.max_cast (%d)", len(cardIDs), p.maxCast())
+	}
+	var cast []cards.Card
+	for _, id := range cardIDs {
+		c, ok := p.opt.Cards.Get(id)
+		if !ok {
+			return fmt.Errorf("bot: card %s: %w", id, ErrNoCard)
+		}
+		cast = append(cast, c)
+	}
+	return p.withLane(ctx, Inbound{Channel: ref}, func() error {
+		if err := p.opt.Store.EnsureSpace(ctx, models.Space{ID: ref.Space(), Platform: ref.Platform, Kind: ref.SpaceKind, ExternalID: ref.SpaceID}); err != nil {
+			return err
+		}
+		ch, err := p.opt.Store.EnsureChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space(), CardID: cardIDs[0]})
+		if err != nil {
+			return err
+		}
+		if ch.CurrentChatID != "" {
+			cur, err := p.opt.Store.Cast(ctx, ch.CurrentChatID, false)
+			if err == nil && sameCards(cur, cardIDs) {
+				return nil
+			}
+		}
+		_, _, err = p.startScene(ctx, ch, cast, "")
+		return err
+	})
+}
+
+func sameCards(cast []models.CastMember, ids []string) bool {
+	if len(cast) != len(ids) {
+		return false
+	}
+	for i, m := range cast {
+		if m.CardID != ids[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// errCast words a cast change's refusal.
+func (p *Pipeline) castRefusal(ctx context.Context, sink Sink, lang, name string, err error) error {
+	switch {
+	case errors.Is(err, models.ErrInCast):
+		return sink.Notice(ctx, p.stext(lang, msgCastAlready, name))
+	case errors.Is(err, models.ErrCastFull):
+		return sink.Notice(ctx, p.stext(lang, msgCastFull, p.maxCast()))
+	case errors.Is(err, models.ErrLastMember):
+		return sink.Notice(ctx, p.stext(lang, msgCastLast, name))
+	case errors.Is(err, models.ErrNotFound):
+		return sink.Notice(ctx, p.stext(lang, msgCastNoMember, name))
+	}
+	return p.internal(ctx, sink, "cast", err)
+}
+
+// greetScene shows a scene's openings while nobody has spoken yet, else
+// its last message under its speaker.
+func (p *Pipeline) greetScene(ctx context.Context, st chatState, sink Sink) error {
+	if st.chat.HeadID == "" {
+		return nil
+	}
+	br, err := p.opt.Store.LoadBranch(ctx, st.chat.HeadID)
+	if err != nil {
+		return err
+	}
+	for _, m := range br.Uncovered {
+		if m.Role != memory.RoleAssistant {
+			last := br.Uncovered[len(br.Uncovered)-1]
+			if last.Role != memory.RoleAssistant {
+				return nil
+			}
+			sst, err := p.as(ctx, st, st.nameOfCard(last.SpeakerCardID))
+			if err != nil {
+				return err
+			}
+			speak(ctx, sink, sst.card)
+			return sink.Finish(ctx, last.Content)
+		}
+	}
+	return p.showOpenings(ctx, st, sink)
+}

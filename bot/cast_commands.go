@@ -1,0 +1,229 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"troupe/cards"
+	"troupe/memory"
+	"troupe/models"
+)
+
+// castMsg names a text of scenes and their commands.
+type castMsg int
+
+const (
+	msgCastAway castMsg = iota
+	msgCastAlready
+	msgCastFull
+	msgCastLast
+	msgCastNoMember
+	msgCastUsage
+	msgCastAdded
+	msgCastRemoved
+	msgCastMarkedAway
+	msgCastBack
+	msgCastUnknownCard
+	msgCastHeading
+	msgCastAwayMark
+	msgWhisperUsage
+)
+
+var castTexts = map[string]map[castMsg]string{
+	"en": {
+		msgCastAway:        "Away right now: %s. Nobody else was addressed, so nobody answers.",
+		msgCastAlready:     "%s is already in the cast.",
+		msgCastFull:        "The cast is full (scene.max_cast is %d).",
+		msgCastLast:        "%s is the last of the cast and stays; add another character first.",
+		msgCastNoMember:    "Nobody called %q is in the cast. /cast lists it.",
+		msgCastUsage:       "/cast · /cast add CARD · /cast remove NAME · /cast away NAME · /cast back NAME",
+		msgCastAdded:       "%s joins the scene.",
+		msgCastRemoved:     "%s leaves the cast.",
+		msgCastMarkedAway:  "%s is away: it perceives nothing of the scene until /cast back.",
+		msgCastBack:        "%s is back in the scene.",
+		msgCastUnknownCard: "No card %q in the library. The cards:\n%s",
+		msgCastHeading:     "The cast:",
+		msgCastAwayMark:    " · away",
+		msgWhisperUsage:    "Usage: /whisper NAME text (NAME is one of the cast: /cast lists it).",
+	},
+	"zh": {
+		msgCastAway:        "暂时不在场：%s。没有点到其他角色，所以没有人回答。",
+		msgCastAlready:     "%s 已经在阵容里了。",
+		msgCastFull:        "阵容已满（scene.max_cast 为 %d）。",
+		msgCastLast:        "%s 是阵容里最后一个角色，不能移除；请先加入另一个角色。",
+		msgCastNoMember:    "阵容里没有叫 %q 的角色。/cast 可以查看阵容。",
+		msgCastUsage:       "/cast · /cast add 角色卡 · /cast remove 名字 · /cast away 名字 · /cast back 名字",
+		msgCastAdded:       "%s 加入了这一幕。",
+		msgCastRemoved:     "%s 离开了阵容。",
+		msgCastMarkedAway:  "%s 已离场：在 /cast back 之前，它感知不到这一幕的任何事。",
+		msgCastBack:        "%s 回到了这一幕。",
+		msgCastUnknownCard: "卡库里没有 %q。现有的角色卡：\n%s",
+		msgCastHeading:     "阵容：",
+		msgCastAwayMark:    " · 离场",
+		msgWhisperUsage:    "用法：/whisper 名字 内容（名字是阵容里的角色，/cast 可以查看）。",
+	},
+}
+
+func (p *Pipeline) stext(lang string, key castMsg, args ...any) string {
+	return Localized(castTexts, lang, key, args...)
+}
+
+// cmdCast lists the channel's cast, or changes it (a GM's command).
+func (p *Pipeline) cmdCast(ctx context.Context, in Inbound, args string, sink Sink) error {
+	sub, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
+	sub, rest = strings.ToLower(sub), strings.TrimSpace(rest)
+	lang := p.langOf(in)
+	if sub != "" && sub != "list" {
+		if !in.CanManage {
+			return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+		}
+		if rest == "" {
+			return sink.Notice(ctx, p.stext(lang, msgCastUsage))
+		}
+	}
+	return p.withLane(ctx, in, func() error {
+		st, err := p.resolve(ctx, in)
+		if errors.Is(err, ErrNoCard) {
+			return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
+		}
+		if err != nil {
+			return p.internal(ctx, sink, "cast", err)
+		}
+		lang = p.language(st.card)
+		chatID := st.chat.ID
+		switch sub {
+		case "", "list":
+			var b strings.Builder
+			b.WriteString(p.stext(lang, msgCastHeading))
+			for _, m := range models.ActiveCast(st.allCast()) {
+				fmt.Fprintf(&b, "\n- %s (%s)", m.Name, m.CardID)
+				if m.Away {
+					b.WriteString(p.stext(lang, msgCastAwayMark))
+				}
+			}
+			return sink.Notice(ctx, b.String())
+		case "add":
+			c, ok := p.opt.Cards.Find(rest)
+			if !ok {
+				var b strings.Builder
+				for _, c := range p.opt.Cards.List() {
+					fmt.Fprintf(&b, "- %s (%s)\n", c.Name, c.ID)
+				}
+				return sink.Notice(ctx, p.stext(lang, msgCastUnknownCard, rest, strings.TrimRight(b.String(), "\n")))
+			}
+			if err := p.opt.Store.UpsertCard(ctx, cardRow(c)); err != nil {
+				return p.internal(ctx, sink, "cast add", err)
+			}
+			m, err := p.opt.Store.AddCast(ctx, chatID, c.ID, c.Name, p.maxCast())
+			if err != nil {
+				return p.castRefusal(ctx, sink, lang, c.Name, err)
+			}
+			p.ensureLore(ctx, st.chat.SpaceID, c)
+			return sink.Notice(ctx, p.stext(lang, msgCastAdded, m.Name))
+		case "remove":
+			if err := p.opt.Store.RemoveCast(ctx, chatID, rest); err != nil {
+				return p.castRefusal(ctx, sink, lang, rest, err)
+			}
+			return sink.Notice(ctx, p.stext(lang, msgCastRemoved, rest))
+		case "away", "back":
+			if err := p.opt.Store.SetAway(ctx, chatID, rest, sub == "away"); err != nil {
+				return p.castRefusal(ctx, sink, lang, rest, err)
+			}
+			if sub == "away" {
+				return sink.Notice(ctx, p.stext(lang, msgCastMarkedAway, rest))
+			}
+			return sink.Notice(ctx, p.stext(lang, msgCastBack, rest))
+		}
+		return sink.Notice(ctx, p.stext(lang, msgCastUsage))
+	})
+}
+
+// splitWhisper finds the cast member args start with (the longest name
+// that matches, any case) and the text after it.
+func splitWhisper(args string, cast []routeMember) (routeMember, string, bool) {
+	var best routeMember
+	text := ""
+	for _, m := range cast {
+		if len(m.Name) <= len(best.Name) || len(args) <= len(m.Name) || !strings.EqualFold(args[:len(m.Name)], m.Name) {
+			continue
+		}
+		rest := args[len(m.Name):]
+		if r := firstRune(rest); !unicode.IsSpace(r) && r != ':' && r != '：' && r != ',' && r != '，' {
+			continue
+		}
+		best, text = m, strings.TrimSpace(strings.TrimLeft(rest, ":：,，"))
+	}
+	return best, text, best.Name != "" && text != ""
+}
+
+// cmdWhisper stores a user line only NAME (and the writer) perceives, and
+// NAME answers it, also for the two of them alone.
+func (p *Pipeline) cmdWhisper(ctx context.Context, in Inbound, args string, sink Sink) error {
+	if tooLong(args, p.opt.Limits.MaxChars) {
+		return sink.Notice(ctx, p.text(p.langOf(in), msgTooLong, p.opt.Limits.MaxChars))
+	}
+	return p.withLane(ctx, in, func() error {
+		st, err := p.resolve(ctx, in)
+		if errors.Is(err, ErrNoCard) {
+			return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
+		}
+		if err != nil {
+			return p.internal(ctx, sink, "whisper", err)
+		}
+		lang := p.language(st.card)
+		m, text, ok := splitWhisper(strings.TrimSpace(args), st.routeCast())
+		if !ok {
+			return sink.Notice(ctx, p.stext(lang, msgWhisperUsage))
+		}
+		if m.Away {
+			return sink.Notice(ctx, p.stext(lang, msgCastAway, m.Name))
+		}
+		pair := []string{st.user, m.Name}
+		msg := &models.Message{Role: memory.RoleUser, AuthorID: models.FitID(in.AuthorID, models.IDSize), AuthorName: models.FitName(in.AuthorName, models.NameSize),
+			Content: storable(text), WhisperTo: m.Name}
+		rec := p.turnRecord(st, []*models.Message{msg}, true, in.AuthorID)
+		rec.Present, rec.Whisper = pair, pair
+		if err := p.opt.Store.AppendTurn(ctx, st.chat.ID, st.chat.HeadID, st.chat.HeadID, []*models.Message{msg}, rec); err != nil {
+			return p.internal(ctx, sink, "whisper", err)
+		}
+		rp := replyPlan{parent: msg.ID, expectHead: msg.ID, user: st.user, persona: st.persona, group: in.Channel.Group, start: time.Now(), whisper: pair}
+		return p.replies(ctx, st, route{Speakers: []string{m.Name}}, rp, sink)
+	})
+}
+
+// newScene starts a new chat with the scene's active cast (/new in a
+// scene) and shows its openings.
+func (p *Pipeline) newScene(ctx context.Context, st chatState, sink Sink) error {
+	old := st.chat.ID
+	var cast []cards.Card
+	for _, m := range models.ActiveCast(st.allCast()) {
+		if c, ok := p.opt.Cards.Get(m.CardID); ok {
+			cast = append(cast, c)
+		}
+	}
+	if len(cast) == 0 {
+		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
+	}
+	chat, rows, err := p.startScene(ctx, st.channel, cast, st.user)
+	if err != nil {
+		return p.internal(ctx, sink, "new chat", err)
+	}
+	if p.opt.Jobs != nil {
+		if err := p.opt.Jobs.ChatEnded(ctx, old); err != nil {
+			p.log.Warn("enqueue recap of ended chat", "chat_id", old, "err", err)
+		}
+	}
+	var names []string
+	for _, c := range cast {
+		names = append(names, c.Name)
+	}
+	if err := sink.Notice(ctx, p.text(p.language(st.card), msgNewChat, strings.Join(names, ", "))); err != nil {
+		return err
+	}
+	st.chat, st.cast, st.card = chat, rows, cast[0]
+	return p.showOpenings(ctx, st, sink)
+}
