@@ -305,7 +305,7 @@ func (p *Pipeline) showOpenings(ctx context.Context, st chatState, sink Sink) er
 		if err != nil {
 			return err
 		}
-		speak(ctx, sink, sst.card)
+		speak(ctx, sink, sst.card, sst.scene())
 		if err := sink.Finish(ctx, m.Content); err != nil {
 			return err
 		}
@@ -409,7 +409,7 @@ func (p *Pipeline) greetScene(ctx context.Context, st chatState, sink Sink) erro
 			if err != nil {
 				return err
 			}
-			speak(ctx, sink, sst.card)
+			speak(ctx, sink, sst.card, sst.scene())
 			return sink.Finish(ctx, last.Content)
 		}
 	}

@@ -155,7 +155,7 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 		return err
 	}
 	if chat.HeadID != "" {
-		speak(ctx, sink, st.card)
+		speak(ctx, sink, st.card, st.scene())
 		return sink.Finish(ctx, p.greeting(st.card, st.card.FirstMes, st.user))
 	}
 	return nil
@@ -219,7 +219,7 @@ func (p *Pipeline) regenGreeting(ctx context.Context, st chatState, head models.
 	if err := p.opt.Store.Append(ctx, st.chat.ID, head.ID, "", []*models.Message{msg}); err != nil {
 		return p.internal(ctx, sink, "regen greeting", err)
 	}
-	speak(ctx, sink, st.card)
+	speak(ctx, sink, st.card, st.scene())
 	return sink.Finish(ctx, msg.Content)
 }
 
@@ -337,7 +337,7 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 			return err
 		}
 		if chat.HeadID != "" {
-			speak(ctx, sink, c)
+			speak(ctx, sink, c, false)
 			return sink.Finish(ctx, p.greeting(c, c.FirstMes, user))
 		}
 		return nil

@@ -226,7 +226,7 @@ func (p *Pipeline) replyOne(ctx context.Context, st chatState, rp replyPlan, sin
 	if rp.release != nil {
 		rp.release()
 	}
-	speak(ctx, sink, st.card)
+	speak(ctx, sink, st.card, st.scene())
 	sink.Typing(ctx)
 	var acc strings.Builder
 	modelStart := time.Now()
