@@ -136,13 +136,22 @@ func (a *Adapter) webhook(ctx context.Context, s *discordgo.Session, channelID s
 	if err != nil {
 		return nil, err
 	}
+	var found *discordgo.Webhook
 	for _, w := range list {
-		// The webhooks of cards' pictures are not the channel's.
-		if a.ownHook(w) && !strings.HasPrefix(w.Name, avatarHookPrefix) {
-			sl.hook = w
-			a.hooks.remember(w.ID)
-			return w, nil
+		if !a.ownHook(w) {
+			continue
 		}
+		// Every troupe webhook here speaks for a character (replies to
+		// its messages count), but the webhooks of cards' pictures are
+		// not the channel's.
+		a.hooks.remember(w.ID)
+		if found == nil && !strings.HasPrefix(w.Name, avatarHookPrefix) {
+			found = w
+		}
+	}
+	if found != nil {
+		sl.hook = found
+		return found, nil
 	}
 	w, err := s.WebhookCreate(channelID, webhookName, "", discordgo.WithContext(ctx))
 	if forbidden(err) {
