@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
 	"troupe/adapters/telegram/telegramtest"
 	"troupe/bot"
 	"troupe/cards"
@@ -203,5 +205,46 @@ func TestMemoryInAGroupGoesToTheAskerAlone(t *testing.T) {
 	}
 	if len(h.tg.Messages(bob.ID)) != 0 {
 		t.Errorf("a private chat with bob has messages though he never started one")
+	}
+}
+
+func TestLeadNameReadsTheBoldHead(t *testing.T) {
+	t.Parallel()
+	bold := func(n int) []tgbotapi.MessageEntity {
+		return []tgbotapi.MessageEntity{{Type: "bold", Offset: 0, Length: n}}
+	}
+	tests := []struct {
+		name, text string
+		ents       []tgbotapi.MessageEntity
+		want       string
+	}{
+		{"name line", "Ilse\nThe lake is calm.", bold(4), "Ilse"},
+		{"astral plane name", "𝓜ara\nhi", bold(5), "𝓜ara"},
+		{"chinese", "苏砚\n外乡人？", bold(2), "苏砚"},
+		{"no entities (one-card reply)", "Ilse\nThe lake is calm.", nil, ""},
+		{"bold not at the start", "Ilse\nThe lake is calm.", []tgbotapi.MessageEntity{{Type: "bold", Offset: 5, Length: 3}}, ""},
+		{"italic head", "Ilse\nhi", []tgbotapi.MessageEntity{{Type: "italic", Offset: 0, Length: 4}}, ""},
+		{"bold without its own line", "Ilse says hi", bold(4), ""},
+		{"bold is the whole text", "Ilse", bold(4), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := leadName(tt.text, tt.ents); got != tt.want {
+				t.Errorf("leadName(%q) = %q, want %q", tt.text, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSceneHeadIsEscapedAndFitsTheLimit(t *testing.T) {
+	t.Parallel()
+	if got, want := headHTML("<Mara & Co>"), "<b>&lt;Mara &amp; Co&gt;</b>\n"; got != want {
+		t.Errorf("headHTML = %q, want %q", got, want)
+	}
+	s := &sink{name: strings.Repeat("N", 40)}
+	for i, p := range s.pieces(strings.Repeat("word ", 2000)) {
+		if n := utf16Len(s.head(i)) + 1 + utf16Len(p); n > maxText {
+			t.Errorf("piece %d with its head is %d units, over %d", i, n, maxText)
+		}
 	}
 }
