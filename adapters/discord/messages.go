@@ -2,7 +2,6 @@ package discord
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/bwmarrin/discordgo"
@@ -134,9 +133,7 @@ func (a *Adapter) repliesTo(ctx context.Context, s *discordgo.Session, pl place,
 		return "", false
 	}
 	if !a.hooks.ours(r.WebhookID) && !pl.dm() {
-		if _, err := a.webhook(ctx, s, pl.hookChannel()); err != nil && !errors.Is(err, errNoWebhook) {
-			a.log.Debug("look up the channel's webhooks", "channel_id", pl.channelID, "err", err)
-		}
+		a.learnHooks(ctx, s, pl.hookChannel())
 	}
 	if !a.hooks.ours(r.WebhookID) {
 		return "", false

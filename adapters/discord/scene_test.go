@@ -236,3 +236,35 @@ func TestCastAndWhisperSlashCommands(t *testing.T) {
 		}
 	}
 }
+
+func TestReplyToACharactersMessageFromBeforeARestart(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{scene: true})
+	// The webhook troupe made in an earlier run, and Ilse's message
+	// through it then.
+	hook := h.discord.AddAppWebhook(h.channel, "troupe", "")
+	said := h.discord.Post(discordtest.Post{ChannelID: h.channel, Author: discordtest.User{ID: hook, Username: "Ilse", Bot: true},
+		Content: "The lake is calm; I am listening.", WebhookID: hook})
+	h.discord.Post(discordtest.Post{ChannelID: h.channel, Author: h.ada, Content: "Is it always?", ReplyTo: said})
+	v := h.waitVoices(2)
+	if v[1].Username != "Ilse" || !strings.Contains(v[1].Content, "Is it always?") {
+		t.Errorf("a reply to Ilse's message of an earlier run was answered by %q, want Ilse", v[1].Username)
+	}
+	if n := len(h.discord.CallsTo("POST /channels/" + h.channel + "/webhooks")); n != 0 {
+		t.Errorf("webhooks created = %d, want the earlier run's reused", n)
+	}
+
+	// In a channel where nobody plays, a reply to some webhook's message
+	// creates no webhook there.
+	room := h.discord.AddChannel(h.guild, "lobby")
+	foreign := h.discord.AddForeignWebhook(room)
+	other := h.discord.Post(discordtest.Post{ChannelID: room, Author: discordtest.User{ID: foreign, Username: "Other", Bot: true},
+		Content: "news", WebhookID: foreign})
+	h.discord.Post(discordtest.Post{ChannelID: room, Author: h.ada, Content: "thanks", ReplyTo: other})
+	h.say("Ilse, still there?")
+	h.waitVoices(3)
+	waitFor(t, 5*time.Second, func() bool { return strings.Contains(h.logs.String(), "message ignored: the channel does not play") }, "the lobby message ignored")
+	if n := len(h.discord.CallsTo("POST /channels/" + room + "/webhooks")); n != 0 {
+		t.Errorf("a webhook was created in a channel where nobody plays")
+	}
+}
