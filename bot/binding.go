@@ -75,7 +75,7 @@ func (p *Pipeline) Greet(ctx context.Context, in Inbound, sink Sink) error {
 		return err
 	}
 	if m.Role == "assistant" {
-		speak(ctx, sink, card)
+		speak(ctx, sink, card, false)
 		return sink.Finish(ctx, m.Content)
 	}
 	return nil

@@ -275,7 +275,7 @@ func (p *Pipeline) showOpenings(ctx context.Context, cs chatState, sink Sink) er
 		if err != nil {
 			return err
 		}
-		speak(ctx, sink, sst.card)
+		speak(ctx, sink, sst.card, sst.scene())
 		if err := sink.Finish(ctx, m.Content); err != nil {
 			return err
 		}
@@ -379,7 +379,7 @@ func (p *Pipeline) greetScene(ctx context.Context, cs chatState, sink Sink) erro
 			if err != nil {
 				return err
 			}
-			speak(ctx, sink, sst.card)
+			speak(ctx, sink, sst.card, sst.scene())
 			return sink.Finish(ctx, last.Content)
 		}
 	}

@@ -158,7 +158,7 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 		return err
 	}
 	if chat.HeadID != "" {
-		speak(ctx, sink, cs.card)
+		speak(ctx, sink, cs.card, cs.scene())
 		return sink.Finish(ctx, p.greeting(cs.card, cs.card.FirstMes, cs.user))
 	}
 	return nil
@@ -222,7 +222,7 @@ func (p *Pipeline) regenGreeting(ctx context.Context, cs chatState, head models.
 	if err := p.opt.Store.Append(ctx, cs.chat.ID, head.ID, "", []*models.Message{msg}); err != nil {
 		return p.internal(ctx, sink, "regen greeting", err)
 	}
-	speak(ctx, sink, cs.card)
+	speak(ctx, sink, cs.card, cs.scene())
 	return sink.Finish(ctx, msg.Content)
 }
 
@@ -340,7 +340,7 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 			return err
 		}
 		if chat.HeadID != "" {
-			speak(ctx, sink, c)
+			speak(ctx, sink, c, false)
 			return sink.Finish(ctx, p.greeting(c, c.FirstMes, user))
 		}
 		return nil

@@ -118,6 +118,10 @@ type Speaker struct {
 	// platforms that upload one.
 	AvatarURL string
 	Image     []byte
+	// Scene is true when the chat has several cast members: platforms
+	// without a voice of their own per character (Telegram) name the
+	// speaker only then, so a one-card chat prints as it always has.
+	Scene bool
 }
 
 // Speaking is a Sink that shows who speaks. The pipeline calls Speak before
@@ -128,9 +132,10 @@ type Speaking interface {
 	Speak(ctx context.Context, sp Speaker)
 }
 
-// speak tells sink, if it shows speakers, that c speaks next.
-func speak(ctx context.Context, sink Sink, c cards.Card) {
+// speak tells sink, if it shows speakers, that c speaks next, in a scene
+// or not.
+func speak(ctx context.Context, sink Sink, c cards.Card, scene bool) {
 	if s, ok := sink.(Speaking); ok {
-		s.Speak(ctx, Speaker{CardID: c.ID, Name: c.Name, Language: c.Language, AvatarURL: c.Avatar, Image: c.Image})
+		s.Speak(ctx, Speaker{CardID: c.ID, Name: c.Name, Language: c.Language, AvatarURL: c.Avatar, Image: c.Image, Scene: scene})
 	}
 }

@@ -226,7 +226,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	if rp.release != nil {
 		rp.release()
 	}
-	speak(ctx, sink, cs.card)
+	speak(ctx, sink, cs.card, cs.scene())
 	sink.Typing(ctx)
 	var acc strings.Builder
 	modelStart := time.Now()

@@ -59,6 +59,25 @@ func (a *Adapter) commandDefs() []*discordgo.ApplicationCommand {
 		"memory": {
 			{Type: str, Name: "action", Description: "What to do with the memory (empty: show it)"},
 		},
+		"cast": {
+			{Type: sub, Name: "list", Description: "List the characters of this scene"},
+			{Type: sub, Name: "add", Description: "Bring a character into the scene", Options: []*discordgo.ApplicationCommandOption{
+				{Type: str, Name: "card", Description: "The card's name or id", Required: true, Autocomplete: true},
+			}},
+			{Type: sub, Name: "remove", Description: "Take a character out of the cast", Options: []*discordgo.ApplicationCommandOption{
+				{Type: str, Name: "name", Description: "The character's name", Required: true},
+			}},
+			{Type: sub, Name: "away", Description: "Mark a character away: it perceives nothing until it is back", Options: []*discordgo.ApplicationCommandOption{
+				{Type: str, Name: "name", Description: "The character's name", Required: true},
+			}},
+			{Type: sub, Name: "back", Description: "Bring an away character back into the scene", Options: []*discordgo.ApplicationCommandOption{
+				{Type: str, Name: "name", Description: "The character's name", Required: true},
+			}},
+		},
+		"whisper": {
+			{Type: str, Name: "name", Description: "The character who hears it", Required: true, MaxLength: 80},
+			{Type: str, Name: "text", Description: "What you whisper", Required: true, MaxLength: 2000},
+		},
 		"belief": {
 			{Type: str, Name: "action", Description: "forget BELIEF-ID", Required: true},
 		},
@@ -85,11 +104,11 @@ func commandOf(d discordgo.ApplicationCommandInteractionData) bot.Command {
 		return ""
 	}
 	switch d.Name {
-	case "card":
+	case "card", "cast":
 		if len(d.Options) > 0 {
 			s := d.Options[0]
 			cmd.Args = s.Name
-			for _, name := range []string{"card", "mode"} {
+			for _, name := range []string{"card", "mode", "name"} {
 				if v := opt(s.Options, name); v != "" {
 					cmd.Args += " " + v
 				}
@@ -105,25 +124,37 @@ func commandOf(d discordgo.ApplicationCommandInteractionData) bot.Command {
 		}
 	case "memory", "belief":
 		cmd.Args = opt(d.Options, "action")
+	case "whisper":
+		cmd.Args = strings.TrimSpace(opt(d.Options, "name") + " " + opt(d.Options, "text"))
 	}
 	return cmd
 }
 
 // public reports whether a command's answer is for the whole channel: the
-// ones that change what the character says there. Everything else is
-// answered to the caller alone.
+// ones that change who says what there (a change of the cast included).
+// Everything else — /memory and /whisper among them — is answered to the
+// caller alone.
 func public(cmd bot.Command) bool {
 	switch cmd.Name {
 	case "new", "regen":
 		return true
 	case "card":
 		return strings.HasPrefix(cmd.Args, "set")
+	case "cast":
+		return castChange(cmd)
 	}
 	return false
 }
 
+// castChange reports whether cmd changes the cast (anything but a list).
+func castChange(cmd bot.Command) bool {
+	sub, _, _ := strings.Cut(cmd.Args, " ")
+	return cmd.Name == "cast" && sub != "" && sub != "list"
+}
+
 // canManage reports whether the caller may run admin commands: Manage
-// Channels for /card set, Manage Messages for everything else, from the
+// Channels for /card set and changes of the cast, Manage Messages for
+// everything else, from the
 // member's permissions in the channel, or a role in discord.admin_roles (by
 // id or name). In DMs the caller owns the space.
 func (a *Adapter) canManage(s *discordgo.Session, i *discordgo.Interaction, cmd bot.Command) bool {
@@ -132,7 +163,7 @@ func (a *Adapter) canManage(s *discordgo.Session, i *discordgo.Interaction, cmd 
 		return true
 	}
 	need := int64(discordgo.PermissionManageMessages)
-	if cmd.Name == "card" && strings.HasPrefix(cmd.Args, "set") {
+	if (cmd.Name == "card" && strings.HasPrefix(cmd.Args, "set")) || castChange(cmd) {
 		need = discordgo.PermissionManageChannels
 	}
 	if m.Permissions&(discordgo.PermissionAdministrator|need) != 0 {

@@ -17,6 +17,12 @@
 // character's own included) and of the bot itself never count, and
 // discord.allowed_guilds and discord.allowed_channels narrow everything.
 //
+// Scenes: each cast member speaks under its own name and avatar, one reply
+// after the other, each its own message(s); a reply to a message of one of
+// troupe's webhooks in the channel addresses the character it was posted as
+// (bot.Inbound.Addressed). /whisper and its answer reach the writer alone
+// (ephemeral), as does /memory.
+//
 // How the character speaks: through one webhook per channel, created on first
 // use and reused (a thread uses its parent's webhook with thread_id), with the
 // card's name and avatar; where the bot may not manage webhooks, and in direct

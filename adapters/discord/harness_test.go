@@ -51,7 +51,12 @@ type setup struct {
 	cfg    func(*config.Discord)
 	before func(*discordtest.Server)
 	tuning func(*tuning)
+	// scene adds a second card, Ilse, and plays both in the channel.
+	scene bool
 }
+
+// ilseAvatar is the avatar of the second card of a scene.
+const ilseAvatar = "https://cdn.example.com/ilse.png"
 
 // clock is the pipeline's clock; tests move it to expire questions.
 type clock struct {
@@ -88,7 +93,14 @@ func newHarness(t *testing.T, su setup) *harness {
 	if su.card != nil {
 		su.card(&card)
 	}
-	lib, err := cards.NewLibrary([]cards.Card{card}, "")
+	deck := []cards.Card{card}
+	if su.scene {
+		ilse := card
+		ilse.ID, ilse.Name, ilse.Avatar = "ilse", "Ilse", ilseAvatar
+		ilse.Description = "Ilse rows the ferry across the black lake."
+		deck = append(deck, ilse)
+	}
+	lib, err := cards.NewLibrary(deck, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,6 +125,11 @@ func newHarness(t *testing.T, su setup) *harness {
 	h.channel = d.AddChannel(h.guild, "roleplay")
 	if err := p.Bind(ctx, h.ref(h.channel), card.ID); err != nil {
 		t.Fatal(err)
+	}
+	if su.scene {
+		if err := p.BindCast(ctx, h.ref(h.channel), []string{card.ID, "ilse"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if su.before != nil {
 		su.before(d)

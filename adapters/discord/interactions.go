@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -59,6 +60,7 @@ func (a *Adapter) command(s *discordgo.Session, i *discordgo.Interaction) {
 	lang := localeLang(string(i.Locale))
 	pl := a.place(ctx, s, i.GuildID, i.ChannelID)
 	sink := a.newIxSink(s, i, pl, lang, !public(cmd), false)
+	sink.whisper = cmd.Name == "whisper"
 	if !a.allowed(pl) {
 		a.spawn(func() {
 			if _, err := sink.say(ctx, text(lang, txtNotHere), nil, true); err != nil {
@@ -140,11 +142,19 @@ type ixSink struct {
 	lang      string
 	ephemeral bool
 	component bool
+	// whisper keeps the character's text between it and the caller: the
+	// answer to a /whisper goes to the caller alone, under the speaker's
+	// name, after a line saying whom the whisper reached.
+	whisper bool
 
 	mu    sync.Mutex
 	state ixState
 	timer *time.Timer
 	reply *reply
+	// sp and told are, for a whisper, who answers and whether the caller
+	// heard that the whisper reached them.
+	sp   speaker
+	told bool
 }
 
 type ixState int
@@ -361,24 +371,62 @@ func (k *ixSink) channel(ctx context.Context) *reply {
 	return k.reply
 }
 
-// Speak sets who the character text of the command is written as.
-func (k *ixSink) Speak(ctx context.Context, sp bot.Speaker) { k.channel(ctx).Speak(ctx, sp) }
-
-// Typing defers the command (the model takes a while) and shows typing in
-// the channel.
-func (k *ixSink) Typing(ctx context.Context) {
-	k.ack(ctx)
-	k.channel(ctx).Typing(ctx)
+// Speak sets who the character text of the command is written as; a
+// whisper's caller first hears that the whisper reached them.
+func (k *ixSink) Speak(ctx context.Context, sp bot.Speaker) {
+	if !k.whisper {
+		k.channel(ctx).Speak(ctx, sp)
+		return
+	}
+	k.mu.Lock()
+	k.sp = speakerOf(sp)
+	told := k.told
+	k.told = true
+	k.mu.Unlock()
+	if told {
+		return
+	}
+	lang := sp.Language
+	if lang == "" {
+		lang = k.lang
+	}
+	if _, err := k.say(ctx, fmt.Sprintf(text(lang, txtWhispered), sp.Name), nil, true); err != nil {
+		k.a.log.Error("answer interaction", "channel_id", k.pl.channelID, "err", err)
+	}
 }
 
-// Update streams the character's text into the channel.
+// Typing defers the command (the model takes a while) and shows typing in
+// the channel, except for a whisper, whose answer the channel never sees.
+func (k *ixSink) Typing(ctx context.Context) {
+	k.ack(ctx)
+	if !k.whisper {
+		k.channel(ctx).Typing(ctx)
+	}
+}
+
+// Update streams the character's text into the channel; a whisper's answer
+// is shown whole when it is done.
 func (k *ixSink) Update(ctx context.Context, text string) error {
+	if k.whisper {
+		return nil
+	}
 	return k.channel(ctx).Update(ctx, text)
 }
 
-// Finish posts the character's final text in the channel.
+// Finish posts the character's final text in the channel, or a whisper's
+// answer to the caller alone under the speaker's name in bold.
 func (k *ixSink) Finish(ctx context.Context, text string) error {
-	return k.channel(ctx).Finish(ctx, text)
+	if !k.whisper {
+		return k.channel(ctx).Finish(ctx, text)
+	}
+	k.mu.Lock()
+	sp := k.sp
+	k.mu.Unlock()
+	_, err := k.say(ctx, sp.prefix()+text, nil, true)
+	if err != nil {
+		k.a.log.Error("answer a whisper", "channel_id", k.pl.channelID, "err", err)
+	}
+	return err
 }
 
 // confirms holds the expiry timers of open questions.

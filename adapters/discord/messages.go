@@ -92,8 +92,12 @@ func (a *Adapter) inbound(ctx context.Context, s *discordgo.Session, m *discordg
 		AuthorName: displayName(m.Author, m.Member),
 		Text:       text,
 		MessageID:  m.ID,
-		Mentioned:  a.mentions(m) || a.repliesToCharacter(m),
 		Received:   m.Timestamp,
+	}
+	speaker, toCharacter := a.repliesTo(ctx, s, pl, m)
+	in.Mentioned = a.mentions(m) || toCharacter
+	if speaker != "" {
+		in.Addressed = []string{speaker}
 	}
 	return in, pl, true
 }
@@ -109,14 +113,46 @@ func (a *Adapter) mentions(m *discordgo.Message) bool {
 	return false
 }
 
-// repliesToCharacter reports whether m replies to the bot or a webhook
-// message of the bot's.
-func (a *Adapter) repliesToCharacter(m *discordgo.Message) bool {
+// repliesTo reports whether m replies to the character (a message of the
+// bot's, or of one of troupe's webhooks in this channel) and, for a webhook
+// message, the name it was posted under: in a scene the cast member the
+// reply is for. The channel's webhooks are looked up once after a restart,
+// so replies to messages posted before it still count.
+func (a *Adapter) repliesTo(ctx context.Context, s *discordgo.Session, pl place, m *discordgo.Message) (string, bool) {
 	r := m.ReferencedMessage
 	if r == nil || r.Author == nil {
-		return false
+		return "", false
 	}
-	return r.Author.ID == a.bot() || (r.WebhookID != "" && a.hooks.ours(r.WebhookID))
+	if r.WebhookID == "" {
+		if r.Author.ID != a.bot() {
+			return "", false
+		}
+		return boldName(r.Content), true
+	}
+	if r.ChannelID != "" && r.ChannelID != m.ChannelID {
+		return "", false
+	}
+	if !a.hooks.ours(r.WebhookID) && !pl.dm() {
+		a.learnHooks(ctx, s, pl.hookChannel())
+	}
+	if !a.hooks.ours(r.WebhookID) {
+		return "", false
+	}
+	return r.Author.Username, true
+}
+
+// boldName is the speaker's name a message posted as the bot starts with
+// (speaker.prefix), or "".
+func boldName(content string) string {
+	rest, ok := strings.CutPrefix(content, "**")
+	if !ok {
+		return ""
+	}
+	name, _, ok := strings.Cut(rest, "**\n")
+	if !ok {
+		return ""
+	}
+	return strings.ReplaceAll(name, "\\*", "*")
 }
 
 // clean is m's text for the story: the bot's own mention removed, other

@@ -44,10 +44,20 @@ var (
 	_ bot.Speaking = (*reply)(nil)
 )
 
-// Speak sets who the character text that follows is written as.
+// Speak sets who the character text that follows is written as. After a
+// finished reply it starts the next one (a scene's next speaker): its own
+// webhook messages, streamed and split on their own.
 func (r *reply) Speak(_ context.Context, sp bot.Speaker) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.done {
+		// The renderer of the reply before has returned (Finish or Notice
+		// read its result), so its state is free to reuse.
+		r.text, r.final, r.retract, r.rendering, r.done = "", false, false, false, false
+		r.typing, r.noTyping = nil, false
+		r.result = make(chan error, 1)
+		r.sent, r.shown, r.lastFlush = nil, "", time.Time{}
+	}
 	r.sp = speakerOf(sp)
 }
 

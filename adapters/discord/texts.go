@@ -13,6 +13,7 @@ const (
 	txtUnbound
 	txtDone
 	txtExpired
+	txtWhispered
 )
 
 var texts = map[string]map[int]string{
@@ -22,6 +23,7 @@ var texts = map[string]map[int]string{
 		txtUnbound:     "No character plays in this channel yet. Someone who can manage channels can choose one with /card set.",
 		txtDone:        "Done.",
 		txtExpired:     "(This question has expired.)",
+		txtWhispered:   "You whispered to %s; only you two know it.",
 	},
 	"zh": {
 		txtUndelivered: "回复没能发到这里。它已存进故事，发送 /regen 可重新生成。",
@@ -29,6 +31,7 @@ var texts = map[string]map[int]string{
 		txtUnbound:     "这个频道还没有角色。能管理频道的成员可以用 /card set 选择一个。",
 		txtDone:        "完成。",
 		txtExpired:     "（这个确认已过期。）",
+		txtWhispered:   "你对 %s 说了悄悄话，只有你们俩知道。",
 	},
 }
 

@@ -71,6 +71,10 @@ func TestCommandOf(t *testing.T) {
 		{"memory action", discordgo.ApplicationCommandInteractionData{Name: "memory", Options: []*discordgo.ApplicationCommandInteractionDataOption{str("action", "delete-recap 01X")}}, bot.Command{Name: "memory", Args: "delete-recap 01X"}, false},
 		{"new", discordgo.ApplicationCommandInteractionData{Name: "new"}, bot.Command{Name: "new"}, true},
 		{"regen", discordgo.ApplicationCommandInteractionData{Name: "regen"}, bot.Command{Name: "regen"}, true},
+		{"cast list", discordgo.ApplicationCommandInteractionData{Name: "cast", Options: []*discordgo.ApplicationCommandInteractionDataOption{sub("list")}}, bot.Command{Name: "cast", Args: "list"}, false},
+		{"cast add", discordgo.ApplicationCommandInteractionData{Name: "cast", Options: []*discordgo.ApplicationCommandInteractionDataOption{sub("add", str("card", "tea-house"))}}, bot.Command{Name: "cast", Args: "add tea-house"}, true},
+		{"cast away", discordgo.ApplicationCommandInteractionData{Name: "cast", Options: []*discordgo.ApplicationCommandInteractionDataOption{sub("away", str("name", " Mara (2) "))}}, bot.Command{Name: "cast", Args: "away Mara (2)"}, true},
+		{"whisper", discordgo.ApplicationCommandInteractionData{Name: "whisper", Options: []*discordgo.ApplicationCommandInteractionDataOption{str("name", "Ilse"), str("text", " the key ")}}, bot.Command{Name: "whisper", Args: "Ilse the key"}, false},
 	}
 	for _, tt := range tests {
 		got := commandOf(tt.data)
@@ -103,6 +107,21 @@ func TestCardChoicesMatchNameOrIDInAnyCase(t *testing.T) {
 		}
 		if len(got) != len(tt.want) || (len(got) > 0 && got[0] != tt.want[0]) {
 			t.Errorf("typed %q: got %v, want %v", tt.typed, got, tt.want)
+		}
+	}
+}
+
+func TestBoldNameReadsTheBotsSpeakerPrefix(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ in, want string }{
+		{speaker{name: "Ilse"}.prefix() + "The lake is calm.", "Ilse"},
+		{speaker{name: "M*ra"}.prefix() + "hi", "M*ra"},
+		{"**Ilse** says hi", ""},
+		{"The lake is calm.", ""},
+	}
+	for _, tt := range tests {
+		if got := boldName(tt.in); got != tt.want {
+			t.Errorf("boldName(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -34,6 +34,8 @@ type hookSlot struct {
 	mu     sync.Mutex
 	hook   *discordgo.Webhook
 	denied time.Time
+	// listed is true once the channel's webhooks were looked up.
+	listed bool
 }
 
 func (h *hooks) slot(channelID string) *hookSlot {
@@ -136,13 +138,22 @@ func (a *Adapter) webhook(ctx context.Context, s *discordgo.Session, channelID s
 	if err != nil {
 		return nil, err
 	}
+	var found *discordgo.Webhook
 	for _, w := range list {
-		// The webhooks of cards' pictures are not the channel's.
-		if a.ownHook(w) && !strings.HasPrefix(w.Name, avatarHookPrefix) {
-			sl.hook = w
-			a.hooks.remember(w.ID)
-			return w, nil
+		if !a.ownHook(w) {
+			continue
 		}
+		// Every troupe webhook here speaks for a character (replies to
+		// its messages count), but the webhooks of cards' pictures are
+		// not the channel's.
+		a.hooks.remember(w.ID)
+		if found == nil && !strings.HasPrefix(w.Name, avatarHookPrefix) {
+			found = w
+		}
+	}
+	if found != nil {
+		sl.hook = found
+		return found, nil
 	}
 	w, err := s.WebhookCreate(channelID, webhookName, "", discordgo.WithContext(ctx))
 	if forbidden(err) {
@@ -159,4 +170,35 @@ func (a *Adapter) webhook(ctx context.Context, s *discordgo.Session, channelID s
 	sl.hook = w
 	a.hooks.remember(w.ID)
 	return w, nil
+}
+
+// learnHooks looks up, once per channel and without creating one, which of
+// channelID's webhooks are troupe's, so a reply to a character's message
+// posted before a restart still counts.
+func (a *Adapter) learnHooks(ctx context.Context, s *discordgo.Session, channelID string) {
+	sl := a.hooks.slot(channelID)
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.hook != nil || sl.listed || (!sl.denied.IsZero() && time.Since(sl.denied) < denyFor) {
+		return
+	}
+	sl.listed = true
+	list, err := s.ChannelWebhooks(channelID, discordgo.WithContext(ctx))
+	if forbidden(err) {
+		sl.denied = time.Now()
+		return
+	}
+	if err != nil {
+		a.log.Debug("look up the channel's webhooks", "channel_id", channelID, "err", err)
+		return
+	}
+	for _, w := range list {
+		if !a.ownHook(w) {
+			continue
+		}
+		a.hooks.remember(w.ID)
+		if sl.hook == nil && !strings.HasPrefix(w.Name, avatarHookPrefix) {
+			sl.hook = w
+		}
+	}
 }

@@ -7,7 +7,10 @@
 // inline keyboards (choosing a card, confirming /forget); and renders
 // replies: the typing action, streaming edits at most once a second, HTML
 // escaped text with a plain-text fallback, splitting at Telegram's 4096
-// characters, and flood control (429) waited out.
+// characters, and flood control (429) waited out. In a scene each reply
+// starts with its speaker's name in bold, and a reply to a message so named
+// addresses that character; /memory and a /whisper's answer asked in a
+// group go to the asker's private chat.
 package telegram
 
 import (

@@ -60,14 +60,16 @@ type outMsg struct {
 	text   string
 	// html sends text escaped in HTML parse mode, falling back to plain text
 	// when Telegram refuses the entities.
-	html    bool
+	html bool
+	// head is a scene speaker's name, shown in bold before text.
+	head    string
 	replyTo int
 	markup  *tgbotapi.InlineKeyboardMarkup
 }
 
 // send sends m and returns the new message's id.
 func (a *Adapter) send(ctx context.Context, m outMsg, wait bool) (int, error) {
-	cfg := tgbotapi.NewMessage(m.chatID, m.text)
+	cfg := tgbotapi.NewMessage(m.chatID, headPlain(m.head)+m.text)
 	cfg.DisableWebPagePreview = true
 	if m.replyTo != 0 {
 		cfg.ReplyToMessageID = m.replyTo
@@ -77,12 +79,12 @@ func (a *Adapter) send(ctx context.Context, m outMsg, wait bool) (int, error) {
 		cfg.ReplyMarkup = *m.markup
 	}
 	if m.html {
-		cfg.Text, cfg.ParseMode = escapeHTML(m.text), tgbotapi.ModeHTML
+		cfg.Text, cfg.ParseMode = headHTML(m.head)+escapeHTML(m.text), tgbotapi.ModeHTML
 	}
 	resp, err := a.do(ctx, "sendMessage", cfg, wait)
 	if err != nil && m.html && isBadEntities(err) {
 		a.log.Warn("html refused, sending plain text", "chat_id", m.chatID, "err", err)
-		cfg.Text, cfg.ParseMode = m.text, ""
+		cfg.Text, cfg.ParseMode = headPlain(m.head)+m.text, ""
 		resp, err = a.do(ctx, "sendMessage", cfg, wait)
 	}
 	if err != nil {
@@ -95,17 +97,18 @@ func (a *Adapter) send(ctx context.Context, m outMsg, wait bool) (int, error) {
 	return msg.MessageID, nil
 }
 
-// edit replaces a message's text. "Message is not modified" is success.
-func (a *Adapter) edit(ctx context.Context, chatID int64, msgID int, text string, html, wait bool) error {
-	cfg := tgbotapi.NewEditMessageText(chatID, msgID, text)
+// edit replaces a message's text (after head, a scene speaker's name, when
+// not ""). "Message is not modified" is success.
+func (a *Adapter) edit(ctx context.Context, chatID int64, msgID int, head, text string, html, wait bool) error {
+	cfg := tgbotapi.NewEditMessageText(chatID, msgID, headPlain(head)+text)
 	cfg.DisableWebPagePreview = true
 	if html {
-		cfg.Text, cfg.ParseMode = escapeHTML(text), tgbotapi.ModeHTML
+		cfg.Text, cfg.ParseMode = headHTML(head)+escapeHTML(text), tgbotapi.ModeHTML
 	}
 	_, err := a.do(ctx, "editMessageText", cfg, wait)
 	if err != nil && html && isBadEntities(err) {
 		a.log.Warn("html refused, editing as plain text", "chat_id", chatID, "err", err)
-		cfg.Text, cfg.ParseMode = text, ""
+		cfg.Text, cfg.ParseMode = headPlain(head)+text, ""
 		_, err = a.do(ctx, "editMessageText", cfg, wait)
 	}
 	if isNotModified(err) {

@@ -112,3 +112,10 @@ func retryAfter(err error) (time.Duration, bool) {
 	}
 	return e.RetryAfter, true
 }
+
+// forbidden reports Telegram's refusal to write to a chat: a user who never
+// started a private chat with the bot, or blocked it.
+func forbidden(err error) bool {
+	var e *APIError
+	return errors.As(err, &e) && e.Code == 403
+}

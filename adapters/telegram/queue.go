@@ -41,6 +41,12 @@ func (a *Adapter) dispatch(ev event) (rc bot.Receipt, ok bool) {
 			in.CanManage = a.canManage(ctx, ev.chatID, ev.userID)
 		}
 		s := a.newSink(ev)
+		if in.Channel.Group && private(ev.cmd) {
+			s = a.newPrivateSink(ev)
+			if ev.cmd.Name == "whisper" {
+				a.spawn(func() { a.withdraw(ctx, ev) })
+			}
+		}
 		a.settleAfter(ev, a.p.Submit(ctx, bot.Event{Kind: bot.EventCommand, In: in, Command: ev.cmd}, s), s, "command "+ev.cmd.Name+" failed")
 	case evCallback:
 		// Answer at once: the client shows a spinner until then, and
@@ -103,5 +109,21 @@ func (a *Adapter) finish(ev event) {
 	defer cancel()
 	if err := a.inbox.done(ctx, ev.update.UpdateID); err != nil {
 		a.log.Error("record handled update", "update_id", ev.update.UpdateID, "err", err)
+	}
+}
+
+// private reports whether a command asked in a group is answered in the
+// asker's private chat: /memory shows what the others may not have been
+// told, and a /whisper's answer is for its writer alone.
+func private(cmd bot.Command) bool {
+	return cmd.Name == "memory" || cmd.Name == "whisper"
+}
+
+// withdraw deletes a /whisper from the group it was written in, which
+// Telegram allows where the bot is an admin that may delete messages;
+// elsewhere the line stays visible, and the README says so.
+func (a *Adapter) withdraw(ctx context.Context, ev event) {
+	if err := a.deleteMessage(ctx, ev.chatID, ev.msgID); err != nil {
+		a.log.Debug("whisper left in the group", "chat_id", ev.chatID, "err", err)
 	}
 }

@@ -112,9 +112,16 @@ func (r router) message(u tgbotapi.Update) (event, string) {
 		ev.kind, ev.cmd, ev.in.Text = evCommand, cmd, strings.TrimSpace(text)
 		return ev, ""
 	}
+	replied := m.ReplyToMessage != nil && m.ReplyToMessage.From != nil && m.ReplyToMessage.From.ID == r.self.ID
+	if replied {
+		// In a scene the bot's replies start with their speaker's name
+		// in bold: a reply to one is for that character.
+		if name := leadName(m.ReplyToMessage.Text, m.ReplyToMessage.Entities); name != "" {
+			ev.in.Addressed = []string{name}
+		}
+	}
 	if ref.Group {
 		mentioned := mentions(text, r.self.UserName)
-		replied := m.ReplyToMessage != nil && m.ReplyToMessage.From != nil && m.ReplyToMessage.From.ID == r.self.ID
 		if !mentioned && !replied {
 			return event{}, "not addressed to the bot"
 		}

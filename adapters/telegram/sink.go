@@ -2,6 +2,7 @@ package telegram
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -28,8 +29,14 @@ type sink struct {
 	a       *Adapter
 	chatID  int64
 	replyTo int
+	// origin is, for an answer sent to the asker's private chat instead
+	// of the group it was asked in, that group; nil otherwise.
+	origin *origin
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// name is the speaker of the reply being written in a scene, shown in
+	// bold before its first piece; "" outside a scene.
+	name   string
 	typing chan struct{}
 	// parts are the messages of the reply being streamed, with the text
 	// each one shows.
@@ -44,13 +51,56 @@ type part struct {
 	text string
 }
 
+// origin is the group message whose answer went to a private chat.
+type origin struct {
+	chatID  int64
+	replyTo int
+	lang    string
+}
+
 var (
 	_ bot.Sink      = (*sink)(nil)
 	_ bot.Confirmer = (*sink)(nil)
+	_ bot.Speaking  = (*sink)(nil)
 )
 
 func (a *Adapter) newSink(ev event) *sink {
 	return &sink{a: a, chatID: ev.chatID, replyTo: ev.replyTo}
+}
+
+// newPrivateSink answers ev, asked in a group, in the asker's private chat
+// with the bot (whose id is the user's).
+func (a *Adapter) newPrivateSink(ev event) *sink {
+	return &sink{a: a, chatID: ev.userID, origin: &origin{chatID: ev.chatID, replyTo: ev.replyTo, lang: ev.lang}}
+}
+
+// Speak names the speaker of the reply that follows: in a scene its name
+// comes in bold before the reply; a one-card chat's replies stay as they
+// were.
+func (s *sink) Speak(_ context.Context, sp bot.Speaker) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.name = ""
+	if sp.Scene {
+		s.name = sp.Name
+	}
+}
+
+// pieces cuts a reply so the first piece fits with the speaker's name.
+func (s *sink) pieces(text string) []string {
+	if s.name == "" {
+		return splitMessage(text)
+	}
+	return splitWithin(text, maxText-utf16Len(s.name)-1)
+}
+
+// head is what piece i of the reply starts with: the speaker's name on the
+// first.
+func (s *sink) head(i int) string {
+	if i == 0 {
+		return s.name
+	}
+	return ""
 }
 
 // Typing shows the typing action, repeated until the first text.
@@ -89,7 +139,7 @@ func (s *sink) close() {
 func (s *sink) Update(ctx context.Context, text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pieces := splitMessage(text)
+	pieces := s.pieces(text)
 	if len(pieces) == 0 {
 		// Only whitespace so far: keep showing the typing action.
 		return nil
@@ -109,8 +159,12 @@ func (s *sink) Finish(ctx context.Context, text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopTyping()
-	pieces := splitMessage(text)
+	pieces := s.pieces(text)
 	err := s.render(ctx, pieces, true)
+	if err != nil && s.origin != nil && forbidden(err) {
+		s.parts = nil
+		return s.cannotWrite(ctx, err)
+	}
 	if err == nil {
 		for _, p := range s.parts[min(len(pieces), len(s.parts)):] {
 			if derr := s.a.deleteMessage(ctx, s.chatID, p.id); derr != nil {
@@ -143,14 +197,14 @@ func (s *sink) render(ctx context.Context, pieces []string, final bool) error {
 		}
 		var err error
 		if i < len(s.parts) {
-			err = s.a.edit(ctx, s.chatID, s.parts[i].id, piece, true, final)
+			err = s.a.edit(ctx, s.chatID, s.parts[i].id, s.head(i), piece, true, final)
 			if err == nil {
 				s.parts[i].text = piece
 			} else if _, api := asAPI(err); api && final && !isFlood(err) {
 				// The message is gone or refuses the edit: send the piece anew.
 				s.a.log.Warn("final edit refused, sending the piece anew", "chat_id", s.chatID, "err", err)
 				var id int
-				if id, err = s.a.send(ctx, outMsg{chatID: s.chatID, text: piece, html: true}, true); err == nil {
+				if id, err = s.a.send(ctx, outMsg{chatID: s.chatID, text: piece, head: s.head(i), html: true}, true); err == nil {
 					s.parts[i] = part{id: id, text: piece}
 				}
 			}
@@ -160,7 +214,7 @@ func (s *sink) render(ctx context.Context, pieces []string, final bool) error {
 			if i == 0 {
 				replyTo = s.replyTo
 			}
-			id, err = s.a.send(ctx, outMsg{chatID: s.chatID, text: piece, html: true, replyTo: replyTo}, final)
+			id, err = s.a.send(ctx, outMsg{chatID: s.chatID, text: piece, head: s.head(i), html: true, replyTo: replyTo}, final)
 			if err == nil {
 				s.parts = append(s.parts, part{id: id, text: piece})
 			}
@@ -193,7 +247,19 @@ func (s *sink) Notice(ctx context.Context, text string) error {
 		}
 	}
 	s.parts = nil
-	return s.a.notice(ctx, s.chatID, s.replyTo, text)
+	err := s.a.notice(ctx, s.chatID, s.replyTo, text)
+	if err != nil && s.origin != nil && forbidden(err) {
+		return s.cannotWrite(ctx, err)
+	}
+	return err
+}
+
+// cannotWrite tells the group an answer was asked in that the bot may not
+// write to the asker privately (they never started a chat with it, or
+// blocked it), without any of the answer; err is why.
+func (s *sink) cannotWrite(ctx context.Context, err error) error {
+	s.a.log.Info("cannot write to the asker privately", "chat_id", s.origin.chatID, "err", err)
+	return s.a.notice(ctx, s.origin.chatID, s.origin.replyTo, fmt.Sprintf(say(s.origin.lang, txtStartPrivate), s.a.rt.self.UserName))
 }
 
 // Confirm asks a yes/no question with two inline buttons whose callback

@@ -31,10 +31,17 @@ func (s *Server) wire(c *chatState, m *Message) map[string]any {
 		"date":       time.Now().Unix(),
 		"text":       m.Text,
 	}
+	if len(m.Entities) > 0 {
+		out["entities"] = m.Entities
+	}
 	if m.ReplyTo != 0 {
 		for _, r := range c.messages {
 			if r.ID == m.ReplyTo {
-				out["reply_to_message"] = map[string]any{"message_id": r.ID, "from": r.From, "chat": c.info, "date": time.Now().Unix(), "text": r.Text}
+				reply := map[string]any{"message_id": r.ID, "from": r.From, "chat": c.info, "date": time.Now().Unix(), "text": r.Text}
+				if len(r.Entities) > 0 {
+					reply["entities"] = r.Entities
+				}
+				out["reply_to_message"] = reply
 			}
 		}
 	}
@@ -47,29 +54,31 @@ func (s *Server) wire(c *chatState, m *Message) map[string]any {
 	return out
 }
 
-// visible parses text by parse_mode and checks its length.
-func visible(text, mode string) (string, *apiError) {
+// visible parses text by parse_mode and checks its length; it returns the
+// text as shown and its formatting entities.
+func visible(text, mode string) (string, []Entity, *apiError) {
 	if strings.TrimSpace(text) == "" {
-		return "", badRequest("message text is empty")
+		return "", nil, badRequest("message text is empty")
 	}
 	shown := text
+	var ents []Entity
 	switch strings.ToLower(mode) {
 	case "":
 	case "html":
 		var refused string
-		if shown, refused = parseHTML(text); refused != "" {
-			return "", badRequest("can't parse entities: " + refused)
+		if shown, ents, refused = parseHTMLEntities(text); refused != "" {
+			return "", nil, badRequest("can't parse entities: " + refused)
 		}
 	default:
-		return "", badRequest("unsupported parse_mode " + mode + " in telegramtest")
+		return "", nil, badRequest("unsupported parse_mode " + mode + " in telegramtest")
 	}
 	if strings.TrimSpace(shown) == "" {
-		return "", badRequest("message text is empty")
+		return "", nil, badRequest("message text is empty")
 	}
 	if utf16Len(shown) > maxText {
-		return "", badRequest("message is too long")
+		return "", nil, badRequest("message is too long")
 	}
-	return shown, nil
+	return shown, ents, nil
 }
 
 // keyboard decodes reply_markup; a missing markup is nil, an empty one is
@@ -97,21 +106,21 @@ func keyboard(raw string) ([][]Button, *apiError) {
 	return m.InlineKeyboard, nil
 }
 
-// content is a sent or edited message's text as a client shows it and its
-// inline keyboard (nil for none).
-func content(p url.Values) (string, [][]Button, *apiError) {
-	shown, apiErr := visible(p.Get("text"), p.Get("parse_mode"))
+// content is a sent or edited message's text as a client shows it, its
+// entities and its inline keyboard (nil for none).
+func content(p url.Values) (string, []Entity, [][]Button, *apiError) {
+	shown, ents, apiErr := visible(p.Get("text"), p.Get("parse_mode"))
 	if apiErr != nil {
-		return "", nil, apiErr
+		return "", nil, nil, apiErr
 	}
 	kb, apiErr := keyboard(p.Get("reply_markup"))
 	if apiErr != nil {
-		return "", nil, apiErr
+		return "", nil, nil, apiErr
 	}
 	if len(kb) == 0 {
 		kb = nil
 	}
-	return shown, kb, nil
+	return shown, ents, kb, nil
 }
 
 func (s *Server) sendMessage(p url.Values) (any, *apiError) {
@@ -119,14 +128,17 @@ func (s *Server) sendMessage(p url.Values) (any, *apiError) {
 	if err != nil {
 		return nil, badRequest("chat not found")
 	}
-	shown, kb, apiErr := content(p)
+	if s.strangers[chatID] {
+		return nil, &apiError{code: 403, description: "Forbidden: bot can't initiate conversation with a user"}
+	}
+	shown, ents, kb, apiErr := content(p)
 	if apiErr != nil {
 		return nil, apiErr
 	}
 	c := s.chat(chatID, map[string]any{"id": chatID, "type": "private"})
 	replyTo, _ := strconv.Atoi(p.Get("reply_to_message_id"))
 	c.nextID++
-	m := &Message{ID: c.nextID, ChatID: chatID, From: s.bot, Text: shown, ParseMode: p.Get("parse_mode"), Buttons: kb, ReplyTo: replyTo}
+	m := &Message{ID: c.nextID, ChatID: chatID, From: s.bot, Text: shown, Entities: ents, ParseMode: p.Get("parse_mode"), Buttons: kb, ReplyTo: replyTo}
 	c.messages = append(c.messages, m)
 	return s.wire(c, m), nil
 }
@@ -158,14 +170,14 @@ func (s *Server) editMessageText(p url.Values) (any, *apiError) {
 	if m.From.ID != s.bot.ID {
 		return nil, badRequest("message can't be edited")
 	}
-	shown, kb, apiErr := content(p)
+	shown, ents, kb, apiErr := content(p)
 	if apiErr != nil {
 		return nil, apiErr
 	}
 	if shown == m.Text && sameKeyboard(kb, m.Buttons) {
 		return nil, &apiError{code: 400, description: notModified}
 	}
-	m.Text, m.ParseMode, m.Buttons = shown, p.Get("parse_mode"), kb
+	m.Text, m.Entities, m.ParseMode, m.Buttons = shown, ents, p.Get("parse_mode"), kb
 	m.Edits++
 	return s.wire(c, m), nil
 }

@@ -54,6 +54,8 @@ type Message struct {
 	From   User
 	// Text is the visible text: HTML parsed when it was sent as HTML.
 	Text string
+	// Entities are the formatting of a message sent as HTML.
+	Entities []Entity
 	// ParseMode is the parse_mode of the last send or edit.
 	ParseMode string
 	// Buttons is the inline keyboard, nil when there is none.
@@ -101,6 +103,8 @@ type Server struct {
 	webhookSecret string
 	admins        map[int64]map[int64]bool
 	callbackSeq   int
+	// strangers are users who never started a private chat with the bot.
+	strangers map[int64]bool
 }
 
 type queued struct {
@@ -160,6 +164,18 @@ func (s *Server) Fail(method string, faults ...Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults[method] = append(s.faults[method], faults...)
+}
+
+// NeverStarted makes user one who never started a private chat with the
+// bot: until they write to it, sending to them is refused with 403, as
+// Telegram refuses a bot that would start a conversation.
+func (s *Server) NeverStarted(userID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.strangers == nil {
+		s.strangers = map[int64]bool{}
+	}
+	s.strangers[userID] = true
 }
 
 // SetAdmin makes user an administrator of the group chat.

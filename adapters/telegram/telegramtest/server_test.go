@@ -201,3 +201,15 @@ func TestWebhookBlocksPolling(t *testing.T) {
 		t.Errorf("getUpdates after deleteWebhook: %v", err)
 	}
 }
+
+func TestParseHTMLEntitiesCountUTF16(t *testing.T) {
+	t.Parallel()
+	shown, ents, refused := parseHTMLEntities("<b>𝓜ara &amp; Co</b>\nsays <i>hi</i>")
+	if refused != "" || shown != "𝓜ara & Co\nsays hi" {
+		t.Fatalf("shown %q, refused %q", shown, refused)
+	}
+	want := []Entity{{Type: "bold", Offset: 0, Length: 10}, {Type: "italic", Offset: 16, Length: 2}}
+	if len(ents) != len(want) || ents[0] != want[0] || ents[1] != want[1] {
+		t.Errorf("entities %+v, want %+v", ents, want)
+	}
+}

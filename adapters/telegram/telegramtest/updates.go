@@ -15,6 +15,9 @@ import (
 // is the user's id) and queues the update. It returns the update's and the
 // message's ids.
 func (s *Server) SendText(from User, text string) (updateID, messageID int) {
+	s.mu.Lock()
+	delete(s.strangers, from.ID)
+	s.mu.Unlock()
 	info := map[string]any{"id": from.ID, "type": "private", "first_name": from.FirstName}
 	if from.UserName != "" {
 		info["username"] = from.UserName
