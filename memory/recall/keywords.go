@@ -61,8 +61,13 @@ func Cues(text string) []string {
 	var words []string
 	var cjk []rune
 	flush := func() {
+		// A name neither ends in a common word nor is one ("the old oak"
+		// may start with one): such runs would only cost searches.
 		for i := range words {
 			for n := 1; n <= maxCueWords && i+n <= len(words); n++ {
+				if stopwords[strings.ToLower(words[i+n-1])] {
+					continue
+				}
 				add(strings.Join(words[i:i+n], " "))
 			}
 		}
