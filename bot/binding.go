@@ -47,6 +47,58 @@ func (p *Pipeline) Bind(ctx context.Context, ref ChannelRef, cardID string) erro
 	})
 }
 
+// CardChooser is a Sink that can offer the card library as a choice (on
+// Telegram, a keyboard whose buttons come back as an EventButton with
+// Event.Card). /start without a card, where the library holds several,
+// offers them through it; any other sink gets the greeting.
+type CardChooser interface {
+	ChooseCard(ctx context.Context, list []cards.Card) error
+}
+
+// cmdStart opens the channel's chat: "/start NAME" (a deep link) chooses
+// that card first; without one, a sink that can offers the cards to choose
+// from, and otherwise the current chat's last message is shown. An
+// argument that names no card is treated as none.
+func (p *Pipeline) cmdStart(ctx context.Context, in Inbound, args string, sink Sink) error {
+	if args != "" {
+		if c, ok := p.opt.Cards.Find(args); ok {
+			return p.chooseCard(ctx, in, c.ID, sink)
+		}
+	}
+	if cc, ok := sink.(CardChooser); ok {
+		if list := p.opt.Cards.List(); len(list) > 1 {
+			return cc.ChooseCard(ctx, list)
+		}
+	}
+	return p.greet(ctx, in, sink)
+}
+
+// chooseCard makes cardID the channel's card and shows its greeting (or,
+// when the channel already plays it, its last message). In a group only
+// those who may manage the channel choose.
+func (p *Pipeline) chooseCard(ctx context.Context, in Inbound, cardID string, sink Sink) error {
+	lang := p.langOf(in)
+	if in.Channel.Group && !in.CanManage {
+		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+	}
+	err := p.Bind(ctx, in.Channel, cardID)
+	if errors.Is(err, ErrNoCard) {
+		return sink.Notice(ctx, p.text(lang, msgUnknownCard, cardID))
+	}
+	if err != nil {
+		return p.internal(ctx, sink, "choose card", err)
+	}
+	return p.greet(ctx, in, sink)
+}
+
+// greet is Greet for a command: a failure is told to the user as well.
+func (p *Pipeline) greet(ctx context.Context, in Inbound, sink Sink) error {
+	if err := p.Greet(ctx, in, sink); err != nil {
+		return p.internal(ctx, sink, "greet", err)
+	}
+	return nil
+}
+
 // Greet shows the last message of the channel's current chat (the greeting
 // of a new chat), starting the chat if there is none.
 func (p *Pipeline) Greet(ctx context.Context, in Inbound, sink Sink) error {

@@ -67,8 +67,10 @@ func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink)
 	}
 	defer p.wg.Done()
 	switch cmd.Name {
-	case "help", "start":
+	case "help":
 		return sink.Notice(ctx, p.text(p.langOf(in), msgHelp))
+	case "start":
+		return p.cmdStart(ctx, in, cmd.Args, sink)
 	}
 	// Every other command reads or writes a chat, and /regen calls the
 	// model: they share the user's rate with messages.

@@ -19,7 +19,9 @@ const (
 	EventEdit
 	// EventCommand runs Event.Command.
 	EventCommand
-	// EventButton answers the yes/no question Event.Token names.
+	// EventButton answers the yes/no question Event.Token names, or, with
+	// Event.Card set, chooses that card for the channel (a button of the
+	// keyboard a CardChooser offered).
 	EventButton
 )
 
@@ -35,6 +37,8 @@ type Event struct {
 	// Token and Yes are the question and answer of an EventButton.
 	Token string
 	Yes   bool
+	// Card is the card an EventButton chooses; empty for an answer.
+	Card string
 }
 
 // Receipt is what Submit hands back: when the event was admitted (stored, or
@@ -176,8 +180,11 @@ func (p *Pipeline) submitWork(ctx context.Context, ev Event, sink Sink, r Receip
 	}
 	r.admit(nil)
 	work := func() error {
-		if ev.Kind == EventCommand {
+		switch {
+		case ev.Kind == EventCommand:
 			return p.Exec(ctx, ev.In, ev.Command, sink)
+		case ev.Card != "":
+			return p.chooseCard(ctx, ev.In, ev.Card, sink)
 		}
 		return p.Answer(ctx, ev.In, ev.Token, ev.Yes, sink)
 	}

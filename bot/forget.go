@@ -117,14 +117,18 @@ func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink 
 		if err != nil || chat.CardID != cs.card.ID || chat.SpaceID != cs.chat.SpaceID {
 			return sink.Notice(ctx, p.text(lang, msgNoSuchChat, strings.TrimSpace(rest)))
 		}
-		if err := p.opt.Memory.DeleteRecap(ctx, chat.ID); err != nil {
+		// In a scene every cast card's recap of the chat goes.
+		keys, err := p.opt.Memory.DeleteRecap(ctx, chat.ID, "")
+		if err != nil {
 			if errors.Is(err, models.ErrNotFound) {
 				return sink.Notice(ctx, p.text(lang, msgNoSuchChat, chat.ID))
 			}
 			return p.internal(ctx, sink, "delete recap", err)
 		}
-		if p.opt.Jobs != nil {
-			_ = p.opt.Jobs.MemoryChanged(ctx, cs.card.ID, cs.chat.SpaceID)
+		for _, k := range keys {
+			if p.opt.Jobs != nil {
+				_ = p.opt.Jobs.MemoryChanged(ctx, k.CardID, k.SpaceID)
+			}
 		}
 		return sink.Notice(ctx, p.text(lang, msgRecapDeleted, chat.ID))
 	default:

@@ -46,7 +46,7 @@ type MemoryService interface {
 	FitResident(lang, stored string, others int) string
 	ForgetChat(ctx context.Context, chatID string) (memory.Forgotten, error)
 	Report(ctx context.Context, cardID, spaceID string) (memory.Report, error)
-	DeleteRecap(ctx context.Context, chatID string) error
+	DeleteRecap(ctx context.Context, chatID, cardID string) ([]models.MemoryKey, error)
 }
 
 // Options configures a Pipeline.

@@ -113,9 +113,12 @@ func (s *Service) ForgetChat(ctx context.Context, chatID string) (Forgotten, err
 	return Forgotten{ChatID: chatID, CardID: ts.CardID, SpaceID: ts.SpaceID, Cards: cards}, nil
 }
 
-// DeleteRecap deletes a chat's recap by hand (the hard path).
-func (s *Service) DeleteRecap(ctx context.Context, chatID string) error {
-	return s.store.DeleteRecap(ctx, chatID, func(hb, rs string) (string, string) {
+// DeleteRecap deletes the recaps of a chat by hand (the hard path): every
+// cast card's, or only cardID's when it is set, purging each card's
+// handbook and resident of the chat's lines. It returns the (card, space)
+// pairs to consolidate again.
+func (s *Service) DeleteRecap(ctx context.Context, chatID, cardID string) ([]models.MemoryKey, error) {
+	return s.store.DeleteRecap(ctx, chatID, cardID, func(hb, rs string) (string, string) {
 		return Forget(hb, chatID), Forget(rs, chatID)
 	})
 }

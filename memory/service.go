@@ -102,7 +102,7 @@ type Store interface {
 	InstallSummary(ctx context.Context, chatID, prevSummaryID, coversThroughID, content string, beats int) (models.Summary, error)
 	Recap(ctx context.Context, chatID string) (models.Recap, error)
 	InstallRecap(ctx context.Context, r models.Recap) error
-	DeleteRecap(ctx context.Context, chatID string, purge models.Purge) error
+	DeleteRecap(ctx context.Context, chatID, cardID string, purge models.Purge) ([]models.MemoryKey, error)
 	LoadMemory(ctx context.Context, cardID, spaceID string) (models.MemoryState, error)
 	HandbookTime(ctx context.Context, cardID, spaceID string) (time.Time, error)
 	InstallConsolidation(ctx context.Context, c models.Consolidation) error

@@ -448,47 +448,70 @@ func clearMerged(tx *gorm.DB, cardID, spaceID string, now time.Time) error {
 		Updates(map[string]any{"merged_hash": "", "updated_at": now}).Error
 }
 
-// DeleteRecap deletes a chat's recap by hand (the hard path): purge removes
-// what only it supported, the old files go to history, and every merged hash
-// is cleared so the next consolidation rebuilds from the remaining recaps.
-// It holds the chat's lock (when the chat still exists) and its card and
-// space's (see locks.go), and returns ErrNotFound when the chat has no
-// recap.
-func (s *Store) DeleteRecap(ctx context.Context, chatID string, purge Purge) error {
+// DeleteRecap deletes recaps of a chat by hand (the hard path): the recap
+// of every cast card that keeps one, or only cardID's when cardID is set.
+// For each of those cards, purge removes from its handbook and resident
+// what only the chat supported, the old files go to history, the chat's
+// manifest entry loses its recap hash and every merged hash is cleared, so
+// the next consolidation rebuilds from the remaining recaps. It holds the
+// chat's lock (when the chat still exists) and the locks of every card and
+// space it touches (see locks.go), and returns the (card, space) pairs it
+// changed, by card id, or ErrNotFound when there was no such recap.
+func (s *Store) DeleteRecap(ctx context.Context, chatID, cardID string, purge Purge) ([]MemoryKey, error) {
 	now := s.now()
+	var keys []MemoryKey
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		keys = nil
 		if _, err := s.lockChat(tx, chatID); err != nil && !errors.Is(err, ErrChatGone) {
 			return err
 		}
-		var r Recap
-		if err := tx.Where("chat_id = ?", chatID).Take(&r).Error; err != nil {
-			return notFound(err)
+		q := tx.Where("chat_id = ?", chatID)
+		if cardID != "" {
+			q = q.Where("card_id = ?", FitID(cardID, IDSize))
 		}
-		if err := s.lockMemory(tx, MemoryKey{r.CardID, r.SpaceID}); err != nil {
+		var rs []Recap
+		if err := q.Order("card_id").Find(&rs).Error; err != nil {
+			return err
+		}
+		if len(rs) == 0 {
+			return ErrNotFound
+		}
+		for _, r := range rs {
+			keys = append(keys, MemoryKey{r.CardID, r.SpaceID})
+		}
+		if err := s.lockMemory(tx, keys...); err != nil {
 			return err
 		}
 		s.paused("delete recap")
-		if err := tx.Where("chat_id = ?", chatID).Delete(&Recap{}).Error; err != nil {
-			return err
+		for _, r := range rs {
+			if err := tx.Where("chat_id = ? AND card_id = ?", chatID, r.CardID).Delete(&Recap{}).Error; err != nil {
+				return err
+			}
+			if err := tx.Model(&ManifestEntry{}).Where("card_id = ? AND space_id = ? AND chat_id = ?", r.CardID, r.SpaceID, chatID).
+				Update("recap_hash", "").Error; err != nil {
+				return err
+			}
+			cur, err := loadMemory(tx, r.CardID, r.SpaceID)
+			if err != nil {
+				return err
+			}
+			hb, res := purge(cur.Handbook, cur.Resident)
+			if err := replaceMemory(tx, cur, hb, res, "recap deleted by hand", now); err != nil {
+				return err
+			}
+			if err := clearMerged(tx, r.CardID, r.SpaceID, now); err != nil {
+				return err
+			}
 		}
-		if err := tx.Model(&ManifestEntry{}).Where("card_id = ? AND space_id = ? AND chat_id = ?", r.CardID, r.SpaceID, chatID).
-			Update("recap_hash", "").Error; err != nil {
-			return err
-		}
-		cur, err := loadMemory(tx, r.CardID, r.SpaceID)
-		if err != nil {
-			return err
-		}
-		hb, rs := purge(cur.Handbook, cur.Resident)
-		if err := replaceMemory(tx, cur, hb, rs, "recap deleted by hand", now); err != nil {
-			return err
-		}
-		return clearMerged(tx, r.CardID, r.SpaceID, now)
+		return nil
 	})
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("models: delete recap of %s: %w", chatID, err)
+	if errors.Is(err, ErrNotFound) {
+		return nil, err
 	}
-	return err
+	if err != nil {
+		return nil, fmt.Errorf("models: delete recap of %s: %w", chatID, err)
+	}
+	return keys, nil
 }
 
 // MemoryKey is a (card, space) pair.

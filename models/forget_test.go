@@ -79,7 +79,10 @@ var raceInstalls = []raceInstall{
 			if err := st.InstallRecap(context.Background(), factRecap(chat, fact)); err != nil {
 				t.Fatal(err)
 			}
-			return func(ctx context.Context) error { return st.DeleteRecap(ctx, chat.ID, purgeChat(chat.ID)) }
+			return func(ctx context.Context) error {
+				_, err := st.DeleteRecap(ctx, chat.ID, "", purgeChat(chat.ID))
+				return err
+			}
 		}},
 }
 

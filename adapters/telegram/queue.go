@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"troupe/bot"
@@ -30,12 +31,6 @@ func (a *Adapter) dispatch(ev event) (rc bot.Receipt, ok bool) {
 		a.settleAfter(ev, rc, s, "turn failed")
 		return rc, true
 	case evCommand:
-		if ev.cmd.Name == "start" {
-			// Bind and Greet are not events: they run here, so the
-			// chat's next message finds its card chosen and greeted.
-			a.settle(ev, a.command(ctx, ev))
-			return bot.Receipt{}, false
-		}
 		in := ev.in
 		if in.Channel.Group {
 			in.CanManage = a.canManage(ctx, ev.chatID, ev.userID)
@@ -62,8 +57,12 @@ func (a *Adapter) dispatch(ev event) (rc bot.Receipt, ok bool) {
 		case isAnswer(ev.data):
 			s := a.newSink(event{chatID: ev.chatID})
 			a.settleAfter(ev, a.answer(ctx, ev, s), s, "button failed")
+		case strings.HasPrefix(ev.data, dataCard):
+			s := a.newSink(event{chatID: ev.chatID, lang: ev.lang})
+			a.settleAfter(ev, a.choose(ctx, ev, s), s, "button failed")
 		default:
-			a.settle(ev, a.button(ctx, ev))
+			a.log.Debug("unknown button", "chat_id", ev.chatID, "data", ev.data)
+			a.finish(ev)
 		}
 	}
 	return bot.Receipt{}, false

@@ -32,6 +32,8 @@ type sink struct {
 	// origin is, for an answer sent to the asker's private chat instead
 	// of the group it was asked in, that group; nil otherwise.
 	origin *origin
+	// lang is the user's language for the adapter's own texts.
+	lang string
 
 	mu sync.Mutex
 	// name is the speaker of the reply being written in a scene, shown in
@@ -65,7 +67,7 @@ var (
 )
 
 func (a *Adapter) newSink(ev event) *sink {
-	return &sink{a: a, chatID: ev.chatID, replyTo: ev.replyTo}
+	return &sink{a: a, chatID: ev.chatID, replyTo: ev.replyTo, lang: ev.lang}
 }
 
 // newPrivateSink answers ev, asked in a group, in the asker's private chat

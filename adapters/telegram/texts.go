@@ -14,24 +14,18 @@ const (
 	txtDenied textKey = iota
 	txtNotHere
 	txtChooseCard
-	txtUnknownCard
 	txtYes
 	txtNo
-	txtNotAllowed
-	txtFailed
 	txtStartPrivate
 )
 
 var texts = map[string]map[textKey]string{
 	"en": {
-		txtDenied:      "Sorry, this bot plays only for the people its owner has invited.",
-		txtNotHere:     "This bot does not play in this chat.",
-		txtChooseCard:  "Choose a character to play with:",
-		txtUnknownCard: "That character is no longer available; send /start to choose again.",
-		txtYes:         "Yes",
-		txtNo:          "Cancel",
-		txtNotAllowed:  "Only the group's admins can choose the character.",
-		txtFailed:      "Something went wrong on troupe's side; please try again in a moment.",
+		txtDenied:     "Sorry, this bot plays only for the people its owner has invited.",
+		txtNotHere:    "This bot does not play in this chat.",
+		txtChooseCard: "Choose a character to play with:",
+		txtYes:        "Yes",
+		txtNo:         "Cancel",
 		txtStartPrivate: "That answer is for you alone, so it goes to a private chat, and you have none with me yet: " +
 			"open a chat with @%s, press Start, then ask again.",
 	},
@@ -39,11 +33,8 @@ var texts = map[string]map[textKey]string{
 		txtDenied:       "抱歉，这个机器人只为主人邀请的人演出。",
 		txtNotHere:      "这个机器人不在这里演出。",
 		txtChooseCard:   "选择要一起演的角色：",
-		txtUnknownCard:  "这个角色已经不在了，发送 /start 重新选择。",
 		txtYes:          "确认",
 		txtNo:           "取消",
-		txtNotAllowed:   "只有群管理员才能选择角色。",
-		txtFailed:       "troupe 内部出错了，请稍后再试。",
 		txtStartPrivate: "这个回答只给你一个人看，会发到私聊里，可你还没和我私聊过：请先打开和 @%s 的对话，点“开始”，再问一次。",
 	},
 }

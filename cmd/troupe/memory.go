@@ -324,10 +324,10 @@ func (c *cli) memoryEditCmd() *cobra.Command {
 }
 
 func (c *cli) memoryDeleteRecapCmd() *cobra.Command {
-	var chatID string
+	var chatID, cardID string
 	cmd := &cobra.Command{
 		Use:   "delete-recap",
-		Short: "Delete one chat's recap by hand; the memory is rebuilt from the remaining recaps",
+		Short: "Delete a chat's recaps by hand (every cast card's, or one card's); the memory is rebuilt from the remaining recaps",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if chatID == "" {
@@ -335,25 +335,30 @@ func (c *cli) memoryDeleteRecapCmd() *cobra.Command {
 			}
 			return c.withMemory(cmd, func(a *app) error {
 				ctx := cmd.Context()
-				r, err := a.store.Recap(ctx, chatID)
+				keys, err := a.memory.DeleteRecap(ctx, chatID, cardID)
 				if errors.Is(err, models.ErrNotFound) {
+					if cardID != "" {
+						return fmt.Errorf("card %s keeps no recap of chat %s", cardID, chatID)
+					}
 					return fmt.Errorf("chat %s has no recap", chatID)
 				}
 				if err != nil {
 					return err
 				}
-				if err := a.memory.DeleteRecap(ctx, chatID); err != nil {
-					return err
+				for _, k := range keys {
+					if err := a.queue.Consolidate(ctx, k.CardID, k.SpaceID); err != nil {
+						a.log.Warn("enqueue consolidation", "card_id", k.CardID, "err", err)
+					}
+					if _, err := fmt.Fprintf(c.stdout, "deleted the recap card %s keeps of chat %s\n", k.CardID, chatID); err != nil {
+						return err
+					}
 				}
-				if err := a.queue.Consolidate(ctx, r.CardID, r.SpaceID); err != nil {
-					a.log.Warn("enqueue consolidation", "err", err)
-				}
-				_, err = fmt.Fprintf(c.stdout, "deleted the recap of chat %s\n", chatID)
-				return err
+				return nil
 			})
 		},
 	}
 	cmd.Flags().StringVar(&chatID, "chat", "", "chat id")
+	cmd.Flags().StringVar(&cardID, "card", "", "delete only this cast card's recap (default: every card's)")
 	return cmd
 }
 
