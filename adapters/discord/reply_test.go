@@ -103,7 +103,11 @@ func TestRateLimitedSendIsDeliveredAfterTheWait(t *testing.T) {
 	h := newHarness(t, setup{})
 	h.discord.RateLimit("POST /webhooks/*/*", 1, 1500*time.Millisecond)
 	h.say("Hello?")
-	waitFor(t, 15*time.Second, func() bool { return h.replied(h.channel, 1, "Hello?") }, "the reply")
+	// The fake stores the message before it records the call that posted
+	// it: wait for both.
+	waitFor(t, 15*time.Second, func() bool {
+		return h.replied(h.channel, 1, "Hello?") && len(h.discord.CallsTo("POST /webhooks/*/*")) >= 2
+	}, "the reply and its second post")
 	calls := h.discord.CallsTo("POST /webhooks/*/*")
 	if len(calls) != 2 || calls[0].Status != 429 || calls[1].Status != 200 {
 		var st []int
