@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -394,5 +395,96 @@ func (r *viewRig) checkPerceptions(t *testing.T, away bool) {
 	}
 	if got := slices.Contains(told, "苏砚"); got == away {
 		t.Errorf("苏砚 (away: %v) present at the telling: %v, want %v", away, got, !away)
+	}
+}
+
+// TestLedgerPlacesAMemberAway: once a recorder batch (run by the job) puts
+// 苏砚 somewhere other than the scene's place, she perceives nothing of the
+// next turns — no presence rows, nothing of them in her prompt — while
+// Maren does; a later ledger bringing her back restores her presence. The
+// positive control comes first: before the ledger moves her, the presence
+// query sees her.
+func TestLedgerPlacesAMemberAway(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newViewRig(t, b, viewOpts{recorder: true, batch: 2})
+			var mu sync.Mutex
+			ledger := `{"place": "the lighthouse"}`
+			setLedger := func(l string) {
+				mu.Lock()
+				defer mu.Unlock()
+				ledger = l
+			}
+			r.record = func(_ openaitest.Request, answer string) string {
+				var a map[string]any
+				if json.Unmarshal([]byte(answer), &a) != nil {
+					return answer
+				}
+				mu.Lock()
+				var l map[string]any
+				_ = json.Unmarshal([]byte(ledger), &l)
+				mu.Unlock()
+				a["ledger"] = l
+				out, _ := json.Marshal(a)
+				return string(out)
+			}
+			ctx := context.Background()
+			chat := sceneChat(t, r.sceneRig)
+			present := func(text string) []string {
+				t.Helper()
+				var who []string
+				err := r.st.DB().Model(&models.Presence{}).Joins("JOIN messages m ON m.id = message_presences.message_id").
+					Where("m.chat_id = ? AND m.content = ? AND message_presences.perceived = ?", chat.ID, text, true).
+					Order("message_presences.character_name").Pluck("message_presences.character_name", &who).Error
+				if err != nil {
+					t.Fatal(err)
+				}
+				return who
+			}
+			msg := 1
+			say := func(text string) []scenePrompt {
+				_, ps := r.say(t, msg, text)
+				msg++
+				r.drain(t)
+				return ps
+			}
+			const before, during = "Maren, the tide turns at dusk.", "Maren, the marker word is VERDIGRIS-4410."
+			say("@苏砚 good evening.")
+			say(before)
+			if got := present(before); !slices.Contains(got, "苏砚") || !slices.Contains(got, "Maren") {
+				t.Fatalf("present at %q: %v, want both cast members (positive control)", before, got)
+			}
+			// The recorder's next batch puts 苏砚 at her tea house.
+			setLedger(`{"place": "the lighthouse", "where": {"苏砚": "the tea house"}}`)
+			if _, err := r.mem.Record(ctx, chat.ID); err != nil {
+				t.Fatal(err)
+			}
+			say(during)
+			say("Maren, and the lamp?")
+			if got := present(during); slices.Contains(got, "苏砚") || !slices.Contains(got, "Maren") {
+				t.Errorf("present at %q with 苏砚 elsewhere: %v, want Maren without 苏砚", during, got)
+			}
+			// A later ledger brings her back.
+			setLedger(`{"place": "the lighthouse", "where": {"苏砚": "the lighthouse"}}`)
+			say("Maren, one more thing.")
+			if _, err := r.mem.Record(ctx, chat.ID); err != nil {
+				t.Fatal(err)
+			}
+			ps := say("@苏砚 what did you hear tonight?")
+			b1 := lastPrompt(t, ps, "苏砚")
+			if got := present("@苏砚 what did you hear tonight?"); !slices.Contains(got, "苏砚") {
+				t.Errorf("present after the ledger brought 苏砚 back: %v, want her among them", got)
+			}
+			if !strings.Contains(b1, "the tide turns at dusk") {
+				t.Errorf("苏砚's prompt lacks what she heard before she left:\n%s", b1)
+			}
+			if strings.Contains(b1, "VERDIGRIS") {
+				t.Errorf("苏砚's prompt holds what was said while the ledger placed her elsewhere:\n%s", b1)
+			}
+			ps = say("Maren, what is the marker word?")
+			if a1 := lastPrompt(t, ps, "Maren"); !strings.Contains(a1, "VERDIGRIS-4410") {
+				t.Errorf("Maren's prompt lacks what she heard:\n%s", a1)
+			}
+		})
 	}
 }
