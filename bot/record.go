@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -222,10 +223,21 @@ func (p *Pipeline) addScene(ctx context.Context, cs chatState, rp replyPlan, m *
 		p.log.Warn("load scene", "chat_id", cs.chat.ID, "err", err)
 		return
 	}
+	// The ledger's open threads are the whole story's: a one-card chat's
+	// lead witnessed all of it, but in a scene a member who was away did
+	// not, so a scene's members get none of them (the ledger has no record
+	// of who perceived a thread).
+	var threads []string
+	if !cs.scene() && cs.ledger != "" {
+		var l record.Ledger
+		if json.Unmarshal([]byte(cs.ledger), &l) == nil {
+			threads = l.Threads
+		}
+	}
 	// BuildPrompt fits the resident summary into what the scene leaves of
 	// the envelope.
 	m.Scene = memory.Scene(memory.SceneInput{Language: m.Language, Ledger: cs.ledger, Character: name,
-		Present: scenePresent(cs, name, rp.user), Relationships: sk.Relationships, Known: sk.Known,
+		Present: scenePresent(cs, name, rp.user), Relationships: sk.Relationships, Known: sk.Known, Threads: threads,
 		CardText: cs.card.Description + "\n" + cs.card.Scenario + "\n" + cs.card.FirstMes})
 }
 

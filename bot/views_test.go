@@ -2,9 +2,12 @@ package bot_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +32,9 @@ func (j queueJobs) AfterTurn(ctx context.Context, t bot.TurnDone) error {
 	}
 	return nil
 }
+func (j queueJobs) Record(ctx context.Context, chatID string, now bool) error {
+	return j.q.Record(ctx, chatID, now)
+}
 func (j queueJobs) ChatEnded(ctx context.Context, chatID string) error {
 	return j.q.RecapNow(ctx, chatID)
 }
@@ -45,9 +51,18 @@ type viewRig struct {
 	queue  *jobs.Queue
 	scribe *memorytest.Faithful
 	mem    *memory.Service
+	// record, when set, answers the recorder in place of the faithful
+	// scribe's contract answer (it gets that answer to edit).
+	record func(req openaitest.Request, answer string) string
 }
 
-func newViewRig(t *testing.T, b sharedBackend) *viewRig {
+// viewOpts turns the recorder (with its batch) and recall on.
+type viewOpts struct {
+	recorder bool
+	batch    int
+}
+
+func newViewRig(t *testing.T, b sharedBackend, o viewOpts) *viewRig {
 	t.Helper()
 	ctx := context.Background()
 	var cs []cards.Card
@@ -74,7 +89,16 @@ func newViewRig(t *testing.T, b sharedBackend) *viewRig {
 		return openaitest.Answer{Text: fmt.Sprintf("%s nods and answers the question (%d).", who, n)}
 	}
 	fake := openaitest.NewServer(t)
-	fake.SetResponder(r.scribe.Respond)
+	fake.SetResponder(func(req openaitest.Request) openaitest.Answer {
+		a := r.scribe.Respond(req)
+		r.mu.Lock()
+		edit := r.record
+		r.mu.Unlock()
+		if edit != nil && memorytest.Kind(req) == "record" {
+			a.Text = edit(req, a.Text)
+		}
+		return a
+	})
 	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	mc := config.Default().Memory
 	mc.Keep, mc.Period, mc.MinCutChars, mc.ManualMinCutChars = 2, 3, 1, 1
@@ -86,7 +110,8 @@ func newViewRig(t *testing.T, b sharedBackend) *viewRig {
 	t.Cleanup(func() { rds.Close() })
 	r.queue = jobs.NewQueue(rds, nil)
 	wctx, cancel := context.WithCancel(ctx)
-	w := jobs.NewWorker(rds, r.queue, r.mem, st, jobs.WorkerOptions{PollInterval: 50 * time.Millisecond, SweepInterval: time.Hour, IdleRecap: time.Hour}, nil)
+	w := jobs.NewWorker(rds, r.queue, r.mem, st, jobs.WorkerOptions{PollInterval: 50 * time.Millisecond, SweepInterval: time.Hour, IdleRecap: time.Hour,
+		Recorder: o.recorder, RecordBatch: o.batch}, nil)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx) }()
 	t.Cleanup(func() {
@@ -96,8 +121,14 @@ func newViewRig(t *testing.T, b sharedBackend) *viewRig {
 		}
 	})
 	lib, _ := cards.NewLibrary(cs, "")
-	r.p = bot.New(bot.Options{Store: st, Cards: lib, Model: client, Memory: r.mem, Jobs: queueJobs{r.queue}, Tokens: memory.NewPromptEstimator(),
-		MemoryConfig: mc, Scene: config.Scene{MaxCast: 8}, Language: "en", ContextWindow: 128000, MaxReplyTokens: 256})
+	opt := bot.Options{Store: st, Cards: lib, Model: client, Memory: r.mem, Jobs: queueJobs{r.queue}, Tokens: memory.NewPromptEstimator(),
+		MemoryConfig: mc, Scene: config.Scene{MaxCast: 8}, Language: "en", ContextWindow: 128000, MaxReplyTokens: 256}
+	if o.recorder {
+		// As in production: the recorder on, and recall on by default.
+		opt.Recorder = config.Recorder{Enabled: true, Batch: o.batch}
+		opt.Recall = config.Default().Recall
+	}
+	r.p = bot.New(opt)
 	if err := r.p.BindCast(ctx, r.ref(), []string{"lantern-keeper", "tea-house"}); err != nil {
 		t.Fatal(err)
 	}
@@ -141,15 +172,31 @@ const secret = "QUARTZ-HERON-7719"
 // the transcript, not in her summary, and after /new not in her recap or
 // resident summary — while Maren's do. The positive control runs the same
 // story with 苏砚 never away: then her prompts do hold it.
+//
+// With the recorder on (batches recorded by the job as the story goes,
+// recall on) the recorder's answers also carry the secret into the ledger
+// (its threads and flags) and into Maren's relationship to Ada: 苏砚's
+// scene block and recall still hold nothing of it, and she has no
+// perception of the events told while she was away, while Maren does.
 func TestWhisperNeverReachesTheAbsent(t *testing.T) {
-	for _, b := range sharedBackends(t) {
-		for _, away := range []bool{true, false} {
+	for _, mode := range []struct {
+		away, recorder bool
+	}{{true, false}, {false, false}, {true, true}, {false, true}} {
+		// A fresh database for each story: one leaves rows another reads.
+		for _, b := range sharedBackends(t) {
+			away := mode.away
 			name := b.name + "/away"
 			if !away {
 				name = b.name + "/control"
 			}
+			if mode.recorder {
+				name += "+recorder"
+			}
 			t.Run(name, func(t *testing.T) {
-				r := newViewRig(t, b)
+				r := newViewRig(t, b, viewOpts{recorder: mode.recorder, batch: 2})
+				if mode.recorder {
+					r.record = secretIntoTheRecord()
+				}
 				msg := 1
 				say := func(text string) []scenePrompt {
 					_, ps := r.say(t, msg, text)
@@ -181,6 +228,12 @@ func TestWhisperNeverReachesTheAbsent(t *testing.T) {
 				}
 				if got := strings.Contains(b1, secret); got == away {
 					t.Errorf("苏砚 (away: %v) has the secret in her prompt: %v, want %v:\n%s", away, got, !away, b1)
+				}
+				if mode.recorder {
+					r.checkPerceptions(t, away)
+					if !strings.Contains(b1, "你所在之处：") {
+						t.Errorf("苏砚's prompt has no scene block with the recorder on:\n%s", b1)
+					}
 				}
 				// Compaction cost: with nobody away, each compaction made one
 				// scribe call; with 苏砚 away, her chain was carried without one.
@@ -274,4 +327,164 @@ func countCuts(sums []models.Summary) int {
 		seen[s.CoversThroughID] = true
 	}
 	return len(seen)
+}
+
+// secretIntoTheRecord edits the recorder's contract answers so that, from
+// the batch telling the secret on, the ledger carries it where only the
+// scribe may read it (its threads and flags), and Maren's relationship to
+// Ada names it.
+func secretIntoTheRecord() func(req openaitest.Request, answer string) string {
+	told := ""
+	return func(req openaitest.Request, answer string) string {
+		for _, e := range memorytest.RecorderEvents(req) {
+			if told == "" && strings.Contains(e.Text, secret) {
+				told = e.ID
+			}
+		}
+		var a map[string]any
+		if told == "" || json.Unmarshal([]byte(answer), &a) != nil {
+			return answer
+		}
+		ledger, _ := a["ledger"].(map[string]any)
+		if ledger == nil {
+			ledger = map[string]any{"place": "the lighthouse"}
+		}
+		ledger["threads"] = []string{"Maren keeps the password " + secret}
+		ledger["flags"] = map[string]string{"password": secret}
+		a["ledger"] = ledger
+		if ev := memorytest.RecorderEvents(req); len(ev) > 0 {
+			a["relationships"] = []map[string]string{{"from": "Maren", "to": "Ada", "description": "trusted with the password " + secret, "event": ev[0].ID}}
+		}
+		out, _ := json.Marshal(a)
+		return string(out)
+	}
+}
+
+// checkPerceptions checks, once the recorder has run, that Maren perceived
+// the telling of the secret (which proves the query sees perceptions) and
+// that 苏砚, when away, did not; and that the presence rows of the telling
+// name 苏砚 exactly when she was never away.
+func (r *viewRig) checkPerceptions(t *testing.T, away bool) {
+	t.Helper()
+	chat := sceneChat(t, r.sceneRig)
+	if _, err := r.mem.Record(context.Background(), chat.ID); err != nil {
+		t.Fatal(err)
+	}
+	knows := func(who string) int64 {
+		var n int64
+		err := r.st.DB().Model(&models.Perception{}).Where("character_name = ? AND text LIKE ?", who, "%"+secret+"%").Count(&n).Error
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if knows("Maren") == 0 {
+		t.Error("Maren has no perception of the secret she was told")
+	}
+	if away && knows("苏砚") > 0 {
+		t.Error("苏砚 perceived the secret told while she was away")
+	}
+	var told []string
+	err := r.st.DB().Model(&models.Presence{}).Joins("JOIN messages m ON m.id = message_presences.message_id").
+		Where("m.chat_id = ? AND m.content LIKE ?", chat.ID, "%"+secret+"%").Distinct().Pluck("message_presences.character_name", &told).Error
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(told, "Maren") {
+		t.Errorf("present at the telling: %v, want Maren among them", told)
+	}
+	if got := slices.Contains(told, "苏砚"); got == away {
+		t.Errorf("苏砚 (away: %v) present at the telling: %v, want %v", away, got, !away)
+	}
+}
+
+// TestLedgerPlacesAMemberAway: once a recorder batch (run by the job) puts
+// 苏砚 somewhere other than the scene's place, she perceives nothing of the
+// next turns — no presence rows, nothing of them in her prompt — while
+// Maren does; a later ledger bringing her back restores her presence. The
+// positive control comes first: before the ledger moves her, the presence
+// query sees her.
+func TestLedgerPlacesAMemberAway(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newViewRig(t, b, viewOpts{recorder: true, batch: 2})
+			var mu sync.Mutex
+			ledger := `{"place": "the lighthouse"}`
+			setLedger := func(l string) {
+				mu.Lock()
+				defer mu.Unlock()
+				ledger = l
+			}
+			r.record = func(_ openaitest.Request, answer string) string {
+				var a map[string]any
+				if json.Unmarshal([]byte(answer), &a) != nil {
+					return answer
+				}
+				mu.Lock()
+				var l map[string]any
+				_ = json.Unmarshal([]byte(ledger), &l)
+				mu.Unlock()
+				a["ledger"] = l
+				out, _ := json.Marshal(a)
+				return string(out)
+			}
+			ctx := context.Background()
+			chat := sceneChat(t, r.sceneRig)
+			present := func(text string) []string {
+				t.Helper()
+				var who []string
+				err := r.st.DB().Model(&models.Presence{}).Joins("JOIN messages m ON m.id = message_presences.message_id").
+					Where("m.chat_id = ? AND m.content = ? AND message_presences.perceived = ?", chat.ID, text, true).
+					Order("message_presences.character_name").Pluck("message_presences.character_name", &who).Error
+				if err != nil {
+					t.Fatal(err)
+				}
+				return who
+			}
+			msg := 1
+			say := func(text string) []scenePrompt {
+				_, ps := r.say(t, msg, text)
+				msg++
+				r.drain(t)
+				return ps
+			}
+			const before, during = "Maren, the tide turns at dusk.", "Maren, the marker word is VERDIGRIS-4410."
+			say("@苏砚 good evening.")
+			say(before)
+			if got := present(before); !slices.Contains(got, "苏砚") || !slices.Contains(got, "Maren") {
+				t.Fatalf("present at %q: %v, want both cast members (positive control)", before, got)
+			}
+			// The recorder's next batch puts 苏砚 at her tea house.
+			setLedger(`{"place": "the lighthouse", "where": {"苏砚": "the tea house"}}`)
+			if _, err := r.mem.Record(ctx, chat.ID); err != nil {
+				t.Fatal(err)
+			}
+			say(during)
+			say("Maren, and the lamp?")
+			if got := present(during); slices.Contains(got, "苏砚") || !slices.Contains(got, "Maren") {
+				t.Errorf("present at %q with 苏砚 elsewhere: %v, want Maren without 苏砚", during, got)
+			}
+			// A later ledger brings her back.
+			setLedger(`{"place": "the lighthouse", "where": {"苏砚": "the lighthouse"}}`)
+			say("Maren, one more thing.")
+			if _, err := r.mem.Record(ctx, chat.ID); err != nil {
+				t.Fatal(err)
+			}
+			ps := say("@苏砚 what did you hear tonight?")
+			b1 := lastPrompt(t, ps, "苏砚")
+			if got := present("@苏砚 what did you hear tonight?"); !slices.Contains(got, "苏砚") {
+				t.Errorf("present after the ledger brought 苏砚 back: %v, want her among them", got)
+			}
+			if !strings.Contains(b1, "the tide turns at dusk") {
+				t.Errorf("苏砚's prompt lacks what she heard before she left:\n%s", b1)
+			}
+			if strings.Contains(b1, "VERDIGRIS") {
+				t.Errorf("苏砚's prompt holds what was said while the ledger placed her elsewhere:\n%s", b1)
+			}
+			ps = say("Maren, what is the marker word?")
+			if a1 := lastPrompt(t, ps, "Maren"); !strings.Contains(a1, "VERDIGRIS-4410") {
+				t.Errorf("Maren's prompt lacks what she heard:\n%s", a1)
+			}
+		})
+	}
 }

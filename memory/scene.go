@@ -25,6 +25,10 @@ type SceneInput struct {
 	Relationships map[string]string
 	// Known are the places and exits it knows.
 	Known []string
+	// Threads are the open threads the character perceived. The ledger's
+	// own list is the whole story's, which a character who was away did
+	// not witness: it never reaches the view by itself.
+	Threads []string
 	// CardText is the card's description and scenario: a present character
 	// it names keeps what the card says of them instead of "stranger".
 	CardText string
@@ -44,8 +48,8 @@ func Scene(in SceneInput) string {
 		_ = json.Unmarshal([]byte(in.Ledger), &l)
 	}
 	var parts []string
-	if in.Ledger != "" || len(in.Known) > 0 {
-		if v := l.View(langOr(in.Language), record.ViewInput{Character: in.Character, Present: in.Present, Threads: l.Threads, Known: in.Known}); v != "" {
+	if in.Ledger != "" || len(in.Known) > 0 || len(in.Threads) > 0 {
+		if v := l.View(langOr(in.Language), record.ViewInput{Character: in.Character, Present: in.Present, Threads: in.Threads, Known: in.Known}); v != "" {
 			parts = append(parts, v)
 		}
 	}

@@ -44,7 +44,8 @@ func TestSceneInEnvelope(t *testing.T) {
 			scene := Scene(SceneInput{Language: tt.lang, Ledger: sceneLedger(tt.items), Character: "Maren",
 				Present:       []string{"Maren", "Ada", "Elias", "Tess", "Bram"},
 				Relationships: map[string]string{"Ada": "an old friend from the harbour"},
-				Known:         []string{"the west gate", "the lighthouse"}, CardText: "Maren keeps the light. Tess is her sister."})
+				Known:         []string{"the west gate", "the lighthouse"}, Threads: []string{"Who took the key?"},
+				CardText: "Maren keeps the light. Tess is her sister."})
 			scene, fitted := Envelope(tt.lang, scene, resident, b)
 			n := utf8.RuneCountInString(scene) + utf8.RuneCountInString(fitted)
 			if n > b.Envelope {
@@ -63,5 +64,19 @@ func TestSceneInEnvelope(t *testing.T) {
 			}
 			golden(t, tt.name, "===== scene =====\n"+scene+"\n===== resident =====\n"+fitted+"\n")
 		})
+	}
+}
+
+// The ledger's own threads are the whole story's: without the threads the
+// character perceived, its view shows none of them.
+func TestSceneShowsOnlyPerceivedThreads(t *testing.T) {
+	ledger := `{"place":"the lighthouse","threads":["Who took the key?"]}`
+	in := SceneInput{Language: "en", Ledger: ledger, Character: "Maren", Present: []string{"Maren"}}
+	if got := Scene(in); strings.Contains(got, "Who took the key?") {
+		t.Errorf("scene without perceived threads shows the ledger's:\n%s", got)
+	}
+	in.Threads = []string{"Who took the key?"}
+	if got := Scene(in); !strings.Contains(got, "Open matters you know of: Who took the key?") {
+		t.Errorf("scene lacks the perceived thread:\n%s", got)
 	}
 }
