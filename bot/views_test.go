@@ -362,7 +362,7 @@ func secretIntoTheRecord() func(req openaitest.Request, answer string) string {
 
 // checkPerceptions checks, once the recorder has run, that Maren perceived
 // the telling of the secret (which proves the query sees perceptions) and
-// that 苏砚, when away, did not; and that the presence rows of the telling
+// that 苏砚 did exactly when she was not away; and that the presence rows of the telling
 // name 苏砚 exactly when she was never away.
 func (r *viewRig) checkPerceptions(t *testing.T, away bool) {
 	t.Helper()
@@ -383,6 +383,9 @@ func (r *viewRig) checkPerceptions(t *testing.T, away bool) {
 	}
 	if away && knows("苏砚") > 0 {
 		t.Error("苏砚 perceived the secret told while she was away")
+	}
+	if !away && knows("苏砚") == 0 {
+		t.Error("苏砚 was present at the telling and has no perception of it: the recorder does not treat her as cast")
 	}
 	var told []string
 	err := r.st.DB().Model(&models.Presence{}).Joins("JOIN messages m ON m.id = message_presences.message_id").

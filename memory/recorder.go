@@ -66,14 +66,24 @@ func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string)
 		return Result{Outcome: Skipped, Reason: "nothing to record"}, nil
 	}
 	lang, castName := s.cardLanguage(ctx, b.Chat.CardID)
-	in := RecorderInput(b, castName)
+	cast := []models.CastMember{{ChatID: chatID, CardID: b.Chat.CardID, Name: castName}}
+	members, err := s.sceneCast(ctx, chatID)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return Result{}, err
+	}
+	if members != nil {
+		// Every member of a scene is cast, present or not: presence
+		// decides who perceives what.
+		cast = members
+	}
+	in := RecorderInput(b, cast)
 	full := shortenIDs(&in)
 	rec, err := s.askRecorder(ctx, lang, in)
 	if err != nil {
 		return Result{}, err
 	}
 	unalias(&rec, full)
-	inst := recordInstall(b, in, rec, castName)
+	inst := recordInstall(b, in, rec, cast)
 	err = rs.InstallRecord(ctx, inst)
 	if errors.Is(err, models.ErrChatGone) {
 		return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil

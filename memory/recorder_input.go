@@ -10,10 +10,16 @@ import (
 )
 
 // RecorderInput turns a stored batch into the recorder's input: the cast
-// (the chat's card), the players present, the ledger, the open threads, the
-// known entities the batch mentions, and the events with who was present.
-func RecorderInput(b models.RecordBatch, castName string) record.Input {
-	in := record.Input{Cast: []record.CastMember{{Name: castName}}, Last: record.StoryTime{Day: record.Int(b.LastDay), Minute: record.Int(b.LastMinute)}}
+// (the chat's cast members, away or removed ones marked away), the players
+// present, the ledger, the open threads, the known entities the batch
+// mentions, and the events with who was present.
+func RecorderInput(b models.RecordBatch, cast []models.CastMember) record.Input {
+	in := record.Input{Last: record.StoryTime{Day: record.Int(b.LastDay), Minute: record.Int(b.LastMinute)}}
+	isCast := map[string]bool{}
+	for _, m := range cast {
+		in.Cast = append(in.Cast, record.CastMember{Name: m.Name, Away: m.Away || !m.Active()})
+		isCast[m.Name] = true
+	}
 	if b.Ledger != "" {
 		_ = json.Unmarshal([]byte(b.Ledger), &in.Ledger)
 	}
@@ -22,7 +28,7 @@ func RecorderInput(b models.RecordBatch, castName string) record.Input {
 	for _, e := range b.Events {
 		present := b.Present[e.MessageID]
 		for _, p := range present {
-			if p != castName && !players[p] {
+			if !isCast[p] && !players[p] {
 				players[p] = true
 				in.Players = append(in.Players, p)
 			}

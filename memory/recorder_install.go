@@ -14,7 +14,7 @@ const defaultImportance = 3
 
 // recordInstall turns a validated record of batch b into the rows one
 // transaction installs.
-func recordInstall(b models.RecordBatch, in record.Input, rec record.Record, castName string) models.RecordInstall {
+func recordInstall(b models.RecordBatch, in record.Input, rec record.Record, cast []models.CastMember) models.RecordInstall {
 	inst := models.RecordInstall{ChatID: b.Chat.ID, SpaceID: b.Chat.SpaceID, Resolve: map[string]string{}}
 	type when struct {
 		day, minute int
@@ -103,13 +103,17 @@ func recordInstall(b models.RecordBatch, in record.Input, rec record.Record, cas
 	for _, k := range rec.Knowledge {
 		inst.Knowledge = append(inst.Knowledge, models.Knowledge{Character: k.Character, EntityID: k.Entity, EventID: k.Event})
 	}
-	inst.Characters = append(inst.Characters, models.Character{ID: models.NewID(), SpaceID: b.Chat.SpaceID, Name: castName,
-		Kind: models.CharacterCast, CardID: b.Chat.CardID})
+	var names []string
+	for _, m := range cast {
+		inst.Characters = append(inst.Characters, models.Character{ID: models.NewID(), SpaceID: b.Chat.SpaceID, Name: m.Name,
+			Kind: models.CharacterCast, CardID: m.CardID})
+		names = append(names, m.Name)
+	}
 	for _, p := range in.Players {
 		inst.Characters = append(inst.Characters, models.Character{ID: models.NewID(), SpaceID: b.Chat.SpaceID, Name: p,
 			Kind: models.CharacterPlayer})
 	}
-	for _, name := range background(rec.Ledger, castName, in.Players) {
+	for _, name := range background(rec.Ledger, names, in.Players) {
 		inst.Characters = append(inst.Characters, models.Character{ID: models.NewID(), SpaceID: b.Chat.SpaceID,
 			Name: models.FitName(name, models.NameSize), Kind: models.CharacterBackground, ChatID: b.Chat.ID})
 	}
@@ -121,11 +125,14 @@ func recordInstall(b models.RecordBatch, in record.Input, rec record.Record, cas
 // player. The contract has no other place for them, and none for aliases.
 // A name already in the space keeps its row (and the chat that introduced
 // it).
-func background(l *record.Ledger, castName string, players []string) []string {
+func background(l *record.Ledger, cast, players []string) []string {
 	if l == nil {
 		return nil
 	}
-	known := map[string]bool{strings.ToLower(castName): true}
+	known := map[string]bool{}
+	for _, c := range cast {
+		known[strings.ToLower(c)] = true
+	}
 	for _, p := range players {
 		known[strings.ToLower(p)] = true
 	}
