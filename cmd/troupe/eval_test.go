@@ -72,9 +72,7 @@ func failures(rep map[string]any, cat string) string {
 // the three minutes it is held to, so scripts/test plays it in a step of
 // its own without -race, after the race-detected run of everything else.
 func TestEvalSuiteHoldsTheCIThresholds(t *testing.T) {
-	if raceDetector {
-		t.Skip("played without -race in scripts/test's own eval step (go test -run TestEvalSuiteHoldsTheCIThresholds ./cmd/troupe/)")
-	}
+	playsWithoutRace(t)
 	thresholds := map[string]map[string]float64{
 		"faithful": {eval.Perspective: 1, eval.Abstention: 1, eval.Forgetting: 1, eval.SingleFact: 0.9, eval.Update: 0.9, eval.CrossChat: 0.9},
 		// Without recall nothing but the summary carries a compacted fact
@@ -117,6 +115,16 @@ func TestEvalSuiteHoldsTheCIThresholds(t *testing.T) {
 	}
 }
 
+// playsWithoutRace skips a test that plays the suite when the race
+// detector is on: it slows the suite five to ten times, and scripts/test
+// plays these tests in a step of their own without it.
+func playsWithoutRace(t *testing.T) {
+	t.Helper()
+	if raceDetector {
+		t.Skip("plays the memory suite: scripts/test runs it without -race (go test -run '^TestEval' ./cmd/troupe/)")
+	}
+}
+
 // recallKey is the setting that will turn per-character recall off.
 const recallKey = "recall.enabled"
 
@@ -127,6 +135,7 @@ func recallBuilt() bool { return slices.Contains(config.EnvKeys(), config.EnvNam
 // fact told early and compacted away is gone, and single_fact drops under
 // its threshold. Once recall is built, the test turns it off.
 func TestEvalCatchesAScribeThatKeepsNoFacts(t *testing.T) {
+	playsWithoutRace(t)
 	args := []string{"--fake", "factless", "--only", eval.SingleFact}
 	if recallBuilt() {
 		args = append(args, "--compare", recallKey+"=false")
@@ -144,6 +153,7 @@ func TestEvalCatchesAScribeThatKeepsNoFacts(t *testing.T) {
 // The forgetting cases can fail: the same stories without the /forget line
 // let the fact through to the answer.
 func TestEvalForgettingCasesFailWithoutTheForget(t *testing.T) {
+	playsWithoutRace(t)
 	dir := t.TempDir()
 	for _, f := range []string{"suite.yaml", "cards/innkeeper-en.json", "cards/innkeeper-zh.json"} {
 		copyFile(t, filepath.Join(evalSuite, f), filepath.Join(dir, f))
@@ -198,6 +208,7 @@ func writeFile(t *testing.T, path, text string) {
 // planted facts stay verbatim and the cases say so. --judge has the scribe
 // grade each reply.
 func TestEvalCompareAndJudge(t *testing.T) {
+	playsWithoutRace(t)
 	rep, out := runEvalJSON(t, "--fake", "faithful", "--only", eval.SingleFact, "--lang", "zh", "--compare", "memory.period=0", "--judge")
 	runs, ok := rep["runs"].([]any)
 	if !ok || len(runs) != 2 {
