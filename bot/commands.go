@@ -367,6 +367,24 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 	return sink.Notice(ctx, "/card list | show | set NAME | mention on|off")
 }
 
+// commandChat resolves the channel's chat for a command, inside the
+// channel's lane. When ok is false the command is already answered — the
+// channel has no card, or an internal error was reported as what — and
+// err is what the command returns.
+func (p *Pipeline) commandChat(ctx context.Context, in Inbound, sink Sink, lang, what string) (cs chatState, ok bool, err error) {
+	err = p.withLane(ctx, in, func() (err error) {
+		cs, err = p.resolve(ctx, in)
+		return err
+	})
+	if errors.Is(err, ErrNoCard) {
+		return cs, false, sink.Notice(ctx, p.text(lang, msgNoCard))
+	}
+	if err != nil {
+		return cs, false, p.internal(ctx, sink, what, err)
+	}
+	return cs, true, nil
+}
+
 func (p *Pipeline) internal(ctx context.Context, sink Sink, what string, err error) error {
 	p.log.Error(what, "err", err)
 	_ = sink.Notice(ctx, p.text(p.opt.Language, msgInternal))

@@ -95,16 +95,9 @@ func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink 
 	if p.opt.Memory == nil {
 		return sink.Notice(ctx, p.text(lang, msgInternal))
 	}
-	var cs chatState
-	err := p.withLane(ctx, in, func() (err error) {
-		cs, err = p.resolve(ctx, in)
+	cs, ok, err := p.commandChat(ctx, in, sink, lang, "memory")
+	if !ok {
 		return err
-	})
-	if errors.Is(err, ErrNoCard) {
-		return sink.Notice(ctx, p.text(lang, msgNoCard))
-	}
-	if err != nil {
-		return p.internal(ctx, sink, "memory", err)
 	}
 	sub, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
 	switch strings.ToLower(sub) {

@@ -143,16 +143,9 @@ func (p *Pipeline) runNow(ctx context.Context, in Inbound, sink Sink, m manualRu
 	if !m.on {
 		return sink.Notice(ctx, m.say(lang, runOff, ""))
 	}
-	var cs chatState
-	err := p.withLane(ctx, in, func() (err error) {
-		cs, err = p.resolve(ctx, in)
+	cs, ok, err := p.commandChat(ctx, in, sink, lang, m.job)
+	if !ok {
 		return err
-	})
-	if errors.Is(err, ErrNoCard) {
-		return sink.Notice(ctx, p.text(lang, msgNoCard))
-	}
-	if err != nil {
-		return p.internal(ctx, sink, m.job, err)
 	}
 	unlock := p.crossLock(ctx, memory.JobLockKey(m.kind, cs.chat.ID))
 	res, err := m.run(ctx, cs.chat.ID)

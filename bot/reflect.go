@@ -44,16 +44,9 @@ func (p *Pipeline) cmdBelief(ctx context.Context, in Inbound, args string, sink 
 	if strings.ToLower(sub) != "forget" || id == "" {
 		return sink.Notice(ctx, "/belief forget BELIEF-ID")
 	}
-	var cs chatState
-	err := p.withLane(ctx, in, func() (err error) {
-		cs, err = p.resolve(ctx, in)
+	cs, ok, err := p.commandChat(ctx, in, sink, lang, "belief")
+	if !ok {
 		return err
-	})
-	if errors.Is(err, ErrNoCard) {
-		return sink.Notice(ctx, p.text(lang, msgNoCard))
-	}
-	if err != nil {
-		return p.internal(ctx, sink, "belief", err)
 	}
 	bs, err := p.opt.Store.Beliefs(ctx, cs.chat.SpaceID, "")
 	if err != nil {

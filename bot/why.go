@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"troupe/memory"
@@ -46,16 +45,9 @@ func (p *Pipeline) cmdWhy(ctx context.Context, in Inbound, sink Sink) error {
 	if !p.opt.Recall.Diagnostics {
 		return sink.Notice(ctx, p.wtext(lang, msgWhyOff))
 	}
-	var cs chatState
-	err := p.withLane(ctx, in, func() (err error) {
-		cs, err = p.resolve(ctx, in)
+	cs, ok, err := p.commandChat(ctx, in, sink, lang, "why")
+	if !ok {
 		return err
-	})
-	if errors.Is(err, ErrNoCard) {
-		return sink.Notice(ctx, p.text(lang, msgNoCard))
-	}
-	if err != nil {
-		return p.internal(ctx, sink, "why", err)
 	}
 	ds, err := p.opt.Store.RecallDiagnostics(ctx, cs.chat.ID, "", 1)
 	if err != nil {

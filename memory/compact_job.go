@@ -30,14 +30,7 @@ func (s *Service) compact(ctx context.Context, chatID string, manual bool) (Resu
 }
 
 func (s *Service) compactOnce(ctx context.Context, chatID string, manual bool) (Result, error) {
-	chat, err := s.store.Chat(ctx, chatID)
-	if errors.Is(err, models.ErrNotFound) {
-		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
-	}
-	if err != nil {
-		return Result{}, err
-	}
-	cast, err := s.sceneCast(ctx, chatID)
+	chat, cast, err := s.chatAndCast(ctx, chatID)
 	if errors.Is(err, models.ErrNotFound) {
 		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
 	}

@@ -184,6 +184,17 @@ func (s *Service) viewsOwe(ctx context.Context, chat models.Chat, cast []models.
 	return ok, nil
 }
 
+// chatAndCast reads the chat and, for a scene, its cast (see sceneCast);
+// ErrNotFound when the chat is gone.
+func (s *Service) chatAndCast(ctx context.Context, chatID string) (models.Chat, []models.CastMember, error) {
+	chat, err := s.store.Chat(ctx, chatID)
+	if err != nil {
+		return chat, nil, err
+	}
+	cast, err := s.sceneCast(ctx, chatID)
+	return chat, cast, err
+}
+
 // sceneCast returns the chat's cast, removed members included, when it is
 // a scene (more than one card ever cast); nil for a one-card chat, whose
 // view is the whole chat.

@@ -35,14 +35,7 @@ func (s *Service) Fingerprint(ctx context.Context, chat models.Chat) (string, mo
 const ReasonUnchanged = "unchanged fingerprint"
 
 func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
-	chat, err := s.store.Chat(ctx, chatID)
-	if errors.Is(err, models.ErrNotFound) {
-		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
-	}
-	if err != nil {
-		return Result{}, err
-	}
-	cast, err := s.sceneCast(ctx, chatID)
+	chat, cast, err := s.chatAndCast(ctx, chatID)
 	if errors.Is(err, models.ErrNotFound) {
 		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
 	}
