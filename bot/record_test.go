@@ -17,6 +17,7 @@ import (
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
+	"troupe/memory/recall"
 	"troupe/models"
 	"troupe/models/testenv"
 )
@@ -561,6 +562,40 @@ func TestRecorderInstallsBackgroundCharactersFromTheLedger(t *testing.T) {
 			want := []string{"the ferryman@" + chat.ID, "the harbour master@" + chat.ID}
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("background characters %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// A cast character's aliases come from its card: the nickname {{char}}
+// becomes is stored as the character's alias, and the recall index gets its
+// cue term, so "Mae" in a later message cues what Maren perceived.
+func TestRecorderGivesCastCharactersTheirCardNicknames(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			r := newRecordRigCard(t, b, 100, func(c *cards.Card) { c.Nickname = "Mae" })
+			for i := 1; i <= 2; i++ {
+				r.say(t, "f", i, "Ada", fmt.Sprintf(`"Step %d."`, i))
+			}
+			chat := r.chat(t, "f")
+			if res, err := r.mem.Record(context.Background(), chat.ID); err != nil || res.Outcome != memory.Written {
+				t.Fatalf("Record = %+v, %v", res, err)
+			}
+			var c models.Character
+			if err := r.st.DB().Where("space_id = ? AND kind = ?", chat.SpaceID, models.CharacterCast).Take(&c).Error; err != nil {
+				t.Fatal(err)
+			}
+			if c.Name != "Maren" || c.Aliases != "Mae" {
+				t.Errorf("cast character %q with aliases %q, want Maren with Mae", c.Name, c.Aliases)
+			}
+			var n int64
+			if err := r.st.DB().Model(&models.RecallTerm{}).Where("character_name = ? AND term = ?", "Maren", recall.CueTerm("Mae")).
+				Count(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				t.Error("no recall term for the alias Mae among Maren's items")
 			}
 		})
 	}

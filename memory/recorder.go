@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -84,6 +85,7 @@ func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string)
 	}
 	unalias(&rec, full)
 	inst := recordInstall(b, in, rec, cast)
+	s.castAliases(ctx, inst.Characters)
 	err = rs.InstallRecord(ctx, inst)
 	if errors.Is(err, models.ErrChatGone) {
 		return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
@@ -161,3 +163,27 @@ func dropsReason(drops []record.Drop) string {
 
 // maxDropsShown bounds the dropped items a job record names.
 const maxDropsShown = 8
+
+// castAliases sets each cast character's aliases from its card: the
+// nickname that {{char}} becomes when it differs from the card's name. A
+// card that cannot be read, or has no such nickname, gives none.
+func (s *Service) castAliases(ctx context.Context, chars []models.Character) {
+	for i, c := range chars {
+		if c.Kind != models.CharacterCast || c.CardID == "" {
+			continue
+		}
+		row, err := s.store.Card(ctx, c.CardID)
+		if err != nil {
+			continue
+		}
+		var card struct {
+			Nickname string `json:"nickname"`
+		}
+		if json.Unmarshal([]byte(row.Data), &card) != nil {
+			continue
+		}
+		if nick := strings.TrimSpace(card.Nickname); nick != "" && nick != c.Name {
+			chars[i].Aliases = models.FitName(nick, models.NameSize)
+		}
+	}
+}

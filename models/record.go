@@ -270,6 +270,17 @@ func installWorld(tx *gorm.DB, r RecordInstall, now time.Time) error {
 			return err
 		}
 	}
+	// A cast character's aliases come from its card, not from a chat: the
+	// card's current ones replace what an older version of it gave.
+	for _, c := range r.Characters {
+		if c.Kind != CharacterCast {
+			continue
+		}
+		if err := tx.Model(&Character{}).Where("space_id = ? AND name = ? AND kind = ? AND aliases <> ?", r.SpaceID, c.Name, CharacterCast, c.Aliases).
+			Update("aliases", c.Aliases).Error; err != nil {
+			return err
+		}
+	}
 	if err := installKnowledge(tx, r, now); err != nil {
 		return err
 	}
