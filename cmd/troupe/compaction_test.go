@@ -50,7 +50,9 @@ func TestConsoleStoryCompacts(t *testing.T) {
 			vals["TROUPE_MODEL_BASE_URL"] = fake.URL()
 			vals["TROUPE_CARDS_DIR"] = t.TempDir()
 			vals["TROUPE_LOG_LEVEL"] = "warn"
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			// A guard, not a measure: 120 beats under -race on a loaded 2-core
+			// machine took over three minutes.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			var out, errOut bytes.Buffer
 			err := run(ctx, []string{"chat", "--card", "../../examples/cards/lantern-keeper.json", "--user", "Ada", "--drain-timeout", "30s"},
@@ -127,12 +129,21 @@ func TestConsoleStoryCompacts(t *testing.T) {
 
 			// /regen at a point before the first summary's cut: that branch
 			// never sees the summary.
-			chat, _ := st.Chat(ctx, chats[0].ID)
+			chat, err := st.Chat(ctx, chats[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var chain []models.Message
 			for id := sums[0].CoversThroughID; id != ""; {
-				m, _ := st.Message(ctx, id)
+				m, err := st.Message(ctx, id)
+				if err != nil {
+					t.Fatalf("walking the first summary's cut back from %s: %v", sums[0].CoversThroughID, err)
+				}
 				chain = append([]models.Message{m}, chain...)
 				id = m.ParentID
+			}
+			if len(chain) < 5 {
+				t.Fatalf("the first summary (of %d) covers %d messages: %+v", len(sums), len(chain), sums[0])
 			}
 			early := chain[3] // a user message well inside the first cut
 			if early.Role != "user" {
