@@ -25,8 +25,8 @@ func TestPlayersOfAChat(t *testing.T) {
 				&models.TurnRecord{SpaceID: chat.SpaceID, Present: []string{"Maren", m.present}, Cast: []string{"Maren"}}))
 			head = u.ID
 		}
-		refused := &models.Message{Role: "user", AuthorID: "c", AuthorName: "Cy", Content: "too long", Refused: true}
-		must(t, st.AppendTurn(ctx, chat.ID, head, head, []*models.Message{refused}, nil))
+		refused := &models.Message{Role: "user", AuthorID: "c", AuthorName: "Cy", Content: "too long"}
+		must(t, st.AppendRefused(ctx, chat.ID, head, refused))
 
 		present, err := st.PresentAt(ctx, head)
 		must(t, err)
