@@ -36,6 +36,7 @@ const (
 func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
 	tl := p.lore(ctx, cs, br, rp)
 	m := p.material(cs, br, rp, tl)
+	m.Card.Players = p.otherPlayers(ctx, cs, rp)
 	p.addScene(ctx, cs, rp, &m)
 	p.addRecall(ctx, cs, br, cs.speakerName(), &m)
 	if limit, ok := p.promptLimit(); ok {
@@ -132,4 +133,62 @@ func personaOf(in Inbound, per models.Persona, ok bool) (name, description strin
 		description = per.Description
 	}
 	return name, description
+}
+
+// otherPlayers gathers the personas of the players present at the reply's
+// parent besides the user it answers (rp.user): the players who spoke in
+// the chat and whom the presence rows list there, in the order they first
+// spoke. A player's presence carries the name they spoke under, their
+// persona's or their display name, so either finds them. A direct chat has
+// one player and costs no query; a group chat where only rp.user is
+// present costs one. A failure is logged and leaves them out.
+func (p *Pipeline) otherPlayers(ctx context.Context, cs chatState, rp replyPlan) []memory.Player {
+	if (!rp.group && !cs.scene()) || rp.parent == "" {
+		return nil
+	}
+	present, err := p.opt.Store.PresentAt(ctx, rp.parent)
+	if err != nil {
+		p.log.Warn("load presence", "chat_id", cs.chat.ID, "err", err)
+		return nil
+	}
+	others := map[string]bool{}
+	for _, name := range present {
+		others[name] = true
+	}
+	delete(others, models.FitName(rp.user, models.NameSize))
+	for _, name := range cs.castNames() {
+		delete(others, name)
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	authors, err := p.opt.Store.ChatAuthors(ctx, cs.chat.ID)
+	if err != nil {
+		p.log.Warn("load chat authors", "chat_id", cs.chat.ID, "err", err)
+		return nil
+	}
+	var keys []string
+	for _, a := range authors {
+		keys = append(keys, cs.channel.Platform+":"+a.ID)
+	}
+	personas, err := p.opt.Store.Personas(ctx, keys)
+	if err != nil {
+		p.log.Warn("load personas", "chat_id", cs.chat.ID, "err", err)
+		return nil
+	}
+	var out []memory.Player
+	seen := map[string]bool{}
+	for _, a := range authors {
+		per, ok := personas[cs.channel.Platform+":"+a.ID]
+		name, desc := personaOf(Inbound{AuthorName: a.Name}, per, ok)
+		fit := models.FitName(name, models.NameSize)
+		if seen[a.ID] || !others[fit] && !others[models.FitName(a.Name, models.NameSize)] || fit == models.FitName(rp.user, models.NameSize) {
+			continue
+		}
+		seen[a.ID] = true
+		if desc != "" {
+			out = append(out, memory.Player{Name: name, Persona: desc})
+		}
+	}
+	return out
 }

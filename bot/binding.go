@@ -47,6 +47,18 @@ func (p *Pipeline) Bind(ctx context.Context, ref ChannelRef, cardID string) erro
 	})
 }
 
+// open is an EventOpen's work: it binds the channel to cast (one card, or
+// a scene of several) and shows the chat's opening. Binding keeps a chat
+// that already plays cast, so reopening a session resumes it and shows its
+// last reply instead of greeting again. An unknown card or a cast larger
+// than scene.max_cast is an error: the session cannot open.
+func (p *Pipeline) open(ctx context.Context, in Inbound, cast []string, sink Sink) error {
+	if err := p.BindCast(ctx, in.Channel, cast); err != nil {
+		return err
+	}
+	return p.Greet(ctx, in, sink)
+}
+
 // CardChooser is a Sink that can offer the card library as a choice (on
 // Telegram, a keyboard whose buttons come back as an EventButton with
 // Event.Card). /start without a card, where the library holds several,

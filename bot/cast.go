@@ -283,17 +283,10 @@ func (p *Pipeline) showOpenings(ctx context.Context, cs chatState, sink Sink) er
 	return nil
 }
 
-// CastBinder is implemented by engines that can bind a channel to a cast
-// of several cards (the console's --card A --card B).
-type CastBinder interface {
-	BindCast(ctx context.Context, ref ChannelRef, cardIDs []string) error
-}
-
-var _ CastBinder = (*Pipeline)(nil)
-
 // BindCast makes the channel's current chat a scene of cardIDs (the first
 // the lead): when its active cast is another, a new chat of them starts,
-// opened by their group greetings. One card binds as Bind does.
+// opened by their group greetings. One card binds as Bind does; none
+// changes nothing. ErrNoCard (wrapped) names a card not in the library.
 func (p *Pipeline) BindCast(ctx context.Context, ref ChannelRef, cardIDs []string) error {
 	if len(cardIDs) <= 1 {
 		id := ""

@@ -15,11 +15,9 @@ type Engine interface {
 	// Submit orders one event (a message, an edit, a command, a button
 	// press) in its channel and returns at once; the Receipt tells whether
 	// it was ignored, when it was stored and how its work ended. The engine
-	// decides which channels play.
+	// decides which channels play; an EventOpen sets a channel's cards and
+	// opens its chat.
 	Submit(ctx context.Context, ev Event, sink Sink) Receipt
-	// Bind and Greet set a channel's card and open its chat.
-	Bind(ctx context.Context, ref ChannelRef, cardID string) error
-	Greet(ctx context.Context, in Inbound, sink Sink) error
 	// Resume answers what a stopped process left in the inbox.
 	Resume(ctx context.Context, platform string, sinkFor func(ChannelRef) (Sink, bool)) error
 	Cards() *cards.Library

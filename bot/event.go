@@ -23,6 +23,12 @@ const (
 	// Event.Card set, chooses that card for the channel (a button of the
 	// keyboard a CardChooser offered).
 	EventButton
+	// EventOpen opens a session in the channel (the console's start) with
+	// the cards of Event.Cast: the channel is bound to them when it has no
+	// chat or its chat plays another cast (several cards open a scene with
+	// their group greetings), then the chat's opening is shown: a new
+	// chat's greetings, or the last reply of the chat it resumes.
+	EventOpen
 )
 
 // Event is one thing that happened in a channel, as an adapter hands it to
@@ -39,6 +45,9 @@ type Event struct {
 	Yes   bool
 	// Card is the card an EventButton chooses; empty for an answer.
 	Card string
+	// Cast is the cards an EventOpen opens the channel with, the lead
+	// first; empty keeps the channel's card.
+	Cast []string
 }
 
 // Receipt is what Submit hands back: when the event was admitted (stored, or
@@ -129,7 +138,7 @@ func (p *Pipeline) Submit(ctx context.Context, ev Event, sink Sink) Receipt {
 		return r
 	}
 	switch ev.Kind {
-	case EventCommand, EventButton:
+	case EventCommand, EventButton, EventOpen:
 		return p.submitWork(ctx, ev, sink, r)
 	}
 	in := ev.In
@@ -163,8 +172,8 @@ func (p *Pipeline) Submit(ctx context.Context, ev Event, sink Sink) Receipt {
 	return r
 }
 
-// submitWork queues a command or a button answer in its channel; p.begin
-// was called.
+// submitWork queues a command, a button answer or an opening in its
+// channel; p.begin was called.
 func (p *Pipeline) submitWork(ctx context.Context, ev Event, sink Sink, r Receipt) Receipt {
 	if ev.Kind == EventCommand && needsCard(ev.Command) {
 		play, err := p.plays(ctx, Inbound{Channel: ev.In.Channel, Mentioned: true})
@@ -183,6 +192,8 @@ func (p *Pipeline) submitWork(ctx context.Context, ev Event, sink Sink, r Receip
 		switch {
 		case ev.Kind == EventCommand:
 			return p.Exec(ctx, ev.In, ev.Command, sink)
+		case ev.Kind == EventOpen:
+			return p.open(ctx, ev.In, ev.Cast, sink)
 		case ev.Card != "":
 			return p.chooseCard(ctx, ev.In, ev.Card, sink)
 		}

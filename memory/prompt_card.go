@@ -15,7 +15,18 @@ type CardText struct {
 	Env     *cards.Env
 	User    string
 	Persona string
+	// Players are the other players present in the scene, whose personas
+	// follow the user's, each under its name; none in a one-player chat.
+	Players []Player
 	Placed  map[cards.Position][]string
+}
+
+// Player is a player present in a scene: the name the characters know
+// them by and their persona. Macros in another player's persona are not
+// expanded: {{user}} there would name the wrong person.
+type Player struct {
+	Name    string
+	Persona string
 }
 
 // expandCard fills in's system text, the lore's system text, the card's
@@ -24,13 +35,13 @@ type CardText struct {
 // picks) run as they always have.
 func expandCard(in AssembleInput, ct *CardText) AssembleInput {
 	lang := in.Language
-	in.System = systemText(ct.Card, lang, ct.User, ct.Persona, ct.Env, nil)
+	in.System = systemText(ct, lang, nil)
 	if len(ct.Placed) > 0 {
 		lore := Lore{}
 		if in.Lore != nil {
 			lore = *in.Lore
 		}
-		lore.System = systemText(ct.Card, lang, ct.User, ct.Persona, ct.Env, ct.Placed)
+		lore.System = systemText(ct, lang, ct.Placed)
 		in.Lore = &lore
 	}
 	if dp := ct.Card.DepthPrompt; dp != nil {
@@ -54,10 +65,12 @@ func ownSystemText(lang, char, user string) string {
 }
 
 // systemText builds the character part of the system message, expanding
-// its macros with env, with the lore entries of placed before and after the
-// character and around the example dialogues. creator_notes are for people
+// its macros with ct's env, with the lore entries of placed before and
+// after the character and around the example dialogues, and the personas
+// of the user and the other players present. creator_notes are for people
 // browsing cards and are never sent.
-func systemText(c cards.Card, lang, user, persona string, env *cards.Env, placed map[cards.Position][]string) string {
+func systemText(ct *CardText, lang string, placed map[cards.Position][]string) string {
+	c, user, persona, env := ct.Card, ct.User, ct.Persona, ct.Env
 	var b strings.Builder
 	x := func(s string) string { return strings.TrimSpace(env.Expand(s)) }
 	own := ownSystemText(lang, c.Name, user)
@@ -92,6 +105,13 @@ func systemText(c cards.Card, lang, user, persona string, env *cards.Env, placed
 	section(labels[2], x(c.Scenario))
 	block(cards.AfterChar)
 	section(labels[3], x(persona))
+	for _, pl := range ct.Players {
+		label := "[" + pl.Name + "]"
+		if lang == "zh" {
+			label = "【" + pl.Name + "】"
+		}
+		section(label, strings.TrimSpace(pl.Persona))
+	}
 	dialogues := c.Examples
 	if dialogues == nil && c.MesExample != "" {
 		// A card built in code rather than read has not been split.

@@ -81,25 +81,17 @@ func (s *Session) Channel() bot.ChannelRef {
 // scene reports whether the session plays several cards.
 func (s *Session) scene() bool { return len(s.opt.Cast) > 1 }
 
-// bind binds the channel to the session's card, or its cast.
-func (s *Session) bind(ctx context.Context) error {
-	if !s.scene() {
-		return s.p.Bind(ctx, s.Channel(), s.opt.CardID)
-	}
-	cb, ok := s.p.(bot.CastBinder)
-	if !ok {
-		return errors.New("console: this engine cannot play a scene of several cards")
-	}
-	return cb.BindCast(ctx, s.Channel(), s.opt.Cast)
-}
-
 // Run reads lines until the input ends or ctx is done.
 func (s *Session) Run(ctx context.Context) error {
-	if err := s.bind(ctx); err != nil {
-		return err
+	// The session opens as an event like any line: the engine binds the
+	// channel to the session's card or cast and shows its opening.
+	cast := s.opt.Cast
+	if !s.scene() && s.opt.CardID != "" {
+		cast = []string{s.opt.CardID}
 	}
-	if err := s.p.Greet(ctx, s.inbound(""), s.sink()); err != nil {
-		return err
+	open := bot.Event{Kind: bot.EventOpen, In: s.inbound(""), Cast: cast}
+	if err := s.p.Submit(ctx, open, s.sink()).Wait(ctx); err != nil {
+		return fmt.Errorf("console: open the session: %w", err)
 	}
 	// What an earlier session accepted and never answered is answered now.
 	own := s.Channel().Key()

@@ -53,6 +53,8 @@ type setup struct {
 	tuning func(*tuning)
 	// scene adds a second card, Ilse, and plays both in the channel.
 	scene bool
+	// dsn is the store's database; "" is a fresh SQLite file.
+	dsn string
 }
 
 // ilseAvatar is the avatar of the second card of a scene.
@@ -79,7 +81,10 @@ func (c *clock) advance(d time.Duration) {
 func newHarness(t *testing.T, su setup) *harness {
 	t.Helper()
 	ctx := context.Background()
-	st, err := models.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "t.db"), nil)
+	if su.dsn == "" {
+		su.dsn = "sqlite://" + filepath.Join(t.TempDir(), "t.db")
+	}
+	st, err := models.Open(ctx, su.dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
