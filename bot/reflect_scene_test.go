@@ -40,7 +40,7 @@ var sceneReflection = memory.ReflectConfig{
 func TestReflectSceneEachCitesItsOwnPerceptions(t *testing.T) {
 	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			r := newViewRig(t, b, viewOpts{recorder: true, batch: 6, reflect: &sceneReflection})
+			r := newViewRig(t, b, viewOpts{recorder: true, batch: 6, reflect: &sceneReflection, period: 20, noRecall: true})
 			var mu sync.Mutex
 			asked := map[string]int{}
 			var hers []string // perception ids shown to 苏砚

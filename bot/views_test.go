@@ -65,6 +65,10 @@ type viewOpts struct {
 	recorder bool
 	batch    int
 	reflect  *memory.ReflectConfig
+	// period, when set, replaces the rig's compaction period of 3 beats.
+	period int
+	// noRecall leaves recall off with the recorder on.
+	noRecall bool
 }
 
 func newViewRig(t *testing.T, b sharedBackend, o viewOpts) *viewRig {
@@ -110,6 +114,9 @@ func newViewRig(t *testing.T, b sharedBackend, o viewOpts) *viewRig {
 	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	mc := config.Default().Memory
 	mc.Keep, mc.Period, mc.MinCutChars, mc.ManualMinCutChars = 2, 3, 1, 1
+	if o.period > 0 {
+		mc.Period = o.period
+	}
 	memCfg := memory.ConfigFrom(mc, "en")
 	if o.reflect != nil {
 		memCfg.Reflect = *o.reflect
@@ -138,7 +145,9 @@ func newViewRig(t *testing.T, b sharedBackend, o viewOpts) *viewRig {
 	if o.recorder {
 		// As in production: the recorder on, and recall on by default.
 		opt.Recorder = config.Recorder{Enabled: true, Batch: o.batch}
-		opt.Recall = config.Default().Recall
+		if !o.noRecall {
+			opt.Recall = config.Default().Recall
+		}
 	}
 	r.p = bot.New(opt)
 	if err := r.p.BindCast(ctx, r.ref(), []string{"lantern-keeper", "tea-house"}); err != nil {
