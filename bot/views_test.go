@@ -54,12 +54,21 @@ type viewRig struct {
 	// record, when set, answers the recorder in place of the faithful
 	// scribe's contract answer (it gets that answer to edit).
 	record func(req openaitest.Request, answer string) string
+	// reflect, when set, answers reflection requests in place of the
+	// faithful scribe (it gets that answer to edit).
+	reflect func(req openaitest.Request, answer string) string
 }
 
-// viewOpts turns the recorder (with its batch) and recall on.
+// viewOpts turns the recorder (with its batch) and recall on, and with
+// reflect automatic reflection after the recorder's runs.
 type viewOpts struct {
 	recorder bool
 	batch    int
+	reflect  *memory.ReflectConfig
+	// period, when set, replaces the rig's compaction period of 3 beats.
+	period int
+	// noRecall leaves recall off with the recorder on.
+	noRecall bool
 }
 
 func newViewRig(t *testing.T, b sharedBackend, o viewOpts) *viewRig {
@@ -92,17 +101,27 @@ func newViewRig(t *testing.T, b sharedBackend, o viewOpts) *viewRig {
 	fake.SetResponder(func(req openaitest.Request) openaitest.Answer {
 		a := r.scribe.Respond(req)
 		r.mu.Lock()
-		edit := r.record
+		edit, reflection := r.record, r.reflect
 		r.mu.Unlock()
 		if edit != nil && memorytest.Kind(req) == "record" {
 			a.Text = edit(req, a.Text)
+		}
+		if reflection != nil && memorytest.IsReflection(req) {
+			a.Text = reflection(req, a.Text)
 		}
 		return a
 	})
 	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	mc := config.Default().Memory
 	mc.Keep, mc.Period, mc.MinCutChars, mc.ManualMinCutChars = 2, 3, 1, 1
-	r.mem = memory.NewService(st, llm.Scribe{C: client}, memory.ConfigFrom(mc, "en"), slog.New(slog.DiscardHandler))
+	if o.period > 0 {
+		mc.Period = o.period
+	}
+	memCfg := memory.ConfigFrom(mc, "en")
+	if o.reflect != nil {
+		memCfg.Reflect = *o.reflect
+	}
+	r.mem = memory.NewService(st, llm.Scribe{C: client}, memCfg, slog.New(slog.DiscardHandler))
 	rds, err := jobs.OpenRedis(ctx, b.redis)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +130,7 @@ func newViewRig(t *testing.T, b sharedBackend, o viewOpts) *viewRig {
 	r.queue = jobs.NewQueue(rds, nil)
 	wctx, cancel := context.WithCancel(ctx)
 	w := jobs.NewWorker(rds, r.queue, r.mem, st, jobs.WorkerOptions{PollInterval: 50 * time.Millisecond, SweepInterval: time.Hour, IdleRecap: time.Hour,
-		Recorder: o.recorder, RecordBatch: o.batch}, nil)
+		Recorder: o.recorder, RecordBatch: o.batch, Reflect: o.reflect != nil}, nil)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(wctx) }()
 	t.Cleanup(func() {
@@ -126,7 +145,9 @@ func newViewRig(t *testing.T, b sharedBackend, o viewOpts) *viewRig {
 	if o.recorder {
 		// As in production: the recorder on, and recall on by default.
 		opt.Recorder = config.Recorder{Enabled: true, Batch: o.batch}
-		opt.Recall = config.Default().Recall
+		if !o.noRecall {
+			opt.Recall = config.Default().Recall
+		}
 	}
 	r.p = bot.New(opt)
 	if err := r.p.BindCast(ctx, r.ref(), []string{"lantern-keeper", "tea-house"}); err != nil {

@@ -78,6 +78,7 @@ func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string)
 		cast = members
 	}
 	in := RecorderInput(b, cast)
+	in.Fading = s.cfg.Fading
 	full := shortenIDs(&in)
 	rec, err := s.askRecorder(ctx, lang, in)
 	if err != nil {

@@ -77,7 +77,7 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 	sc, prev, d, lang, cardOf := plan.scene, plan.state, plan.decision, plan.lang, plan.cardOf
 	var done, failed []string
 	for _, name := range d.Characters {
-		n, err := s.reflectCharacter(ctx, rs, sc.Chat, cardOf[name], lang, name)
+		n, notes, err := s.reflectCharacter(ctx, rs, sc.Chat, cardOf[name], lang, name)
 		switch {
 		case errors.Is(err, models.ErrChatGone):
 			return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
@@ -89,7 +89,7 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 			s.log.Warn("reflection failed", "chat_id", chatID, "character", name, "err", err)
 			failed = append(failed, name+": "+reasonOf(err))
 		default:
-			done = append(done, fmt.Sprintf("%s: %d changes", name, n))
+			done = append(done, fmt.Sprintf("%s: %d changes", name, n)+notesReason(notes))
 		}
 	}
 	if len(failed) > 0 {
@@ -118,23 +118,42 @@ func reasonOf(err error) string {
 	return err.Error()
 }
 
+// notesReason words what the engine corrected, dropped or refused in a
+// character's answer for the job record, as the recorder's drops are: the
+// items and rules, never the story's words, at most maxDropsShown.
+func notesReason(notes []reflect.Note) string {
+	if len(notes) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, min(len(notes), maxDropsShown+1))
+	for i, n := range notes {
+		if i == maxDropsShown {
+			parts = append(parts, fmt.Sprintf("and %d more", len(notes)-i))
+			break
+		}
+		parts = append(parts, n.String())
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
 // reflectCharacter runs one character's reflection and installs it; it
-// returns how many beliefs changed.
-func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat models.Chat, cardID, lang, name string) (int, error) {
+// returns how many beliefs changed and the notes on the answer's items the
+// engine corrected, dropped or refused.
+func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat models.Chat, cardID, lang, name string) (int, []reflect.Note, error) {
 	round, err := rs.LoadReflection(ctx, chat.SpaceID, name)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	shown := reflect.Batch(round.New, 0)
 	if len(shown) == 0 {
-		return 0, nil
+		return 0, nil, nil
 	}
 	checks := reflect.SelectChecks(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Known: round.Known, Max: s.cfg.Reflect.MaxChecks})
 	var results []reflect.CheckResult
 	for _, c := range checks {
 		answer, err := s.completeJSON(ctx, fromReflect(reflect.CheckPrompt(lang, c)))
 		if err != nil {
-			return 0, fmt.Errorf("memory: belief check: scribe: %w", err)
+			return 0, nil, fmt.Errorf("memory: belief check: scribe: %w", err)
 		}
 		a, err := reflect.ParseCheck(answer)
 		if err != nil {
@@ -150,17 +169,17 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	prompt := reflect.Prompt(reflect.PromptInput{Language: lang, Character: name, Perceptions: shown, Beliefs: shownBeliefs})
 	answer, err := s.completeJSON(ctx, fromReflect(prompt))
 	if err != nil {
-		return 0, fmt.Errorf("memory: reflect: scribe: %w", err)
+		return 0, nil, fmt.Errorf("memory: reflect: scribe: %w", err)
 	}
 	a, perr := reflect.ParseAnswer(answer)
 	if perr != nil {
 		s.log.Warn("reflection answer rejected; asking for a repair", "character", name, "reason", perr.Error())
 		answer, err = s.completeJSON(ctx, fromReflect(reflect.RepairPrompt(lang, prompt, answer, perr)))
 		if err != nil {
-			return 0, fmt.Errorf("memory: reflect: scribe repair: %w", err)
+			return 0, nil, fmt.Errorf("memory: reflect: scribe repair: %w", err)
 		}
 		if a, perr = reflect.ParseAnswer(answer); perr != nil {
-			return 0, &RejectedError{Kind: KindReflect, Reason: perr.Error()}
+			return 0, nil, &RejectedError{Kind: KindReflect, Reason: perr.Error()}
 		}
 	}
 	doubtedIDs := make([]string, len(doubted))
@@ -179,9 +198,9 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	err = rs.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: cardID, SpaceID: chat.SpaceID,
 		Character: name, Seen: seen, Doubted: doubted, Changes: changes})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return len(doubted) + len(changes.Created) + len(changes.Updated) + len(changes.Deleted), nil
+	return len(doubted) + len(changes.Created) + len(changes.Updated) + len(changes.Deleted), notes, nil
 }
 
 func fromReflect(ms []reflect.Message) []Message {

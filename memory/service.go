@@ -64,6 +64,10 @@ type Config struct {
 	// Reflect is reflection.*; the zero value runs reflection only when
 	// asked (/reflect).
 	Reflect ReflectConfig
+	// Fading is memory.fading: on, the recorder may write partial and
+	// mistaken perceptions (details fade anyway); off, it is asked for
+	// accurate ones only.
+	Fading bool
 }
 
 // ConfigFrom returns the memory constants of m, with language the one
@@ -78,6 +82,7 @@ func ConfigFrom(m config.Memory, language string) Config {
 		MinUsefulChars:   m.MinUsefulChars,
 		RecapMaxChars:    m.RecapMaxChars,
 		Language:         language,
+		Fading:           m.Fading,
 	}
 }
 

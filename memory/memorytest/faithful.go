@@ -21,6 +21,9 @@ import (
 // Factless its summaries keep no facts at all (five well-formed, empty
 // sections), the deliberately broken setting an evaluation must catch.
 //
+// Its reflections cite only the perceptions the request showed
+// (FaithfulReflection), and its belief checks find every belief compatible.
+//
 // Chat turns go to Next (openaitest.Reader when nil); eval judge prompts are
 // graded with eval.Score, as a judge following the rubric would.
 type Faithful struct {
@@ -32,7 +35,7 @@ type Faithful struct {
 }
 
 // Count returns how many answers of a kind ("summary", "recap",
-// "consolidate", "judge") it wrote.
+// "consolidate", "record", "reflect", "check", "judge") it wrote.
 func (f *Faithful) Count(kind string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -41,6 +44,14 @@ func (f *Faithful) Count(kind string) int {
 
 // Respond is an openaitest responder.
 func (f *Faithful) Respond(req openaitest.Request) openaitest.Answer {
+	switch {
+	case IsReflection(req):
+		f.count("reflect")
+		return openaitest.Answer{Text: FaithfulReflection(req)}
+	case IsBeliefCheck(req):
+		f.count("check")
+		return openaitest.Answer{Text: compatible}
+	}
 	kind := Kind(req)
 	if kind == "" && len(req.Messages) > 1 {
 		if c, reply, ok := eval.JudgeCase(req.Messages[0].Content, req.Messages[1].Content); ok {
