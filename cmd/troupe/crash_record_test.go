@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
+
+	"gorm.io/gorm"
 
 	"troupe/llm/openaitest"
 	"troupe/memory/memorytest"
@@ -51,11 +54,19 @@ func seedRecordableChat(t *testing.T, dsn string, beats int) string {
 func checkRecordWhole(t *testing.T, st *models.Store, chatID string) (sealed bool) {
 	t.Helper()
 	var n, s, ps, ths, ledgers int64
-	st.DB().Model(&models.Event{}).Where("chat_id = ?", chatID).Count(&n)
-	st.DB().Model(&models.Event{}).Where("chat_id = ? AND sealed = ?", chatID, true).Count(&s)
-	st.DB().Model(&models.Perception{}).Where("chat_id = ?", chatID).Count(&ps)
-	st.DB().Model(&models.Thread{}).Where("chat_id = ?", chatID).Count(&ths)
-	st.DB().Model(&models.Ledger{}).Where("chat_id = ?", chatID).Count(&ledgers)
+	// One read transaction, so the five counts see one state of the file;
+	// an error fails the test rather than reading as a zero count.
+	err := st.DB().Transaction(func(tx *gorm.DB) error {
+		return errors.Join(
+			tx.Model(&models.Event{}).Where("chat_id = ?", chatID).Count(&n).Error,
+			tx.Model(&models.Event{}).Where("chat_id = ? AND sealed = ?", chatID, true).Count(&s).Error,
+			tx.Model(&models.Perception{}).Where("chat_id = ?", chatID).Count(&ps).Error,
+			tx.Model(&models.Thread{}).Where("chat_id = ?", chatID).Count(&ths).Error,
+			tx.Model(&models.Ledger{}).Where("chat_id = ?", chatID).Count(&ledgers).Error)
+	})
+	if err != nil {
+		t.Fatalf("reading the record: %v", err)
+	}
 	switch {
 	case s == 0 && ps == 0 && ths == 0 && ledgers == 0:
 		return false
