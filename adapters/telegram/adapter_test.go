@@ -555,18 +555,20 @@ func TestTwoUsersKeepSeparateSpaces(t *testing.T) {
 func TestOrderAndConcurrency(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	h.slowWhen("slow", 1500*time.Millisecond)
+	// Alice's first answer is held until Bob has his: if Bob's turn waited
+	// for Alice's, his reply never comes and waitText fails.
+	release := h.holdWhen("slow")
 	h.start()
 	h.tg.SendText(alice, "a slow start")
 	waitFor(t, "the model asked", func() bool { return h.ai.Count() == 1 })
 	h.tg.SendText(alice, "two")
 	h.tg.SendText(alice, "three")
 	h.tg.SendText(bob, "meanwhile")
-	bobReply := h.waitText(bob.ID, `You said "meanwhile"`)
+	h.waitText(bob.ID, `You said "meanwhile"`)
 	if len(h.texts(alice.ID)) != 0 {
-		t.Error("Bob waited for Alice's reply")
+		t.Error("Alice got a reply while her model answer was held")
 	}
-	_ = bobReply
+	release()
 	h.waitText(alice.ID, `You said "three"`)
 	var got []string
 	for _, m := range h.messages(alice.ID) {
@@ -677,9 +679,12 @@ func TestTypingRepeatsUntilFirstText(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.tune = func(a *Adapter) { a.typingEvery = 300 * time.Millisecond }
-	h.slowWhen("ponder", 1300*time.Millisecond)
+	// The model thinks until three typing actions went out.
+	release := h.holdWhen("ponder")
 	h.start()
 	h.tg.SendText(alice, "ponder this")
+	waitFor(t, "three typing actions while the model thinks", func() bool { return len(h.chatCalls("sendChatAction", alice.ID)) >= 3 })
+	release()
 	h.waitText(alice.ID, "You said")
 	first := h.chatCalls("sendMessage", alice.ID)[0].At
 	var before, after int

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -218,16 +219,20 @@ func (h *harness) messages(chatID int64) []models.Message {
 	return msgs
 }
 
-// slowWhen makes the model answer a request whose last user message
-// contains marker only after delay; others get the default answer.
-func (h *harness) slowWhen(marker string, delay time.Duration) {
+// holdWhen makes the model's answer to a message containing marker wait
+// until release is called (at the latest when the test ends).
+func (h *harness) holdWhen(marker string) (release func()) {
+	gate := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(gate) }) }
+	h.t.Cleanup(release)
 	h.ai.SetResponder(func(req openaitest.Request) openaitest.Answer {
-		ans := openaitest.DefaultResponder(req)
 		if last := memorytest.LastUser(req); strings.Contains(last, marker) {
-			ans.Latency = delay
+			<-gate
 		}
-		return ans
+		return openaitest.DefaultResponder(req)
 	})
+	return release
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {
