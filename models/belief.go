@@ -391,6 +391,11 @@ func writeBelief(tx *gorm.DB, r ReflectionInstall, b reflect.Belief, chats map[s
 	if err := indexBelief(tx, row); err != nil {
 		return err
 	}
+	if !create {
+		if err := dropStaleVector(tx, row); err != nil {
+			return err
+		}
+	}
 	if create {
 		if err := tx.Create(&row).Error; err != nil {
 			return err

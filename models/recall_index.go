@@ -150,9 +150,6 @@ func indexBelief(tx *gorm.DB, b Belief) error {
 	if err := tx.Where("item_id = ?", b.ID).Delete(&RecallTerm{}).Error; err != nil {
 		return err
 	}
-	if err := dropVector(tx, b.ID); err != nil {
-		return err
-	}
 	terms, err := recallTerms(tx, b.SpaceID, []recallItem{{id: b.ID, kind: RecallBelief, char: b.Character,
 		seq: b.ChangedSeq, text: b.Text, names: lines(b.About)}})
 	if err != nil {

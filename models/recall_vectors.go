@@ -187,8 +187,9 @@ func (s *Store) VectorsOwed(ctx context.Context, chatID, model string) (bool, er
 	return len(items) > 0, err
 }
 
-// dropVector deletes an item's vector in its rewrite's transaction: the
+// dropStaleVector deletes a belief's vector in its rewrite's transaction
+// when the text changes (a change of confidence alone keeps it): the
 // embedding job writes one for the new text.
-func dropVector(tx *gorm.DB, itemID string) error {
-	return tx.Where("item_id = ?", itemID).Delete(&RecallVector{}).Error
+func dropStaleVector(tx *gorm.DB, b Belief) error {
+	return tx.Exec("DELETE FROM recall_vectors WHERE item_id = ? AND EXISTS (SELECT 1 FROM beliefs WHERE id = ? AND text <> ?)", b.ID, b.ID, b.Text).Error
 }
