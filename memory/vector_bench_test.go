@@ -25,12 +25,15 @@ func BenchmarkVectorRecall(b *testing.B) {
 				st := testenv.OpenStore(b, be)
 				ctx := context.Background()
 				chat := models.NewID()
-				if err := st.SeedRecord(ctx, models.SeedSpec{SpaceID: cacheSpace, Character: "Maren", ChatID: chat, N: n, Seed: 1}); err != nil {
+				// The sizes share the backend's database: each has its own
+				// character.
+				char := fmt.Sprintf("Maren%d", n)
+				if err := st.SeedRecord(ctx, models.SeedSpec{SpaceID: cacheSpace, Character: char, ChatID: chat, N: n, Seed: 1}); err != nil {
 					b.Fatal(err)
 				}
 				writeVectors(b, st, chat, n, 256)
 				cache := memory.NewVectorCache(st, "m", 1<<30)
-				if err := cache.Load(ctx, cacheSpace, "Maren"); err != nil {
+				if err := cache.Load(ctx, cacheSpace, char); err != nil {
 					b.Fatal(err)
 				}
 				queries := [][]float32{openaitest.Embedding("lamp", 256), openaitest.Embedding("door", 256), openaitest.Embedding("ship", 256)}
@@ -38,7 +41,7 @@ func BenchmarkVectorRecall(b *testing.B) {
 				b.ResetTimer()
 				for i := 0; b.Loop(); i++ {
 					start := time.Now()
-					if _, err := cache.Nearest(ctx, cacheSpace, "Maren", queries[i%len(queries)], 50, memory.DefaultMinSimilarity); err != nil {
+					if _, err := cache.Nearest(ctx, cacheSpace, char, queries[i%len(queries)], 50, memory.DefaultMinSimilarity); err != nil {
 						b.Fatal(err)
 					}
 					times = append(times, time.Since(start))

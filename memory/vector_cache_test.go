@@ -55,7 +55,7 @@ func writeVectors(t testing.TB, st *models.Store, chat string, n, dim int) {
 	t.Helper()
 	ctx := context.Background()
 	for n > 0 {
-		items, err := st.PendingVectors(ctx, chat, "m", min(n, 500))
+		items, err := st.PendingVectors(ctx, chat, "m", min(n, 2000))
 		if err != nil || len(items) == 0 {
 			t.Fatalf("pending: %d (%v)", len(items), err)
 		}
