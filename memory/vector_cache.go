@@ -48,7 +48,7 @@ type vecEntry struct {
 	kinds   []recall.Kind
 	vecs    [][]float32
 	// bytes is what the entry holds; gone marks an evicted entry, whose
-	// bytes no longer count.
+	// bytes no longer count. Both are the cache's (under VectorCache.mu).
 	bytes int64
 	gone  bool
 }
@@ -117,6 +117,7 @@ func (c *VectorCache) evictLocked(e *vecEntry) {
 func (c *VectorCache) grow(e *vecEntry, delta int64) (over int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	e.bytes += delta
 	if e.gone {
 		// Evicted while it loaded: it lives on for this search only.
 		return max(e.bytes-c.limit, 0)
@@ -156,7 +157,6 @@ func (c *VectorCache) refresh(ctx context.Context, e *vecEntry) error {
 			e.ids, e.kinds, e.vecs = append(e.ids, r.ItemID), append(e.kinds, kind), append(e.vecs, v)
 			delta += vecBytes(r.ItemID, v)
 		}
-		e.bytes += delta
 		if over := c.grow(e, delta); over > 0 {
 			c.shed(e, over)
 		}
@@ -175,7 +175,6 @@ func (c *VectorCache) shed(e *vecEntry, over int64) {
 		n++
 	}
 	e.ids, e.kinds, e.vecs = append([]string(nil), e.ids[n:]...), append([]recall.Kind(nil), e.kinds[n:]...), append([][]float32(nil), e.vecs[n:]...)
-	e.bytes -= freed
 	c.grow(e, -freed)
 }
 

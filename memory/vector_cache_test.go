@@ -128,6 +128,24 @@ func TestVectorCacheStaysWithinItsBound(t *testing.T) {
 				t.Errorf("an oversized pair: %d bytes (bound %d), %d vectors kept", small.Bytes(), small.Limit(), len(all))
 			}
 
+			// Searches of several characters at once, in a cache that
+			// holds about one and a half of them, keep to the bound.
+			busy := memory.NewVectorCache(st, "m", perChar+perChar/2)
+			var wg sync.WaitGroup
+			for i := range 12 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := busy.Nearest(ctx, cacheSpace, []string{"Ana", "Bo", "Cy"}[i%3], q, 5, -1); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			if busy.Bytes() > busy.Limit() || busy.Bytes() <= 0 {
+				t.Errorf("after concurrent searches the cache holds %d bytes (bound %d)", busy.Bytes(), busy.Limit())
+			}
+
 			// Isolation: Bo's own vector, searched by Ana, finds none of Bo's.
 			bo, err := st.RecallVectors(ctx, models.VectorScan{SpaceID: cacheSpace, Character: "Bo", Model: "m", Limit: n})
 			if err != nil || len(bo) != n {
