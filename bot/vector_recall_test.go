@@ -124,8 +124,8 @@ func waitReport(t *testing.T, r *recordRig, ch string, done func(memory.RecallRe
 // A fact that shares no word and no name with the question comes back by
 // vector similarity, found as "vector"; with embeddings off it does not
 // (the positive control is the same question with them on). A stalled
-// /embeddings leaves the vector source out inside recall.timeout, and the
-// turn goes on with what words found.
+// /embeddings leaves the vector source out inside recall.timeout (after
+// three quarters of it), and the turn goes on with what words found.
 func TestVectorRecallFindsWhatWordsCannot(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
@@ -167,7 +167,7 @@ func TestVectorRecallFindsWhatWordsCannot(t *testing.T) {
 			// The endpoint stalls: past its share of recall.timeout the
 			// vector source is dropped; words still find Juniper.
 			stalled := r.opt
-			stalled.Recall.Timeout = time.Second
+			stalled.Recall.Timeout = 4 * time.Second
 			r.p = bot.New(stalled)
 			r.fake.SetEmbeddingFault(-1, 0)
 			start := time.Now()
@@ -176,8 +176,10 @@ func TestVectorRecallFindsWhatWordsCannot(t *testing.T) {
 			if !strings.Contains(block, "Juniper") || strings.Contains(block, "compass") {
 				t.Errorf("stalled embeddings: block should hold Juniper (words) and not the compass (vector):\n%s", block)
 			}
-			if took := time.Since(start); took > 5*time.Second {
-				t.Errorf("the turn took %s with a stalled endpoint and a 1 s cap", took)
+			// The embeddings client's own timeout is 30 s: the cap, not
+			// the client, ended the wait.
+			if took := time.Since(start); took > 20*time.Second {
+				t.Errorf("the turn took %s with a stalled endpoint and a 4 s cap", took)
 			}
 		})
 	}
@@ -231,7 +233,7 @@ func TestRerankDecidesThePickAndItsFailureIsHarmless(t *testing.T) {
 			}{{"failing", 0, 500}, {"stalled", -1, 0}} {
 				r.fake.SetRerankFault(fault.latency, fault.status)
 				o := opt
-				o.Recall.Timeout = time.Second
+				o.Recall.Timeout = 4 * time.Second
 				r.p = bot.New(o)
 				r.say(t, "rr", n, "Ada", question)
 				n++
