@@ -114,6 +114,7 @@ func (c *VectorCache) evictLocked(e *vecEntry) {
 // grow accounts delta more bytes to e and evicts the least recently used
 // other entries until the cache is within its bound; it returns how many
 // bytes e itself must shed (its oldest vectors) when it alone is too big.
+// Every change of an entry's bytes goes through here, under the lock.
 func (c *VectorCache) grow(e *vecEntry, delta int64) (over int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -123,14 +124,16 @@ func (c *VectorCache) grow(e *vecEntry, delta int64) (over int64) {
 		return max(e.bytes-c.limit, 0)
 	}
 	c.used += delta
-	for c.used > c.limit {
-		back := c.lru.Back()
-		if back == nil || back.Value.(*vecEntry) == e {
-			break
+	// Least recently used first, passing over e itself: a pair loading
+	// while a newer one was searched may be the oldest.
+	for el := c.lru.Back(); el != nil && c.used > c.limit; {
+		prev := el.Prev()
+		if v := el.Value.(*vecEntry); v != e {
+			c.evictLocked(v)
 		}
-		c.evictLocked(back.Value.(*vecEntry))
+		el = prev
 	}
-	return max(e.bytes-c.limit, 0)
+	return max(c.used-c.limit, 0)
 }
 
 // refresh reads the pair's vectors written since its last look. A context
