@@ -63,6 +63,10 @@ type Options struct {
 	Scene config.Scene
 	// Recall: what the speaking character brings back each turn.
 	Recall config.Recall
+	// RecallVectors and Reranker, when set, add recall's vector source
+	// (recall.embeddings) and its rerank (recall.rerank).
+	RecallVectors *memory.Vectors
+	Reranker      memory.Reranker
 	// RecallDelay, when set, runs before each recall: a test holds recall
 	// up with it to see the time cap leave the block out.
 	RecallDelay func(ctx context.Context)

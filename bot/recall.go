@@ -35,7 +35,9 @@ func (p *Pipeline) addRecall(ctx context.Context, cs chatState, br models.Branch
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	got, err := p.recall(rctx, memory.RecallConfigFrom(rc, p.opt.MemoryConfig), in)
+	cfg := memory.RecallConfigFrom(rc, p.opt.MemoryConfig)
+	cfg.Vectors, cfg.Rerank = p.opt.RecallVectors, p.opt.Reranker
+	got, err := p.recall(rctx, cfg, in)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			p.log.Warn("recall over its time; the turn goes on without it", "chat_id", cs.chat.ID, "timeout", timeout)
@@ -45,6 +47,9 @@ func (p *Pipeline) addRecall(ctx context.Context, cs chatState, br models.Branch
 		return
 	}
 	m.Recall = got.Block
+	for _, s := range got.Skipped {
+		p.log.Warn("recall went on without a part", "chat_id", cs.chat.ID, "skipped", s)
+	}
 	done := models.RecallDone{Perceptions: got.Perceptions, Beliefs: got.Beliefs, Keep: rc.DiagnosticsTurns}
 	if rc.Diagnostics {
 		done.Diagnostic = &models.RecallDiagnostic{ChatID: cs.chat.ID, MessageID: in.HeadID, Character: character,

@@ -53,7 +53,7 @@ func (c Config) Validate() error {
 		{"recall.embeddings.base_url", c.Recall.Embeddings.BaseURL != "" && !isHTTPURL(c.Recall.Embeddings.BaseURL), "must be an http(s) URL or empty (no embeddings)"},
 		{"recall.embeddings.model", c.Recall.Embeddings.BaseURL != "" && strings.TrimSpace(c.Recall.Embeddings.Model) == "", "must name a model when recall.embeddings.base_url is set"},
 		{"recall.embeddings.dimensions", c.Recall.Embeddings.Dimensions < 1 || c.Recall.Embeddings.Dimensions > 8192, "must be 1 to 8192"},
-		{"recall.vector_cache_mb", c.Recall.VectorCacheMB < 1, "must be at least 1"},
+		{"recall.vector_cache_mb", c.Recall.VectorCacheMB < 1 || c.Recall.VectorCacheMB > 65536, "must be 1 to 65536 (MiB)"},
 		{"recall.rerank.base_url", c.Recall.Rerank.BaseURL != "" && !isHTTPURL(c.Recall.Rerank.BaseURL), "must be an http(s) URL or empty (no rerank)"},
 		{"recall.rerank.model", c.Recall.Rerank.BaseURL != "" && strings.TrimSpace(c.Recall.Rerank.Model) == "", "must name a model when recall.rerank.base_url is set"},
 		{"recall.diagnostics_turns", c.Recall.DiagnosticsTurns < 1, "must be at least 1"},

@@ -15,7 +15,7 @@ var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
 var removedKeys = map[string]string{
 	"telegram.rate_per_minute":   "removed: limits.rate_per_minute now limits every platform",
 	"telegram.max_message_chars": "removed: limits.max_message_chars now limits every platform",
-	"memory.recall_timeout":      "removed: vector recall is not built, so there is nothing to time",
+	"memory.recall_timeout":      "removed: recall.timeout caps all of recall, the embeddings call included",
 }
 
 // fileError turns a YAML decoding error into an *Error naming the dotted

@@ -22,6 +22,7 @@ const (
 	TypeConsolidate = typePrefix + memory.KindConsolidate
 	TypeRecord      = typePrefix + memory.KindRecord
 	TypeReflect     = typePrefix + memory.KindReflect
+	TypeEmbed       = typePrefix + memory.KindEmbed
 )
 
 const typePrefix = "memory:"
@@ -224,6 +225,12 @@ func (q *Queue) Reflect(ctx context.Context, chatID string, now bool) error {
 		queue = QueueUrgent
 	}
 	return q.enqueue(ctx, TypeReflect, chatID, queue, now, ChatPayload{ChatID: chatID, Now: now})
+}
+
+// Embed enqueues the writing of the vectors the chat's new perceptions (and
+// its space's new beliefs) lack: once per chat however often it is asked.
+func (q *Queue) Embed(ctx context.Context, chatID string) error {
+	return q.enqueue(ctx, TypeEmbed, chatID, QueueDefault, false, ChatPayload{ChatID: chatID})
 }
 
 // Consolidate enqueues the consolidation of a card's memory in a space. It

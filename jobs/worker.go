@@ -32,6 +32,13 @@ type Reflector interface {
 	ReflectionOwed(ctx context.Context, chat models.Chat) (bool, error)
 }
 
+// Embedder is the optional part of Memory that writes item vectors for
+// recall (recall.embeddings).
+type Embedder interface {
+	Embed(ctx context.Context, chatID string) (memory.Result, error)
+	EmbeddingOwed(ctx context.Context, chat models.Chat) (bool, error)
+}
+
 // WorkerOptions configures a Worker.
 type WorkerOptions struct {
 	Concurrency int
@@ -57,6 +64,10 @@ type WorkerOptions struct {
 	// Reflect: a recorder run that wrote enqueues the chat's reflection,
 	// which decides by reflection.* whether it is due.
 	Reflect bool
+	// Embed: the sweeper owes the embedding job of a chat with items
+	// lacking a vector (the memory service enqueues it after each recorder
+	// run or reflection that wrote; memory.Service.UseVectors).
+	Embed bool
 }
 
 // Observer is told the outcome of each memory job: kind is "compact",
@@ -123,6 +134,7 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 	w.mux.HandleFunc(TypeConsolidate, w.handleConsolidate)
 	w.mux.HandleFunc(TypeRecord, w.handleRecord)
 	w.mux.HandleFunc(TypeReflect, w.handleReflect)
+	w.mux.HandleFunc(TypeEmbed, w.handleEmbed)
 	return w
 }
 
@@ -284,6 +296,17 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 				n++
 			}
 		}
+		if e, ok := w.mem.(Embedder); ok && w.opt.Embed {
+			if owed, err = e.EmbeddingOwed(ctx, c); err != nil {
+				return n, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
+			}
+			if owed {
+				if err := w.queue.Embed(ctx, c.ID); err != nil {
+					return n, err
+				}
+				n++
+			}
+		}
 		if c.ActiveAt.After(idleBefore) {
 			continue
 		}
@@ -420,6 +443,7 @@ func (w *Worker) handleRecord(ctx context.Context, t *asynq.Task) error {
 			w.log.Warn("enqueue reflection", "chat_id", p.ChatID, "err", qerr)
 		}
 	}
+
 	return w.outcome(ctx, TypeRecord, p.ChatID, res, err)
 }
 
@@ -433,7 +457,21 @@ func (w *Worker) handleReflect(ctx context.Context, t *asynq.Task) error {
 		return nil
 	}
 	res, err := r.Reflect(ctx, p.ChatID, p.Now)
+
 	return w.outcome(ctx, TypeReflect, p.ChatID, res, err)
+}
+
+func (w *Worker) handleEmbed(ctx context.Context, t *asynq.Task) error {
+	var p ChatPayload
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.ChatID == "" {
+		return fmt.Errorf("jobs: bad embed payload: %w", asynq.SkipRetry)
+	}
+	e, ok := w.mem.(Embedder)
+	if !ok {
+		return nil
+	}
+	res, err := e.Embed(ctx, p.ChatID)
+	return w.outcome(ctx, TypeEmbed, p.ChatID, res, err)
 }
 
 // outcome turns a memory result into the task's result: success only with

@@ -106,6 +106,9 @@ func (s *Service) ForgetChat(ctx context.Context, chatID string) (Forgotten, err
 		return Forgotten{}, err
 	}
 	s.log.Info("chat forgotten", "chat_id", chatID, "card_id", ts.CardID, "space_id", ts.SpaceID)
+	if s.vectors != nil {
+		s.vectors.Cache.DropSpace(ts.SpaceID)
+	}
 	cards := ts.Cards
 	if len(cards) == 0 {
 		cards = []string{ts.CardID}

@@ -23,6 +23,10 @@ type RecallConfig struct {
 	// Candidates is how many found items are loaded and scored.
 	Candidates int
 	Params     recall.Params
+	// Vectors, when set, adds the items most similar to the new messages
+	// (recall.embeddings); Rerank re-orders the candidates (recall.rerank).
+	Vectors *Vectors
+	Rerank  Reranker
 }
 
 // perTermFactor sets how many index entries a term may fetch, as a multiple
@@ -57,6 +61,9 @@ type Recalled struct {
 	Block                string
 	Scored               []recall.Scored
 	Perceptions, Beliefs []string
+	// Skipped says which optional parts (vector, rerank) were left out of
+	// this recall and why: the turn went on without them.
+	Skipped []string
 }
 
 // Recall finds what the speaking character remembers that bears on the new
@@ -71,12 +78,15 @@ func Recall(ctx context.Context, st RecallStore, cfg RecallConfig, in RecallInpu
 	if len(terms) == 0 {
 		return Recalled{}, nil
 	}
+	var skipped []string
+	vec := cfg.startVectors(ctx, in, text)
 	perTerm := max(cfg.Candidates*perTermFactor, 1)
 	hits, err := st.RecallHits(ctx, models.RecallSearch{SpaceID: in.SpaceID, Character: in.Character, Terms: terms, PerTerm: perTerm})
 	if err != nil {
 		return Recalled{}, err
 	}
 	ranked := recall.Rank(hits, words, perTerm, cfg.Candidates)
+	ranked = vec.merge(ranked, &skipped)
 	if len(ranked) == 0 {
 		return Recalled{}, nil
 	}
@@ -104,9 +114,10 @@ func Recall(ctx context.Context, st RecallStore, cfg RecallConfig, in RecallInpu
 		r := byID[it.ID]
 		cands = append(cands, recall.Candidate{Item: it, Sources: r.Sources, Relevance: r.Relevance})
 	}
+	cands = cfg.rerank(ctx, text, cands, &skipped)
 	p := cfg.Params
 	p.Now, p.InPrompt = items.Now, in.InPrompt
-	out := Recalled{Scored: recall.Select(cands, p)}
+	out := Recalled{Scored: recall.Select(cands, p), Skipped: skipped}
 	out.Block = recall.Block(in.Language, out.Scored)
 	for _, s := range out.Scored {
 		if !s.Picked {

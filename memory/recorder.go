@@ -37,6 +37,7 @@ type RecordStore interface {
 // included, is recorded in the job table.
 func (s *Service) Record(ctx context.Context, chatID string) (Result, error) {
 	res, err := s.recordChat(ctx, chatID)
+	s.wroteItems(ctx, chatID, res, err)
 	return s.record(ctx, KindRecord, chatID, res, err)
 }
 

@@ -43,6 +43,7 @@ type ReflectStore interface {
 // the run is then recorded as failed with the characters' reasons.
 func (s *Service) Reflect(ctx context.Context, chatID string, manual bool) (Result, error) {
 	res, err := s.reflectChat(ctx, chatID, manual)
+	s.wroteItems(ctx, chatID, res, err)
 	return s.record(ctx, KindReflect, chatID, res, err)
 }
 

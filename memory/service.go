@@ -126,6 +126,9 @@ type Service struct {
 	// locker and local serialize the reflections of a space (UseLocker).
 	locker Locker
 	local  localLocks
+	// vectors, when set, writes item vectors (UseVectors).
+	vectors    *Vectors
+	oweVectors func(ctx context.Context, chatID string) error
 }
 
 // NewService returns a memory service.

@@ -391,6 +391,11 @@ func writeBelief(tx *gorm.DB, r ReflectionInstall, b reflect.Belief, chats map[s
 	if err := indexBelief(tx, row); err != nil {
 		return err
 	}
+	if !create {
+		if err := dropStaleVector(tx, row); err != nil {
+			return err
+		}
+	}
 	if create {
 		if err := tx.Create(&row).Error; err != nil {
 			return err
@@ -421,8 +426,10 @@ func writeBelief(tx *gorm.DB, r ReflectionInstall, b reflect.Belief, chats map[s
 // deleteBeliefs deletes beliefs, their links and check marks, and unfolds
 // the perceptions folded into them.
 func deleteBeliefs(tx *gorm.DB, ids []string) error {
-	if err := tx.Where("item_id IN ?", ids).Delete(&RecallTerm{}).Error; err != nil {
-		return err
+	for _, m := range []any{&RecallTerm{}, &RecallVector{}} {
+		if err := tx.Where("item_id IN ?", ids).Delete(m).Error; err != nil {
+			return err
+		}
 	}
 	for _, m := range []any{&BeliefEvidence{}, &BeliefCheck{}} {
 		if err := tx.Where("belief_id IN ?", ids).Delete(m).Error; err != nil {

@@ -10,14 +10,14 @@ import (
 // chat's record, by provenance: its events, perceptions, presence, threads,
 // the knowledge edges it granted, every relationship description it wrote
 // or updated (deleted, not edited: its wording may carry the chat), the
-// recall index entries and diagnostics of the chat, the
+// recall index entries, vectors and diagnostics of the chat, the
 // background characters it introduced, and the entities it introduced that
 // nothing else mentions. No model is asked.
 func forgetRecord(tx *gorm.DB, chat Chat) error {
 	if err := forgetBeliefs(tx, chat); err != nil {
 		return err
 	}
-	for _, m := range []any{&Event{}, &Perception{}, &Presence{}, &Thread{}, &Knowledge{}, &CastMember{}, &RecallTerm{}, &RecallDiagnostic{}} {
+	for _, m := range []any{&Event{}, &Perception{}, &Presence{}, &Thread{}, &Knowledge{}, &CastMember{}, &RecallTerm{}, &RecallDiagnostic{}, &RecallVector{}} {
 		if err := tx.Where("chat_id = ?", chat.ID).Delete(m).Error; err != nil {
 			return err
 		}

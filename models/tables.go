@@ -209,5 +209,5 @@ func All() []any {
 		&Card{}, &Space{}, &Channel{}, &Chat{}, &Message{}, &Summary{}, &Recap{},
 		&ManifestEntry{}, &Handbook{}, &ResidentSummary{}, &MemoryHistory{}, &Ledger{},
 		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{}, &ChatLore{}, &CastMember{}, &SummaryMember{},
-	}, append(append(recordTables(), beliefTables()...), recallTables()...)...)
+	}, append(append(append(recordTables(), beliefTables()...), recallTables()...), vectorTables()...)...)
 }

@@ -93,9 +93,10 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe, JSON: cfg.Recorder.JSONMode}, mc, log)
 	// The reflections of a space serialize across serve and worker processes.
 	a.memory.UseLocker(jobs.NewLocker(a.redis).WithLogger(log))
-	if cfg.Recall.Embeddings.On() || cfg.Recall.Rerank.On() {
-		// Said once at start, so that nobody believes vectors are in use.
-		log.Warn("recall.embeddings and recall.rerank are not built yet: recall uses names and words only")
+	vectors, reranker := recallParts(cfg.Recall, a.store)
+	if vectors != nil {
+		q := a.queue
+		a.memory.UseVectors(vectors, func(ctx context.Context, chatID string) error { return q.Embed(ctx, chatID) })
 	}
 	m := cfg.Model
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
@@ -111,6 +112,8 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		Recorder:        cfg.Recorder,
 		Scene:           cfg.Scene,
 		Recall:          cfg.Recall,
+		RecallVectors:   vectors,
+		Reranker:        reranker,
 		Language:        cfg.Language,
 		ContextWindow:   m.ContextWindow,
 		MaxReplyTokens:  m.MaxReplyTokens,
@@ -125,6 +128,22 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		Lore:            lore,
 	})
 	return a, nil
+}
+
+// recallParts builds recall's optional vector source and rerank client
+// from recall.embeddings and recall.rerank; nil for each that is not set.
+// Without a rerank the result is a nil interface, not a nil pointer in one.
+func recallParts(rc config.Recall, store *models.Store) (*memory.Vectors, memory.Reranker) {
+	var vectors *memory.Vectors
+	var reranker memory.Reranker
+	if e := rc.Embeddings; e.On() {
+		emb := llm.NewEmbedder(llm.EmbedConfig{BaseURL: e.BaseURL, APIKey: e.APIKey.Value(), Model: e.Model, Dimensions: e.Dimensions})
+		vectors = memory.NewVectors(emb, store, e.Model, int64(rc.VectorCacheMB)<<20)
+	}
+	if r := rc.Rerank; r.On() {
+		reranker = llm.NewReranker(llm.RerankConfig{BaseURL: r.BaseURL, APIKey: r.APIKey.Value(), Model: r.Model})
+	}
+	return vectors, reranker
 }
 
 // loadWorlds reads the world-info files of the card folder; one that does
@@ -164,6 +183,7 @@ func (a *app) worker() *jobs.Worker {
 		Recorder:      a.cfg.Recorder.Enabled,
 		RecordBatch:   a.cfg.Recorder.Batch,
 		Reflect:       a.cfg.Recorder.Enabled,
+		Embed:         a.cfg.Recorder.Enabled && a.cfg.Recall.Embeddings.On(),
 	}, a.log)
 }
 

@@ -31,15 +31,18 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
-	dim, countPrompt := s.dimension, s.promptTokens
+	dim, countPrompt, embed, f := s.dimension, s.promptTokens, s.embedder, s.embedFault
 	s.mu.Unlock()
+	if !s.fault(w, r, f) {
+		return
+	}
 	if body.Dimensions > 0 {
 		dim = body.Dimensions
 	}
 
 	resp := embeddingList{Object: "list", Model: req.Model}
 	for i, in := range req.Input {
-		vec := Embedding(in, dim)
+		vec := embed(in, dim)
 		var out any = vec
 		if body.EncodingFormat == "base64" {
 			b := make([]byte, 0, 4*len(vec))

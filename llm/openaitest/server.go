@@ -1,6 +1,6 @@
 // Package openaitest is a fake OpenAI-compatible API server for tests. It
 // speaks the real wire format (chat completions streamed as server-sent events
-// or not, embeddings, the model list) over loopback HTTP, answers from a
+// or not, embeddings, a Jina/Cohere-style rerank, the model list) over loopback HTTP, answers from a
 // script of Answers that can inject faults, and records every request.
 package openaitest
 
@@ -32,6 +32,10 @@ type Server struct {
 	promptTokens     func(string) int
 	completionTokens func(string) int
 	dimension        int
+	embedder         func(string, int) []float32
+	reranker         func(query, doc string) float64
+	embedFault       sideFault
+	rerankFault      sideFault
 	requests         []Request
 	// seq counts every request, recorded or not.
 	seq int
@@ -64,10 +68,13 @@ func Start() *Server {
 		promptTokens:     CountTokens,
 		completionTokens: CountTokens,
 		dimension:        defaultDimension,
+		embedder:         Embedding,
+		reranker:         WordOverlap,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("POST /v1/embeddings", s.handleEmbeddings)
+	mux.HandleFunc("POST /v1/rerank", s.handleRerank)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("/", s.handleNotFound)
 	s.srv = httptest.NewServer(mux)
