@@ -169,14 +169,19 @@ func tampered(t *testing.T, answer string, foreign []string) string {
 func playSixtyTurns(t *testing.T, r *viewRig) int {
 	t.Helper()
 	msg, users := 1, 0
+	// Each turn's jobs run before the next turn, so when the recorder and
+	// reflection run (and so how often each member reflects) follows the
+	// script, not the machine's load.
 	say := func(text string) {
 		r.say(t, msg, text)
 		msg++
 		users++
+		r.drain(t)
 	}
 	whisper := func(to, text string) {
 		r.exec(t, "/whisper "+to+" "+text)
 		users++
+		r.drain(t)
 	}
 	both := func(from, to int) {
 		for i := from; i <= to; i++ {
