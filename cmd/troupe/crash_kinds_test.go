@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gorm.io/gorm"
 
 	"troupe/llm/openaitest"
 	"troupe/memory"
@@ -111,9 +114,12 @@ func TestForgetKilledMidPurge(t *testing.T) {
 			}
 			defer st.Close()
 			var msgs, chats, tombs int64
-			st.DB().Model(&models.Message{}).Where("chat_id = ?", chatID).Count(&msgs)
-			st.DB().Model(&models.Chat{}).Where("id = ?", chatID).Count(&chats)
-			st.DB().Model(&models.Tombstone{}).Where("chat_id = ?", chatID).Count(&tombs)
+			snapshot(t, st, func(tx *gorm.DB) error {
+				return errors.Join(
+					tx.Model(&models.Message{}).Where("chat_id = ?", chatID).Count(&msgs).Error,
+					tx.Model(&models.Chat{}).Where("id = ?", chatID).Count(&chats).Error,
+					tx.Model(&models.Tombstone{}).Where("chat_id = ?", chatID).Count(&tombs).Error)
+			})
 			whole := msgs == 3001 && chats == 1 && tombs == 0
 			gone := msgs == 0 && chats == 0 && tombs == 1
 			if !whole && !gone {

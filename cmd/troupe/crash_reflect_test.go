@@ -1,8 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"testing"
+
+	"gorm.io/gorm"
 
 	"troupe/memory/memorytest"
 	"troupe/models"
@@ -15,10 +18,13 @@ import (
 func checkReflectionWhole(t *testing.T, st *models.Store, perceptions int64) (done bool) {
 	t.Helper()
 	var beliefs, evidence, seen, folded int64
-	st.DB().Model(&models.Belief{}).Count(&beliefs)
-	st.DB().Model(&models.BeliefEvidence{}).Count(&evidence)
-	st.DB().Model(&models.ReflectionSeen{}).Count(&seen)
-	st.DB().Model(&models.Perception{}).Where("folded_into IS NOT NULL").Count(&folded)
+	snapshot(t, st, func(tx *gorm.DB) error {
+		return errors.Join(
+			tx.Model(&models.Belief{}).Count(&beliefs).Error,
+			tx.Model(&models.BeliefEvidence{}).Count(&evidence).Error,
+			tx.Model(&models.ReflectionSeen{}).Count(&seen).Error,
+			tx.Model(&models.Perception{}).Where("folded_into IS NOT NULL").Count(&folded).Error)
+	})
 	switch {
 	case beliefs == 0 && evidence == 0 && seen == 0 && folded == 0:
 		return false

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gorm.io/gorm"
 
 	"troupe/llm/openaitest"
 	"troupe/memory"
@@ -205,5 +208,16 @@ func TestWorkerKilledMidCompaction(t *testing.T) {
 					return len(sums) == 1 && !owed
 				}})
 		})
+	}
+}
+
+// snapshot runs reads in one transaction that sees one state of the store
+// (REPEATABLE READ on PostgreSQL, whose default gives each statement its
+// own), so counts polled while a restarted worker installs cannot straddle
+// its commit. An error fails the test rather than reading as zero.
+func snapshot(t *testing.T, st *models.Store, reads func(tx *gorm.DB) error) {
+	t.Helper()
+	if err := st.DB().Transaction(reads, &sql.TxOptions{Isolation: sql.LevelRepeatableRead}); err != nil {
+		t.Fatalf("reading the store: %v", err)
 	}
 }
