@@ -82,8 +82,14 @@ func (s *Store) SeedRecord(ctx context.Context, spec SeedSpec) error {
 			return fmt.Errorf("models: seed record: %w", err)
 		}
 	}
-	// A bulk load leaves the planner's statistics behind (PostgreSQL's
-	// autovacuum would catch up later): bring them up to date now.
+	// A bulk load leaves PostgreSQL's planner statistics behind (its
+	// autovacuum would catch up later): bring them up to date now. SQLite is
+	// left as a live store is, which never runs ANALYZE: its statistics
+	// (STAT4) would make every statement be prepared twice, once more after
+	// its values are bound.
+	if s.dialect != "postgres" {
+		return nil
+	}
 	if err := db.Exec("ANALYZE").Error; err != nil {
 		return fmt.Errorf("models: seed record: analyze: %w", err)
 	}

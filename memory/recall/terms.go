@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -64,24 +65,31 @@ func isCJK(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
-// overlap is the Jaccard similarity of two term sets.
-func overlap(a, b map[string]bool) float64 {
+// overlap is the Jaccard similarity of two term sets (termSet's sorted
+// slices): one merge, no map.
+func overlap(a, b []string) float64 {
 	if len(a) == 0 || len(b) == 0 {
 		return 0
 	}
 	n := 0
-	for t := range a {
-		if b[t] {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
 			n++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
 		}
 	}
 	return float64(n) / float64(len(a)+len(b)-n)
 }
 
-func termSet(text string) map[string]bool {
-	m := map[string]bool{}
-	for _, t := range Terms(text) {
-		m[t] = true
-	}
-	return m
+// termSet is the distinct terms of text, sorted, for overlap.
+func termSet(text string) []string {
+	ts := Terms(text)
+	slices.Sort(ts)
+	return ts
 }
