@@ -14,21 +14,39 @@ const MaxTerms = 256
 // scripts, and overlapping character bigrams for runs of CJK characters (a
 // run of one character is its own term). Words of one letter are left out.
 func Terms(text string) []string {
-	seen := map[string]bool{}
 	var out []string
+	// Texts have few terms: a linear look for a repeat is cheaper than a
+	// map, up to the size where a map pays off.
+	var seen map[string]bool
 	add := func(t string) {
-		if t != "" && !seen[t] && len(out) < MaxTerms {
-			seen[t] = true
-			out = append(out, t)
+		if t == "" || len(out) >= MaxTerms {
+			return
 		}
+		if seen == nil && len(out) >= 32 {
+			seen = make(map[string]bool, 2*len(out))
+			for _, o := range out {
+				seen[o] = true
+			}
+		}
+		if seen != nil {
+			if seen[t] {
+				return
+			}
+			seen[t] = true
+		} else if slices.Contains(out, t) {
+			return
+		}
+		out = append(out, t)
 	}
-	var word []rune
+	var word strings.Builder
+	words := 0 // runes in word
 	var cjk []rune
 	flushWord := func() {
-		if len(word) > 1 {
-			add(strings.ToLower(string(word)))
+		if words > 1 {
+			add(word.String())
 		}
-		word = word[:0]
+		word.Reset()
+		words = 0
 	}
 	flushCJK := func() {
 		switch {
@@ -48,7 +66,8 @@ func Terms(text string) []string {
 			cjk = append(cjk, r)
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			flushCJK()
-			word = append(word, r)
+			word.WriteRune(unicode.ToLower(r))
+			words++
 		default:
 			flushWord()
 			flushCJK()
@@ -62,6 +81,9 @@ func Terms(text string) []string {
 // isCJK reports whether r is written without spaces between words: Han,
 // kana and Hangul.
 func isCJK(r rune) bool {
+	if r < 0x1100 { // below Hangul Jamo, the first of these scripts
+		return false
+	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
