@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -196,7 +197,7 @@ func (s *Store) RecallHits(ctx context.Context, q RecallSearch) ([]recall.Hit, e
 	if s.dialect == "sqlite" {
 		out, err = s.recallHitsSQLite(ctx, q.SpaceID, char, terms, max(q.PerTerm, 1))
 	} else {
-		out, err = s.recallHitsUnion(ctx, q.SpaceID, char, terms, max(q.PerTerm, 1))
+		out, err = s.recallHitsPostgres(ctx, q.SpaceID, char, terms, max(q.PerTerm, 1))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("models: recall search for %s: %w", q.Character, err)
@@ -204,20 +205,17 @@ func (s *Store) RecallHits(ctx context.Context, q RecallSearch) ([]recall.Hit, e
 	return out, nil
 }
 
-// recallHitsUnion reads each term's newest entries in one statement, a
-// UNION ALL of one bounded index range per term: PostgreSQL plans each as
-// a walk down the search index.
-func (s *Store) recallHitsUnion(ctx context.Context, space, char string, terms []string, perTerm int) ([]recall.Hit, error) {
-	var b strings.Builder
-	args := make([]any, 0, 4*len(terms))
-	for i, t := range terms {
-		if i > 0 {
-			b.WriteString(" UNION ALL ")
-		}
-		fmt.Fprintf(&b, "SELECT * FROM (SELECT item_id, kind, term FROM recall_terms WHERE space_id = ? AND character_name = ? AND term = ? ORDER BY seq DESC LIMIT ?) t%d", i)
-		args = append(args, space, char, t, perTerm)
-	}
-	rows, err := s.db.WithContext(ctx).Raw(b.String(), args...).Rows()
+// recallHitsPostgres reads each term's newest entries in one statement of
+// fixed text, so that it is prepared and planned once per connection: the
+// terms come as an array, and each one's bounded range of the search index
+// is a lateral subquery.
+const recallHitsPostgres = `SELECT t.term, h.item_id, h.kind FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS t(term, n)
+  CROSS JOIN LATERAL (SELECT item_id, kind, seq FROM recall_terms WHERE space_id = ? AND character_name = ? AND term = t.term
+    ORDER BY seq DESC LIMIT ?) AS h
+  ORDER BY t.n, h.seq DESC`
+
+func (s *Store) recallHitsPostgres(ctx context.Context, space, char string, terms []string, perTerm int) ([]recall.Hit, error) {
+	rows, err := s.db.WithContext(ctx).Raw(recallHitsPostgres, textArray(terms), space, char, perTerm).Rows()
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +224,7 @@ func (s *Store) recallHitsUnion(ctx context.Context, space, char string, terms [
 	for rows.Next() {
 		var h recall.Hit
 		var kind string
-		if err := rows.Scan(&h.ID, &kind, &h.Term); err != nil {
+		if err := rows.Scan(&h.Term, &h.ID, &kind); err != nil {
 			return nil, err
 		}
 		h.Kind = hitKind(kind)
@@ -235,7 +233,32 @@ func (s *Store) recallHitsUnion(ctx context.Context, space, char string, terms [
 	return out, rows.Err()
 }
 
-// recallHitsSQLite is recallHitsUnion's search in a statement whose text
+// textArray is a PostgreSQL text[] literal: each element quoted, its
+// quotes and backslashes escaped.
+type textArray []string
+
+// Value implements driver.Valuer.
+func (a textArray) Value() (driver.Value, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, t := range a {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, r := range t {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String(), nil
+}
+
+// recallHitsSQLite is recallHitsPostgres's search in a statement whose text
 // does not grow with the terms: the driver compiles every statement anew,
 // and compiling one subquery per term cost more than running them. The
 // terms come as a JSON array; each one's bounded index range is read by a
