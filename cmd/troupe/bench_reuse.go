@@ -23,20 +23,20 @@ type prefixReuse struct {
 	shares []float64
 }
 
-// observe takes one chat request's messages.
+// observe takes one request that reached the fake as a chat turn. Only a
+// roleplay prompt counts: it has the chat's history (an assistant message
+// at least, the card's greeting) and ends with the turn's user message;
+// a side-model prompt that quotes a user line (reflection's) does not.
 func (p *prefixReuse) observe(msgs []openaitest.Message) {
-	channel := ""
-	for i := len(msgs) - 1; i >= 0 && channel == ""; i-- {
-		if msgs[i].Role != "user" {
-			continue
-		}
-		if m := benchChannelMark.FindAllStringSubmatch(msgs[i].Content, -1); m != nil {
-			channel = m[len(m)-1][1]
-		}
-	}
-	if channel == "" {
+	if len(msgs) < 2 || msgs[len(msgs)-1].Role != "user" ||
+		!slices.ContainsFunc(msgs, func(m openaitest.Message) bool { return m.Role == "assistant" }) {
 		return
 	}
+	m := benchChannelMark.FindAllStringSubmatch(msgs[len(msgs)-1].Content, -1)
+	if m == nil {
+		return
+	}
+	channel := m[len(m)-1][1]
 	var b strings.Builder
 	for _, m := range msgs {
 		b.WriteString(m.Role)

@@ -147,13 +147,15 @@ func TestBenchJSONFileAndKeepDB(t *testing.T) {
 func TestPrefixReuseFollowsEachChannel(t *testing.T) {
 	t.Parallel()
 	msgs := func(channel int, beat int, recall string) []openaitest.Message {
-		return []openaitest.Message{{Role: "system", Content: "You are Maren."},
+		return []openaitest.Message{{Role: "system", Content: "You are Maren."}, {Role: "assistant", Content: "Drink that."},
 			{Role: "user", Content: fmt.Sprintf("%sBeat %d [%d]: hello", recall, beat, channel)}}
 	}
 	var p prefixReuse
 	p.observe(msgs(0, 1, ""))
 	p.observe(msgs(1, 1, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"))
 	p.observe([]openaitest.Message{{Role: "user", Content: "no channel here"}})
+	// A side-model prompt quoting channel 0's line is not its next turn.
+	p.observe([]openaitest.Message{{Role: "system", Content: "Reflect."}, {Role: "user", Content: "Ada said: Beat 1 [0]: hello"}})
 	p.observe(msgs(0, 1, ""))
 	p.observe(msgs(1, 2, "y"))
 	got, pairs := p.median()
