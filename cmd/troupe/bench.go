@@ -135,6 +135,8 @@ excluded, queueing for the database and the CPU included), how long turns
 waited in line for one of the pipeline's slots before that (the
 limits.concurrent_turns gate; with every conversation busy at once and an
 instant model this is where the load queues), this process's CPU per turn, the prompt tokens of the first and the last turn of a conversation,
+the median share of a turn's prompt that starts with the same bytes as its
+conversation's previous prompt (what a provider's prompt cache can reuse),
 the messages stored, and the peak memory of the process (which holds the fake
 model and, by default, the database and Redis too). It fails when a turn went
 unanswered or fewer than 2×C×T messages were stored. --profile DIR writes
