@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,9 +14,18 @@ import (
 	"troupe/models/testenv"
 )
 
+// processCPU is the user and system CPU this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // BenchmarkRecall measures one turn's recall (cues and words: the index
 // search, the load, scoring and MMR) over 10,000 and 100,000 perceptions
-// of one character, on each store, and reports its p95 and p99.
+// of one character, on each store, and reports its p50, p95 and p99 and the CPU it took.
 func BenchmarkRecall(b *testing.B) {
 	for _, be := range testenv.Backends(b) {
 		for _, n := range []int{10_000, 100_000} {
@@ -29,6 +39,7 @@ func BenchmarkRecall(b *testing.B) {
 				questions := []string{"Where is the lamp by the door, and who saw the ship at night?",
 					"Ada, do you remember the rope on the sea door?", "What did kalomi say about the renvo?"}
 				var times []time.Duration
+				cpu0 := processCPU(b)
 				b.ResetTimer()
 				for i := 0; b.Loop(); i++ {
 					start := time.Now()
@@ -39,12 +50,18 @@ func BenchmarkRecall(b *testing.B) {
 					}
 					times = append(times, time.Since(start))
 				}
+				cpu := processCPU(b) - cpu0
 				slices.Sort(times)
 				pct := func(p float64) float64 {
 					return float64(times[min(len(times)-1, int(p*float64(len(times))))].Microseconds()) / 1000
 				}
 				b.ReportMetric(pct(0.95), "p95-ms")
+				b.ReportMetric(pct(0.5), "p50-ms")
 				b.ReportMetric(pct(0.99), "p99-ms")
+				// This process's CPU per recall: on SQLite all of it, on
+				// PostgreSQL the client's side. On a loaded machine the
+				// wall-clock percentiles measure the load as much as recall.
+				b.ReportMetric(float64(cpu.Microseconds())/1000/float64(len(times)), "cpu-ms/op")
 			})
 		}
 	}

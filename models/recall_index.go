@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"database/sql/driver"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -190,32 +192,111 @@ func (s *Store) RecallHits(ctx context.Context, q RecallSearch) ([]recall.Hit, e
 		return nil, nil
 	}
 	char := FitName(q.Character, NameSize)
-	var sql strings.Builder
-	args := make([]any, 0, 4*len(terms))
-	for i, t := range terms {
-		if i > 0 {
-			sql.WriteString(" UNION ALL ")
-		}
-		fmt.Fprintf(&sql, "SELECT * FROM (SELECT item_id, kind, term FROM recall_terms WHERE space_id = ? AND character_name = ? AND term = ? ORDER BY seq DESC LIMIT ?) t%d", i)
-		args = append(args, q.SpaceID, char, t, max(q.PerTerm, 1))
+	var out []recall.Hit
+	var err error
+	if s.dialect == "sqlite" {
+		out, err = s.recallHitsSQLite(ctx, q.SpaceID, char, terms, max(q.PerTerm, 1))
+	} else {
+		out, err = s.recallHitsPostgres(ctx, q.SpaceID, char, terms, max(q.PerTerm, 1))
 	}
-	rows, err := s.db.WithContext(ctx).Raw(sql.String(), args...).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("models: recall search for %s: %w", q.Character, err)
+	}
+	return out, nil
+}
+
+// recallHitsPostgres reads each term's newest entries in one statement of
+// fixed text, so that it is prepared and planned once per connection: the
+// terms come as an array, and each one's bounded range of the search index
+// is a lateral subquery.
+const recallHitsPostgres = `SELECT t.term, h.item_id, h.kind FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS t(term, n)
+  CROSS JOIN LATERAL (SELECT item_id, kind, seq FROM recall_terms WHERE space_id = ? AND character_name = ? AND term = t.term
+    ORDER BY seq DESC LIMIT ?) AS h
+  ORDER BY t.n, h.seq DESC`
+
+func (s *Store) recallHitsPostgres(ctx context.Context, space, char string, terms []string, perTerm int) ([]recall.Hit, error) {
+	rows, err := s.db.WithContext(ctx).Raw(recallHitsPostgres, textArray(terms), space, char, perTerm).Rows()
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []recall.Hit
 	for rows.Next() {
 		var h recall.Hit
 		var kind string
-		if err := rows.Scan(&h.ID, &kind, &h.Term); err != nil {
-			return nil, fmt.Errorf("models: recall search for %s: %w", q.Character, err)
+		if err := rows.Scan(&h.Term, &h.ID, &kind); err != nil {
+			return nil, err
 		}
-		h.Kind = recall.Perception
-		if kind == RecallBelief {
-			h.Kind = recall.Belief
-		}
+		h.Kind = hitKind(kind)
 		out = append(out, h)
 	}
 	return out, rows.Err()
+}
+
+// textArray is a PostgreSQL text[] literal: each element quoted, its
+// quotes and backslashes escaped.
+type textArray []string
+
+// Value implements driver.Valuer.
+func (a textArray) Value() (driver.Value, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, t := range a {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, r := range t {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String(), nil
+}
+
+// recallHitsSQLite is recallHitsPostgres's search in a statement whose text
+// does not grow with the terms: the driver compiles every statement anew,
+// and compiling one subquery per term cost more than running them. The
+// terms come as a JSON array; each one's bounded index range is read by a
+// correlated subquery from the search index alone, and comes back as one
+// row: the kind and id of each entry, newest first, joined by commas.
+const recallHitsSQLite = `SELECT j.value, COALESCE((SELECT group_concat(e, ',') FROM
+  (SELECT x.kind || x.item_id AS e FROM recall_terms AS x WHERE x.space_id = ? AND x.character_name = ? AND x.term = j.value
+   ORDER BY x.seq DESC LIMIT ?)), '') FROM json_each(?) AS j`
+
+func (s *Store) recallHitsSQLite(ctx context.Context, space, char string, terms []string, perTerm int) ([]recall.Hit, error) {
+	js, err := json.Marshal(terms)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.db.WithContext(ctx).Raw(recallHitsSQLite, space, char, perTerm, string(js)).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []recall.Hit
+	for rows.Next() {
+		var term, entries string
+		if err := rows.Scan(&term, &entries); err != nil {
+			return nil, err
+		}
+		for e := range strings.SplitSeq(entries, ",") {
+			if len(e) < 2 {
+				continue
+			}
+			out = append(out, recall.Hit{ID: e[1:], Kind: hitKind(e[:1]), Term: term})
+		}
+	}
+	return out, rows.Err()
+}
+
+func hitKind(kind string) recall.Kind {
+	if kind == RecallBelief {
+		return recall.Belief
+	}
+	return recall.Perception
 }

@@ -238,3 +238,65 @@ func TestRecallIndexesBeliefs(t *testing.T) {
 		}
 	})
 }
+
+// TestRecallSearchTakesAnyTermAndBoundsEachTerm: whatever characters a
+// term holds (quotes, backslashes, commas and braces, which the statement's
+// term list must carry intact), it finds its own entries; a common term
+// gives only its PerTerm newest, newest first; a belief comes back as one.
+func TestRecallSearchTakesAnyTermAndBoundsEachTerm(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		const space, char = "console:recall-terms", "Maren"
+		odd := []string{`a"b`, `x\y`, `{c,d}`, `o'neil`, `@the "old" oak`, `NULL`, `罗盘`}
+		var rows []models.RecallTerm
+		want := map[string]string{}
+		for i, term := range odd {
+			id := models.NewID()
+			want[term] = id
+			rows = append(rows, models.RecallTerm{ItemID: id, Term: term, SpaceID: space, Character: char, Seq: int64(i + 1), Kind: models.RecallBelief})
+		}
+		var common []string
+		for i := range 30 {
+			id := models.NewID()
+			common = append(common, id)
+			rows = append(rows, models.RecallTerm{ItemID: id, Term: "lamp", SpaceID: space, Character: char, Seq: int64(100 + i), Kind: models.RecallPerception})
+		}
+		// Another character's entry of the same term is never found.
+		rows = append(rows, models.RecallTerm{ItemID: models.NewID(), Term: "lamp", SpaceID: space, Character: "Tess", Seq: 1000, Kind: models.RecallPerception})
+		if err := st.DB().Create(&rows).Error; err != nil {
+			t.Fatal(err)
+		}
+		terms := append([]string{"lamp", "nothing-here"}, odd...)
+		hits, err := st.RecallHits(context.Background(), models.RecallSearch{SpaceID: space, Character: char, Terms: terms, PerTerm: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lamps []string
+		got := map[string]string{}
+		for _, h := range hits {
+			if h.Term == "lamp" {
+				if h.Kind != recall.Perception {
+					t.Errorf("lamp hit %s is a %s", h.ID, h.Kind)
+				}
+				lamps = append(lamps, h.ID)
+				continue
+			}
+			if h.Kind != recall.Belief {
+				t.Errorf("hit %q is a %s, want a belief", h.Term, h.Kind)
+			}
+			got[h.Term] = h.ID
+		}
+		newest := slices.Clone(common[25:])
+		slices.Reverse(newest)
+		if !slices.Equal(lamps, newest) {
+			t.Errorf("lamp found %v, want the 5 newest, newest first: %v", lamps, newest)
+		}
+		for term, id := range want {
+			if got[term] != id {
+				t.Errorf("term %q found %q, want %q", term, got[term], id)
+			}
+		}
+		if len(hits) != 5+len(odd) {
+			t.Errorf("got %d hits, want %d", len(hits), 5+len(odd))
+		}
+	})
+}

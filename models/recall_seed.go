@@ -34,6 +34,9 @@ func seedWords(r *rand.Rand) []string {
 	return words
 }
 
+// seedRows is how many rows one statement of SeedRecord inserts.
+const seedRows = 100
+
 // SeedRecord writes spec's synthetic record in batches, outside any turn.
 func (s *Store) SeedRecord(ctx context.Context, spec SeedSpec) error {
 	r := rand.New(rand.NewPCG(spec.Seed, 7))
@@ -72,18 +75,27 @@ func (s *Store) SeedRecord(ctx context.Context, spec SeedSpec) error {
 		if err != nil {
 			return fmt.Errorf("models: seed record: %w", err)
 		}
-		if err := db.CreateInBatches(evs, 500).Error; err != nil {
+		// Small statements: the SQLite driver binds each parameter by
+		// looking through all of them, so a statement's binding grows with
+		// the square of its rows.
+		if err := db.CreateInBatches(evs, seedRows).Error; err != nil {
 			return fmt.Errorf("models: seed record: %w", err)
 		}
-		if err := db.CreateInBatches(ps, 500).Error; err != nil {
+		if err := db.CreateInBatches(ps, seedRows).Error; err != nil {
 			return fmt.Errorf("models: seed record: %w", err)
 		}
-		if err := db.CreateInBatches(terms, 1000).Error; err != nil {
+		if err := db.CreateInBatches(terms, seedRows).Error; err != nil {
 			return fmt.Errorf("models: seed record: %w", err)
 		}
 	}
-	// A bulk load leaves the planner's statistics behind (PostgreSQL's
-	// autovacuum would catch up later): bring them up to date now.
+	// A bulk load leaves PostgreSQL's planner statistics behind (its
+	// autovacuum would catch up later): bring them up to date now. SQLite is
+	// left as a live store is, which never runs ANALYZE: its statistics
+	// (STAT4) would make every statement be prepared twice, once more after
+	// its values are bound.
+	if s.dialect != "postgres" {
+		return nil
+	}
 	if err := db.Exec("ANALYZE").Error; err != nil {
 		return fmt.Errorf("models: seed record: analyze: %w", err)
 	}

@@ -96,6 +96,12 @@ type benchResult struct {
 	// them.
 	PromptTokensFirst float64 `json:"prompt_tokens_first"`
 	PromptTokensLast  float64 `json:"prompt_tokens_last"`
+	// PrefixReuseMedian is the median share of a chat turn's prompt, as
+	// sent, that starts with the same bytes as its channel's previous
+	// prompt: what a provider's prompt cache can reuse. PrefixReusePairs
+	// is how many turn pairs it is taken over.
+	PrefixReuseMedian float64 `json:"prefix_reuse_median"`
+	PrefixReusePairs  int     `json:"prefix_reuse_pairs"`
 
 	MessagesStored  int64 `json:"messages_stored"`
 	SummariesStored int64 `json:"summaries_stored"`
@@ -129,6 +135,8 @@ excluded, queueing for the database and the CPU included), how long turns
 waited in line for one of the pipeline's slots before that (the
 limits.concurrent_turns gate; with every conversation busy at once and an
 instant model this is where the load queues), this process's CPU per turn, the prompt tokens of the first and the last turn of a conversation,
+the median share of a turn's prompt that starts with the same bytes as its
+conversation's previous prompt (what a provider's prompt cache can reuse),
 the messages stored, and the peak memory of the process (which holds the fake
 model and, by default, the database and Redis too). It fails when a turn went
 unanswered or fewer than 2×C×T messages were stored. --profile DIR writes
@@ -235,6 +243,8 @@ type benchRun struct {
 	steadyStart   time.Time
 	steadyWall    time.Duration
 	steadyReplies int64
+	// reuse follows each channel's prompts from turn to turn.
+	reuse prefixReuse
 	// tag keeps this run's channels apart from an earlier run's in a reused
 	// database.
 	tag string
@@ -250,6 +260,7 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card cards
 	r.fake.SetPromptTokenCounter(memory.EstimateTokens)
 	r.scribe.Next = func(req openaitest.Request) openaitest.Answer {
 		r.chatRequests.Add(1)
+		r.reuse.observe(req.Messages)
 		a := openaitest.DefaultResponder(req)
 		a.Latency = o.latency
 		return a
@@ -351,6 +362,7 @@ func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
 	res.QueueP50MS, res.QueueP99MS, _ = r.times.wait.summary()
 	res.SteadyQueueP50, res.SteadyQueueP99, _ = r.times.steadyWait.summary()
 	r.times.mu.Unlock()
+	res.PrefixReuseMedian, res.PrefixReusePairs = r.reuse.median()
 	if r.steadyReplies > 0 {
 		res.SteadyTurnsPerSecond = float64(r.steadyReplies) / r.steadyWall.Seconds()
 	}
@@ -402,7 +414,7 @@ func (r *benchRun) drive(ctx context.Context) (int, error) {
 					return
 				}
 				in := bot.Inbound{Channel: ref, AuthorID: fmt.Sprint("bench-", i), AuthorName: "Ada", MessageID: fmt.Sprintf("%d-%d", i, t),
-					Text:     fmt.Sprintf("Beat %d: I climb the stair, look at the sea and ask about the light and the brother who was lost.", t+1),
+					Text:     fmt.Sprintf("Beat %d [%d]: I climb the stair, look at the sea and ask about the light and the brother who was lost.", t+1, i),
 					Received: time.Now()}
 				before := *sink
 				err := r.app.pipeline.Handle(ctx, in, sink)
@@ -668,6 +680,7 @@ func printBench(w io.Writer, r *benchResult) error {
 	fmt.Fprintf(tw, "waiting for a turn slot\tp50 / p99 %.2f / %.2f ms (%.2f / %.2f after the openings; %d slots)\n", r.QueueP50MS, r.QueueP99MS, r.SteadyQueueP50, r.SteadyQueueP99, r.ConcurrentTurns)
 	fmt.Fprintf(tw, "process CPU per turn\t%.2f ms (fake model included)\n", r.CPUMSPerTurn)
 	fmt.Fprintf(tw, "prompt tokens per turn\t%.0f at the start, %.0f at the end\n", r.PromptTokensFirst, r.PromptTokensLast)
+	fmt.Fprintf(tw, "prompt prefix reuse\tmedian %.3f turn to turn (%d pairs)\n", r.PrefixReuseMedian, r.PrefixReusePairs)
 	fmt.Fprintf(tw, "messages stored\t%d (summaries %d)\n", r.MessagesStored, r.SummariesStored)
 	fmt.Fprintf(tw, "model requests\t%d chat, %d scribe (jobs drained in %.2f s)\n", r.ChatRequests, r.ScribeRequests, r.JobsDrainSeconds)
 	fmt.Fprintf(tw, "peak RSS\t%.1f MiB (%s)\n", r.PeakRSSMiB, r.PeakRSSSource)

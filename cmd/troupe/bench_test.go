@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"troupe/llm/openaitest"
 )
 
 func TestBench(t *testing.T) {
@@ -59,6 +62,15 @@ func TestBench(t *testing.T) {
 			if got.PromptTokensFirst <= 0 || got.PromptTokensLast <= got.PromptTokensFirst {
 				t.Errorf("got prompt tokens %v at the start, %v at the end; want a positive start and growth without compaction",
 					got.PromptTokensFirst, got.PromptTokensLast)
+			}
+			// Every turn after a channel's first is compared with the one
+			// before it; a growing chat with its per-turn blocks last keeps
+			// most of its prompt.
+			if got.PrefixReusePairs != 16 || got.PrefixReuseMedian < 0.5 || got.PrefixReuseMedian > 1 {
+				t.Errorf("got prefix reuse %v over %d pairs; want 16 pairs and a median in [0.5, 1]", got.PrefixReuseMedian, got.PrefixReusePairs)
+			}
+			if !strings.Contains(errOut.String(), "prompt prefix reuse") {
+				t.Errorf("the table has no prefix reuse line:\n%s", errOut.String())
 			}
 			if got.PeakRSSMiB <= 0 {
 				t.Errorf("got peak_rss_mib %v, want > 0", got.PeakRSSMiB)
@@ -126,5 +138,35 @@ func TestBenchJSONFileAndKeepDB(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "database kept") || !strings.Contains(out.String(), got.SQLitePath) {
 		t.Errorf("the table on stdout does not name the kept database:\n%s", out.String())
+	}
+}
+
+// TestPrefixReuseFollowsEachChannel: prompts are compared with their own
+// channel's previous one, however channels interleave, and only the bytes
+// up to the first difference count.
+func TestPrefixReuseFollowsEachChannel(t *testing.T) {
+	t.Parallel()
+	msgs := func(channel int, beat int, recall string) []openaitest.Message {
+		return []openaitest.Message{{Role: "system", Content: "You are Maren."}, {Role: "assistant", Content: "Drink that."},
+			{Role: "user", Content: fmt.Sprintf("%sBeat %d [%d]: hello", recall, beat, channel)}}
+	}
+	var p prefixReuse
+	p.observe(msgs(0, 1, ""))
+	p.observe(msgs(1, 1, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"))
+	p.observe([]openaitest.Message{{Role: "user", Content: "no channel here"}})
+	// A side-model prompt quoting channel 0's line is not its next turn.
+	p.observe([]openaitest.Message{{Role: "system", Content: "Reflect."}, {Role: "user", Content: "Ada said: Beat 1 [0]: hello"}})
+	p.observe(msgs(0, 1, ""))
+	p.observe(msgs(1, 2, "y"))
+	got, pairs := p.median()
+	if pairs != 2 {
+		t.Fatalf("got %d pairs, want 2 (one per channel's second prompt)", pairs)
+	}
+	if got != 1 {
+		t.Errorf("got median %v; want 1, the higher of channel 0's identical prompt and channel 1's changed one", got)
+	}
+	prev, next := "system\nYou are Maren.\nuser\nxx", "system\nYou are Maren.\nuser\ny"
+	if share := commonPrefixShare(prev, next); share != float64(len(next)-1)/float64(len(next)) {
+		t.Errorf("got share %v for a prompt differing in its last byte", share)
 	}
 }

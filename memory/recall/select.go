@@ -70,26 +70,26 @@ func Select(cands []Candidate, p Params) []Scored {
 		all = append(all, s)
 	}
 	sort.SliceStable(pool, func(i, j int) bool { return all[pool[i]].Total > all[pool[j]].Total })
-	terms := make(map[int]map[string]bool, len(pool))
+	terms := make(map[int][]string, len(pool))
 	for _, i := range pool {
 		terms[i] = termSet(all[i].Text)
 	}
+	// sim[k] is pool[k]'s greatest overlap with a picked item, brought up
+	// to date with each pick rather than recomputed over all picks.
+	sim := make([]float64, len(pool))
 	var picked []int
 	used := 0
 	for len(picked) < p.MaxItems && len(pool) > 0 {
 		best, bestVal := -1, 0.0
 		for k, i := range pool {
-			sim := 0.0
-			for _, j := range picked {
-				sim = max(sim, overlap(terms[i], terms[j]))
-			}
-			val := p.Lambda*all[i].Total - (1-p.Lambda)*sim
+			val := p.Lambda*all[i].Total - (1-p.Lambda)*sim[k]
 			if best < 0 || val > bestVal {
 				best, bestVal = k, val
 			}
 		}
 		i := pool[best]
 		pool = append(pool[:best], pool[best+1:]...)
+		sim = append(sim[:best], sim[best+1:]...)
 		n := len([]rune(all[i].shown()))
 		if p.MaxChars > 0 && used+n > p.MaxChars {
 			all[i].Why = "over the character budget"
@@ -98,6 +98,9 @@ func Select(cands []Candidate, p Params) []Scored {
 		used += n
 		all[i].Picked, all[i].Why = true, "mmr"
 		picked = append(picked, i)
+		for k, j := range pool {
+			sim[k] = max(sim[k], overlap(terms[j], terms[i]))
+		}
 	}
 	extra := 0
 	for _, i := range pool {

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -13,21 +14,39 @@ const MaxTerms = 256
 // scripts, and overlapping character bigrams for runs of CJK characters (a
 // run of one character is its own term). Words of one letter are left out.
 func Terms(text string) []string {
-	seen := map[string]bool{}
 	var out []string
+	// Texts have few terms: a linear look for a repeat is cheaper than a
+	// map, up to the size where a map pays off.
+	var seen map[string]bool
 	add := func(t string) {
-		if t != "" && !seen[t] && len(out) < MaxTerms {
-			seen[t] = true
-			out = append(out, t)
+		if t == "" || len(out) >= MaxTerms {
+			return
 		}
+		if seen == nil && len(out) >= 32 {
+			seen = make(map[string]bool, 2*len(out))
+			for _, o := range out {
+				seen[o] = true
+			}
+		}
+		if seen != nil {
+			if seen[t] {
+				return
+			}
+			seen[t] = true
+		} else if slices.Contains(out, t) {
+			return
+		}
+		out = append(out, t)
 	}
-	var word []rune
+	var word strings.Builder
+	words := 0 // runes in word
 	var cjk []rune
 	flushWord := func() {
-		if len(word) > 1 {
-			add(strings.ToLower(string(word)))
+		if words > 1 {
+			add(word.String())
 		}
-		word = word[:0]
+		word.Reset()
+		words = 0
 	}
 	flushCJK := func() {
 		switch {
@@ -47,7 +66,8 @@ func Terms(text string) []string {
 			cjk = append(cjk, r)
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			flushCJK()
-			word = append(word, r)
+			word.WriteRune(unicode.ToLower(r))
+			words++
 		default:
 			flushWord()
 			flushCJK()
@@ -61,27 +81,37 @@ func Terms(text string) []string {
 // isCJK reports whether r is written without spaces between words: Han,
 // kana and Hangul.
 func isCJK(r rune) bool {
+	if r < 0x1100 { // below Hangul Jamo, the first of these scripts
+		return false
+	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
-// overlap is the Jaccard similarity of two term sets.
-func overlap(a, b map[string]bool) float64 {
+// overlap is the Jaccard similarity of two term sets (termSet's sorted
+// slices): one merge, no map.
+func overlap(a, b []string) float64 {
 	if len(a) == 0 || len(b) == 0 {
 		return 0
 	}
 	n := 0
-	for t := range a {
-		if b[t] {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
 			n++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
 		}
 	}
 	return float64(n) / float64(len(a)+len(b)-n)
 }
 
-func termSet(text string) map[string]bool {
-	m := map[string]bool{}
-	for _, t := range Terms(text) {
-		m[t] = true
-	}
-	return m
+// termSet is the distinct terms of text, sorted, for overlap.
+func termSet(text string) []string {
+	ts := Terms(text)
+	slices.Sort(ts)
+	return ts
 }
