@@ -131,11 +131,7 @@ func TestVectorRecallFindsWhatWordsCannot(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
 			r, _ := vectorRig(t, b)
-			r.say(t, "vr", 1, "Ada", "I buried the brass compass under the old oak.")
-			r.say(t, "vr", 2, "Ada", "My grey mare is called Juniper.")
-			r.say(t, "vr", 3, "Ada", "*I look at the sea for a while.*")
-			waitVectors(t, r, 3)
-			r.exec(t, "vr", "new")
+			tellThreeThenNew(t, r, "vr")
 			question := "Where did I hide my navigator's needle?"
 			r.say(t, "vr", 4, "Ada", question)
 			block := recallBlock(t, r.fake)
@@ -193,11 +189,7 @@ func TestRerankDecidesThePickAndItsFailureIsHarmless(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
 			r, _ := vectorRig(t, b)
-			r.say(t, "rr", 1, "Ada", "I buried the brass compass under the old oak.")
-			r.say(t, "rr", 2, "Ada", "My grey mare is called Juniper.")
-			r.say(t, "rr", 3, "Ada", "*I look at the sea for a while.*")
-			waitVectors(t, r, 3)
-			r.exec(t, "rr", "new")
+			tellThreeThenNew(t, r, "rr")
 			opt := r.opt
 			opt.Recall.MaxItems = 1
 			opt.Reranker = llm.NewReranker(llm.RerankConfig{BaseURL: r.fake.URL(), Model: "rerank-m"})
@@ -252,4 +244,15 @@ func TestRerankDecidesThePickAndItsFailureIsHarmless(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tellThreeThenNew tells Maren three things in channel ch (the compass,
+// the mare, the sea), waits for their vectors and starts a new chat.
+func tellThreeThenNew(t *testing.T, r *recordRig, ch string) {
+	t.Helper()
+	r.say(t, ch, 1, "Ada", "I buried the brass compass under the old oak.")
+	r.say(t, ch, 2, "Ada", "My grey mare is called Juniper.")
+	r.say(t, ch, 3, "Ada", "*I look at the sea for a while.*")
+	waitVectors(t, r, 3)
+	r.exec(t, ch, "new")
 }

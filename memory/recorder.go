@@ -146,21 +146,26 @@ func (s *Service) completeJSON(ctx context.Context, msgs []Message) (string, err
 }
 
 // dropsReason words the dropped items of a record for the job record: the
-// sections, items and rules, never the story's words, at most
-// maxDropsShown of them.
+// sections, items and rules, never the story's words (shownItems).
 func dropsReason(drops []record.Drop) string {
 	if len(drops) == 0 {
 		return ""
 	}
-	parts := make([]string, 0, min(len(drops), maxDropsShown+1))
-	for i, d := range drops {
+	return fmt.Sprintf("; dropped %d items: %s", len(drops), shownItems(drops))
+}
+
+// shownItems joins at most maxDropsShown items for a job record, then says
+// how many more there were.
+func shownItems[T fmt.Stringer](items []T) string {
+	parts := make([]string, 0, min(len(items), maxDropsShown+1))
+	for i, it := range items {
 		if i == maxDropsShown {
-			parts = append(parts, fmt.Sprintf("and %d more", len(drops)-i))
+			parts = append(parts, fmt.Sprintf("and %d more", len(items)-i))
 			break
 		}
-		parts = append(parts, d.String())
+		parts = append(parts, it.String())
 	}
-	return fmt.Sprintf("; dropped %d items: %s", len(drops), strings.Join(parts, "; "))
+	return strings.Join(parts, "; ")
 }
 
 // maxDropsShown bounds the dropped items a job record names.

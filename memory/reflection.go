@@ -120,21 +120,13 @@ func reasonOf(err error) string {
 }
 
 // notesReason words what the engine corrected, dropped or refused in a
-// character's answer for the job record, as the recorder's drops are: the
-// items and rules, never the story's words, at most maxDropsShown.
+// character's answer for the job record, as the recorder's drops are
+// (shownItems): the items and rules, never the story's words.
 func notesReason(notes []reflect.Note) string {
 	if len(notes) == 0 {
 		return ""
 	}
-	parts := make([]string, 0, min(len(notes), maxDropsShown+1))
-	for i, n := range notes {
-		if i == maxDropsShown {
-			parts = append(parts, fmt.Sprintf("and %d more", len(notes)-i))
-			break
-		}
-		parts = append(parts, n.String())
-	}
-	return " (" + strings.Join(parts, "; ") + ")"
+	return " (" + shownItems(notes) + ")"
 }
 
 // reflectCharacter runs one character's reflection and installs it; it
