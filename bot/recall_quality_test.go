@@ -35,8 +35,11 @@ func TestRecallBringsBackBeatThreeAtBeatSixHundred(t *testing.T) {
 			filler: "「第%d夜：潮水转向，海鸥绕着码头飞。」", cue: "罗盘埋在哪里了？",
 			want: "罗盘埋在老槐树下", notWant: "杜松"},
 	}
-	for _, b := range testenv.Backends(t) {
-		for _, s := range stories {
+	// Each story gets databases of its own: one SQLite file opened by
+	// two parallel tests would be migrated twice at once, and one space
+	// would hold both stories.
+	for _, s := range stories {
+		for _, b := range testenv.Backends(t) {
 			t.Run(b.Name+"/"+s.name, func(t *testing.T) {
 				t.Parallel()
 				ctx := context.Background()
