@@ -31,7 +31,7 @@ type ReflectStore interface {
 	ReflectionState(ctx context.Context, chatID string) (models.ReflectionState, error)
 	SaveReflectionState(ctx context.Context, state models.ReflectionState) error
 	ReflectionCandidates(ctx context.Context, spaceID string) ([]models.ReflectionCandidate, error)
-	LoadReflection(ctx context.Context, spaceID, character string) (models.ReflectionRound, error)
+	LoadReflection(ctx context.Context, spaceID, character string, limit int) (models.ReflectionRound, error)
 	InstallReflection(ctx context.Context, r models.ReflectionInstall) error
 }
 
@@ -133,7 +133,7 @@ func notesReason(notes []reflect.Note) string {
 // returns how many beliefs changed and the notes on the answer's items the
 // engine corrected, dropped or refused.
 func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat models.Chat, cardID, lang, name string) (int, []reflect.Note, error) {
-	round, err := rs.LoadReflection(ctx, chat.SpaceID, name)
+	round, err := rs.LoadReflection(ctx, chat.SpaceID, name, reflect.DefaultPromptPerceptions)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -133,6 +133,8 @@ func (s *Store) ReflectionCandidates(ctx context.Context, spaceID string) ([]Ref
 // ReflectionRound is what one character's reflection starts from: its new
 // perceptions in turn order and its beliefs with their evidence.
 type ReflectionRound struct {
+	// New are the character's oldest perceptions no reflection has seen
+	// yet, at most the limit LoadReflection was given.
 	New     []reflect.Perception
 	Beliefs []reflect.Belief
 	// Known are the character's most recent perceptions, new or not (at
@@ -143,8 +145,11 @@ type ReflectionRound struct {
 // MaxKnownPerceptions bounds the perceptions read to tell rare words.
 const MaxKnownPerceptions = 500
 
-// LoadReflection reads a character's new perceptions and its beliefs.
-func (s *Store) LoadReflection(ctx context.Context, spaceID, character string) (ReflectionRound, error) {
+// LoadReflection reads a character's new perceptions, the oldest limit of
+// them (all when limit ≤ 0), and its beliefs. A request shows only so
+// many; reading a long unreflected backlog whole (a story recorded before
+// reflection was turned on) held the database for every run.
+func (s *Store) LoadReflection(ctx context.Context, spaceID, character string, limit int) (ReflectionRound, error) {
 	db := s.db.WithContext(ctx)
 	var rows []struct {
 		ID, Text, About string
@@ -152,10 +157,14 @@ func (s *Store) LoadReflection(ctx context.Context, spaceID, character string) (
 		Importance      int
 		Pivotal         bool
 	}
-	err := db.Table("perceptions").Select("perceptions.id, perceptions.text, perceptions.seq, perceptions.importance, events.pivotal, events.about").
+	q := db.Table("perceptions").Select("perceptions.id, perceptions.text, perceptions.seq, perceptions.importance, events.pivotal, events.about").
 		Joins("LEFT JOIN events ON events.id = perceptions.event_id").
 		Where("perceptions.space_id = ? AND perceptions.character_name = ? AND perceptions."+notSeen, spaceID, character).
-		Order("perceptions.seq, perceptions.id").Scan(&rows).Error
+		Order("perceptions.seq, perceptions.id")
+	if limit > 0 {
+		q = q.Limit(limit)
+	}
+	err := q.Scan(&rows).Error
 	if err != nil {
 		return ReflectionRound{}, fmt.Errorf("models: load reflection: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -41,7 +42,7 @@ const (
 	RecallBelief     = "b"
 )
 
-func recallTables() []any { return []any{&RecallTerm{}, &RecallDiagnostic{}} }
+func recallTables() []any { return []any{&RecallTerm{}, &RecallOwed{}, &RecallDiagnostic{}} }
 
 // recallItem is what the index needs of an item.
 type recallItem struct {
@@ -112,39 +113,103 @@ func writeRecallTerms(tx *gorm.DB, terms []RecallTerm) error {
 	return tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(terms, 500).Error
 }
 
-// indexRecord indexes the perceptions a record installs, in its
-// transaction: their text and gist, and the names their event is about and
-// its actor.
-func indexRecord(tx *gorm.DB, r RecordInstall) error {
-	if len(r.Perceptions) == 0 {
+// RecallOwed marks a perception whose index terms are not written yet. A
+// record install marks its perceptions in its own transaction and writes
+// their terms just after it, in short transactions of their own
+// (indexOwed): a batch's few hundred terms held SQLite's one writer for
+// 15–35 ms, and every turn that meanwhile stored a message waited for
+// them. A mark left by a crash or an error is taken up by the chat's next
+// install.
+type RecallOwed struct {
+	ItemID string `gorm:"primaryKey;size:26"`
+	ChatID string `gorm:"size:26;not null;index"`
+}
+
+// indexChunkTerms bounds the terms one transaction of indexOwed writes.
+const indexChunkTerms = 128
+
+// oweIndex marks, in a record install's transaction, the perceptions it
+// installs that recall can find (not those of mode "none").
+func oweIndex(tx *gorm.DB, r RecordInstall) error {
+	var owed []RecallOwed
+	for _, p := range r.Perceptions {
+		if p.Mode != "none" {
+			owed = append(owed, RecallOwed{ItemID: p.ID, ChatID: p.ChatID})
+		}
+	}
+	if len(owed) == 0 {
 		return nil
 	}
-	ids := map[string]bool{}
-	for _, p := range r.Perceptions {
-		ids[p.EventID] = true
+	return tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(owed, 500).Error
+}
+
+// indexOwed writes the index terms the chat's perceptions are owed: their
+// text and gist, and the names their event is about and its actor, with
+// those names' aliases. The terms are worked out outside any transaction;
+// each transaction writes at most indexChunkTerms of them, checks the
+// chat still exists and clears its items' marks. A chat forgotten
+// meanwhile ends it quietly.
+func (s *Store) indexOwed(ctx context.Context, chatID string) error {
+	db := s.db.WithContext(ctx)
+	var rows []struct {
+		ID, Text, Gist, Character, SpaceID, Actor, About string
+		Seq                                              int64
 	}
-	var evs []Event
-	if err := tx.Select("id, actor, about").Where("id IN ?", keys(ids)).Find(&evs).Error; err != nil {
+	err := db.Table("recall_oweds").
+		Select("perceptions.id, perceptions.text, perceptions.gist, perceptions.character_name AS character, perceptions.space_id, perceptions.seq, events.actor, events.about").
+		Joins("JOIN perceptions ON perceptions.id = recall_oweds.item_id").
+		Joins("LEFT JOIN events ON events.id = perceptions.event_id").
+		Where("recall_oweds.chat_id = ?", chatID).Order("perceptions.seq, perceptions.id").Scan(&rows).Error
+	if err != nil || len(rows) == 0 {
 		return err
 	}
-	byID := make(map[string]Event, len(evs))
-	for _, e := range evs {
-		byID[e.ID] = e
+	items := make([]recallItem, len(rows))
+	for i, p := range rows {
+		items[i] = recallItem{id: p.ID, kind: RecallPerception, chat: chatID, char: p.Character, seq: p.Seq,
+			text: p.Text + "\n" + p.Gist, names: append(lines(p.About), p.Actor)}
 	}
-	items := make([]recallItem, 0, len(r.Perceptions))
-	for _, p := range r.Perceptions {
-		if p.Mode == "none" {
-			continue
-		}
-		e := byID[p.EventID]
-		items = append(items, recallItem{id: p.ID, kind: RecallPerception, chat: p.ChatID, char: p.Character, seq: p.Seq,
-			text: p.Text + "\n" + p.Gist, names: append(lines(e.About), e.Actor)})
-	}
-	terms, err := recallTerms(tx, r.SpaceID, items)
+	terms, err := recallTerms(db, rows[0].SpaceID, items)
 	if err != nil {
 		return err
 	}
-	return writeRecallTerms(tx, terms)
+	s.paused("index owed")
+	// recallTerms lists each item's terms together, in the items' order.
+	for len(items) > 0 {
+		var ids []string
+		n := 0
+		for len(items) > 0 && (len(ids) == 0 || n+countTerms(terms[n:], items[0].id) <= indexChunkTerms) {
+			n += countTerms(terms[n:], items[0].id)
+			ids = append(ids, items[0].id)
+			items = items[1:]
+		}
+		chunk := terms[:n]
+		terms = terms[n:]
+		err := db.Transaction(func(tx *gorm.DB) error {
+			if _, err := s.lockChat(tx, chatID); err != nil {
+				return err
+			}
+			if err := writeRecallTerms(tx, chunk); err != nil {
+				return err
+			}
+			return tx.Where("item_id IN ?", ids).Delete(&RecallOwed{}).Error
+		})
+		if errors.Is(err, ErrChatGone) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("models: index chat %s: %w", chatID, err)
+		}
+	}
+	return nil
+}
+
+// countTerms counts the leading terms of item id.
+func countTerms(terms []RecallTerm, id string) int {
+	n := 0
+	for n < len(terms) && terms[n].ItemID == id {
+		n++
+	}
+	return n
 }
 
 // indexBelief (re)indexes one belief in its install's transaction.

@@ -2,13 +2,16 @@ package models_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"troupe/memory/recall"
 	"troupe/memory/reflect"
 	"troupe/models"
+	"troupe/models/testenv"
 )
 
 // recordAll installs the chat's owed batch with the given perceptions
@@ -299,4 +302,135 @@ func TestRecallSearchTakesAnyTermAndBoundsEachTerm(t *testing.T) {
 			t.Errorf("got %d hits, want %d", len(hits), 5+len(odd))
 		}
 	})
+}
+
+// A record install's index terms are written after its transaction. When
+// writing them fails (here the install's context ends just before), the
+// record stands, its perceptions stay marked as owed and unfound by a
+// search, and the chat's next install writes them; /forget removes a mark
+// left behind.
+func TestRecordTermsOwedUntilWritten(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		chat := newChat(t, st, "console:owed")
+		owed := func() int64 {
+			t.Helper()
+			var n int64
+			if err := st.DB().Model(&models.RecallOwed{}).Where("chat_id = ?", chat.ID).Count(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		// install records the owed batch with one perception of Maren's;
+		// broken ends the install's context where the terms are written.
+		install := func(text string, broken bool) {
+			t.Helper()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if broken {
+				models.SetPause(st, func(p string) {
+					if p == "index owed" {
+						cancel()
+					}
+				})
+				defer models.SetPause(st, nil)
+			}
+			b, err := st.RecordBatch(ctx, chat.ID)
+			if err != nil || len(b.Events) == 0 {
+				t.Fatalf("batch: %d events, %v", len(b.Events), err)
+			}
+			inst := models.RecordInstall{ChatID: chat.ID, SpaceID: chat.SpaceID}
+			for _, e := range b.Events {
+				inst.EventIDs = append(inst.EventIDs, e.ID)
+			}
+			inst.Perceptions = []models.Perception{{ID: models.NewID(), ChatID: chat.ID, SpaceID: chat.SpaceID, Character: "Maren",
+				EventID: b.Events[0].ID, Mode: "heard", Text: text, Importance: 5, Seq: b.Events[0].Seq}}
+			if err := st.InstallRecord(ctx, inst); err != nil {
+				t.Fatalf("install: %v", err)
+			}
+		}
+		turn := func(i int) {
+			appendRecorded(t, st, chat, fmt.Sprintf("line %d", i), "ok", []models.PlainEvent{{Kind: "line", Text: fmt.Sprintf("line %d", i)}}, nil)
+		}
+		turn(1)
+		turn(2)
+		install("The compass lies under the pier.", true)
+		if n := owed(); n != 1 {
+			t.Fatalf("%d perceptions owed their terms after the failed write, want 1", n)
+		}
+		if got := search(t, st, chat.SpaceID, "Maren", "the compass"); len(got) != 0 {
+			t.Errorf("found %v before its terms were written", got)
+		}
+		turn(3)
+		install("The lantern hangs in the boathouse.", false)
+		if n := owed(); n != 0 {
+			t.Errorf("%d perceptions still owed after the next install", n)
+		}
+		for _, q := range []string{"the compass", "the lantern"} {
+			if got := search(t, st, chat.SpaceID, "Maren", q); len(got) != 1 {
+				t.Errorf("search %q found %v, want its perception", q, got)
+			}
+		}
+		turn(4)
+		install("The key is in the kettle.", true)
+		if n := owed(); n != 1 {
+			t.Fatalf("%d owed before the forget, want 1", n)
+		}
+		if _, err := st.ForgetChat(context.Background(), chat.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := owed(); n != 0 {
+			t.Errorf("%d owed marks left after /forget", n)
+		}
+	})
+}
+
+// On SQLite a read outside a transaction goes to a reader connection: it
+// returns while a memory install holds the one writer in its transaction
+// (with the writer as the only connection it waited until the install
+// ended).
+func TestSQLiteReadsDoNotWaitForTheWriter(t *testing.T) {
+	st := testenv.OpenStore(t, testenv.Backends(t)[0])
+	chat := newChat(t, st, "console:readers")
+	appendRecorded(t, st, chat, "one", "ok", []models.PlainEvent{{Kind: "line", Text: "one"}}, nil)
+	appendRecorded(t, st, chat, "two", "ok", []models.PlainEvent{{Kind: "line", Text: "two"}}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	held, release := make(chan struct{}), make(chan struct{})
+	models.SetPause(st, func(p string) {
+		if p == "install record" {
+			close(held)
+			<-release
+		}
+	})
+	defer models.SetPause(st, nil)
+	b, err := st.RecordBatch(ctx, chat.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- st.InstallRecord(ctx, models.RecordInstall{ChatID: chat.ID, SpaceID: chat.SpaceID, EventIDs: []string{b.Events[0].ID}})
+	}()
+	select {
+	case <-held:
+	case <-ctx.Done():
+		t.Fatal("the install never reached its pause")
+	}
+	read := make(chan error, 1)
+	go func() {
+		_, err := st.Chat(ctx, chat.ID)
+		read <- err
+	}()
+	select {
+	case err := <-read:
+		if err != nil {
+			t.Errorf("read beside the install: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("a read waited for the writer's transaction")
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 }

@@ -217,13 +217,18 @@ func (s *Store) InstallRecord(ctx context.Context, r RecordInstall) error {
 		if err := installWorld(tx, r, now); err != nil {
 			return err
 		}
-		return indexRecord(tx, r)
+		return oweIndex(tx, r)
 	})
 	if err != nil {
 		if errors.Is(err, ErrStale) || errors.Is(err, ErrChatGone) {
 			return err
 		}
 		return fmt.Errorf("models: install record for chat %s: %w", r.ChatID, err)
+	}
+	// The record stands; its index terms follow in short transactions. One
+	// that fails stays owed to the chat's next install.
+	if err := s.indexOwed(ctx, r.ChatID); err != nil {
+		s.log.Warn("index record: terms stay owed", "chat_id", r.ChatID, "err", err)
 	}
 	return nil
 }

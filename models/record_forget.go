@@ -17,7 +17,7 @@ func forgetRecord(tx *gorm.DB, chat Chat) error {
 	if err := forgetBeliefs(tx, chat); err != nil {
 		return err
 	}
-	for _, m := range []any{&Event{}, &Perception{}, &Presence{}, &Thread{}, &Knowledge{}, &CastMember{}, &RecallTerm{}, &RecallDiagnostic{}, &RecallVector{}} {
+	for _, m := range []any{&Event{}, &Perception{}, &Presence{}, &Thread{}, &Knowledge{}, &CastMember{}, &RecallTerm{}, &RecallOwed{}, &RecallDiagnostic{}, &RecallVector{}} {
 		if err := tx.Where("chat_id = ?", chat.ID).Delete(m).Error; err != nil {
 			return err
 		}
