@@ -12,6 +12,9 @@ import (
 type builtPrompt struct {
 	messages  []memory.Message
 	estimated int
+	// keep is the recall block to keep once the reply is stored; nil
+	// when none.
+	keep *keptBlock
 	// shortened is true when recent story was left out to fit (see
 	// memory.FitPrompt): the user hears it.
 	shortened bool
@@ -38,7 +41,7 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 	m := p.material(cs, br, rp, tl)
 	m.Card.Players = p.otherPlayers(ctx, cs, rp)
 	p.addScene(ctx, cs, rp, &m)
-	p.addRecall(ctx, cs, br, cs.speakerName(), &m)
+	keep := p.addRecall(ctx, cs, br, cs.speakerName(), &m)
 	if limit, ok := p.promptLimit(); ok {
 		m.Keep, m.Limit = p.opt.MemoryConfig.Keep, limit
 		m.Count = func(msgs []memory.Message) int { return p.countPrompt(cs.chat.ID, msgs, limit) }
@@ -54,7 +57,7 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 	if pr.Urgent {
 		p.log.Warn("prompt over budget: left out older messages", "chat_id", cs.chat.ID, "dropped", pr.Dropped, "shortened", pr.Shortened, "estimate", pr.Tokens, "limit", m.Limit)
 	}
-	return builtPrompt{messages: pr.Messages, estimated: pr.Tokens, shortened: pr.Shortened}, pr.Urgent, nil
+	return builtPrompt{messages: pr.Messages, estimated: pr.Tokens, shortened: pr.Shortened, keep: keep}, pr.Urgent, nil
 }
 
 // branch loads the branch ending at headID as the speaking member

@@ -150,9 +150,12 @@ func (r *sceneRig) exec(t *testing.T, line string) (*sceneSink, []scenePrompt) {
 }
 
 // promptText joins a prompt's messages as role: content lines.
-func promptText(p scenePrompt) string {
+func promptText(p scenePrompt) string { return messagesText(p.messages) }
+
+// messagesText is a prompt's messages as "role: content" lines.
+func messagesText(msgs []openaitest.Message) string {
 	var b strings.Builder
-	for _, m := range p.messages {
+	for _, m := range msgs {
 		b.WriteString(m.Role + ": " + m.Content + "\n")
 	}
 	return b.String()

@@ -13,23 +13,37 @@ import (
 	"troupe/models/testenv"
 )
 
-// recallBlock returns the recall block of the last chat request: the
-// system message carrying the [Remembered] header, "" when there is none.
+// recallBlock returns the turn's own recall block in the last chat
+// request: the system message just before the new user message(s), when it
+// carries the [Remembered] header; "" when there is none. Blocks kept from
+// earlier turns, further up, are not it.
 func recallBlock(t *testing.T, fake *openaitest.Server) string {
+	t.Helper()
+	msgs := lastChatPrompt(t, fake)
+	i := len(msgs)
+	for i > 0 && msgs[i-1].Role != "user" {
+		i-- // post-history instructions
+	}
+	for i > 0 && msgs[i-1].Role == "user" {
+		i--
+	}
+	if i > 0 && msgs[i-1].Role == "system" && strings.Contains(msgs[i-1].Content, "[Remembered]") {
+		return msgs[i-1].Content
+	}
+	return ""
+}
+
+// lastChatPrompt returns the messages of the last chat request.
+func lastChatPrompt(t *testing.T, fake *openaitest.Server) []openaitest.Message {
 	t.Helper()
 	reqs := fake.Requests()
 	for i := len(reqs) - 1; i >= 0; i-- {
 		if reqs[i].Stream {
-			for _, m := range reqs[i].Messages {
-				if m.Role == "system" && strings.Contains(m.Content, "[Remembered]") {
-					return m.Content
-				}
-			}
-			return ""
+			return reqs[i].Messages
 		}
 	}
 	t.Fatal("no chat turn was sent")
-	return ""
+	return nil
 }
 
 // What the character perceived in an earlier chat comes back when the

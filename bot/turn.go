@@ -286,6 +286,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
 		return "", err
 	}
+	p.keepRecall(ctx, prompt.keep)
 	stored := time.Now()
 	releaseStore()
 	if err := sink.Finish(ctx, text); err != nil {

@@ -49,6 +49,9 @@ func vectorRig(t *testing.T, b testenv.Backend) (*recordRig, *memory.Vectors) {
 	r := newRecordRig(t, b, 1)
 	r.fake.SetEmbedder(conceptEmbedder)
 	rc := config.Default().Recall
+	// These tests ask the same question turn after turn to compare
+	// sources; a kept block would show the last turn's answer instead.
+	rc.KeptChars = 0
 	rc.Diagnostics = true
 	rc.Embeddings = config.Embeddings{BaseURL: r.fake.URL(), Model: "embed-m", Dimensions: 256}
 	emb := llm.NewEmbedder(llm.EmbedConfig{BaseURL: r.fake.URL(), Model: "embed-m", Dimensions: 256})

@@ -118,6 +118,10 @@ type Recall struct {
 	MaxItems int `yaml:"max_items"`
 	// MaxChars bounds the recalled items' text.
 	MaxChars int `yaml:"max_chars"`
+	// KeptChars bounds the recall blocks of earlier turns that are sent
+	// again in place (so the prompt stays a cacheable prefix); 0 sends
+	// only the turn's own block.
+	KeptChars int `yaml:"kept_chars"`
 	// Timeout caps recall's time in a turn; past it the block is left out.
 	Timeout time.Duration `yaml:"timeout"`
 	Weights RecallWeights `yaml:"weights"`
@@ -278,7 +282,7 @@ func Default() Config {
 		Recorder:   Recorder{Enabled: true, Batch: 6, JSONMode: true},
 		Scene:      Scene{MaxCast: 8},
 		Reflection: Reflection{Auto: true, EveryTurns: 20, MinTurns: 5, PerRun: 3, MinNew: 3, MaxChecks: 5, PivotalImportance: 8},
-		Recall: Recall{Enabled: true, Candidates: 50, MaxItems: 8, MaxChars: 1500, Timeout: 5 * time.Second,
+		Recall: Recall{Enabled: true, Candidates: 50, MaxItems: 8, MaxChars: 1500, KeptChars: 3000, Timeout: 5 * time.Second,
 			Weights:    RecallWeights{Importance: 1, Relevance: 1.5, Recency: 0.5, Retention: 1},
 			Embeddings: Embeddings{Dimensions: 256}, VectorCacheMB: 64, DiagnosticsTurns: 50},
 		Memory: Memory{

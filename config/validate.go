@@ -47,6 +47,7 @@ func (c Config) Validate() error {
 		{"recall.candidates", c.Recall.Candidates < 1 || c.Recall.Candidates > 1000, "must be 1 to 1000"},
 		{"recall.max_items", c.Recall.MaxItems < 1 || c.Recall.MaxItems > c.Recall.Candidates, "must be at least 1 and at most recall.candidates"},
 		{"recall.max_chars", c.Recall.MaxChars < 100, "must be at least 100"},
+		{"recall.kept_chars", c.Recall.KeptChars < 0, "must not be negative (0 keeps no block)"},
 		{"recall.timeout", c.Recall.Timeout <= 0, "must be a positive duration"},
 		{"recall.weights", c.Recall.Weights.Importance < 0 || c.Recall.Weights.Relevance < 0 || c.Recall.Weights.Recency < 0 || c.Recall.Weights.Retention < 0 ||
 			c.Recall.Weights.Importance+c.Recall.Weights.Relevance+c.Recall.Weights.Recency+c.Recall.Weights.Retention == 0, "must not be negative, and not all 0"},

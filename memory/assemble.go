@@ -29,6 +29,11 @@ type Turn struct {
 	// one speaking now: it is sent as a user message under its Name,
 	// never as the speaking character's own line.
 	Other bool
+	// Recalled is the recall block the speaking character was shown
+	// before this message when it was new, kept (models.RecallKept): it is
+	// sent again in its place, word for word, so the prompt up to the
+	// new messages stays the prefix the last turn sent.
+	Recalled string
 }
 
 // AssembleInput is everything a turn's prompt is built from.
@@ -111,6 +116,8 @@ func Assemble(in AssembleInput) []Message {
 		msgs = append(msgs, at[i]...)
 		if i == fresh {
 			msgs = appendTurnBlock(msgs, w, in.Scene, in.Recall)
+		} else if r := strings.TrimSpace(t.Recalled); r != "" && i < fresh {
+			msgs = append(msgs, Message{Role: RoleSystem, Content: r})
 		}
 		content, role := t.Content, t.Role
 		if t.Role == RoleUser && in.NameUsers && t.Name != "" {
@@ -143,16 +150,18 @@ func newMessages(history []Turn) int {
 	return i
 }
 
-// appendTurnBlock appends the per-turn block — the scene under its header,
-// then the recall block (which carries its own) — as one system message;
-// nothing when both are empty.
+// appendTurnBlock appends the per-turn block — the recall block (which
+// carries its own header), then the scene under its header — as one system
+// message; nothing when both are empty. Recall comes first: kept, it is
+// sent again alone in this place on later turns (Turn.Recalled), and so
+// the prompt that turn sends starts with this one up to the scene.
 func appendTurnBlock(msgs []Message, w wording, scene, recall string) []Message {
 	var parts []string
-	if s := strings.TrimSpace(scene); s != "" {
-		parts = append(parts, w.sceneHeader+"\n"+s)
-	}
 	if r := strings.TrimSpace(recall); r != "" {
 		parts = append(parts, r)
+	}
+	if s := strings.TrimSpace(scene); s != "" {
+		parts = append(parts, w.sceneHeader+"\n"+s)
 	}
 	if len(parts) == 0 {
 		return msgs

@@ -110,8 +110,9 @@ func TestBuildPromptSceneGolden(t *testing.T) {
 			if want := m.History[len(m.History)-1].Content; last.Role != RoleUser || last.Content != want {
 				t.Fatalf("last message = %+v, want the new user message", last)
 			}
-			if block.Role != RoleSystem || !strings.Contains(block.Content, m.Scene) || !strings.HasSuffix(block.Content, m.Recall) {
-				t.Fatalf("message before the new one is not the scene and recall block: %q", block.Content)
+			// Recall first: a kept block is sent again alone in this place.
+			if block.Role != RoleSystem || !strings.HasPrefix(block.Content, m.Recall) || !strings.HasSuffix(block.Content, m.Scene) {
+				t.Fatalf("message before the new one is not the recall and scene block: %q", block.Content)
 			}
 			prev := msgs[1].Content
 			marker := ResidentMarker[lang]

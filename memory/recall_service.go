@@ -53,12 +53,19 @@ type RecallInput struct {
 	New []string
 	// InPrompt are the ids of the messages the prompt has verbatim.
 	InPrompt map[string]bool
+	// Kept are the ids of the items that kept recall blocks earlier in the
+	// prompt show: still picked when they are among the best, but not
+	// shown twice.
+	Kept map[string]bool
 }
 
 // Recalled is what a turn recalls: the block for the prompt, every
 // candidate scored (for the inspector) and the ids picked.
 type Recalled struct {
+	// Block shows the picked items that no kept block shows yet; Shown
+	// are their ids.
 	Block                string
+	Shown                []string
 	Scored               []recall.Scored
 	Perceptions, Beliefs []string
 	// Skipped says which optional parts (vector, rerank) were left out of
@@ -118,10 +125,14 @@ func Recall(ctx context.Context, st RecallStore, cfg RecallConfig, in RecallInpu
 	p := cfg.Params
 	p.Now, p.InPrompt = items.Now, in.InPrompt
 	out := Recalled{Scored: recall.Select(cands, p), Skipped: skipped}
-	out.Block = recall.Block(in.Language, out.Scored)
+	shown := make([]recall.Scored, 0, len(out.Scored))
 	for _, s := range out.Scored {
 		if !s.Picked {
 			continue
+		}
+		if !in.Kept[s.ID] {
+			shown = append(shown, s)
+			out.Shown = append(out.Shown, s.ID)
 		}
 		if s.Kind == recall.Belief {
 			out.Beliefs = append(out.Beliefs, s.ID)
@@ -129,6 +140,7 @@ func Recall(ctx context.Context, st RecallStore, cfg RecallConfig, in RecallInpu
 			out.Perceptions = append(out.Perceptions, s.ID)
 		}
 	}
+	out.Block = recall.Block(in.Language, shown)
 	return out, nil
 }
 

@@ -432,9 +432,13 @@ func writeBelief(tx *gorm.DB, r ReflectionInstall, b reflect.Belief, chats map[s
 	return tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(ev, 200).Error
 }
 
-// deleteBeliefs deletes beliefs, their links and check marks, and unfolds
-// the perceptions folded into them.
+// deleteBeliefs deletes beliefs, their links and check marks and the kept
+// recall blocks that show them, and unfolds the perceptions folded into
+// them.
 func deleteBeliefs(tx *gorm.DB, ids []string) error {
+	if err := unkeepShowing(tx, ids); err != nil {
+		return err
+	}
 	for _, m := range []any{&RecallTerm{}, &RecallVector{}} {
 		if err := tx.Where("item_id IN ?", ids).Delete(m).Error; err != nil {
 			return err

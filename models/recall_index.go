@@ -42,7 +42,9 @@ const (
 	RecallBelief     = "b"
 )
 
-func recallTables() []any { return []any{&RecallTerm{}, &RecallOwed{}, &RecallDiagnostic{}} }
+func recallTables() []any {
+	return []any{&RecallTerm{}, &RecallOwed{}, &RecallKept{}, &RecallKeptItem{}, &RecallDiagnostic{}}
+}
 
 // recallItem is what the index needs of an item.
 type recallItem struct {

@@ -10,14 +10,20 @@ import (
 // chat's record, by provenance: its events, perceptions, presence, threads,
 // the knowledge edges it granted, every relationship description it wrote
 // or updated (deleted, not edited: its wording may carry the chat), the
-// recall index entries, vectors and diagnostics of the chat, the
+// recall index entries, vectors, kept recall blocks and diagnostics of the
+// chat, the kept blocks of any chat that show its perceptions, the
 // background characters it introduced, and the entities it introduced that
 // nothing else mentions. No model is asked.
 func forgetRecord(tx *gorm.DB, chat Chat) error {
 	if err := forgetBeliefs(tx, chat); err != nil {
 		return err
 	}
-	for _, m := range []any{&Event{}, &Perception{}, &Presence{}, &Thread{}, &Knowledge{}, &CastMember{}, &RecallTerm{}, &RecallOwed{}, &RecallDiagnostic{}, &RecallVector{}} {
+	// Other chats' prompts may show the chat's perceptions in kept recall
+	// blocks.
+	if err := unkeepShowing(tx, tx.Model(&Perception{}).Select("id").Where("chat_id = ?", chat.ID)); err != nil {
+		return err
+	}
+	for _, m := range []any{&Event{}, &Perception{}, &Presence{}, &Thread{}, &Knowledge{}, &CastMember{}, &RecallTerm{}, &RecallOwed{}, &RecallKept{}, &RecallKeptItem{}, &RecallDiagnostic{}, &RecallVector{}} {
 		if err := tx.Where("chat_id = ?", chat.ID).Delete(m).Error; err != nil {
 			return err
 		}

@@ -1,0 +1,123 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// RecallKept is a recall block as a turn's prompt showed it to one
+// character, kept word for word so that the chat's later prompts show it
+// again where it stood, before the message it was recalled for. A prompt
+// then changes only at its end from one turn to the next, and a
+// provider's prompt cache can reuse the rest; the items it shows are not
+// recalled again while it stays in the prompt. It goes with its message:
+// once compaction covers that message the block is no longer sent.
+type RecallKept struct {
+	MessageID string `gorm:"primaryKey;size:26"`
+	Character string `gorm:"column:character_name;primaryKey;size:200"`
+	ChatID    string `gorm:"size:26;not null;index"`
+	Text      string `gorm:"type:text;not null"`
+	CreatedAt time.Time
+	// Items are the perceptions and beliefs the block shows.
+	Items []RecallKeptItem `gorm:"-"`
+}
+
+// RecallKeptItem is one item a kept block shows. Forgetting an item (its
+// chat, or a belief) deletes every kept block that shows it, in any chat:
+// the block's words are the item's.
+type RecallKeptItem struct {
+	MessageID string `gorm:"primaryKey;size:26"`
+	Character string `gorm:"column:character_name;primaryKey;size:200"`
+	ItemID    string `gorm:"primaryKey;size:26;index"`
+	ChatID    string `gorm:"size:26;not null;index"`
+}
+
+// KeepRecall stores the recall block a turn showed before message
+// k.MessageID; a regenerated reply's block replaces it.
+func (s *Store) KeepRecall(ctx context.Context, k RecallKept, items []string) error {
+	k.Character = FitName(k.Character, NameSize)
+	k.CreatedAt = s.now()
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if _, err := s.lockChat(tx, k.ChatID); err != nil {
+			return err
+		}
+		if err := tx.Where("message_id = ? AND character_name = ?", k.MessageID, k.Character).Delete(&RecallKeptItem{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "message_id"}, {Name: "character_name"}},
+			DoUpdates: clause.AssignmentColumns([]string{"text", "created_at"}),
+		}).Create(&k).Error; err != nil {
+			return err
+		}
+		rows := make([]RecallKeptItem, 0, len(items))
+		for _, id := range items {
+			rows = append(rows, RecallKeptItem{MessageID: k.MessageID, Character: k.Character, ItemID: id, ChatID: k.ChatID})
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&rows).Error
+	})
+	if errors.Is(err, ErrChatGone) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("models: keep recall of chat %s: %w", k.ChatID, err)
+	}
+	return nil
+}
+
+// KeptRecalls reads the blocks kept for character before the given
+// messages of a chat.
+func (s *Store) KeptRecalls(ctx context.Context, chatID, character string, messageIDs []string) ([]RecallKept, error) {
+	if len(messageIDs) == 0 {
+		return nil, nil
+	}
+	db := s.db.WithContext(ctx)
+	character = FitName(character, NameSize)
+	var out []RecallKept
+	if err := db.Where("chat_id = ? AND character_name = ? AND message_id IN ?", chatID, character, messageIDs).Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("models: kept recalls of chat %s: %w", chatID, err)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	var items []RecallKeptItem
+	if err := db.Where("chat_id = ? AND character_name = ? AND message_id IN ?", chatID, character, messageIDs).Find(&items).Error; err != nil {
+		return nil, fmt.Errorf("models: kept recalls of chat %s: %w", chatID, err)
+	}
+	at := make(map[string]int, len(out))
+	for i, k := range out {
+		at[k.MessageID] = i
+	}
+	for _, it := range items {
+		if i, ok := at[it.MessageID]; ok {
+			out[i].Items = append(out[i].Items, it)
+		}
+	}
+	return out, nil
+}
+
+// unkeepShowing deletes, inside a forget's transaction, every kept recall
+// block that shows one of the items (ids, or a subquery selecting them).
+func unkeepShowing(tx *gorm.DB, items any) error {
+	var keys []struct{ MessageID, Character string }
+	if err := tx.Model(&RecallKeptItem{}).Distinct("message_id", "character_name AS character").
+		Where("item_id IN (?)", items).Scan(&keys).Error; err != nil {
+		return err
+	}
+	for _, k := range keys {
+		for _, m := range []any{&RecallKept{}, &RecallKeptItem{}} {
+			if err := tx.Where("message_id = ? AND character_name = ?", k.MessageID, k.Character).Delete(m).Error; err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
