@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"troupe/bot"
+	"troupe/llm"
 	"troupe/memory"
 	"troupe/models"
 	"troupe/models/testenv"
@@ -136,6 +137,66 @@ func TestForgetTakesVectorsAndTermsThroughThePipeline(t *testing.T) {
 				if hasAny([]string{it.ID}, ids) || strings.Contains(it.Text, "compass") {
 					t.Errorf("a forgotten item is a candidate: %+v", it)
 				}
+			}
+		})
+	}
+}
+
+// Another process (a second serve replica) has its own vector cache, which
+// the /forget here cannot reach: the first time its turn's search meets a
+// forgotten vector it reloads the pair from the store, so the forgotten
+// vectors leave that cache too, and the fact is not recalled there either.
+func TestForgetReachesAnotherProcesssVectorCache(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			r, _ := vectorRig(t, b)
+			const question = "Where did I hide my navigator's needle?"
+			r.say(t, "fa", 1, "Ada", "I buried the brass compass under the old oak.")
+			r.say(t, "fa", 2, "Ada", "My grey mare is called Juniper.")
+			r.say(t, "fa", 3, "Ada", "*I look at the sea for a while.*")
+			told := r.chat(t, "fa")
+			var ids []string
+			r.st.DB().Model(&models.Perception{}).Where("chat_id = ?", told.ID).Pluck("id", &ids)
+			if len(ids) < 3 {
+				t.Fatalf("the told chat has %d perceptions, want 3+", len(ids))
+			}
+			waitVectors(t, r, int64(len(ids)))
+
+			other := memory.NewVectors(llm.NewEmbedder(llm.EmbedConfig{BaseURL: r.fake.URL(), Model: "embed-m", Dimensions: 256}), r.st, "embed-m", 8<<20)
+			opt := r.opt
+			opt.RecallVectors = other
+			replica := bot.New(opt)
+			ask := func(ch string, n int) string {
+				t.Helper()
+				in := inbound(ch, n)
+				in.Text = question
+				must(t, replica.Handle(ctx, in, &discardSink{}))
+				return recallBlock(t, r.fake)
+			}
+			// Positive control: the replica recalls the compass, by its cache.
+			if block := ask("fb", 4); !strings.Contains(block, "brass compass under the old oak") {
+				t.Fatalf("before the forget the replica's block lacks the compass:\n%s", block)
+			}
+			if got := similarIDs(t, other, told.SpaceID, question); !hasAny(got, ids) {
+				t.Fatalf("the replica's cache holds none of the told chat's items: %v", got)
+			}
+
+			admin := inbound("fa", 0)
+			admin.CanManage = true
+			sink := &confirmSink{}
+			must(t, r.p.Exec(ctx, admin, bot.Command{Name: "forget"}, sink))
+			must(t, r.p.Answer(ctx, admin, sink.token, true, sink))
+			if _, err := r.st.Chat(ctx, told.ID); err == nil {
+				t.Fatalf("the confirmed /forget left the chat; notices %q", sink.notices)
+			}
+
+			if block := ask("fc", 5); strings.Contains(block, "compass") {
+				t.Errorf("the replica recalled the forgotten compass:\n%s", block)
+			}
+			if got := similarIDs(t, other, told.SpaceID, question); hasAny(got, ids) {
+				t.Errorf("the replica's cache still holds forgotten items %v among %v", ids, got)
 			}
 		})
 	}
