@@ -2,9 +2,11 @@ package jobs_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"troupe/config"
 	"troupe/jobs"
 	"troupe/llm"
 	"troupe/llm/openaitest"
@@ -72,6 +74,78 @@ func TestEmbeddingJobWritesVectorsInBatches(t *testing.T) {
 			}
 			r.fake.SetEmbeddingFault(0, 0)
 			waitFor(t, "the retry's 110 vectors", func() bool { return count() == 110 })
+		})
+	}
+}
+
+// recall.embeddings pointing at a model whose length is fixed (OpenAI's
+// text-embedding-ada-002 refuses "dimensions" with a 400) still gets its
+// vectors written by the job: the first call is refused and asked again
+// without the field, every later call goes without it, and the vectors
+// have the model's own length, not the 256 configured.
+func TestEmbeddingJobWritesVectorsForAFixedLengthModel(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newRig(t, b, 1)
+			r.fake.SetFixedLength("ada-fixed", 40)
+			ec := config.Default().Recall.Embeddings
+			ec.BaseURL, ec.Model = r.fake.URL(), "ada-fixed"
+			if ec.Dimensions <= 0 {
+				t.Fatalf("recall.embeddings.dimensions defaults to %d; the test needs it asked", ec.Dimensions)
+			}
+			emb := llm.NewEmbedder(llm.EmbedConfig{BaseURL: ec.BaseURL, APIKey: ec.APIKey.Value(), Model: ec.Model, Dimensions: ec.Dimensions})
+			r.mem.UseVectors(memory.NewVectors(emb, r.st, ec.Model, 1<<20), func(ctx context.Context, chatID string) error {
+				return r.queue.Embed(ctx, chatID)
+			})
+			must(t, r.st.SeedRecord(ctx, models.SeedSpec{SpaceID: "console:local:ada", Character: "Maren", ChatID: r.chatID, N: 70, Seed: 7}))
+			w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, jobs.WorkerOptions{PollInterval: 100 * time.Millisecond, SweepInterval: time.Hour,
+				FirstRetry: 200 * time.Millisecond, Embed: true}, nil)
+			if n, err := w.Sweep(ctx); err != nil || n < 1 {
+				t.Fatalf("the sweep enqueued %d jobs (%v), want the embedding", n, err)
+			}
+			wctx, cancel := context.WithCancel(ctx)
+			done := make(chan error, 1)
+			go func() { done <- w.Run(wctx) }()
+			defer func() {
+				cancel()
+				<-done
+			}()
+			count := func(dims int) int64 {
+				var n int64
+				r.st.DB().Model(&models.RecallVector{}).Where("model = ? AND dims = ?", "ada-fixed", dims).Count(&n)
+				return n
+			}
+			waitFor(t, "70 vectors of 40", func() bool { return count(40) == 70 })
+			asked := func() []int {
+				var out []int
+				for _, req := range r.fake.Requests() {
+					if req.Path == "/v1/embeddings" {
+						out = append(out, req.Dimensions)
+					}
+				}
+				return out
+			}
+			// Two batches (64 + 6): the first asked with the field and again
+			// without, the second without.
+			if got := fmt.Sprint(asked()); got != fmt.Sprintf("[%d 0 0]", ec.Dimensions) {
+				t.Errorf("dimensions asked per call %s, want [%d 0 0]", got, ec.Dimensions)
+			}
+			if n := count(ec.Dimensions); n != 0 {
+				t.Errorf("%d vectors of the %d asked for", n, ec.Dimensions)
+			}
+			waitFor(t, "the job's success", func() bool {
+				rec, err := r.st.Job(ctx, memory.KindEmbed, r.chatID)
+				return err == nil && rec.Outcome == string(memory.Written)
+			})
+
+			// More perceptions later: one call, never asking again.
+			must(t, r.st.SeedRecord(ctx, models.SeedSpec{SpaceID: "console:local:ada", Character: "Maren", ChatID: r.chatID, N: 5, Seed: 8}))
+			must(t, r.queue.Embed(ctx, r.chatID))
+			waitFor(t, "75 vectors of 40", func() bool { return count(40) == 75 })
+			if got := fmt.Sprint(asked()); got != fmt.Sprintf("[%d 0 0 0]", ec.Dimensions) {
+				t.Errorf("dimensions asked per call %s, want [%d 0 0 0]", got, ec.Dimensions)
+			}
 		})
 	}
 }

@@ -109,6 +109,7 @@ func Recall(ctx context.Context, st RecallStore, cfg RecallConfig, in RecallInpu
 	if err != nil {
 		return Recalled{}, err
 	}
+	cfg.recheckVectors(ctx, in, ranked, items)
 	byID := make(map[string]recall.Ranked, len(ranked))
 	for _, r := range ranked {
 		byID[r.ID] = r

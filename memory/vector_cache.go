@@ -14,6 +14,8 @@ import (
 // VectorStore is what the vector cache reads; *models.Store satisfies it.
 type VectorStore interface {
 	RecallVectors(ctx context.Context, q models.VectorScan) ([]models.RecallVector, error)
+	// VectorsKept returns which of ids still have a vector of model.
+	VectorsKept(ctx context.Context, model string, ids []string) ([]string, error)
 }
 
 // VectorCache keeps the item vectors of (character, space) pairs in
@@ -86,6 +88,31 @@ func (c *VectorCache) DropSpace(space string) {
 			c.evictLocked(e)
 		}
 	}
+}
+
+// Recheck is told the items of a pair that a search found but the store
+// no longer gave (gone, or of another branch of the asking chat). When one
+// of them has lost its vector — forgotten, perhaps by another process,
+// whose DropSpace cannot reach this cache — the pair is dropped, and the
+// next search loads only the vectors that are left. It reports whether it
+// dropped the pair.
+func (c *VectorCache) Recheck(ctx context.Context, space, character string, ids []string) (bool, error) {
+	if len(ids) == 0 {
+		return false, nil
+	}
+	kept, err := c.store.VectorsKept(ctx, c.model, ids)
+	if err != nil {
+		return false, err
+	}
+	if len(kept) >= len(ids) {
+		return false, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[vecKey{space, character}]; e != nil {
+		c.evictLocked(e)
+	}
+	return true, nil
 }
 
 // entry returns the pair's entry, made the most recently used.

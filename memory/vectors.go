@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"troupe/memory/recall"
+	"troupe/models"
 )
 
 // Embedder turns texts into vectors, one per text in order (an
@@ -166,6 +168,28 @@ func (s *vectorSearch) merge(ranked []recall.Ranked, skipped *[]string) []recall
 		ranked = append(ranked, f)
 	}
 	return ranked
+}
+
+// recheckVectors tells the cache which items its search found that the
+// store did not give: a vector whose item was forgotten in another process
+// stays in this process's cache until then. One query, only when such an
+// item came up; a failure leaves the cache as it was (the items are left
+// out all the same).
+func (c RecallConfig) recheckVectors(ctx context.Context, in RecallInput, ranked []recall.Ranked, items models.RecallItems) {
+	if c.Vectors == nil {
+		return
+	}
+	loaded := make(map[string]bool, len(items.Items))
+	for _, it := range items.Items {
+		loaded[it.ID] = true
+	}
+	var missing []string
+	for _, r := range ranked {
+		if !loaded[r.ID] && slices.Contains(r.Sources, recall.Vector) {
+			missing = append(missing, r.ID)
+		}
+	}
+	_, _ = c.Vectors.Cache.Recheck(ctx, in.SpaceID, in.Character, missing)
 }
 
 // rerank re-orders the candidates by the rerank endpoint's scores, which

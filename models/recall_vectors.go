@@ -180,6 +180,22 @@ func (s *Store) RecallVectors(ctx context.Context, q VectorScan) ([]RecallVector
 	return out, nil
 }
 
+// VectorsKept returns which of ids still have a vector of model (one
+// probe of the item index each): a process's cache that met an item gone,
+// forgotten in another process, learns that its vectors went too.
+func (s *Store) VectorsKept(ctx context.Context, model string, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var out []string
+	err := s.db.WithContext(ctx).Model(&RecallVector{}).Where("item_id IN ? AND model = ?", ids, FitName(model, NameSize)).
+		Pluck("item_id", &out).Error
+	if err != nil {
+		return nil, fmt.Errorf("models: kept vectors: %w", err)
+	}
+	return out, nil
+}
+
 // VectorsOwed reports whether the chat has a perception, or its space a
 // belief, without a vector of model.
 func (s *Store) VectorsOwed(ctx context.Context, chatID, model string) (bool, error) {

@@ -11,6 +11,29 @@ import (
 	"time"
 )
 
+// RefuseDimensions is the message OpenAI answers, with HTTP 400 and type
+// invalid_request_error, when a model whose vectors have a fixed length
+// (text-embedding-ada-002) is asked for "dimensions".
+const RefuseDimensions = "This model does not support specifying dimensions."
+
+// SetFixedLength makes model (every model when model is "") behave like
+// text-embedding-ada-002: it answers vectors of length n only, and a
+// request carrying "dimensions" gets OpenAI's HTTP 400 (RefuseDimensions).
+// n <= 0 removes the switch, so that the model takes "dimensions" again
+// (the default for every model).
+func (s *Server) SetFixedLength(model string, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n <= 0 {
+		delete(s.fixedLength, model)
+		return
+	}
+	if s.fixedLength == nil {
+		s.fixedLength = make(map[string]int)
+	}
+	s.fixedLength[model] = n
+}
+
 // handleEmbeddings serves POST /v1/embeddings with unit vectors derived from
 // a hash of each input, so equal inputs always get equal vectors.
 func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
@@ -18,7 +41,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 	var body embeddingRequestBody
 	err := json.NewDecoder(r.Body).Decode(&body)
 	if err == nil {
-		req.Model = body.Model
+		req.Model, req.Dimensions = body.Model, body.Dimensions
 		req.Input, err = embeddingInputs(body.Input)
 	}
 	req = s.record(req)
@@ -32,11 +55,23 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	dim, countPrompt, embed, f := s.dimension, s.promptTokens, s.embedder, s.embedFault
+	fixed, isFixed := s.fixedLength[req.Model]
+	if !isFixed {
+		fixed, isFixed = s.fixedLength[""]
+	}
 	s.mu.Unlock()
 	if !s.fault(w, r, f) {
 		return
 	}
-	if body.Dimensions > 0 {
+	switch {
+	case isFixed && body.Dimensions > 0:
+		// OpenAI's answer for text-embedding-ada-002 and other models
+		// whose length is fixed: a 400 whose param is null.
+		writeError(w, http.StatusBadRequest, -1, RefuseDimensions)
+		return
+	case isFixed:
+		dim = fixed
+	case body.Dimensions > 0:
 		dim = body.Dimensions
 	}
 

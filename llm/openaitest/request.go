@@ -36,6 +36,9 @@ type Request struct {
 
 	// Input holds the embedding inputs.
 	Input []string
+	// Dimensions is the embedding request's dimensions field, 0 when
+	// absent.
+	Dimensions int
 }
 
 // Message is one chat message of a recorded request.

@@ -35,8 +35,11 @@ type Server struct {
 	embedder         func(string, int) []float32
 	reranker         func(query, doc string) float64
 	embedFault       sideFault
-	rerankFault      sideFault
-	requests         []Request
+	// fixedLength maps an embedding model ("" for every model) to the one
+	// vector length it gives; such a model refuses "dimensions".
+	fixedLength map[string]int
+	rerankFault sideFault
+	requests    []Request
 	// seq counts every request, recorded or not.
 	seq int
 	// unrecorded stops keeping requests (SetRecording(false)).

@@ -218,3 +218,78 @@ func TestUnknownPath(t *testing.T) {
 		t.Errorf("got status %d, want 404", resp.StatusCode)
 	}
 }
+
+// A model switched to a fixed length answers a request carrying
+// "dimensions" with OpenAI's own 400 body (message, invalid_request_error,
+// param and code null) and a request without it with vectors of its
+// length; other models still take "dimensions", a server-wide switch
+// covers them, and n <= 0 lifts a switch.
+func TestFixedLengthModelRefusesDimensions(t *testing.T) {
+	t.Parallel()
+	s := openaitest.NewServer(t)
+	s.SetFixedLength("ada", 24)
+	post := func(body string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(s.URL()+"/embeddings", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("POST: %v", err)
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("read body: %v", err)
+		}
+		return resp.StatusCode, string(raw)
+	}
+	code, body := post(`{"model":"ada","input":"a fox","dimensions":8}`)
+	var refusal struct {
+		Error map[string]any `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &refusal); err != nil {
+		t.Fatalf("refusal body %q: %v", body, err)
+	}
+	e := refusal.Error
+	if code != http.StatusBadRequest || e["message"] != openaitest.RefuseDimensions || e["type"] != "invalid_request_error" ||
+		e["param"] != nil || e["code"] != nil || len(e) != 4 {
+		t.Errorf("got %d %s, want 400 with OpenAI's refusal", code, body)
+	}
+	if got, _ := s.Last(); got.Dimensions != 8 || got.Model != "ada" {
+		t.Errorf("recorded %+v, want model ada asking 8", got)
+	}
+
+	length := func(model string, ask int) int {
+		t.Helper()
+		resp, err := client(s).CreateEmbeddings(t.Context(), oai.EmbeddingRequest{Input: []string{"a fox"}, Model: oai.EmbeddingModel(model), Dimensions: ask})
+		if err != nil {
+			t.Fatalf("%s asking %d: %v", model, ask, err)
+		}
+		if want := openaitest.Embedding("a fox", len(resp.Data[0].Embedding)); fmt.Sprint(resp.Data[0].Embedding) != fmt.Sprint(want) {
+			t.Errorf("%s: not the Embedding of its length", model)
+		}
+		return len(resp.Data[0].Embedding)
+	}
+	if n := length("ada", 0); n != 24 {
+		t.Errorf("ada without dimensions: %d long, want its 24", n)
+	}
+	if got, _ := s.Last(); got.Dimensions != 0 {
+		t.Errorf("recorded dimensions %d, want 0 when absent", got.Dimensions)
+	}
+	if n := length("small", 8); n != 8 {
+		t.Errorf("another model asked for 8: %d long", n)
+	}
+	s.SetFixedLength("", 12)
+	if n := length("small", 0); n != 12 {
+		t.Errorf("server-wide fixed length: %d long, want 12", n)
+	}
+	if n := length("ada", 0); n != 24 {
+		t.Errorf("ada's own switch under a server-wide one: %d long, want 24", n)
+	}
+	if code, _ := post(`{"model":"small","input":"a fox","dimensions":8}`); code != http.StatusBadRequest {
+		t.Errorf("server-wide switch, dimensions asked: status %d, want 400", code)
+	}
+	s.SetFixedLength("", 0)
+	s.SetFixedLength("ada", 0)
+	if n := length("ada", 8); n != 8 {
+		t.Errorf("after lifting the switch ada asked for 8: %d long", n)
+	}
+}
