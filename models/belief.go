@@ -327,10 +327,8 @@ func (s *Store) InstallReflection(ctx context.Context, r ReflectionInstall) erro
 				return err
 			}
 		}
-		for _, f := range r.Changes.Folded {
-			if err := tx.Model(&Perception{}).Where("id = ?", f.Perception).Update("folded_into", f.Belief).Error; err != nil {
-				return err
-			}
+		if err := foldInto(tx, r.Changes.Folded); err != nil {
+			return err
 		}
 		// Plain inserts: a perception another run showed meanwhile (two
 		// chats of a space reflecting the same character) fails this
@@ -349,6 +347,28 @@ func (s *Store) InstallReflection(ctx context.Context, r ReflectionInstall) erro
 			return err
 		}
 		return fmt.Errorf("models: install reflection for %s: %w", r.Character, err)
+	}
+	return nil
+}
+
+// foldInto marks folded perceptions with their belief: one statement per
+// belief, not one per perception (a run folds up to a hundred).
+func foldInto(tx *gorm.DB, folds []reflect.Fold) error {
+	byBelief := map[string][]string{}
+	var order []string
+	for _, f := range folds {
+		if _, ok := byBelief[f.Belief]; !ok {
+			order = append(order, f.Belief)
+		}
+		byBelief[f.Belief] = append(byBelief[f.Belief], f.Perception)
+	}
+	for _, b := range order {
+		ids := byBelief[b]
+		for start := 0; start < len(ids); start += 500 {
+			if err := tx.Model(&Perception{}).Where("id IN ?", ids[start:min(start+500, len(ids))]).Update("folded_into", b).Error; err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
