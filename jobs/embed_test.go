@@ -26,22 +26,7 @@ func TestEmbeddingJobWritesVectorsInBatches(t *testing.T) {
 			r := newRig(t, b, 1)
 			r.fake.SetEmbedder(func(in string, _ int) []float32 { return openaitest.Embedding(in, 48) })
 			emb := llm.NewEmbedder(llm.EmbedConfig{BaseURL: r.fake.URL(), Model: "embed-m", Dimensions: 256})
-			r.mem.UseVectors(memory.NewVectors(emb, r.st, "embed-m", 1<<20), func(ctx context.Context, chatID string) error {
-				return r.queue.Embed(ctx, chatID)
-			})
-			must(t, r.st.SeedRecord(ctx, models.SeedSpec{SpaceID: "console:local:ada", Character: "Maren", ChatID: r.chatID, N: 100, Seed: 5}))
-			w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, jobs.WorkerOptions{PollInterval: 100 * time.Millisecond, SweepInterval: time.Hour,
-				FirstRetry: 200 * time.Millisecond, Embed: true}, nil)
-			if n, err := w.Sweep(ctx); err != nil || n < 1 {
-				t.Fatalf("the sweep enqueued %d jobs (%v), want the embedding", n, err)
-			}
-			wctx, cancel := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- w.Run(wctx) }()
-			defer func() {
-				cancel()
-				<-done
-			}()
+			defer embedWorker(t, r, emb, "embed-m", 100, 5)()
 			count := func() int64 {
 				var n int64
 				r.st.DB().Model(&models.RecallVector{}).Where("model = ? AND dims = ?", "embed-m", 48).Count(&n)
@@ -95,22 +80,7 @@ func TestEmbeddingJobWritesVectorsForAFixedLengthModel(t *testing.T) {
 				t.Fatalf("recall.embeddings.dimensions defaults to %d; the test needs it asked", ec.Dimensions)
 			}
 			emb := llm.NewEmbedder(llm.EmbedConfig{BaseURL: ec.BaseURL, APIKey: ec.APIKey.Value(), Model: ec.Model, Dimensions: ec.Dimensions})
-			r.mem.UseVectors(memory.NewVectors(emb, r.st, ec.Model, 1<<20), func(ctx context.Context, chatID string) error {
-				return r.queue.Embed(ctx, chatID)
-			})
-			must(t, r.st.SeedRecord(ctx, models.SeedSpec{SpaceID: "console:local:ada", Character: "Maren", ChatID: r.chatID, N: 70, Seed: 7}))
-			w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, jobs.WorkerOptions{PollInterval: 100 * time.Millisecond, SweepInterval: time.Hour,
-				FirstRetry: 200 * time.Millisecond, Embed: true}, nil)
-			if n, err := w.Sweep(ctx); err != nil || n < 1 {
-				t.Fatalf("the sweep enqueued %d jobs (%v), want the embedding", n, err)
-			}
-			wctx, cancel := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- w.Run(wctx) }()
-			defer func() {
-				cancel()
-				<-done
-			}()
+			defer embedWorker(t, r, emb, ec.Model, 70, 7)()
 			count := func(dims int) int64 {
 				var n int64
 				r.st.DB().Model(&models.RecallVector{}).Where("model = ? AND dims = ?", "ada-fixed", dims).Count(&n)
@@ -158,5 +128,29 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// embedWorker gives r's memory service vectors of model through emb, seeds
+// Maren with n perceptions in r's chat, has a sweep enqueue their
+// embedding and runs a worker; the returned func stops it.
+func embedWorker(t *testing.T, r *rig, emb *llm.Embedder, model string, n int, seed uint64) (stop func()) {
+	t.Helper()
+	ctx := context.Background()
+	r.mem.UseVectors(memory.NewVectors(emb, r.st, model, 1<<20), func(ctx context.Context, chatID string) error {
+		return r.queue.Embed(ctx, chatID)
+	})
+	must(t, r.st.SeedRecord(ctx, models.SeedSpec{SpaceID: "console:local:ada", Character: "Maren", ChatID: r.chatID, N: n, Seed: seed}))
+	w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, jobs.WorkerOptions{PollInterval: 100 * time.Millisecond, SweepInterval: time.Hour,
+		FirstRetry: 200 * time.Millisecond, Embed: true}, nil)
+	if got, err := w.Sweep(ctx); err != nil || got < 1 {
+		t.Fatalf("the sweep enqueued %d jobs (%v), want the embedding", got, err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	return func() {
+		cancel()
+		<-done
 	}
 }
