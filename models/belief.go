@@ -438,18 +438,61 @@ func writeBelief(tx *gorm.DB, r ReflectionInstall, b reflect.Belief, chats map[s
 		if res.RowsAffected == 0 {
 			return ErrStale
 		}
-		if err := tx.Where("belief_id = ?", b.ID).Delete(&BeliefEvidence{}).Error; err != nil {
-			return err
-		}
 	}
 	ev := make([]BeliefEvidence, 0, len(b.Evidence))
 	for _, e := range b.Evidence {
 		ev = append(ev, BeliefEvidence{BeliefID: b.ID, PerceptionID: e.Perception, Stance: string(e.Stance), Seq: e.Turn, ChatID: chats[e.Perception]})
 	}
+	if !create {
+		var err error
+		if ev, err = changedEvidence(tx, b.ID, ev); err != nil {
+			return err
+		}
+	}
 	if len(ev) == 0 {
 		return nil
 	}
 	return tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(ev, 200).Error
+}
+
+// changedEvidence makes a rewritten belief's stored links those of want:
+// it deletes the links want lacks or changes and returns the ones to
+// insert. A belief's links only grow as reflection goes on, and rewriting
+// them all each time made a long-held belief's every update cost hundreds
+// of statements on the database's one writer.
+func changedEvidence(tx *gorm.DB, beliefID string, want []BeliefEvidence) ([]BeliefEvidence, error) {
+	var have []BeliefEvidence
+	if err := tx.Where("belief_id = ?", beliefID).Find(&have).Error; err != nil {
+		return nil, err
+	}
+	wanted := make(map[string]BeliefEvidence, len(want))
+	for _, e := range want {
+		if _, ok := wanted[e.PerceptionID]; !ok {
+			wanted[e.PerceptionID] = e // the first, as the insert keeps it
+		}
+	}
+	kept := make(map[string]bool, len(have))
+	var drop []string
+	for _, e := range have {
+		if w, ok := wanted[e.PerceptionID]; ok && w.Stance == e.Stance && w.Seq == e.Seq && w.ChatID == e.ChatID {
+			kept[e.PerceptionID] = true
+			continue
+		}
+		drop = append(drop, e.PerceptionID)
+	}
+	for start := 0; start < len(drop); start += 500 {
+		if err := tx.Where("belief_id = ? AND perception_id IN ?", beliefID, drop[start:min(start+500, len(drop))]).
+			Delete(&BeliefEvidence{}).Error; err != nil {
+			return nil, err
+		}
+	}
+	out := want[:0:0]
+	for _, e := range want {
+		if !kept[e.PerceptionID] {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // deleteBeliefs deletes beliefs, their links and check marks and the kept

@@ -84,3 +84,59 @@ func TestKeptRecallGoesWithWhatItShows(t *testing.T) {
 		}
 	})
 }
+
+// Rewriting a belief leaves its links exactly those it now cites: a link
+// it keeps is kept, one whose stance changed is replaced, a new one is
+// added and one it no longer cites goes.
+func TestBeliefRewriteKeepsOnlyItsCurrentLinks(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		chat := newChat(t, st, "console:links")
+		lines := []string{"The gate was open.", "Tess had the key.", "The lamp was lit.", "The dog did not bark."}
+		for i := 0; i < len(lines); i += 2 {
+			appendRecorded(t, st, chat, lines[i], lines[i+1],
+				[]models.PlainEvent{{Kind: "line", Text: lines[i]}}, []models.PlainEvent{{Kind: "line", Text: lines[i+1]}})
+			appendRecorded(t, st, chat, "later", "ok", []models.PlainEvent{{Kind: "action", Text: "later"}}, nil)
+			recordAll(t, st, chat, "", map[int]map[string]string{0: {"Maren": lines[i]}, 1: {"Maren": lines[i+1]}})
+		}
+		p := make([]string, len(lines))
+		for i, l := range lines {
+			p[i] = perceptionID(t, st, "Maren", l)
+		}
+		install := func(b reflect.Belief, create bool) {
+			t.Helper()
+			ch := reflect.Changes{Updated: []reflect.Belief{b}}
+			if create {
+				ch = reflect.Changes{Created: []reflect.Belief{b}}
+			}
+			if err := st.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: "maren", SpaceID: chat.SpaceID, Character: "Maren", Changes: ch}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b := reflect.Belief{ID: models.NewID(), Text: "Tess opened the gate.", Confidence: reflect.Likely, FormedTurn: 1, ChangedTurn: 1,
+			Evidence: []reflect.Evidence{{Perception: p[0], Turn: 1, Stance: reflect.Supports}, {Perception: p[1], Turn: 1, Stance: reflect.Supports},
+				{Perception: p[2], Turn: 2, Stance: reflect.Supports}}}
+		install(b, true)
+		b.Text, b.ChangedTurn = "Someone with a key opened the gate.", 3
+		b.Evidence = []reflect.Evidence{{Perception: p[0], Turn: 1, Stance: reflect.Supports}, {Perception: p[1], Turn: 1, Stance: reflect.Contradicts},
+			{Perception: p[3], Turn: 3, Stance: reflect.Supports}}
+		install(b, false)
+		views, err := st.Beliefs(ctx, chat.SpaceID, "Maren")
+		if err != nil || len(views) != 1 {
+			t.Fatalf("beliefs = %+v (%v)", views, err)
+		}
+		got := map[string]reflect.Stance{}
+		for _, e := range views[0].Evidence {
+			got[e.Perception] = e.Stance
+		}
+		want := map[string]reflect.Stance{p[0]: reflect.Supports, p[1]: reflect.Contradicts, p[3]: reflect.Supports}
+		if len(got) != len(want) {
+			t.Fatalf("links = %v, want %v", got, want)
+		}
+		for id, s := range want {
+			if got[id] != s {
+				t.Errorf("link to %s: %q, want %q (all: %v)", id, got[id], s, got)
+			}
+		}
+	})
+}
