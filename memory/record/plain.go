@@ -181,7 +181,9 @@ func inCharacter(s string) bool {
 	return false
 }
 
-// capEvents bounds the number of events and the length of each.
+// capEvents bounds the number of events and the length of each. An event
+// whose letters all lay past the cut (a run of symbols, then a word) is
+// left out, as one without letters is.
 func capEvents(evs []Plain) []Plain {
 	if len(evs) > MaxPlainEvents {
 		last := evs[MaxPlainEvents-1]
@@ -190,10 +192,14 @@ func capEvents(evs []Plain) []Plain {
 		}
 		evs = append(evs[:MaxPlainEvents-1], last)
 	}
-	for i := range evs {
-		evs[i].Text = truncateRunes(evs[i].Text, MaxEventRunes)
+	out := evs[:0]
+	for _, e := range evs {
+		e.Text = truncateRunes(e.Text, MaxEventRunes)
+		if inCharacter(e.Text) {
+			out = append(out, e)
+		}
 	}
-	return evs
+	return out
 }
 
 // truncateRunes cuts s to at most n runes, marking a cut with an ellipsis.
