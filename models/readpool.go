@@ -1,11 +1,9 @@
 package models
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
@@ -73,52 +71,4 @@ func sqliteReaderDSN(path string) string {
 	q.Del("_txlock")
 	q.Add("_pragma", "query_only(1)")
 	return withParams(path, q)
-}
-
-// checkpointEvery is how often the checkpointer copies the WAL into the
-// database file.
-const checkpointEvery = time.Second
-
-// startCheckpointer copies the WAL into the database file every
-// checkpointEvery, on a connection of its own, in PASSIVE mode: it waits
-// for no reader or writer, and none waits for it. SQLite's own automatic
-// checkpoint (turned off in sqliteParams) ran inside the commit that
-// crossed 1000 WAL pages, on the one writing connection, so a turn storing
-// its reply now and then waited 20–30 ms for it. A process that does not
-// run long (a CLI command) leaves the copying to the last connection's
-// close, as SQLite does.
-func (s *Store) startCheckpointer(path string) error {
-	q := sqliteParams()
-	q.Del("_txlock")
-	conn, err := sql.Open(sqlite.DriverName, withParams(path, q))
-	if err != nil {
-		return err
-	}
-	conn.SetMaxOpenConns(1)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(checkpointEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				// Another process checkpointing, or a reader at the WAL's
-				// end, makes it a partial copy or a busy one: the next tick
-				// copies the rest.
-				if _, err := conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil && ctx.Err() == nil {
-					s.log.Debug("sqlite: WAL checkpoint", "err", err)
-				}
-			}
-		}
-	}()
-	s.stopCheckpoints = func() {
-		cancel()
-		<-done
-		conn.Close()
-	}
-	return nil
 }

@@ -3,7 +3,6 @@ package models_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -433,39 +432,5 @@ func TestSQLiteReadsDoNotWaitForTheWriter(t *testing.T) {
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
-	}
-}
-
-// With SQLite's own checkpoint off, the store's checkpointer copies what
-// commits leave in the WAL into the database file while the store is open.
-func TestSQLiteCheckpointerCopiesTheWAL(t *testing.T) {
-	b := testenv.Backends(t)[0]
-	st := testenv.OpenStore(t, b)
-	path := strings.TrimPrefix(b.DSN, "sqlite://")
-	size := func() int64 {
-		t.Helper()
-		fi, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fi.Size()
-	}
-	before := size()
-	chat := newChat(t, st, "console:checkpoint")
-	head := chat.HeadID
-	text := strings.Repeat("the tide comes in over the causeway ", 100)
-	for i := range 300 {
-		m := &models.Message{Role: "user", Content: fmt.Sprintf("%d %s", i, text)}
-		if err := st.Append(context.Background(), chat.ID, head, head, []*models.Message{m}); err != nil {
-			t.Fatal(err)
-		}
-		head = m.ID
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for size() < before+800_000 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the database file is %d bytes (%d before about 1 MB of messages): the WAL was not copied into it", size(), before)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -25,11 +25,9 @@ type Store struct {
 	// reading outside a transaction go to (openSQLiteReaders); nil on
 	// PostgreSQL, whose pool serves both.
 	readers *sql.DB
-	// stopCheckpoints ends the SQLite checkpointer; nil on PostgreSQL.
-	stopCheckpoints func()
-	dialect         string
-	log             *slog.Logger
-	now             func() time.Time
+	dialect string
+	log     *slog.Logger
+	now     func() time.Time
 	// spaces caches the ids of spaces known to exist.
 	spaces sync.Map
 	// pause, when set (tests only: export_test.go), runs inside a memory
@@ -107,15 +105,7 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{db: db, readers: readers, dialect: dialect, log: log.With("component", "models"), now: func() time.Time { return time.Now().UTC() }}
-	if dialect == "sqlite" {
-		if err := s.startCheckpointer(path); err != nil {
-			readers.Close()
-			sqlDB.Close()
-			return nil, fmt.Errorf("models: open %s: %w", dialect, err)
-		}
-	}
-	return s, nil
+	return &Store{db: db, readers: readers, dialect: dialect, log: log.With("component", "models"), now: func() time.Time { return time.Now().UTC() }}, nil
 }
 
 func sqliteDSN(path string) string { return withParams(path, sqliteParams()) }
@@ -130,9 +120,6 @@ func sqliteParams() url.Values {
 	// Deleted rows are overwritten with zeros, so a forgotten chat's text
 	// does not stay in the file's free space.
 	q.Add("_pragma", "secure_delete(1)")
-	// No commit copies the WAL into the database file: the checkpointer
-	// does, on a connection of its own (startCheckpointer).
-	q.Add("_pragma", "wal_autocheckpoint(0)")
 	q.Set("_txlock", "immediate")
 	return q
 }
@@ -212,9 +199,6 @@ func (s *Store) Close() error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
-	}
-	if s.stopCheckpoints != nil {
-		s.stopCheckpoints()
 	}
 	if s.readers != nil {
 		return errors.Join(s.readers.Close(), sqlDB.Close())
