@@ -397,7 +397,9 @@ func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string,
 		var ps []Perception
 		q := tx.Select("id, chat_id").Where("id IN ?", part)
 		if s.dialect == "postgres" {
-			q = q.Clauses(clause.Locking{Strength: "SHARE"})
+			// KEY SHARE keeps forgetBeliefs (FOR UPDATE) out and lets a
+			// turn count a recall of the same perceptions meanwhile.
+			q = q.Clauses(clause.Locking{Strength: "KEY SHARE"})
 		}
 		if err := q.Find(&ps).Error; err != nil {
 			return nil, err
@@ -565,7 +567,7 @@ func (s *Store) DeleteBelief(ctx context.Context, id string) (Belief, error) {
 // the chat); the other perceptions they cited become new again.
 func forgetBeliefs(tx *gorm.DB, chat Chat) error {
 	// On PostgreSQL the chat's perceptions are locked first: a reflection
-	// install citing them (it holds them FOR SHARE) commits before the
+	// install citing them (it holds them FOR KEY SHARE) commits before the
 	// beliefs are read, and one that starts later finds them gone.
 	var forgotten []string
 	q := tx.Model(&Perception{}).Where("chat_id = ?", chat.ID)

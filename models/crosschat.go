@@ -264,7 +264,7 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tom
 	now := s.now()
 	var ts Tombstone
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		chat, err := s.lockChat(tx, chatID)
+		chat, err := s.lockChatForForget(tx, chatID)
 		if errors.Is(err, ErrChatGone) {
 			return ErrNotFound
 		}

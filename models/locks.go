@@ -24,21 +24,55 @@ import (
 // (card, space) locks in the order of MemoryKey, so two of them never wait
 // for each other in a circle.
 //
-// On PostgreSQL the chat's lock is its row, locked FOR UPDATE (the row
-// ForgetChat deletes: a write waiting for it then finds no chat), and a
-// (card, space) lock is a transaction-scoped advisory lock. On SQLite the
-// store's transactions begin IMMEDIATE, which takes the database's write
-// lock before the first read, on one connection: every write transaction
-// already runs alone, in this process and against any other process on the
-// same file.
+// On PostgreSQL the chat's lock is a transaction-scoped advisory lock
+// taken before its row is read FOR KEY SHARE. The row lock is what keeps
+// ForgetChat out: it locks the row FOR UPDATE (and deletes it), so a write
+// waiting for it then finds no chat. FOR KEY SHARE does not stop a turn
+// from moving the chat's head (an update of no key column); the row FOR
+// UPDATE did, and a turn's store waited 20–45 ms behind whichever memory
+// job held it (troupe bench, PostgreSQL). The advisory lock keeps the
+// memory writes of one chat from running at once, as the row lock did.
+// (card, space) locks are transaction-scoped advisory locks as well. On
+// SQLite the store's transactions begin IMMEDIATE, which takes the
+// database's write lock before the first read, on one connection: every
+// write transaction already runs alone, in this process and against any
+// other process on the same file.
 
 // lockChat reads the chat and holds its lock until the transaction ends. It
 // returns ErrChatGone when there is no such chat.
 func (s *Store) lockChat(tx *gorm.DB, chatID string) (Chat, error) {
+	if s.dialect == "postgres" {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", lockID("troupe chat\x00"+chatID)).Error; err != nil {
+			return Chat{}, err
+		}
+	}
+	return s.readChat(tx, chatID, "KEY SHARE")
+}
+
+// holdChat reads the chat and, on PostgreSQL, keeps ForgetChat from
+// deleting it until the transaction ends, without waiting for the chat's
+// memory jobs: a turn's own writes that ForgetChat deletes use it.
+func (s *Store) holdChat(tx *gorm.DB, chatID string) (Chat, error) {
+	return s.readChat(tx, chatID, "KEY SHARE")
+}
+
+// lockChatForForget takes the chat's lock and its row FOR UPDATE, which
+// waits for every transaction holding the chat and keeps out any that
+// comes later.
+func (s *Store) lockChatForForget(tx *gorm.DB, chatID string) (Chat, error) {
+	if s.dialect == "postgres" {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", lockID("troupe chat\x00"+chatID)).Error; err != nil {
+			return Chat{}, err
+		}
+	}
+	return s.readChat(tx, chatID, "UPDATE")
+}
+
+func (s *Store) readChat(tx *gorm.DB, chatID, strength string) (Chat, error) {
 	var chat Chat
 	q := tx.Where("id = ?", chatID)
 	if s.dialect == "postgres" {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+		q = q.Clauses(clause.Locking{Strength: strength})
 	}
 	err := q.Take(&chat).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -64,17 +98,17 @@ func (s *Store) lockMemory(tx *gorm.DB, keys ...MemoryKey) error {
 		if i > 0 && k == sorted[i-1] {
 			continue
 		}
-		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", memoryLockID(k)).Error; err != nil {
+		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", lockID("troupe memory\x00"+k.CardID+"\x00"+k.SpaceID)).Error; err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// memoryLockID is the advisory lock id of a (card, space) pair. Two pairs
-// sharing an id (one chance in 2^64) only wait for each other more often.
-func memoryLockID(k MemoryKey) int64 {
+// lockID is the advisory lock id of a key. Two keys sharing an id (one
+// chance in 2^64) only wait for each other more often.
+func lockID(key string) int64 {
 	h := fnv.New64a()
-	h.Write([]byte("troupe memory\x00" + k.CardID + "\x00" + k.SpaceID))
+	h.Write([]byte(key))
 	return int64(h.Sum64())
 }

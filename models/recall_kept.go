@@ -43,7 +43,7 @@ func (s *Store) KeepRecall(ctx context.Context, k RecallKept, items []string) er
 	k.Character = FitName(k.Character, NameSize)
 	k.CreatedAt = s.now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if _, err := s.lockChat(tx, k.ChatID); err != nil {
+		if _, err := s.holdChat(tx, k.ChatID); err != nil {
 			return err
 		}
 		if err := tx.Where("message_id = ? AND character_name = ?", k.MessageID, k.Character).Delete(&RecallKeptItem{}).Error; err != nil {

@@ -62,19 +62,21 @@ type Event struct {
 type Perception struct {
 	ID        string `gorm:"primaryKey;size:26"`
 	ChatID    string `gorm:"size:26;not null;index"`
-	SpaceID   string `gorm:"size:128;not null;index:idx_perception_character,priority:1"`
-	Character string `gorm:"column:character_name;size:200;not null;index:idx_perception_character,priority:2"`
+	SpaceID   string `gorm:"size:128;not null;index:idx_perception_story,priority:1"`
+	Character string `gorm:"column:character_name;size:200;not null;index:idx_perception_story,priority:2"`
 	EventID   string `gorm:"size:26;not null;index"`
 	Mode      string `gorm:"size:16;not null"`
 	Text      string `gorm:"type:text;not null"`
 	Gist      string `gorm:"type:text;not null;default:''"`
 	// Via is the event that told it, for a told perception.
-	Via         string `gorm:"size:26;not null;default:''"`
-	Importance  int    `gorm:"not null;default:0"`
-	Seq         int64  `gorm:"not null"`
-	Day         int    `gorm:"not null;default:0"`
-	Minute      int    `gorm:"not null;default:0"`
-	RecallCount int    `gorm:"not null;default:0"`
+	Via        string `gorm:"size:26;not null;default:''"`
+	Importance int    `gorm:"not null;default:0"`
+	// Seq orders a character's perceptions in its story: reflection reads
+	// the oldest it has not seen and the newest it has.
+	Seq         int64 `gorm:"not null;index:idx_perception_story,priority:3"`
+	Day         int   `gorm:"not null;default:0"`
+	Minute      int   `gorm:"not null;default:0"`
+	RecallCount int   `gorm:"not null;default:0"`
 	// FoldedInto is the belief reflection folded it into; nil until then.
 	FoldedInto *string `gorm:"size:26"`
 	CreatedAt  time.Time

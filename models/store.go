@@ -182,6 +182,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err := adoptHandLines(db, untracked); err != nil {
 		return fmt.Errorf("models: migrate: hand lines: %w", err)
 	}
+	// idx_perception_story (space, character, seq) replaced an index of
+	// its first two columns.
+	if m := db.Migrator(); m.HasIndex(&Perception{}, "idx_perception_character") {
+		if err := m.DropIndex(&Perception{}, "idx_perception_character"); err != nil {
+			return fmt.Errorf("models: migrate: perception index: %w", err)
+		}
+	}
 	return nil
 }
 
