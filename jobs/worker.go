@@ -145,7 +145,8 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 // turn, recap, /forget, hand edit or sweep enqueues it again.
 func (w *Worker) neverArchive(next asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		err := next.ProcessTask(ctx, t)
+		// A job's writes give way to turns' (models.Background).
+		err := next.ProcessTask(models.Background(ctx), t)
 		if err == nil || errors.Is(err, asynq.RevokeTask) {
 			return err
 		}

@@ -5,3 +5,7 @@ package models
 // summary", "install recap", "install consolidation", "delete recap",
 // "edit memory", "forget").
 func SetPause(s *Store, pause func(point string)) { s.pause = pause }
+
+// WriterWaits counts the writes that waited for a SQLite store's writing
+// connection.
+func WriterWaits(s *Store) int64 { return s.writer.gate.waits.Load() }

@@ -224,11 +224,7 @@ func raceForget(t *testing.T, st *models.Store, chat models.Chat, point string, 
 func lockWaits(t *testing.T, st *models.Store) int64 {
 	t.Helper()
 	if st.Dialect() == "sqlite" {
-		sqlDB, err := st.DB().DB()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sqlDB.Stats().WaitCount
+		return models.WriterWaits(st)
 	}
 	var n int64
 	if err := st.DB().Raw(`SELECT count(*) FROM pg_stat_activity

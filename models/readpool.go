@@ -1,9 +1,11 @@
 package models
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/glebarez/sqlite"
 	"gorm.io/gorm"
@@ -21,11 +23,7 @@ const sqliteReaders = 4
 // and troupe bench's pipeline p99 was 100–200 ms while the recorder and
 // reflection ran. Each read still sees every write committed before it
 // began, so a turn reads what it has just stored.
-func openSQLiteReaders(db *gorm.DB, path string) (*sql.DB, error) {
-	writer, err := db.DB()
-	if err != nil {
-		return nil, err
-	}
+func openSQLiteReaders(db *gorm.DB, writer gorm.ConnPool, path string) (*sql.DB, error) {
 	readers, err := sql.Open(sqlite.DriverName, sqliteReaderDSN(path))
 	if err != nil {
 		return nil, err
@@ -35,7 +33,7 @@ func openSQLiteReaders(db *gorm.DB, path string) (*sql.DB, error) {
 	route := func(tx *gorm.DB) {
 		// Only the store's own pool is rerouted: a transaction (*sql.Tx)
 		// or a pinned connection keeps its statements.
-		if pool, ok := tx.Statement.ConnPool.(*sql.DB); !ok || pool != writer {
+		if tx.Statement.ConnPool != writer {
 			return
 		}
 		if raw := tx.Statement.SQL.String(); raw != "" && !readOnlySQL(raw) {
@@ -71,4 +69,58 @@ func sqliteReaderDSN(path string) string {
 	q.Del("_txlock")
 	q.Add("_pragma", "query_only(1)")
 	return withParams(path, q)
+}
+
+// checkpointEvery is how often the checkpointer copies the WAL into the
+// database file.
+const checkpointEvery = 100 * time.Millisecond
+
+// startCheckpointer copies the WAL into the database file every
+// checkpointEvery, on a connection of its own, in PASSIVE mode: it waits
+// for no reader or writer, and none waits for it.
+//
+// SQLite's own checkpoint stays on: once the WAL holds 1000 pages, the
+// committing connection (the one writer) checkpoints after its commit. No
+// frame can be added while it runs, so it can copy the whole WAL, and the
+// next write starts the WAL over; without it, a checkpointer alone never
+// caught up with a steady writer and the WAL grew past 900 MB. But copying
+// 1000 pages and syncing them took 20–30 ms of a turn's commit now and
+// then (troupe bench's p99). With the checkpointer a step behind the
+// writer, that commit finds nearly every page already copied and synced.
+// A process that does not run long (a CLI command) leaves the copying to
+// the last connection's close, as SQLite does.
+func (s *Store) startCheckpointer(path string) error {
+	q := sqliteParams()
+	q.Del("_txlock")
+	conn, err := sql.Open(sqlite.DriverName, withParams(path, q))
+	if err != nil {
+		return err
+	}
+	conn.SetMaxOpenConns(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(checkpointEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				// Another checkpoint running, or a reader at the WAL's end,
+				// makes it a partial copy or a busy one: the next tick
+				// copies the rest.
+				if _, err := conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil && ctx.Err() == nil {
+					s.log.Debug("sqlite: WAL checkpoint", "err", err)
+				}
+			}
+		}
+	}()
+	s.stopCheckpoints = func() {
+		cancel()
+		<-done
+		conn.Close()
+	}
+	return nil
 }

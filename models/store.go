@@ -25,9 +25,14 @@ type Store struct {
 	// reading outside a transaction go to (openSQLiteReaders); nil on
 	// PostgreSQL, whose pool serves both.
 	readers *sql.DB
-	dialect string
-	log     *slog.Logger
-	now     func() time.Time
+	// writer is the gate before SQLite's one writing connection; nil on
+	// PostgreSQL.
+	writer *gatedPool
+	// stopCheckpoints ends the SQLite checkpointer; nil on PostgreSQL.
+	stopCheckpoints func()
+	dialect         string
+	log             *slog.Logger
+	now             func() time.Time
 	// spaces caches the ids of spaces known to exist.
 	spaces sync.Map
 	// pause, when set (tests only: export_test.go), runs inside a memory
@@ -82,16 +87,21 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("models: open %s: %w", dialect, err)
 	}
 	var readers *sql.DB
+	var writer *gatedPool
 	if dialect == "sqlite" {
 		// One writing connection: SQLite takes one writer at a time anyway, and
 		// writers that collide wait in busy_timeout's sleeps (1, 2, 5, 10,
 		// 25 ms…), which made the pipeline's p99 under load 60–120 ms.
 		// Waiting in database/sql's queue instead wakes the next one at
 		// once: troupe bench (100 channels) went to p99 ≈ 28 ms and 35% more
-		// turns per second. Nothing may write through s.db while it holds
-		// a transaction. Reads outside a transaction go to readers.
+		// turns per second. Writers now wait at a gate before it
+		// (writegate.go), a turn's before a memory job's. Nothing may write
+		// through s.db while it holds a transaction. Reads outside a
+		// transaction go to readers.
 		sqlDB.SetMaxOpenConns(1)
-		if readers, err = openSQLiteReaders(db, path); err != nil {
+		writer = &gatedPool{db: sqlDB, gate: newWriteGate()}
+		db.ConnPool, db.Statement.ConnPool = writer, writer
+		if readers, err = openSQLiteReaders(db, writer, path); err != nil {
 			sqlDB.Close()
 			return nil, fmt.Errorf("models: open %s: %w", dialect, err)
 		}
@@ -105,7 +115,15 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Store{db: db, readers: readers, dialect: dialect, log: log.With("component", "models"), now: func() time.Time { return time.Now().UTC() }}, nil
+	s := &Store{db: db, readers: readers, writer: writer, dialect: dialect, log: log.With("component", "models"), now: func() time.Time { return time.Now().UTC() }}
+	if dialect == "sqlite" {
+		if err := s.startCheckpointer(path); err != nil {
+			readers.Close()
+			sqlDB.Close()
+			return nil, fmt.Errorf("models: open %s: %w", dialect, err)
+		}
+	}
+	return s, nil
 }
 
 func sqliteDSN(path string) string { return withParams(path, sqliteParams()) }
@@ -146,16 +164,25 @@ func redactErr(err error, dsn string) error {
 // checkpoint, on SQLite, copies the WAL into the database file and
 // truncates it, so the page images of rows deleted by what (text that
 // older WAL frames still hold) leave the disk now rather than at the next
-// automatic checkpoint. A checkpoint that another process's reader blocks
-// is logged: the text then stays in the WAL until a later one.
+// automatic checkpoint. While the checkpointer (or another process) is
+// checkpointing, SQLite answers busy at once: it is tried again for up to
+// a second. A checkpoint that another process's reader blocks is logged:
+// the text then stays in the WAL until a later one.
 func (s *Store) checkpoint(ctx context.Context, what string) {
 	if s.dialect != "sqlite" {
 		return
 	}
-	var busy, frames, done int
-	err := s.db.WithContext(ctx).Raw("PRAGMA wal_checkpoint(TRUNCATE)").Row().Scan(&busy, &frames, &done)
-	if err == nil && busy != 0 {
-		err = errors.New("a reader held the WAL")
+	var err error
+	for deadline := time.Now().Add(time.Second); ; {
+		var busy, frames, done int
+		err = s.db.WithContext(ctx).Raw("PRAGMA wal_checkpoint(TRUNCATE)").Row().Scan(&busy, &frames, &done)
+		if err == nil && busy != 0 {
+			err = errors.New("a reader held the WAL")
+		}
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if err != nil {
 		s.log.Warn("sqlite: WAL checkpoint after a deletion did not complete; the deleted text stays in the WAL until a later checkpoint",
@@ -206,6 +233,9 @@ func (s *Store) Close() error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
+	}
+	if s.stopCheckpoints != nil {
+		s.stopCheckpoints()
 	}
 	if s.readers != nil {
 		return errors.Join(s.readers.Close(), sqlDB.Close())

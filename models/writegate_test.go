@@ -1,0 +1,210 @@
+package models_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"troupe/models"
+	"troupe/models/testenv"
+)
+
+// sqliteStore opens a fresh SQLite store and returns it with its file.
+func sqliteStore(t *testing.T) (*models.Store, string) {
+	t.Helper()
+	b := testenv.Backends(t)[0]
+	return testenv.OpenStore(t, b), strings.TrimPrefix(b.DSN, "sqlite://")
+}
+
+// waitForWriterWaits waits until n writes in all have found SQLite's
+// writer taken.
+func waitForWriterWaits(t *testing.T, st *models.Store, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for models.WriterWaits(st) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d writes waited for the writer, want %d", models.WriterWaits(st), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// On SQLite a turn's write goes before memory jobs' writes already waiting
+// for the one writing connection: it waits only for the transaction that
+// holds it.
+func TestSQLiteTurnWritesGoBeforeWaitingJobs(t *testing.T) {
+	st, _ := sqliteStore(t)
+	chat := newChat(t, st, "console:gate")
+	_, reply := appendBeat(t, st, chat.ID, 1)
+	jobCtx := models.Background(context.Background())
+
+	reached, release := make(chan struct{}), make(chan struct{})
+	models.SetPause(st, func(p string) {
+		if p == "install summary" {
+			close(reached)
+			<-release
+		}
+	})
+	defer models.SetPause(st, nil)
+	installed := make(chan error, 1)
+	go func() {
+		_, err := st.InstallSummary(jobCtx, chat.ID, "", reply.ID, "A summary.", 1)
+		installed <- err
+	}()
+	<-reached
+
+	var mu sync.Mutex
+	var order []string
+	done := func(who string, err error) {
+		if err != nil {
+			t.Errorf("%s: %v", who, err)
+		}
+		mu.Lock()
+		order = append(order, who)
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	base := models.WriterWaits(st)
+	for i := range 3 {
+		wg.Go(func() {
+			done("job", st.RecordJob(jobCtx, models.JobRecord{Kind: "compact", Key: fmt.Sprintf("k%d", i), Outcome: "written"}))
+		})
+	}
+	waitForWriterWaits(t, st, base+3)
+	wg.Go(func() {
+		user := &models.Message{Role: "user", Content: "and then?"}
+		done("turn", st.Append(context.Background(), chat.ID, reply.ID, reply.ID, []*models.Message{user}))
+	})
+	waitForWriterWaits(t, st, base+4)
+	close(release)
+	if err := <-installed; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if len(order) != 4 || order[0] != "turn" {
+		t.Errorf("writes ended in the order %v; the turn's should be first", order)
+	}
+}
+
+// A memory job's write gives way to turns' writes for a while only: under
+// a steady stream of them it still gets the writer.
+func TestSQLiteJobWritesAreNotStarvedByTurns(t *testing.T) {
+	st, _ := sqliteStore(t)
+	chat := newChat(t, st, "console:starve")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var turns atomic.Int64
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for w := range 3 {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil; i++ {
+				// Writes of their own, so the three never conflict.
+				err := st.RecordJob(ctx, models.JobRecord{Kind: "turn", Key: fmt.Sprintf("w%d-%d", w, i), Outcome: "written"})
+				if err != nil && ctx.Err() == nil {
+					t.Errorf("turn write: %v", err)
+					return
+				}
+				turns.Add(1)
+			}
+		})
+	}
+	for turns.Load() < 50 {
+		time.Sleep(time.Millisecond)
+	}
+	jobDone := make(chan error, 1)
+	go func() {
+		jobDone <- st.RecordJob(models.Background(ctx), models.JobRecord{Kind: "compact", Key: chat.ID, Outcome: "written"})
+	}()
+	select {
+	case err := <-jobDone:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a job's write never got the writer while turns kept writing")
+	}
+}
+
+// The checkpointer copies what commits leave in the WAL into the database
+// file while the store is open, before SQLite's own checkpoint (at 1000
+// pages) would.
+func TestSQLiteCheckpointerCopiesTheWAL(t *testing.T) {
+	st, path := sqliteStore(t)
+	size := func() int64 {
+		t.Helper()
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	before := size()
+	chat := newChat(t, st, "console:checkpoint")
+	head := chat.HeadID
+	text := strings.Repeat("the tide comes in over the causeway ", 100)
+	for i := range 300 {
+		m := &models.Message{Role: "user", Content: fmt.Sprintf("%d %s", i, text)}
+		if err := st.Append(context.Background(), chat.ID, head, head, []*models.Message{m}); err != nil {
+			t.Fatal(err)
+		}
+		head = m.ID
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for size() < before+800_000 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the database file is %d bytes (%d before about 1 MB of messages): the WAL was not copied into it", size(), before)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Under steady writes, with reads running all the while, the WAL is
+// started over again and again: it stays a few megabytes while ten times
+// that is written. (A checkpointer on its own connection, with SQLite's
+// own checkpoint off, never found the WAL fully copied, and it grew with
+// every write.)
+func TestSQLiteWALStaysBoundedUnderSteadyWrites(t *testing.T) {
+	st, path := sqliteStore(t)
+	chat := newChat(t, st, "console:wal")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if _, err := st.Chat(ctx, chat.ID); err != nil && ctx.Err() == nil {
+					t.Errorf("read: %v", err)
+					return
+				}
+			}
+		})
+	}
+	head := chat.HeadID
+	text := strings.Repeat("the tide comes in over the causeway ", 500)
+	var written int64
+	maxWAL := int64(0)
+	for i := 0; written < 32<<20; i++ {
+		m := &models.Message{Role: "user", Content: fmt.Sprintf("%d %s", i, text)}
+		if err := st.Append(context.Background(), chat.ID, head, head, []*models.Message{m}); err != nil {
+			t.Fatal(err)
+		}
+		head = m.ID
+		written += int64(len(m.Content))
+		if fi, err := os.Stat(path + "-wal"); err == nil {
+			maxWAL = max(maxWAL, fi.Size())
+		}
+	}
+	cancel()
+	wg.Wait()
+	t.Logf("WAL at most %d bytes while %d bytes of messages were written", maxWAL, written)
+	if maxWAL > 16<<20 {
+		t.Errorf("the WAL grew to %d bytes while %d bytes were written: it was not started over", maxWAL, written)
+	}
+}
