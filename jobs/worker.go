@@ -257,8 +257,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 }
 
-// Sweep re-derives owed work from the database and enqueues it.
+// Sweep re-derives owed work from the database and enqueues it, and
+// writes the index terms left owed. Its writes give way to turns'.
 func (w *Worker) Sweep(ctx context.Context) (int, error) {
+	ctx = models.Background(ctx)
 	since := time.Now().Add(-w.opt.SweepWindow).Unix()
 	chats, err := w.store.ActiveChatsSince(ctx, since, 5000)
 	if err != nil {
@@ -331,6 +333,13 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 			return n, err
 		}
 		n++
+	}
+	// Index terms a crash or an error left owed are written here: the
+	// chat's next record install would, but it may never come.
+	if chats, err := w.store.IndexOwed(ctx); err != nil {
+		w.log.Warn("sweep: index terms stay owed", "chats", chats, "err", err)
+	} else if chats > 0 {
+		w.log.Info("sweep wrote owed index terms", "chats", chats)
 	}
 	return n, nil
 }

@@ -337,3 +337,41 @@ func TestRecapWhenIdleSkipsTheRoundTripWhileArmed(t *testing.T) {
 		})
 	}
 }
+
+// Index terms a crash left owed, in a chat that never records again, are
+// written by the sweeper; a mark whose perception is gone is dropped.
+func TestSweeperWritesOwedIndexTerms(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newRig(t, b, 1)
+			must(t, r.st.SeedRecord(ctx, models.SeedSpec{SpaceID: "console:local:ada", Character: "Maren", ChatID: r.chatID, N: 5, Seed: 7}))
+			var ids []string
+			must(t, r.st.DB().Model(&models.Perception{}).Where("chat_id = ?", r.chatID).Pluck("id", &ids).Error)
+			if len(ids) != 5 {
+				t.Fatalf("%d perceptions seeded, want 5", len(ids))
+			}
+			// The install stood; its terms were never written.
+			must(t, r.st.DB().Where("item_id IN ?", ids).Delete(&models.RecallTerm{}).Error)
+			for _, id := range append(ids, models.NewID()) {
+				must(t, r.st.DB().Create(&models.RecallOwed{ItemID: id, ChatID: r.chatID}).Error)
+			}
+			w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, jobs.WorkerOptions{SweepInterval: time.Hour}, nil)
+			if _, err := w.Sweep(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range ids {
+				var n int64
+				must(t, r.st.DB().Model(&models.RecallTerm{}).Where("item_id = ?", id).Count(&n).Error)
+				if n == 0 {
+					t.Errorf("perception %s has no index terms after the sweep", id)
+				}
+			}
+			var owed int64
+			must(t, r.st.DB().Model(&models.RecallOwed{}).Count(&owed).Error)
+			if owed != 0 {
+				t.Errorf("%d owed marks left after the sweep, want none", owed)
+			}
+		})
+	}
+}

@@ -121,7 +121,7 @@ func writeRecallTerms(tx *gorm.DB, terms []RecallTerm) error {
 // (indexOwed): a batch's few hundred terms held SQLite's one writer for
 // 15–35 ms, and every turn that meanwhile stored a message waited for
 // them. A mark left by a crash or an error is taken up by the chat's next
-// install.
+// install, or by the sweeper (IndexOwed).
 type RecallOwed struct {
 	ItemID string `gorm:"primaryKey;size:26"`
 	ChatID string `gorm:"size:26;not null;index"`
@@ -143,6 +143,30 @@ func oweIndex(tx *gorm.DB, r RecordInstall) error {
 		return nil
 	}
 	return tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(owed, 500).Error
+}
+
+// maxOwedChats bounds the chats one IndexOwed takes up.
+const maxOwedChats = 1000
+
+// IndexOwed writes the index terms still owed in any chat: the sweeper's
+// catch-up for marks that a crash or an error left in a chat that may
+// record nothing more. Marks of perceptions that are gone are dropped. It
+// returns how many chats owed terms.
+func (s *Store) IndexOwed(ctx context.Context) (int, error) {
+	db := s.db.WithContext(ctx)
+	if err := db.Where("NOT EXISTS (SELECT 1 FROM perceptions p WHERE p.id = recall_oweds.item_id)").Delete(&RecallOwed{}).Error; err != nil {
+		return 0, fmt.Errorf("models: index owed terms: %w", err)
+	}
+	var chats []string
+	if err := db.Model(&RecallOwed{}).Distinct("chat_id").Order("chat_id").Limit(maxOwedChats).Pluck("chat_id", &chats).Error; err != nil {
+		return 0, fmt.Errorf("models: index owed terms: %w", err)
+	}
+	for i, c := range chats {
+		if err := s.indexOwed(ctx, c); err != nil {
+			return i, fmt.Errorf("models: index owed terms of chat %s: %w", c, err)
+		}
+	}
+	return len(chats), nil
 }
 
 // indexOwed writes the index terms the chat's perceptions are owed: their
