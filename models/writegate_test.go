@@ -208,3 +208,32 @@ func TestSQLiteWALStaysBoundedUnderSteadyWrites(t *testing.T) {
 		t.Errorf("the WAL grew to %d bytes while %d bytes were written: it was not started over", maxWAL, written)
 	}
 }
+
+// The checkpointer reads the WAL's backlog from SQLite's WAL-index file:
+// a checkpoint clears it and writes add to it.
+func TestSQLiteWALBacklogReadsTheWALIndex(t *testing.T) {
+	st, path := sqliteStore(t)
+	chat := newChat(t, st, "console:backlog")
+	checkpoint := func() {
+		t.Helper()
+		var busy, frames, copied int
+		if err := st.DB().Raw("PRAGMA wal_checkpoint(PASSIVE)").Row().Scan(&busy, &frames, &copied); err != nil {
+			t.Fatal(err)
+		}
+		n, ok := models.WALBacklog(path + "-shm")
+		if !ok {
+			t.Fatal("the WAL-index file could not be read")
+		}
+		if busy != 0 || n != 0 || copied != frames {
+			t.Errorf("after a checkpoint (busy %d, %d of %d frames copied) the backlog reads %d, want 0", busy, copied, frames, n)
+		}
+	}
+	checkpoint()
+	for i := range 5 {
+		appendBeat(t, st, chat.ID, i)
+	}
+	if n, _ := models.WALBacklog(path + "-shm"); n == 0 || n >= 200 {
+		t.Errorf("backlog %d after five beats: want some frames, fewer than the checkpointer's 200", n)
+	}
+	checkpoint()
+}
