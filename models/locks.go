@@ -41,12 +41,7 @@ import (
 // lockChat reads the chat and holds its lock until the transaction ends. It
 // returns ErrChatGone when there is no such chat.
 func (s *Store) lockChat(tx *gorm.DB, chatID string) (Chat, error) {
-	if s.dialect == "postgres" {
-		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", lockID("troupe chat\x00"+chatID)).Error; err != nil {
-			return Chat{}, err
-		}
-	}
-	return s.readChat(tx, chatID, "KEY SHARE")
+	return s.takeChat(tx, chatID, "KEY SHARE")
 }
 
 // holdChat reads the chat and, on PostgreSQL, keeps ForgetChat from
@@ -60,12 +55,18 @@ func (s *Store) holdChat(tx *gorm.DB, chatID string) (Chat, error) {
 // waits for every transaction holding the chat and keeps out any that
 // comes later.
 func (s *Store) lockChatForForget(tx *gorm.DB, chatID string) (Chat, error) {
+	return s.takeChat(tx, chatID, "UPDATE")
+}
+
+// takeChat takes the chat's advisory lock, then reads its row with the
+// given lock strength (on PostgreSQL).
+func (s *Store) takeChat(tx *gorm.DB, chatID, strength string) (Chat, error) {
 	if s.dialect == "postgres" {
 		if err := tx.Exec("SELECT pg_advisory_xact_lock(?)", lockID("troupe chat\x00"+chatID)).Error; err != nil {
 			return Chat{}, err
 		}
 	}
-	return s.readChat(tx, chatID, "UPDATE")
+	return s.readChat(tx, chatID, strength)
 }
 
 func (s *Store) readChat(tx *gorm.DB, chatID, strength string) (Chat, error) {
