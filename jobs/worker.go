@@ -128,7 +128,7 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 			return !errors.As(err, &ni)
 		},
 	})
-	w.mux.Use(w.neverArchive, w.exclusive)
+	w.mux.Use(background, w.neverArchive, w.exclusive)
 	w.mux.HandleFunc(TypeCompact, w.handleCompact)
 	w.mux.HandleFunc(TypeRecap, w.handleRecap)
 	w.mux.HandleFunc(TypeConsolidate, w.handleConsolidate)
@@ -138,6 +138,14 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 	return w
 }
 
+// background marks every job's context models.Background: on SQLite its
+// writes give way to turns'.
+func background(next asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		return next.ProcessTask(models.Background(ctx), t)
+	})
+}
+
 // neverArchive ends a task that asynq would archive (a SkipRetry, or the
 // last of its retries) by deleting it instead: an archived task keeps its
 // id, so every later enqueue of its key would meet it, and keeps its error
@@ -145,8 +153,7 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 // turn, recap, /forget, hand edit or sweep enqueues it again.
 func (w *Worker) neverArchive(next asynq.Handler) asynq.Handler {
 	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		// A job's writes give way to turns' (models.Background).
-		err := next.ProcessTask(models.Background(ctx), t)
+		err := next.ProcessTask(ctx, t)
 		if err == nil || errors.Is(err, asynq.RevokeTask) {
 			return err
 		}

@@ -8,7 +8,7 @@ func SetPause(s *Store, pause func(point string)) { s.pause = pause }
 
 // WriterWaits counts the writes that waited for a SQLite store's writing
 // connection.
-func WriterWaits(s *Store) int64 { return s.writer.gate.waits.Load() }
+func WriterWaits(s *Store) int64 { return s.db.ConnPool.(*gatedPool).gate.waits.Load() }
 
 // WALBacklog is walBacklog: the WAL frames not yet copied, read from the
 // WAL-index file.

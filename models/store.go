@@ -25,9 +25,6 @@ type Store struct {
 	// reading outside a transaction go to (openSQLiteReaders); nil on
 	// PostgreSQL, whose pool serves both.
 	readers *sql.DB
-	// writer is the gate before SQLite's one writing connection; nil on
-	// PostgreSQL.
-	writer *gatedPool
 	// stopCheckpoints ends the SQLite checkpointer; nil on PostgreSQL.
 	stopCheckpoints func()
 	dialect         string
@@ -87,7 +84,6 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("models: open %s: %w", dialect, err)
 	}
 	var readers *sql.DB
-	var writer *gatedPool
 	if dialect == "sqlite" {
 		// One writing connection: SQLite takes one writer at a time anyway, and
 		// writers that collide wait in busy_timeout's sleeps (1, 2, 5, 10,
@@ -99,7 +95,7 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		// through s.db while it holds a transaction. Reads outside a
 		// transaction go to readers.
 		sqlDB.SetMaxOpenConns(1)
-		writer = &gatedPool{db: sqlDB, gate: newWriteGate()}
+		writer := &gatedPool{db: sqlDB, gate: newWriteGate()}
 		db.ConnPool, db.Statement.ConnPool = writer, writer
 		if readers, err = openSQLiteReaders(db, writer, path); err != nil {
 			sqlDB.Close()
@@ -115,7 +111,7 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{db: db, readers: readers, writer: writer, dialect: dialect, log: log.With("component", "models"), now: func() time.Time { return time.Now().UTC() }}
+	s := &Store{db: db, readers: readers, dialect: dialect, log: log.With("component", "models"), now: func() time.Time { return time.Now().UTC() }}
 	if dialect == "sqlite" {
 		if err := s.startCheckpointer(path); err != nil {
 			readers.Close()

@@ -97,7 +97,6 @@ func TestSQLiteJobWritesAreNotStarvedByTurns(t *testing.T) {
 	st, _ := sqliteStore(t)
 	chat := newChat(t, st, "console:starve")
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var turns atomic.Int64
 	var wg sync.WaitGroup
 	defer wg.Wait()
