@@ -1,5 +1,7 @@
 package models
 
+import "time"
+
 // SetPause makes every memory write of s call pause(point) inside its
 // transaction, after its locks and checks and before it writes ("install
 // summary", "install recap", "install consolidation", "delete recap",
@@ -13,3 +15,12 @@ func WriterWaits(s *Store) int64 { return s.db.ConnPool.(*gatedPool).gate.waits.
 // WALBacklog is walBacklog: the WAL frames not yet copied, read from the
 // WAL-index file.
 var WALBacklog = walBacklog
+
+// SetWriteDefer sets how long a SQLite store's background writes give way
+// to others (maxDefer), for writes that start waiting after the call.
+func SetWriteDefer(s *Store, d time.Duration) {
+	g := s.db.ConnPool.(*gatedPool).gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.maxDefer = d
+}

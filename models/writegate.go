@@ -39,10 +39,12 @@ type writeGate struct {
 	urgent int // turns (and any other write not marked Background) waiting
 	// waits counts the writes that found the writer taken.
 	waits atomic.Int64
+	// maxDefer is how long a background write gives way (maxDefer).
+	maxDefer time.Duration
 }
 
 func newWriteGate() *writeGate {
-	g := &writeGate{}
+	g := &writeGate{maxDefer: maxDefer}
 	g.free = sync.NewCond(&g.mu)
 	return g
 }
@@ -65,8 +67,8 @@ func (g *writeGate) acquire(ctx context.Context) error {
 	background := isBackground(ctx)
 	var deadline time.Time
 	if background {
-		deadline = time.Now().Add(maxDefer)
-		defer time.AfterFunc(maxDefer, wake).Stop()
+		deadline = time.Now().Add(g.maxDefer)
+		defer time.AfterFunc(g.maxDefer, wake).Stop()
 	} else {
 		g.urgent++
 	}
