@@ -160,29 +160,33 @@ func redactErr(err error, dsn string) error {
 // checkpoint, on SQLite, copies the WAL into the database file and
 // truncates it, so the page images of rows deleted by what (text that
 // older WAL frames still hold) leave the disk now rather than at the next
-// automatic checkpoint. While the checkpointer (or another process) is
-// checkpointing, SQLite answers busy at once: it is tried again for up to
-// a second. A checkpoint that another process's reader blocks is logged:
-// the text then stays in the WAL until a later one.
+// automatic checkpoint. A checkpoint that another process's reader blocks
+// is logged: the text then stays in the WAL until a later one.
 func (s *Store) checkpoint(ctx context.Context, what string) {
-	if s.dialect != "sqlite" {
-		return
+	if err := s.truncateWAL(ctx); err != nil {
+		s.log.Warn("sqlite: WAL checkpoint after a deletion did not complete; the deleted text stays in the WAL until a later checkpoint",
+			"after", what, "err", err)
 	}
-	var err error
+}
+
+// truncateWAL, on SQLite, copies the whole WAL into the database file and
+// truncates it. While the checkpointer (or another process) is
+// checkpointing, SQLite answers busy at once: it is tried again for up to
+// a second.
+func (s *Store) truncateWAL(ctx context.Context) error {
+	if s.dialect != "sqlite" {
+		return nil
+	}
 	for deadline := time.Now().Add(time.Second); ; {
 		var busy, frames, done int
-		err = s.db.WithContext(ctx).Raw("PRAGMA wal_checkpoint(TRUNCATE)").Row().Scan(&busy, &frames, &done)
+		err := s.db.WithContext(ctx).Raw("PRAGMA wal_checkpoint(TRUNCATE)").Row().Scan(&busy, &frames, &done)
 		if err == nil && busy != 0 {
 			err = errors.New("a reader held the WAL")
 		}
 		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
-			break
+			return err
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-	if err != nil {
-		s.log.Warn("sqlite: WAL checkpoint after a deletion did not complete; the deleted text stays in the WAL until a later checkpoint",
-			"after", what, "err", err)
 	}
 }
 

@@ -151,7 +151,11 @@ after 36 turns, so use --turns 100 (or a smaller TROUPE_MEMORY_PERIOD) to see
 prompts stop growing. The per-user rate limit is off during the bench.
 --seed-perceptions N gives the card's character N perceptions first (in a
 chat of their own, indexed as the recorder's are), so that each turn's
-recall searches a long story.`,
+recall searches a long story. The store is then settled as a live one of
+that size would be: on PostgreSQL the seeded tables are vacuumed and a
+CHECKPOINT written (it needs a superuser or pg_checkpoint), on SQLite the
+WAL is copied into the database file, so that the turns do not wait for
+the bulk load's pages to be written out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.channels < 1 || o.turns < 1 {
@@ -321,6 +325,9 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card cards
 		space := bot.ChannelRef{Platform: "bench", SpaceKind: bot.SpaceLocal, SpaceID: "bench"}.Space()
 		if err := r.app.store.SeedRecord(ctx, models.SeedSpec{SpaceID: space, Character: card.Name, ChatID: models.NewID(),
 			N: o.seedPerceptions, Seed: 1}); err != nil {
+			return nil, err
+		}
+		if err := r.app.store.SettleLoad(ctx); err != nil {
 			return nil, err
 		}
 	}
