@@ -102,8 +102,11 @@ func validDSN(s string) bool {
 	case strings.HasPrefix(s, "sqlite://"):
 		return len(s) > len("sqlite://")
 	case strings.HasPrefix(s, "postgres://"), strings.HasPrefix(s, "postgresql://"):
+		// A server on the same machine is often reached over its Unix
+		// socket: postgres://troupe@/troupe?host=/var/run/postgresql, or
+		// postgres:///troupe (the driver then finds the default socket).
 		u, err := url.Parse(s)
-		return err == nil && u.Host != ""
+		return err == nil && (u.Host != "" || u.Query().Get("host") != "" || strings.Trim(u.Path, "/") != "")
 	}
 	return false
 }
