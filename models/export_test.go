@@ -12,9 +12,9 @@ func SetPause(s *Store, pause func(point string)) { s.pause = pause }
 // connection.
 func WriterWaits(s *Store) int64 { return s.db.ConnPool.(*gatedPool).gate.waits.Load() }
 
-// WALBacklog is walBacklog: the WAL frames not yet copied, read from the
-// WAL-index file.
-var WALBacklog = walBacklog
+// WALBacklog is what the checkpointer reads: the WAL frames of a SQLite
+// store not yet copied, from the WAL-index file.
+func WALBacklog(s *Store) (int, bool) { return s.walIndex.backlog() }
 
 // SetWriteDefer sets how long a SQLite store's background writes give way
 // to others (maxDefer), for writes that start waiting after the call.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -102,6 +103,7 @@ const checkpointBacklog = 200
 // A process that does not run long (a CLI command) leaves the copying to
 // the last connection's close, as SQLite does.
 func (s *Store) startCheckpointer(path string) error {
+	s.walIndex = &walIndex{path: path + "-shm"}
 	q := sqliteParams()
 	q.Del("_txlock")
 	conn, err := sql.Open(sqlite.DriverName, withParams(path, q))
@@ -120,7 +122,7 @@ func (s *Store) startCheckpointer(path string) error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if n, ok := walBacklog(path + "-shm"); ok && n < checkpointBacklog {
+				if n, ok := s.walIndex.backlog(); ok && n < checkpointBacklog {
 					continue
 				}
 				// Another checkpoint running, or a reader at the WAL's end,
@@ -162,19 +164,37 @@ func (s *Store) primeWAL(ctx context.Context) {
 	}
 }
 
-// walBacklog reads how many WAL frames are not yet copied into the
-// database file (mxFrame − nBackfill) from the WAL-index file, whose
-// layout SQLite documents (walformat.html: the header's mxFrame at byte
-// 16, nBackfill at byte 96, in the machine's byte order). ok is false when
-// it cannot be read.
-func walBacklog(shm string) (n int, ok bool) {
-	f, err := os.Open(shm)
-	if err != nil {
-		return 0, false
+// walIndex reads the header of a SQLite database's WAL-index file (the
+// -shm file) through one descriptor, held until every connection of the
+// store is closed. POSIX drops every lock a process holds on a file when
+// the process closes any descriptor of it, and SQLite keeps its locks
+// between processes as locks on this file, among them the one that tells a
+// newly opened process that it is not the first (and so must not reset the
+// index). Opening and closing the file on each tick dropped them: a worker
+// started beside this process then reset the index under it, and reads of
+// the index it had mapped faulted (SIGBUS, in a CI run of the crash tests).
+type walIndex struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+}
+
+// backlog reads how many WAL frames are not yet copied into the database
+// file (mxFrame − nBackfill). The layout is SQLite's documented one
+// (walformat.html): the header's mxFrame at byte 16, nBackfill at byte 96,
+// in the machine's byte order. ok is false when it cannot be read.
+func (w *walIndex) backlog() (n int, ok bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		f, err := os.Open(w.path)
+		if err != nil {
+			return 0, false
+		}
+		w.f = f
 	}
-	defer f.Close()
 	var b [100]byte
-	if _, err := f.ReadAt(b[:], 0); err != nil {
+	if _, err := w.f.ReadAt(b[:], 0); err != nil {
 		return 0, false
 	}
 	mx, back := binary.NativeEndian.Uint32(b[16:20]), binary.NativeEndian.Uint32(b[96:100])
@@ -182,4 +202,17 @@ func walBacklog(shm string) (n int, ok bool) {
 		return 0, true
 	}
 	return int(mx - back), true
+}
+
+// close closes the descriptor: only once no connection of this process
+// has the database open, or it would drop their locks.
+func (w *walIndex) close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
 }

@@ -27,9 +27,12 @@ type Store struct {
 	readers *sql.DB
 	// stopCheckpoints ends the SQLite checkpointer; nil on PostgreSQL.
 	stopCheckpoints func()
-	dialect         string
-	log             *slog.Logger
-	now             func() time.Time
+	// walIndex reads SQLite's WAL-index header for the checkpointer; nil
+	// on PostgreSQL. It is closed after every connection.
+	walIndex *walIndex
+	dialect  string
+	log      *slog.Logger
+	now      func() time.Time
 	// spaces caches the ids of spaces known to exist.
 	spaces sync.Map
 	// pause, when set (tests only: export_test.go), runs inside a memory
@@ -237,10 +240,14 @@ func (s *Store) Close() error {
 	if s.stopCheckpoints != nil {
 		s.stopCheckpoints()
 	}
-	if s.readers != nil {
-		return errors.Join(s.readers.Close(), sqlDB.Close())
+	if s.readers == nil {
+		return sqlDB.Close()
 	}
-	return sqlDB.Close()
+	err = errors.Join(s.readers.Close(), sqlDB.Close())
+	if s.walIndex != nil {
+		err = errors.Join(err, s.walIndex.close())
+	}
+	return err
 }
 
 // NewID returns a new sortable unique id.
