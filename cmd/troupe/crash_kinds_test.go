@@ -50,6 +50,7 @@ func TestWorkerKilledMidRecapAndConsolidation(t *testing.T) {
 	for _, kind := range []string{"recap", "consolidate"} {
 		for round := 0; round < crashRounds(); round++ {
 			t.Run(fmt.Sprintf("%s/round%d", kind, round), func(t *testing.T) {
+				t.Parallel() // each round has its own store, fake model and worker
 				dsn := sqliteDSN(t)
 				chatID := seedOwedChat(t, dsn, 8)
 				makeIdle(t, dsn, chatID)
@@ -98,6 +99,7 @@ func TestForgetKilledMidPurge(t *testing.T) {
 	bin := troupeBinary(t)
 	for round := 0; round < crashRounds(); round++ {
 		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
+			t.Parallel() // each round has its own store and process
 			dsn := sqliteDSN(t)
 			chatID := seedOwedChat(t, dsn, 1500)
 			cmd := exec.Command(bin, "memory", "forget", "--chat", chatID, "--yes")

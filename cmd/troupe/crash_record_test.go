@@ -81,6 +81,7 @@ func TestWorkerKilledMidRecorder(t *testing.T) {
 	bin := troupeBinary(t)
 	for round := 0; round < crashRounds(); round++ {
 		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
+			t.Parallel() // each round has its own store, fake model and worker
 			dsn := sqliteDSN(t)
 			chatID := seedRecordableChat(t, dsn, 8)
 			killMidScribe(t, bin, round, scribeCrash{dsn: dsn, what: "record", envs: []string{"TROUPE_RECORDER_BATCH=3"},

@@ -47,6 +47,7 @@ func TestWorkerKilledMidReflection(t *testing.T) {
 	}{{"sqlite", sqliteDSN}, {"postgres", func(t *testing.T) string { return testenv.FreshPostgresDB(t) }}} {
 		for round := 0; round < crashRounds(); round++ {
 			t.Run(fmt.Sprintf("%s/round%d", db.name, round), func(t *testing.T) {
+				t.Parallel() // each round has its own store, fake model and worker
 				dsn := db.dsn(t)
 				seedRecordableChat(t, dsn, 8)
 				var perceptions int64

@@ -187,6 +187,7 @@ func TestWorkerKilledMidCompaction(t *testing.T) {
 	bin := troupeBinary(t)
 	for round := 0; round < crashRounds(); round++ {
 		t.Run(fmt.Sprintf("round%d", round), func(t *testing.T) {
+			t.Parallel() // each round has its own store, fake model and worker
 			dsn := sqliteDSN(t)
 			chatID := seedOwedChat(t, dsn, 40)
 			killMidScribe(t, bin, round, scribeCrash{dsn: dsn, what: "compaction",
