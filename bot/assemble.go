@@ -37,11 +37,13 @@ const (
 // In a scene the prompt is the speaking member's own: its card, and only
 // the messages it perceived, the other members' lines under their names.
 func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
+	// Recall searches the store while the rest of the prompt is read.
+	rec := p.startRecall(ctx, cs, br, cs.speakerName())
 	tl := p.lore(ctx, cs, br, rp)
 	m := p.material(cs, br, rp, tl)
 	m.Card.Players = p.otherPlayers(ctx, cs, rp)
 	p.addScene(ctx, cs, rp, &m)
-	keep := p.addRecall(ctx, cs, br, cs.speakerName(), &m)
+	keep := p.addRecall(ctx, rec, cs, br, &m)
 	if limit, ok := p.promptLimit(); ok {
 		m.Keep, m.Limit = p.opt.MemoryConfig.Keep, limit
 		m.Count = func(msgs []memory.Message) int { return p.countPrompt(cs.chat.ID, msgs, limit) }

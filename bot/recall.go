@@ -10,64 +10,110 @@ import (
 	"troupe/models"
 )
 
-// addRecall gives the prompt the speaking character's recall block: what
-// it remembers of its own perceptions and beliefs that bears on the new
-// messages (memory.Recall). It runs under recall.timeout: past it, or on an
-// error, the turn goes on without the block. Recalling counts: the picked
-// items' recall counts (and, with recall.diagnostics, the inspector's
-// record) are written after the prompt is built, off the turn's path.
-// Nothing when recall or the recorder is off.
+// pendingRecall is a turn's recall search, started before the rest of its
+// prompt is read (startRecall) and finished into it (addRecall).
+type pendingRecall struct {
+	in      memory.RecallInput
+	cfg     memory.RecallConfig
+	ctx     context.Context
+	cancel  context.CancelFunc
+	timeout time.Duration
+	// fresh is where the new messages start in the branch's uncovered ones.
+	fresh int
+	done  chan struct{}
+	found memory.RecallFound
+	err   error
+}
+
+// startRecall starts the search for what the speaking character remembers
+// of its own perceptions and beliefs that bears on the new messages
+// (memory.FindRecall), so that it reads the store while the turn reads the
+// rest of its prompt. recall.timeout counts from here. nil when recall or
+// the recorder is off, or nothing is uncovered; stop it with cancel when
+// addRecall is not reached.
+func (p *Pipeline) startRecall(ctx context.Context, cs chatState, br models.Branch, character string) *pendingRecall {
+	rc := p.opt.Recall
+	if !rc.Enabled || !p.opt.Recorder.Enabled || len(br.Uncovered) == 0 {
+		return nil
+	}
+	r := &pendingRecall{timeout: rc.Timeout, done: make(chan struct{}), fresh: len(br.Uncovered),
+		in: memory.RecallInput{Language: p.language(cs.card), SpaceID: cs.chat.SpaceID, Character: character, ChatID: cs.chat.ID,
+			HeadID: br.Uncovered[len(br.Uncovered)-1].ID, InPrompt: make(map[string]bool, len(br.Uncovered))}}
+	for _, msg := range br.Uncovered {
+		r.in.InPrompt[msg.ID] = true
+	}
+	for ; r.fresh > 0 && br.Uncovered[r.fresh-1].Role == memory.RoleUser; r.fresh-- {
+		r.in.New = append(r.in.New, br.Uncovered[r.fresh-1].Content)
+	}
+	if r.timeout <= 0 {
+		r.timeout = 5 * time.Second
+	}
+	r.ctx, r.cancel = context.WithTimeout(ctx, r.timeout)
+	r.cfg = memory.RecallConfigFrom(rc, p.opt.MemoryConfig)
+	r.cfg.Vectors, r.cfg.Rerank = p.opt.RecallVectors, p.opt.Reranker
+	// The search has its own copy of the input: addRecall adds the kept
+	// items to r.in meanwhile.
+	in := r.in
+	go func() {
+		defer close(r.done)
+		if p.opt.RecallDelay != nil {
+			p.opt.RecallDelay(r.ctx)
+		}
+		r.found, r.err = memory.FindRecall(r.ctx, p.opt.Store, r.cfg, in)
+	}()
+	return r
+}
+
+// addRecall gives the prompt the recall block that r finds. Past
+// recall.timeout, or on an error, the turn goes on without it. Recalling
+// counts: the picked items' recall counts (and, with recall.diagnostics,
+// the inspector's record) are written after the prompt is built, off the
+// turn's path.
 //
 // With recall.kept_chars, the blocks earlier turns showed are sent again
 // where they stood (keptRecalls), and the new block shows only what they
 // do not: the block to keep for this turn is returned, for the pipeline to
 // store with the reply.
-func (p *Pipeline) addRecall(ctx context.Context, cs chatState, br models.Branch, character string, m *memory.Material) *keptBlock {
-	rc := p.opt.Recall
-	if !rc.Enabled || !p.opt.Recorder.Enabled || len(br.Uncovered) == 0 {
+func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState, br models.Branch, m *memory.Material) *keptBlock {
+	if r == nil {
 		return nil
 	}
-	in := memory.RecallInput{Language: m.Language, SpaceID: cs.chat.SpaceID, Character: character, ChatID: cs.chat.ID,
-		HeadID: br.Uncovered[len(br.Uncovered)-1].ID, InPrompt: make(map[string]bool, len(br.Uncovered))}
-	for _, msg := range br.Uncovered {
-		in.InPrompt[msg.ID] = true
-	}
-	fresh := len(br.Uncovered)
-	for ; fresh > 0 && br.Uncovered[fresh-1].Role == memory.RoleUser; fresh-- {
-		in.New = append(in.New, br.Uncovered[fresh-1].Content)
-	}
+	defer r.cancel()
+	rc := p.opt.Recall
 	if rc.KeptChars > 0 {
-		in.Kept = p.keptRecalls(ctx, cs, br.Uncovered[:fresh], character, m)
+		r.in.Kept = p.keptRecalls(ctx, cs, br.Uncovered[:r.fresh], r.in.Character, m)
 	}
-	timeout := rc.Timeout
-	if timeout <= 0 {
-		timeout = 5 * time.Second
+	// A context done before the search returns wins: the turn does not
+	// wait on a store that hangs.
+	var err error
+	select {
+	case <-r.done:
+		err = r.err
+	case <-r.ctx.Done():
+		err = r.ctx.Err()
 	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cfg := memory.RecallConfigFrom(rc, p.opt.MemoryConfig)
-	cfg.Vectors, cfg.Rerank = p.opt.RecallVectors, p.opt.Reranker
-	got, err := p.recall(rctx, cfg, in)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			p.log.Warn("recall over its time; the turn goes on without it", "chat_id", cs.chat.ID, "timeout", timeout)
+			p.log.Warn("recall over its time; the turn goes on without it", "chat_id", cs.chat.ID, "timeout", r.timeout)
 		} else {
 			p.log.Warn("recall", "chat_id", cs.chat.ID, "err", err)
 		}
 		return nil
 	}
+	got := r.found.Pick(r.cfg, r.in)
 	m.Recall = got.Block
 	for _, s := range got.Skipped {
 		p.log.Warn("recall went on without a part", "chat_id", cs.chat.ID, "skipped", s)
 	}
+	character := r.in.Character
 	done := models.RecallDone{Perceptions: got.Perceptions, Beliefs: got.Beliefs, Keep: rc.DiagnosticsTurns}
 	if rc.Diagnostics {
-		done.Diagnostic = &models.RecallDiagnostic{ChatID: cs.chat.ID, MessageID: in.HeadID, Character: character,
+		done.Diagnostic = &models.RecallDiagnostic{ChatID: cs.chat.ID, MessageID: r.in.HeadID, Character: character,
 			Data: got.Report(character).JSON()}
 	}
 	var keep *keptBlock
-	if rc.KeptChars > 0 && got.Block != "" && fresh < len(br.Uncovered) {
-		keep = &keptBlock{block: models.RecallKept{MessageID: br.Uncovered[fresh].ID, Character: character, ChatID: cs.chat.ID, Text: got.Block},
+	if rc.KeptChars > 0 && got.Block != "" && r.fresh < len(br.Uncovered) {
+		keep = &keptBlock{block: models.RecallKept{MessageID: br.Uncovered[r.fresh].ID, Character: character, ChatID: cs.chat.ID, Text: got.Block},
 			items: got.Shown}
 	}
 	if len(done.Perceptions)+len(done.Beliefs) == 0 && done.Diagnostic == nil {
@@ -145,38 +191,22 @@ func (p *Pipeline) keptRecalls(ctx context.Context, cs chatState, older []models
 	return kept
 }
 
-// recall runs memory.Recall, after p.opt.RecallDelay when a test holds it up;
-// a context done before it returns wins.
-func (p *Pipeline) recall(ctx context.Context, cfg memory.RecallConfig, in memory.RecallInput) (memory.Recalled, error) {
-	type result struct {
-		r   memory.Recalled
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		if p.opt.RecallDelay != nil {
-			p.opt.RecallDelay(ctx)
-		}
-		r, err := memory.Recall(ctx, p.opt.Store, cfg, in)
-		ch <- result{r, err}
-	}()
-	select {
-	case res := <-ch:
-		return res.r, res.err
-	case <-ctx.Done():
-		return memory.Recalled{}, ctx.Err()
-	}
-}
-
-// keepRecall stores the recall block a turn showed, now that its reply is
-// stored: the next turn sends it again in place. It is written before the
-// turn ends, so the chat's next turn always finds it; a failure only costs
-// that turn's prompt its place in a provider's cache.
-func (p *Pipeline) keepRecall(ctx context.Context, k *keptBlock) {
+// keepRecall stores the recall block a turn showed, in the background,
+// and returns a wait for it: the turn waits before it ends, so the chat's
+// next turn always finds it and sends it again in place. A failure only
+// costs that turn's prompt its place in a provider's cache.
+func (p *Pipeline) keepRecall(ctx context.Context, k *keptBlock) (wait func()) {
 	if k == nil {
-		return
+		return func() {}
 	}
-	if err := p.opt.Store.KeepRecall(ctx, k.block, k.items); err != nil && !errors.Is(err, models.ErrChatGone) {
-		p.log.Warn("keep recall", "chat_id", k.block.ChatID, "err", err)
-	}
+	done := make(chan struct{})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(done)
+		if err := p.opt.Store.KeepRecall(ctx, k.block, k.items); err != nil && !errors.Is(err, models.ErrChatGone) {
+			p.log.Warn("keep recall", "chat_id", k.block.ChatID, "err", err)
+		}
+	}()
+	return func() { <-done }
 }

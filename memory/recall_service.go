@@ -74,28 +74,51 @@ type Recalled struct {
 }
 
 // Recall finds what the speaking character remembers that bears on the new
-// messages — only its own perceptions and beliefs, by the names and words
-// they share with the messages (an index search bounded per term, then one
-// load) — scores and picks them (recall.Select) and renders the block.
-// Three or four queries, whatever the story's length.
+// messages and picks what to show: FindRecall, then Pick.
 func Recall(ctx context.Context, st RecallStore, cfg RecallConfig, in RecallInput) (Recalled, error) {
+	found, err := FindRecall(ctx, st, cfg, in)
+	if err != nil {
+		return Recalled{}, err
+	}
+	return found.Pick(cfg, in), nil
+}
+
+// RecallFound is what recall found for a turn, before the pick: the
+// candidates with their relevance, and the story's time now.
+type RecallFound struct {
+	cands   []recall.Candidate
+	now     int64
+	skipped []string
+}
+
+// FindRecall finds the speaking character's own perceptions and beliefs
+// that bear on the new messages, by the names and words they share with
+// them (an index search bounded per term, then one load), by similarity
+// and rerank when those are set. Three or four queries, whatever the
+// story's length. It reads only in's character, chat, head and new
+// messages, so a turn runs it while it reads the rest of its prompt, and
+// gives the prompt's messages and kept blocks to Pick.
+func FindRecall(ctx context.Context, st RecallStore, cfg RecallConfig, in RecallInput) (RecallFound, error) {
 	text := strings.Join(in.New, "\n")
 	words := recall.Keywords(text)
 	terms := append(append([]string(nil), words...), recall.Cues(text)...)
 	if len(terms) == 0 {
-		return Recalled{}, nil
+		return RecallFound{}, nil
 	}
-	var skipped []string
+	var found RecallFound
 	vec := cfg.startVectors(ctx, in, text)
 	perTerm := max(cfg.Candidates*perTermFactor, 1)
 	hits, err := st.RecallHits(ctx, models.RecallSearch{SpaceID: in.SpaceID, Character: in.Character, Terms: terms, PerTerm: perTerm})
 	if err != nil {
-		return Recalled{}, err
+		if vec != nil {
+			vec.cancel()
+		}
+		return RecallFound{}, err
 	}
 	ranked := recall.Rank(hits, words, perTerm, cfg.Candidates)
-	ranked = vec.merge(ranked, &skipped)
+	ranked = vec.merge(ranked, &found.skipped)
 	if len(ranked) == 0 {
-		return Recalled{}, nil
+		return found, nil
 	}
 	load := models.RecallLoad{SpaceID: in.SpaceID, Character: in.Character, ChatID: in.ChatID, HeadID: in.HeadID}
 	for _, r := range ranked {
@@ -107,25 +130,37 @@ func Recall(ctx context.Context, st RecallStore, cfg RecallConfig, in RecallInpu
 	}
 	items, err := st.RecallItems(ctx, load)
 	if err != nil {
-		return Recalled{}, err
+		return RecallFound{}, err
 	}
 	cfg.recheckVectors(ctx, in, ranked, items)
 	byID := make(map[string]recall.Ranked, len(ranked))
 	for _, r := range ranked {
 		byID[r.ID] = r
 	}
-	cands := make([]recall.Candidate, 0, len(items.Items))
+	found.cands = make([]recall.Candidate, 0, len(items.Items))
 	for _, it := range items.Items {
 		if it.Kind == recall.Perception {
 			it.When = recall.When(in.Language, int(it.StoryMinute/recall.MinutesPerDay), int(it.StoryMinute%recall.MinutesPerDay))
 		}
 		r := byID[it.ID]
-		cands = append(cands, recall.Candidate{Item: it, Sources: r.Sources, Relevance: r.Relevance})
+		found.cands = append(found.cands, recall.Candidate{Item: it, Sources: r.Sources, Relevance: r.Relevance})
 	}
-	cands = cfg.rerank(ctx, text, cands, &skipped)
+	found.cands = cfg.rerank(ctx, text, found.cands, &found.skipped)
+	found.now = items.Now
+	return found, nil
+}
+
+// Pick scores the found candidates, picks what to recall (recall.Select:
+// none whose message the prompt has verbatim, in.InPrompt) and renders the
+// block of those that no kept block shows yet (in.Kept).
+func (f RecallFound) Pick(cfg RecallConfig, in RecallInput) Recalled {
+	out := Recalled{Skipped: f.skipped}
+	if len(f.cands) == 0 {
+		return out
+	}
 	p := cfg.Params
-	p.Now, p.InPrompt = items.Now, in.InPrompt
-	out := Recalled{Scored: recall.Select(cands, p), Skipped: skipped}
+	p.Now, p.InPrompt = f.now, in.InPrompt
+	out.Scored = recall.Select(f.cands, p)
 	shown := make([]recall.Scored, 0, len(out.Scored))
 	for _, s := range out.Scored {
 		if !s.Picked {
@@ -142,7 +177,7 @@ func Recall(ctx context.Context, st RecallStore, cfg RecallConfig, in RecallInpu
 		}
 	}
 	out.Block = recall.Block(in.Language, shown)
-	return out, nil
+	return out
 }
 
 // RecallReport is the inspector's record of one turn's recall: every

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 
 	"troupe/memory/recall"
@@ -52,84 +53,117 @@ func (s *Store) RecallItems(ctx context.Context, q RecallLoad) (RecallItems, err
 	var out RecallItems
 	db := s.db.WithContext(ctx)
 	char := FitName(q.Character, NameSize)
-	beliefs := map[string]bool{}
-	for _, id := range q.Beliefs {
-		beliefs[id] = true
+	// Reads that do not wait on one another run side by side: the story's
+	// time now beside the perceptions, then the branch check beside the
+	// beliefs. A turn waits for three round trips, not five.
+	var now errgroup.Group
+	now.Go(func() error {
+		var last []Event
+		if err := db.Select("day, minute").Where("chat_id = ? AND sealed = ?", q.ChatID, true).Order("seq DESC").Limit(1).Find(&last).Error; err != nil {
+			return err
+		}
+		if len(last) == 1 {
+			out.Now = storyMinute(last[0].Day, last[0].Minute)
+		}
+		return nil
+	})
+	found, ask, err := s.recallPerceptions(db, q, char)
+	if werr := now.Wait(); err == nil {
+		err = werr
 	}
-	if len(q.Perceptions) > 0 {
-		rows, err := db.Raw(recallPerceptionsSQL, q.Perceptions).Rows()
-		if err != nil {
-			return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
+	if err != nil {
+		return RecallItems{}, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
+	}
+	// Every belief that may be needed is read at once, beside the branch
+	// check: those folding only perceptions of another branch are dropped
+	// after.
+	maybe := map[string]bool{}
+	for _, id := range q.Beliefs {
+		maybe[id] = true
+	}
+	for _, it := range found {
+		if it.FoldedInto != "" {
+			maybe[it.FoldedInto] = true
 		}
-		var found []recall.Item
-		ask := map[string]bool{}
-		for rows.Next() {
-			var it recall.Item
-			var day, minute int
-			var about, space, owner, chat string
-			if err := rows.Scan(&it.ID, &space, &owner, &chat, &it.Mode, &it.Text, &it.Gist, &it.Importance, &it.Seq, &day, &minute, &it.Recalls,
-				&it.FoldedInto, &it.MessageID, &about, &it.Place, &it.Via); err != nil {
-				rows.Close()
-				return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
-			}
-			if space != q.SpaceID || owner != char {
-				continue // never another character's memory
-			}
-			if chat == q.ChatID && it.MessageID != q.HeadID {
-				ask[it.MessageID] = true
-			}
-			it.Kind, it.About, it.StoryMinute = recall.Perception, lines(about), storyMinute(day, minute)
-			found = append(found, it)
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
-		}
-		onBranch := map[string]bool{q.HeadID: true}
-		if len(ask) > 0 {
+	}
+	onBranch := map[string]bool{q.HeadID: true}
+	var bs []Belief
+	var g errgroup.Group
+	if len(ask) > 0 {
+		g.Go(func() error {
 			var parents []string
 			if err := db.Model(&Message{}).Distinct("parent_id").Where("parent_id IN ? AND refused = ?", keys(ask), false).
 				Pluck("parent_id", &parents).Error; err != nil {
-				return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
+				return err
 			}
 			for _, id := range parents {
 				onBranch[id] = true
 			}
-		}
-		for _, it := range found {
-			if ask[it.MessageID] && !onBranch[it.MessageID] {
-				continue // another branch of this chat
-			}
-			if it.FoldedInto != "" {
-				beliefs[it.FoldedInto] = true
-			}
-			out.Items = append(out.Items, it)
-		}
+			return nil
+		})
 	}
-	var last []Event
-	if err := db.Select("day, minute").Where("chat_id = ? AND sealed = ?", q.ChatID, true).Order("seq DESC").Limit(1).Find(&last).Error; err != nil {
-		return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
+	if len(maybe) > 0 {
+		g.Go(func() error { return db.Where("id IN ?", keys(maybe)).Find(&bs).Error })
 	}
-	if len(last) == 1 {
-		out.Now = storyMinute(last[0].Day, last[0].Minute)
+	if err := g.Wait(); err != nil {
+		return RecallItems{}, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
 	}
-	if len(beliefs) > 0 {
-		var bs []Belief
-		if err := db.Where("id IN ?", keys(beliefs)).Find(&bs).Error; err != nil {
-			return out, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
+	beliefs := map[string]bool{}
+	for _, id := range q.Beliefs {
+		beliefs[id] = true
+	}
+	for _, it := range found {
+		if ask[it.MessageID] && !onBranch[it.MessageID] {
+			continue // another branch of this chat
 		}
-		for _, b := range bs {
-			if b.SpaceID != q.SpaceID || b.Character != char {
-				continue
-			}
-			// A belief is held now: it does not fade with the time since
-			// its evidence.
-			out.Items = append(out.Items, recall.Item{ID: b.ID, Kind: recall.Belief, Text: b.Text, Importance: beliefImportance,
-				StoryMinute: out.Now, Seq: b.ChangedSeq, Recalls: b.RecallCount, Confidence: confidenceWord(b.Confidence), About: lines(b.About)})
+		if it.FoldedInto != "" {
+			beliefs[it.FoldedInto] = true
 		}
+		out.Items = append(out.Items, it)
+	}
+	for _, b := range bs {
+		if !beliefs[b.ID] || b.SpaceID != q.SpaceID || b.Character != char {
+			continue
+		}
+		// A belief is held now: it does not fade with the time since its
+		// evidence.
+		out.Items = append(out.Items, recall.Item{ID: b.ID, Kind: recall.Belief, Text: b.Text, Importance: beliefImportance,
+			StoryMinute: out.Now, Seq: b.ChangedSeq, Recalls: b.RecallCount, Confidence: confidenceWord(b.Confidence), About: lines(b.About)})
 	}
 	return out, nil
+}
+
+// recallPerceptions reads the found perceptions of the character (never
+// another's) and names those of the turn's own chat whose place on its
+// branch is to be asked (ask: by message id).
+func (s *Store) recallPerceptions(db *gorm.DB, q RecallLoad, char string) (found []recall.Item, ask map[string]bool, err error) {
+	ask = map[string]bool{}
+	if len(q.Perceptions) == 0 {
+		return nil, ask, nil
+	}
+	rows, err := db.Raw(recallPerceptionsSQL, q.Perceptions).Rows()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var it recall.Item
+		var day, minute int
+		var about, space, owner, chat string
+		if err := rows.Scan(&it.ID, &space, &owner, &chat, &it.Mode, &it.Text, &it.Gist, &it.Importance, &it.Seq, &day, &minute, &it.Recalls,
+			&it.FoldedInto, &it.MessageID, &about, &it.Place, &it.Via); err != nil {
+			return nil, nil, err
+		}
+		if space != q.SpaceID || owner != char {
+			continue // never another character's memory
+		}
+		if chat == q.ChatID && it.MessageID != q.HeadID {
+			ask[it.MessageID] = true
+		}
+		it.Kind, it.About, it.StoryMinute = recall.Perception, lines(about), storyMinute(day, minute)
+		found = append(found, it)
+	}
+	return found, ask, rows.Err()
 }
 
 // beliefImportance is a belief's importance in a recall score: what a

@@ -74,31 +74,32 @@ func (s *Store) KeepRecall(ctx context.Context, k RecallKept, items []string) er
 }
 
 // KeptRecalls reads the blocks kept for character before the given
-// messages of a chat.
+// messages of a chat, with their items: one query, on a turn's path.
 func (s *Store) KeptRecalls(ctx context.Context, chatID, character string, messageIDs []string) ([]RecallKept, error) {
 	if len(messageIDs) == 0 {
 		return nil, nil
 	}
-	db := s.db.WithContext(ctx)
 	character = FitName(character, NameSize)
+	var rows []struct {
+		RecallKept
+		ItemID *string
+	}
+	err := s.db.WithContext(ctx).Table("recall_kepts AS k").
+		Select("k.message_id, k.character_name, k.chat_id, k.text, k.created_at, i.item_id").
+		Joins("LEFT JOIN recall_kept_items AS i ON i.message_id = k.message_id AND i.character_name = k.character_name").
+		Where("k.chat_id = ? AND k.character_name = ? AND k.message_id IN ?", chatID, character, messageIDs).
+		Order("k.message_id").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("models: kept recalls of chat %s: %w", chatID, err)
+	}
 	var out []RecallKept
-	if err := db.Where("chat_id = ? AND character_name = ? AND message_id IN ?", chatID, character, messageIDs).Find(&out).Error; err != nil {
-		return nil, fmt.Errorf("models: kept recalls of chat %s: %w", chatID, err)
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	var items []RecallKeptItem
-	if err := db.Where("chat_id = ? AND character_name = ? AND message_id IN ?", chatID, character, messageIDs).Find(&items).Error; err != nil {
-		return nil, fmt.Errorf("models: kept recalls of chat %s: %w", chatID, err)
-	}
-	at := make(map[string]int, len(out))
-	for i, k := range out {
-		at[k.MessageID] = i
-	}
-	for _, it := range items {
-		if i, ok := at[it.MessageID]; ok {
-			out[i].Items = append(out[i].Items, it)
+	for _, r := range rows {
+		if len(out) == 0 || out[len(out)-1].MessageID != r.MessageID {
+			out = append(out, r.RecallKept)
+		}
+		if r.ItemID != nil {
+			k := &out[len(out)-1]
+			k.Items = append(k.Items, RecallKeptItem{MessageID: k.MessageID, Character: k.Character, ItemID: *r.ItemID, ChatID: k.ChatID})
 		}
 	}
 	return out, nil

@@ -60,6 +60,21 @@ func TestKeptRecallGoesWithWhatItShows(t *testing.T) {
 		if n := kept(); n != 3 {
 			t.Fatalf("%d kept blocks, want 3", n)
 		}
+		// One read gives each block with its text and its items.
+		all, err := st.KeptRecalls(ctx, live.ID, long, msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantItems := map[string]string{msgs[0]: pid, msgs[1]: bid, msgs[2]: ""}
+		for _, k := range all {
+			var ids []string
+			for _, it := range k.Items {
+				ids = append(ids, it.ItemID)
+			}
+			if k.Text != "[Remembered] block" || k.ChatID != live.ID || strings.Join(ids, ",") != wantItems[k.MessageID] {
+				t.Errorf("kept block %s: text %q, chat %s, items %v; want its text, chat and items [%s]", k.MessageID, k.Text, k.ChatID, ids, wantItems[k.MessageID])
+			}
+		}
 		if _, err := st.ForgetChat(ctx, told.ID, nil); err != nil {
 			t.Fatal(err)
 		}
