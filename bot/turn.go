@@ -226,6 +226,10 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	if rp.release != nil {
 		rp.release()
 	}
+	// The recall block is kept while the model answers: it belongs to the
+	// new message, stored already, and the turn ends only once it is
+	// written, so the chat's next turn finds it.
+	defer p.keepRecall(ctx, prompt.keep)()
 	speak(ctx, sink, cs.card, cs.scene())
 	sink.Typing(ctx)
 	var acc strings.Builder
@@ -286,7 +290,6 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
 		return "", err
 	}
-	p.keepRecall(ctx, prompt.keep)
 	stored := time.Now()
 	releaseStore()
 	if err := sink.Finish(ctx, text); err != nil {
