@@ -25,14 +25,19 @@ type prefixReuse struct {
 
 // observe takes one request that reached the fake as a chat turn. Only a
 // roleplay prompt counts: it has the chat's history (an assistant message
-// at least, the card's greeting) and ends with the turn's user message;
-// a side-model prompt that quotes a user line (reflection's) does not.
+// at least, the card's greeting) and ends with the turn's user message,
+// or with system text after it (a card's post-history instructions); a
+// side-model prompt that quotes a user line (reflection's) does not.
 func (p *prefixReuse) observe(msgs []openaitest.Message) {
-	if len(msgs) < 2 || msgs[len(msgs)-1].Role != "user" ||
-		!slices.ContainsFunc(msgs, func(m openaitest.Message) bool { return m.Role == "assistant" }) {
+	last := len(msgs) - 1
+	for last >= 0 && msgs[last].Role == "system" {
+		last--
+	}
+	if last < 1 || msgs[last].Role != "user" ||
+		!slices.ContainsFunc(msgs[:last], func(m openaitest.Message) bool { return m.Role == "assistant" }) {
 		return
 	}
-	m := benchChannelMark.FindAllStringSubmatch(msgs[len(msgs)-1].Content, -1)
+	m := benchChannelMark.FindAllStringSubmatch(msgs[last].Content, -1)
 	if m == nil {
 		return
 	}

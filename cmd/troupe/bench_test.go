@@ -158,12 +158,15 @@ func TestPrefixReuseFollowsEachChannel(t *testing.T) {
 	p.observe([]openaitest.Message{{Role: "system", Content: "Reflect."}, {Role: "user", Content: "Ada said: Beat 1 [0]: hello"}})
 	p.observe(msgs(0, 1, ""))
 	p.observe(msgs(1, 2, "y"))
+	// A card's post-history instructions come after the user message.
+	p.observe(append(msgs(2, 1, ""), openaitest.Message{Role: "system", Content: "Stay in character."}))
+	p.observe(append(msgs(2, 1, ""), openaitest.Message{Role: "system", Content: "Stay in character."}))
 	got, pairs := p.median()
-	if pairs != 2 {
-		t.Fatalf("got %d pairs, want 2 (one per channel's second prompt)", pairs)
+	if pairs != 3 {
+		t.Fatalf("got %d pairs, want 3 (one per channel's second prompt)", pairs)
 	}
 	if got != 1 {
-		t.Errorf("got median %v; want 1, the higher of channel 0's identical prompt and channel 1's changed one", got)
+		t.Errorf("got median %v; want 1, the identical prompts of channels 0 and 2 over channel 1's changed one", got)
 	}
 	prev, next := "system\nYou are Maren.\nuser\nxx", "system\nYou are Maren.\nuser\ny"
 	if share := commonPrefixShare(prev, next); share != float64(len(next)-1)/float64(len(next)) {
