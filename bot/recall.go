@@ -29,8 +29,7 @@ type pendingRecall struct {
 // of its own perceptions and beliefs that bears on the new messages
 // (memory.FindRecall), so that it reads the store while the turn reads the
 // rest of its prompt. recall.timeout counts from here. nil when recall or
-// the recorder is off, or nothing is uncovered; stop it with cancel when
-// addRecall is not reached.
+// the recorder is off, or nothing is uncovered. addRecall finishes it.
 func (p *Pipeline) startRecall(ctx context.Context, cs chatState, br models.Branch, character string) *pendingRecall {
 	rc := p.opt.Recall
 	if !rc.Enabled || !p.opt.Recorder.Enabled || len(br.Uncovered) == 0 {
@@ -73,7 +72,7 @@ func (p *Pipeline) startRecall(ctx context.Context, cs chatState, br models.Bran
 // With recall.kept_chars, the blocks earlier turns showed are sent again
 // where they stood (keptRecalls), and the new block shows only what they
 // do not: the block to keep for this turn is returned, for the pipeline to
-// store with the reply.
+// store while the model answers (keepRecall).
 func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState, br models.Branch, m *memory.Material) *keptBlock {
 	if r == nil {
 		return nil
