@@ -43,11 +43,13 @@ func BenchmarkRecall(b *testing.B) {
 				b.ResetTimer()
 				for i := 0; b.Loop(); i++ {
 					start := time.Now()
-					_, err := memory.Recall(ctx, st, cfg, memory.RecallInput{Language: "en", SpaceID: "console:local:ada", Character: "Maren",
-						ChatID: "this-chat", HeadID: "head", New: []string{questions[i%len(questions)]}})
+					in := memory.RecallInput{Language: "en", SpaceID: "console:local:ada", Character: "Maren",
+						ChatID: "this-chat", HeadID: "head", New: []string{questions[i%len(questions)]}}
+					found, err := memory.FindRecall(ctx, st, cfg, in)
 					if err != nil {
 						b.Fatal(err)
 					}
+					found.Pick(cfg, in)
 					times = append(times, time.Since(start))
 				}
 				cpu := processCPU(b) - cpu0

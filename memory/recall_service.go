@@ -73,16 +73,6 @@ type Recalled struct {
 	Skipped []string
 }
 
-// Recall finds what the speaking character remembers that bears on the new
-// messages and picks what to show: FindRecall, then Pick.
-func Recall(ctx context.Context, st RecallStore, cfg RecallConfig, in RecallInput) (Recalled, error) {
-	found, err := FindRecall(ctx, st, cfg, in)
-	if err != nil {
-		return Recalled{}, err
-	}
-	return found.Pick(cfg, in), nil
-}
-
 // RecallFound is what recall found for a turn, before the pick: the
 // candidates with their relevance, and the story's time now.
 type RecallFound struct {
