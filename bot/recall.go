@@ -18,7 +18,8 @@ type pendingRecall struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	timeout time.Duration
-	// fresh is where the new messages start in the branch's uncovered ones.
+	// fresh is where the messages new to the speaker start in the
+	// branch's uncovered ones (memory.NewMessages).
 	fresh int
 	done  chan struct{}
 	found memory.RecallFound
@@ -35,14 +36,18 @@ func (p *Pipeline) startRecall(ctx context.Context, cs chatState, br models.Bran
 	if !rc.Enabled || !p.opt.Recorder.Enabled || len(br.Uncovered) == 0 {
 		return nil
 	}
-	r := &pendingRecall{timeout: rc.Timeout, done: make(chan struct{}), fresh: len(br.Uncovered),
+	// The cues are what is new to the speaker since its own last line: the
+	// user's messages and, in a scene, the other members' lines between.
+	history := memory.TurnsOf(br.Uncovered)
+	nameLines(cs, br.Uncovered, history)
+	r := &pendingRecall{timeout: rc.Timeout, done: make(chan struct{}), fresh: memory.NewMessages(history),
 		in: memory.RecallInput{Language: p.language(cs.card), SpaceID: cs.chat.SpaceID, Character: character, ChatID: cs.chat.ID,
 			HeadID: br.Uncovered[len(br.Uncovered)-1].ID, InPrompt: make(map[string]bool, len(br.Uncovered))}}
 	for _, msg := range br.Uncovered {
 		r.in.InPrompt[msg.ID] = true
 	}
-	for ; r.fresh > 0 && br.Uncovered[r.fresh-1].Role == memory.RoleUser; r.fresh-- {
-		r.in.New = append(r.in.New, br.Uncovered[r.fresh-1].Content)
+	for _, t := range history[r.fresh:] {
+		r.in.New = append(r.in.New, t.Content)
 	}
 	if r.timeout <= 0 {
 		r.timeout = 5 * time.Second

@@ -89,9 +89,9 @@ type Injection struct {
 
 // Assemble builds the prompt in DESIGN order: system (character, conventions,
 // lore), the "previously" message when there is a summary or a resident
-// summary, the live branch, and last, just before the new user message(s),
-// what changes every turn (scene and recall), so that everything before it
-// is the same prefix turn after turn.
+// summary, the live branch, and last, just before the messages new to the
+// speaking character (NewMessages), what changes every turn (scene and
+// recall), so that everything before it is the same prefix turn after turn.
 func Assemble(in AssembleInput) []Message {
 	w := wordingFor(in.Language)
 	system, injections := in.System, in.Injections
@@ -111,7 +111,7 @@ func Assemble(in AssembleInput) []Message {
 		msgs = append(msgs, Message{Role: RoleUser, Content: p})
 	}
 	at := injectionsAt(injections, len(in.History))
-	fresh := newMessages(in.History)
+	fresh := NewMessages(in.History)
 	for i, t := range in.History {
 		msgs = append(msgs, at[i]...)
 		if i == fresh {
@@ -140,11 +140,14 @@ func Assemble(in AssembleInput) []Message {
 	return msgs
 }
 
-// newMessages returns where the new user message(s) start in history: the
-// trailing run of user messages (len(history) when it ends otherwise).
-func newMessages(history []Turn) int {
+// NewMessages returns where the messages new to the speaking character
+// start in history: the trailing run since its own last line, of user
+// messages and, in a scene, the other members' lines (Turn.Other);
+// len(history) when it ends on its own line. Recall cues on them, and the
+// turn's block stands just before them.
+func NewMessages(history []Turn) int {
 	i := len(history)
-	for i > 0 && history[i-1].Role == RoleUser {
+	for i > 0 && (history[i-1].Role == RoleUser || history[i-1].Other) {
 		i--
 	}
 	return i

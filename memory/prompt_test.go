@@ -282,3 +282,32 @@ func TestMinUsefulZeroFromConfig(t *testing.T) {
 		t.Errorf("BuildPrompt did not inject the 80-rune resident: %q", p.Messages[1].Content)
 	}
 }
+
+// TestTurnBlockAfterTheSpeakersOwnLine: in a scene, the per-turn block of
+// a member who speaks second stands after its own last line, before the
+// user's message and the other member's reply that are new to it; with
+// nothing but its own line at the end it comes last.
+func TestTurnBlockAfterTheSpeakersOwnLine(t *testing.T) {
+	t.Parallel()
+	history := []Turn{
+		{ID: "u1", Role: RoleUser, Name: "Ada", Content: "Good evening."},
+		{ID: "a1", Role: RoleAssistant, Name: "苏砚", Content: "Tea?"},
+		{ID: "u2", Role: RoleUser, Name: "Ada", Content: "Where is the compass?"},
+		{ID: "a2", Role: RoleAssistant, Name: "Maren", Content: "Under the oak.", Other: true},
+	}
+	if got := NewMessages(history); got != 2 {
+		t.Fatalf("NewMessages = %d, want 2 (the user's message and Maren's line)", got)
+	}
+	msgs := Assemble(AssembleInput{Language: "en", System: "You are 苏砚.", History: history, NameUsers: true, Recall: "[Remembered] the oak"})
+	want := []string{"system", "user", "assistant", "system", "user", "user"}
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, m.Role)
+	}
+	if !slices.Equal(roles, want) || msgs[3].Content != "[Remembered] the oak" || msgs[5].Content != "Maren: Under the oak." {
+		t.Fatalf("prompt:\n%s", render(msgs))
+	}
+	if got := NewMessages(history[:2]); got != 2 {
+		t.Fatalf("NewMessages after her own line = %d, want 2", got)
+	}
+}

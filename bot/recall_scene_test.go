@@ -1,0 +1,100 @@
+package bot_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"troupe/llm/openaitest"
+	"troupe/models"
+)
+
+// recallAt returns the index of the system message in msgs that starts
+// with a recall header (either language); -1 when none. With kept blocks
+// there can be several: the last is the turn's own.
+func recallAt(msgs []openaitest.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		c := msgs[i].Content
+		if msgs[i].Role == "system" && (strings.HasPrefix(c, "[Remembered]") || strings.HasPrefix(c, "【记忆】")) {
+			return i
+		}
+	}
+	return -1
+}
+
+// lastPromptOf returns the messages of the newest prompt of who among ps.
+func lastPromptOf(t *testing.T, ps []scenePrompt, who string) []openaitest.Message {
+	t.Helper()
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i].who == who {
+			return ps[i].messages
+		}
+	}
+	t.Fatalf("no prompt of %s among %v", who, whos(ps))
+	return nil
+}
+
+// TestRecallInASceneForEachSpeaker: in a scene every speaker of a turn
+// recalls, the second as well as the first. The second's cues are all
+// that is new to it since its own last line (the user's message and the
+// first speaker's reply), its block stands just after that line, before
+// the user's message, and on the next turn that block is sent again there,
+// so its history up to it is what its last prompt sent.
+func TestRecallInASceneForEachSpeaker(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newViewRig(t, b, viewOpts{recorder: true, batch: 2})
+			n := 1
+			say := func(text string) []scenePrompt {
+				_, ps := r.say(t, n, text)
+				n++
+				return ps
+			}
+			say("@Maren @苏砚 I buried the brass compass under the old oak.")
+			say("@Maren @苏砚 the night is cold.")
+			r.drain(t)
+			if _, err := r.mem.Record(context.Background(), sceneChat(t, r.sceneRig).ID); err != nil {
+				t.Fatal(err)
+			}
+			for _, who := range []string{"Maren", "苏砚"} {
+				var n int64
+				if err := r.st.DB().Model(&models.Perception{}).Where("character_name = ? AND text LIKE ?", who, "%brass compass%").Count(&n).Error; err != nil {
+					t.Fatal(err)
+				}
+				if n == 0 {
+					t.Fatalf("%s has no perception of the compass", who)
+				}
+			}
+			r.exec(t, "/new")
+			r.drain(t)
+
+			ps := say("@Maren @苏砚 where did I bury the brass compass?")
+			for _, who := range []string{"Maren", "苏砚"} {
+				msgs := lastPromptOf(t, ps, who)
+				i := recallAt(msgs)
+				if i < 0 || !strings.Contains(msgs[i].Content, "brass compass") {
+					t.Errorf("%s, speaking %s, recalls nothing of the compass:\n%s", who, map[bool]string{true: "first", false: "second"}[who == "Maren"], messagesText(msgs))
+				}
+			}
+			su := lastPromptOf(t, ps, "苏砚")
+			i := recallAt(su)
+			if i < 0 || i+2 >= len(su) || su[i+1].Role != "user" || !strings.Contains(su[i+1].Content, "where did I bury") ||
+				!strings.HasPrefix(su[i+2].Content, "Maren: ") {
+				t.Fatalf("苏砚's block does not stand before the user's message and Maren's reply:\n%s", messagesText(su))
+			}
+
+			ps = say("@Maren @苏砚 the tide is turning.")
+			next := lastPromptOf(t, ps, "苏砚")
+			if len(next) <= i || !strings.HasPrefix(su[i].Content, next[i].Content) || !strings.Contains(next[i].Content, "brass compass") {
+				t.Fatalf("苏砚's block is not sent again in its place:\nbefore:\n%s\nnow:\n%s", messagesText(su), messagesText(next))
+			}
+			// The system message is left out: the card's lore, which the
+			// new messages trigger or not, lives there.
+			for j := 1; j < i; j++ {
+				if next[j] != su[j] {
+					t.Fatalf("苏砚's prompt changed at message %d before her kept block:\nbefore: %q\nnow: %q", j, su[j].Content, next[j].Content)
+				}
+			}
+		})
+	}
+}
