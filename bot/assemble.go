@@ -36,9 +36,13 @@ const (
 //
 // In a scene the prompt is the speaking member's own: its card, and only
 // the messages it perceived, the other members' lines under their names.
-func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, rp replyPlan) (builtPrompt, bool, error) {
+//
+// early is the recall search started before the branch was read
+// (recallStored), or nil: it is used when it searched what the branch
+// shows is new to the speaker, and started again otherwise.
+func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, rp replyPlan, early *pendingRecall) (builtPrompt, bool, error) {
 	// Recall searches the store while the rest of the prompt is read.
-	rec := p.startRecall(ctx, cs, br, cs.speakerName())
+	rec := p.recallFor(ctx, cs, br, early)
 	tl := p.lore(ctx, cs, br, rp)
 	m := p.material(cs, br, rp, tl)
 	m.Card.Players = p.otherPlayers(ctx, cs, rp)

@@ -11,43 +11,41 @@ import (
 )
 
 // pendingRecall is a turn's recall search, started before the rest of its
-// prompt is read (startRecall) and finished into it (addRecall).
+// prompt is read (searchRecall) and finished into it (addRecall).
 type pendingRecall struct {
 	in      memory.RecallInput
 	cfg     memory.RecallConfig
 	ctx     context.Context
 	cancel  context.CancelFunc
 	timeout time.Duration
-	// fresh is where the messages new to the speaker start in the
-	// branch's uncovered ones (memory.NewMessages).
+	// cued are the ids of the messages whose text the search cues on.
+	cued []string
+	// fresh is where those messages start in the branch's uncovered ones
+	// (memory.NewMessages).
 	fresh int
 	done  chan struct{}
 	found memory.RecallFound
 	err   error
 }
 
-// startRecall starts the search for what the speaking character remembers
-// of its own perceptions and beliefs that bears on the new messages
-// (memory.FindRecall), so that it reads the store while the turn reads the
-// rest of its prompt. recall.timeout counts from here. nil when recall or
-// the recorder is off, or nothing is uncovered. addRecall finishes it.
-func (p *Pipeline) startRecall(ctx context.Context, cs chatState, br models.Branch, character string) *pendingRecall {
+// recallOn reports whether turns recall: recall needs the recorder's
+// perceptions.
+func (p *Pipeline) recallOn() bool {
+	return p.opt.Recall.Enabled && p.opt.Recorder.Enabled
+}
+
+// searchRecall starts the search for what character remembers of its own
+// perceptions and beliefs that bears on cued, the messages new to it on
+// the branch ending at headID (memory.FindRecall), so that it reads the
+// store while the turn reads the rest of its prompt. recall.timeout counts
+// from here. addRecall finishes it.
+func (p *Pipeline) searchRecall(ctx context.Context, cs chatState, character, headID string, cued []models.Message) *pendingRecall {
 	rc := p.opt.Recall
-	if !rc.Enabled || !p.opt.Recorder.Enabled || len(br.Uncovered) == 0 {
-		return nil
-	}
-	// The cues are what is new to the speaker since its own last line: the
-	// user's messages and, in a scene, the other members' lines between.
-	history := memory.TurnsOf(br.Uncovered)
-	nameLines(cs, br.Uncovered, history)
-	r := &pendingRecall{timeout: rc.Timeout, done: make(chan struct{}), fresh: memory.NewMessages(history),
-		in: memory.RecallInput{Language: p.language(cs.card), SpaceID: cs.chat.SpaceID, Character: character, ChatID: cs.chat.ID,
-			HeadID: br.Uncovered[len(br.Uncovered)-1].ID, InPrompt: make(map[string]bool, len(br.Uncovered))}}
-	for _, msg := range br.Uncovered {
-		r.in.InPrompt[msg.ID] = true
-	}
-	for _, t := range history[r.fresh:] {
-		r.in.New = append(r.in.New, t.Content)
+	r := &pendingRecall{timeout: rc.Timeout, done: make(chan struct{}),
+		in: memory.RecallInput{Language: p.language(cs.card), SpaceID: cs.chat.SpaceID, Character: character, ChatID: cs.chat.ID, HeadID: headID}}
+	for _, m := range cued {
+		r.cued = append(r.cued, m.ID)
+		r.in.New = append(r.in.New, m.Content)
 	}
 	if r.timeout <= 0 {
 		r.timeout = 5 * time.Second
@@ -55,8 +53,8 @@ func (p *Pipeline) startRecall(ctx context.Context, cs chatState, br models.Bran
 	r.ctx, r.cancel = context.WithTimeout(ctx, r.timeout)
 	r.cfg = memory.RecallConfigFrom(rc, p.opt.MemoryConfig)
 	r.cfg.Vectors, r.cfg.Rerank = p.opt.RecallVectors, p.opt.Reranker
-	// The search has its own copy of the input: addRecall adds the kept
-	// items to r.in meanwhile.
+	// The search has its own copy of the input: the turn adds what is in
+	// its prompt to r.in meanwhile (recallFor, addRecall).
 	in := r.in
 	go func() {
 		defer close(r.done)
@@ -66,6 +64,71 @@ func (p *Pipeline) startRecall(ctx context.Context, cs chatState, br models.Bran
 		r.found, r.err = memory.FindRecall(r.ctx, p.opt.Store, r.cfg, in)
 	}()
 	return r
+}
+
+// recallStored starts, before the turn reads its branch, the recall of a
+// one-card chat's turn that stored user messages: they are what is new to
+// the character unless earlier ones went unanswered, which recallFor
+// checks once the branch is read. nil otherwise: in a scene what is new to
+// the speaker depends on its view.
+func (p *Pipeline) recallStored(ctx context.Context, cs chatState, rp replyPlan) *pendingRecall {
+	n := len(rp.stored)
+	if !p.recallOn() || cs.scene() || n == 0 || rp.stored[n-1].ID != rp.parent {
+		return nil
+	}
+	cued := make([]models.Message, n)
+	for i, m := range rp.stored {
+		cued[i] = *m
+	}
+	return p.searchRecall(ctx, cs, cs.speakerName(), rp.parent, cued)
+}
+
+// stop abandons a search nobody will finish; nil is fine.
+func (r *pendingRecall) stop() {
+	if r != nil {
+		r.cancel()
+	}
+}
+
+// recallFor is the turn's recall search for the branch br: early when it
+// cued on exactly the messages new to the speaker on br, else a search
+// started now. The cues are what is new to the speaker since its own last
+// line: the user's messages and, in a scene, the other members' lines
+// between. nil when recall or the recorder is off, or nothing is
+// uncovered.
+func (p *Pipeline) recallFor(ctx context.Context, cs chatState, br models.Branch, early *pendingRecall) *pendingRecall {
+	if !p.recallOn() || len(br.Uncovered) == 0 {
+		early.stop()
+		return nil
+	}
+	history := memory.TurnsOf(br.Uncovered)
+	nameLines(cs, br.Uncovered, history)
+	fresh := memory.NewMessages(history)
+	cued := br.Uncovered[fresh:]
+	r := early
+	if r == nil || !sameIDs(r.cued, cued) || r.in.HeadID != br.Uncovered[len(br.Uncovered)-1].ID {
+		early.stop()
+		r = p.searchRecall(ctx, cs, cs.speakerName(), br.Uncovered[len(br.Uncovered)-1].ID, cued)
+	}
+	r.fresh = fresh
+	r.in.InPrompt = make(map[string]bool, len(br.Uncovered))
+	for _, msg := range br.Uncovered {
+		r.in.InPrompt[msg.ID] = true
+	}
+	return r
+}
+
+// sameIDs reports whether msgs are the messages ids names, in order.
+func sameIDs(ids []string, msgs []models.Message) bool {
+	if len(ids) != len(msgs) {
+		return false
+	}
+	for i, m := range msgs {
+		if m.ID != ids[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // addRecall gives the prompt the recall block that r finds. Past

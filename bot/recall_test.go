@@ -3,6 +3,7 @@ package bot_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -59,7 +60,6 @@ func TestRecallBringsBackWhatTheCharacterPerceived(t *testing.T) {
 			r.opt.Recall.Diagnostics = true
 			r.p = bot.New(r.opt)
 			r.say(t, "rc", 1, "Ada", "I buried the brass compass under the old oak.")
-			r.say(t, "rc", 2, "Ada", "My grey mare is called Juniper.")
 			r.say(t, "rc", 3, "Ada", "*I look at the sea for a while.*")
 			var compass models.Perception
 			if err := r.st.DB().Where("text LIKE ?", "%brass compass%").Take(&compass).Error; err != nil {
@@ -112,6 +112,53 @@ func TestRecallBringsBackWhatTheCharacterPerceived(t *testing.T) {
 			}
 			if why := r.exec(t, "rc", "why"); !strings.Contains(why, "recall.diagnostics") {
 				t.Errorf("/why with diagnostics off = %q", why)
+			}
+		})
+	}
+}
+
+// TestRecallCuesEverythingUnanswered: a one-card turn's recall starts from
+// the messages the turn stored, before its branch is read, and that one
+// search is the turn's. When an earlier message went unanswered (the model
+// failed on it) the branch shows more that is new to the character: recall
+// searches again, with that message among the cues.
+func TestRecallCuesEverythingUnanswered(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			r := newRecordRig(t, b, 1)
+			r.opt.Recall = config.Default().Recall
+			var searches atomic.Int32
+			r.opt.RecallDelay = func(context.Context) { searches.Add(1) }
+			r.p = bot.New(r.opt)
+			r.say(t, "rc", 1, "Ada", "I buried the brass compass under the old oak.")
+			r.say(t, "rc", 2, "Ada", "My grey mare is called Juniper.")
+			r.exec(t, "rc", "new")
+			searches.Store(0)
+			r.say(t, "rc", 3, "Ada", "What a fine morning.")
+			if n := searches.Load(); n != 1 {
+				t.Errorf("%d recall searches for one turn, want 1", n)
+			}
+			// The model fails on the question: it stays unanswered.
+			var fail atomic.Bool
+			fail.Store(true)
+			r.fake.SetResponder(func(req openaitest.Request) openaitest.Answer {
+				if req.Stream && fail.CompareAndSwap(true, false) {
+					return openaitest.Answer{Fault: openaitest.Fault500}
+				}
+				return r.scribe.Respond(req)
+			})
+			r.say(t, "rc", 4, "Ada", "Where did I bury the brass compass?")
+			if fail.Load() {
+				t.Fatal("the model was not asked")
+			}
+			searches.Store(0)
+			r.say(t, "rc", 5, "Ada", "Please, tell me.")
+			if block := recallBlock(t, r.fake); !strings.Contains(block, "brass compass") {
+				t.Errorf("the unanswered question cued nothing:\n%s", block)
+			}
+			if n := searches.Load(); n != 2 {
+				t.Errorf("%d recall searches after an unanswered message, want 2 (the stored message's, then the branch's)", n)
 			}
 		})
 	}

@@ -38,7 +38,7 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return err
 	}
 	lang := p.language(cs.card)
-	head, refused, rt, err := p.storeInbox(ctx, &cs, in, batch, sink)
+	head, stored, refused, rt, err := p.storeInbox(ctx, &cs, in, batch, sink)
 	if err != nil {
 		p.log.Error("store user message", "chat_id", cs.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgNotStored))
@@ -50,25 +50,26 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 	if head == "" {
 		return p.replayedUnanswered(ctx, cs, batch, sink, release)
 	}
-	return p.replies(ctx, cs, rt, replyPlan{parent: head, expectHead: head, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: start, queued: queued, release: release}, sink)
+	return p.replies(ctx, cs, rt, replyPlan{parent: head, expectHead: head, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: start, queued: queued, release: release, stored: stored}, sink)
 }
 
 // storeInbox stores the channel's waiting messages (cs.inbox, those of
 // every process) in its chat as one turn's user messages, and returns the
-// new head and who answers; "" when none was left to store: another process
-// stored them first, all had been stored before under their dedup keys, or
-// (refused) those left were too long for any prompt and were refused, each
-// told on sink. Nudges (messages of mentions only) are not stored: when
-// they were all there was, the head is the chat's head as it was.
-func (p *Pipeline) storeInbox(ctx context.Context, cs *chatState, in Inbound, batch []pendingMsg, sink Sink) (head string, refused bool, rt route, err error) {
+// new head, the messages stored and who answers; "" when none was left to
+// store: another process stored them first, all had been stored before
+// under their dedup keys, or (refused) those left were too long for any
+// prompt and were refused, each told on sink. Nudges (messages of mentions
+// only) are not stored: when they were all there was, the head is the
+// chat's head as it was.
+func (p *Pipeline) storeInbox(ctx context.Context, cs *chatState, in Inbound, batch []pendingMsg, sink Sink) (head string, stored []*models.Message, refused bool, rt route, err error) {
 	for attempt := 0; attempt < 4; attempt++ {
 		n, err := p.refuseOversize(ctx, cs, in.Channel.Group, sink)
 		if err != nil {
-			return "", false, rt, err
+			return "", nil, false, rt, err
 		}
 		refused = refused || n > 0
 		if len(cs.inbox) == 0 {
-			return "", refused, rt, nil
+			return "", nil, refused, rt, nil
 		}
 		rt = routeInbox(*cs, cs.inbox, batch)
 		var lines []models.InboxMessage
@@ -82,31 +83,31 @@ func (p *Pipeline) storeInbox(ctx context.Context, cs *chatState, in Inbound, ba
 		if len(msgs) == 0 {
 			// Only nudges: the named characters speak, nothing is stored.
 			if err := p.opt.Store.DropInbox(ctx, ids); err != nil {
-				return "", false, rt, err
+				return "", nil, false, rt, err
 			}
-			return cs.chat.HeadID, false, rt, nil
+			return cs.chat.HeadID, nil, false, rt, nil
 		}
 		err = p.opt.Store.ConsumeTurn(ctx, cs.chat.ID, cs.chat.HeadID, msgs, ids, p.turnRecord(*cs, msgs, true, in.AuthorID))
 		switch {
 		case err == nil:
-			return msgs[len(msgs)-1].ID, false, rt, nil
+			return msgs[len(msgs)-1].ID, msgs, false, rt, nil
 		case errors.Is(err, models.ErrDuplicate):
 			// A platform delivered again messages stored before: their
 			// rows go, the rest are stored.
 			if cs.inbox, err = p.dropStored(ctx, cs.inbox); err != nil {
-				return "", false, rt, err
+				return "", nil, false, rt, err
 			}
 		case errors.Is(err, models.ErrStale), errors.Is(err, models.ErrNotFound):
 			// Another process moved the head or stored these messages
 			// (or the chat was forgotten): read the channel again.
 			if *cs, err = p.resolve(ctx, in); err != nil {
-				return "", false, rt, err
+				return "", nil, false, rt, err
 			}
 		default:
-			return "", false, rt, err
+			return "", nil, false, rt, err
 		}
 	}
-	return "", false, rt, models.ErrStale
+	return "", nil, false, rt, models.ErrStale
 }
 
 // dropStored deletes the inbox rows whose dedup keys are already stored
@@ -197,6 +198,9 @@ type replyPlan struct {
 	// whisper, for the answer to a whisper, names the only two who
 	// perceive it.
 	whisper []string
+	// stored are the user messages the turn stored, ending at parent; nil
+	// when it stored none.
+	stored []*models.Message
 }
 
 // replyOne writes the answer of cs's speaking member to the branch ending
@@ -204,13 +208,17 @@ type replyPlan struct {
 // the user heard why).
 func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sink Sink) (string, error) {
 	lang := p.language(cs.card)
+	// Recall searches the store while the branch is read, when the turn
+	// knows already what is new to the speaker.
+	early := p.recallStored(ctx, cs, rp)
 	br, err := p.branch(ctx, cs, rp.parent)
 	if err != nil {
+		early.stop()
 		p.log.Error("load branch", "chat_id", cs.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
 		return "", err
 	}
-	prompt, urgent, err := p.prompt(ctx, cs, br, rp)
+	prompt, urgent, err := p.prompt(ctx, cs, br, rp, early)
 	if err != nil {
 		p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "too_large", Pipeline: time.Since(rp.start)})
 		p.log.Warn("prompt too large", "chat_id", cs.chat.ID, "err", err)
