@@ -44,8 +44,9 @@ SELECT b.depth AS depth, b.summary_id AS summary_id, b.seen AS seen, m.id AS id,
        m.role AS role, m.author_id AS author_id, m.author_name AS author_name,
        CASE WHEN b.seen THEN m.content ELSE '' END AS content,
        m.prompt_tokens AS prompt_tokens, m.completion_tokens AS completion_tokens,
-       m.speaker_card_id AS speaker_card_id, m.whisper_to AS whisper_to, m.created_at AS created_at
-FROM branch b JOIN messages m ON m.id = b.id
+       m.speaker_card_id AS speaker_card_id, m.whisper_to AS whisper_to, m.created_at AS created_at,
+       s.chat_id AS s_chat_id, s.content AS s_content, s.beats AS s_beats, s.created_at AS s_created_at
+FROM branch b JOIN messages m ON m.id = b.id LEFT JOIN summaries s ON s.id = b.summary_id
 ORDER BY b.depth DESC`
 
 const (
@@ -83,25 +84,18 @@ func (s *Store) LoadView(ctx context.Context, headID, character string) (Branch,
 	if headID == "" {
 		return br, nil
 	}
-	summaryID, br, err := walkBranch(s.db.WithContext(ctx), headID, character)
+	br, err := walkBranch(s.db.WithContext(ctx), headID, character)
 	if err != nil {
 		return br, fmt.Errorf("models: load branch at %s: %w", headID, err)
-	}
-	if summaryID != "" {
-		var sum Summary
-		if err := s.db.WithContext(ctx).Where("id = ?", summaryID).Take(&sum).Error; err != nil {
-			return br, fmt.Errorf("models: load summary %s: %w", summaryID, notFound(err))
-		}
-		br.Summary = &sum
 	}
 	return br, nil
 }
 
 // walkBranch runs branchSQL from headID on db for character ("" for the
-// whole chat): the id of the active summary ("" for none), and the branch
-// without it. The rows are scanned by hand: GORM's reflection cost more
+// whole chat): the branch, with its active summary read in the same
+// statement. The rows are scanned by hand: GORM's reflection cost more
 // than the query itself.
-func walkBranch(db *gorm.DB, headID, character string) (summaryID string, br Branch, err error) {
+func walkBranch(db *gorm.DB, headID, character string) (br Branch, err error) {
 	q, args := chatBranchSQL, map[string]any{"head": headID, "max": MaxBranchWalk}
 	if character != "" {
 		q = viewBranchSQL
@@ -109,7 +103,7 @@ func walkBranch(db *gorm.DB, headID, character string) (summaryID string, br Bra
 	}
 	rows, err := db.Raw(q, args).Rows()
 	if err != nil {
-		return "", br, err
+		return br, err
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -118,13 +112,25 @@ func walkBranch(db *gorm.DB, headID, character string) (summaryID string, br Bra
 			sid   sql.NullString
 			seen  bool
 			m     Message
+			sum   struct {
+				chat, content sql.NullString
+				beats         sql.NullInt64
+				created       sql.NullTime
+			}
 		)
 		if err := rows.Scan(&depth, &sid, &seen, &m.ID, &m.ChatID, &m.ParentID, &m.Role, &m.AuthorID, &m.AuthorName, &m.Content,
-			&m.PromptTokens, &m.CompletionTokens, &m.SpeakerCardID, &m.WhisperTo, &m.CreatedAt); err != nil {
-			return "", br, err
+			&m.PromptTokens, &m.CompletionTokens, &m.SpeakerCardID, &m.WhisperTo, &m.CreatedAt,
+			&sum.chat, &sum.content, &sum.beats, &sum.created); err != nil {
+			return br, err
 		}
 		if sid.Valid {
-			summaryID = sid.String
+			if !sum.chat.Valid {
+				// Deleted between the walk and the join: not in a
+				// statement's snapshot, but said rather than assumed.
+				return br, fmt.Errorf("load summary %s: %w", sid.String, ErrNotFound)
+			}
+			br.Summary = &Summary{ID: sid.String, ChatID: sum.chat.String, CoversThroughID: m.ID, Content: sum.content.String,
+				Beats: int(sum.beats.Int64), CreatedAt: sum.created.Time}
 			continue
 		}
 		br.Walk = append(br.Walk, m.ID)
@@ -132,7 +138,15 @@ func walkBranch(db *gorm.DB, headID, character string) (summaryID string, br Bra
 			br.Uncovered = append(br.Uncovered, m)
 		}
 	}
-	return summaryID, br, rows.Err()
+	return br, rows.Err()
+}
+
+// SummaryID is the id of the branch's active summary; "" when none.
+func (b Branch) SummaryID() string {
+	if b.Summary == nil {
+		return ""
+	}
+	return b.Summary.ID
 }
 
 // OnWalk reports whether id is among the messages the branch's walk

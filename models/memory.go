@@ -23,11 +23,11 @@ func (s *Store) InstallSummary(ctx context.Context, chatID, prevSummaryID, cover
 		if err != nil {
 			return err
 		}
-		active, br, err := walkBranch(tx, chat.HeadID, "")
+		br, err := walkBranch(tx, chat.HeadID, "")
 		if err != nil {
 			return err
 		}
-		if active != prevSummaryID || !br.OnWalk(coversThroughID) {
+		if br.SummaryID() != prevSummaryID || !br.OnWalk(coversThroughID) {
 			return ErrStale
 		}
 		s.paused("install summary")

@@ -30,34 +30,42 @@ type RecallItems struct {
 }
 
 // recallPerceptionsSQL loads a character's perceptions with what their
-// event says (message, about, place) and who told a told one.
+// event says (message, about, place), who told a told one, the belief it
+// was folded into, and whether its message is on the turn's branch.
 //
 // The rows are looked up by id alone and their space and character checked
 // on the rows read: given the character too, a planner may walk all of the
 // character's perceptions instead.
+//
+// Of the turn's own chat (the first parameter) only the current branch
+// counts: a message is on it when it is the head (the second) or has a
+// child, since a /regen replaces only the head and so the siblings it
+// leaves behind are always leaves (as are refused messages), and the
+// recorder only ever records the branch. The child is looked up per row,
+// by the index on parent_id, for the few rows of that chat: joined to the
+// messages instead, PostgreSQL hashed every message of the database and
+// scanned the whole events table (8–25 ms a turn at 10,000 perceptions).
 const recallPerceptionsSQL = `SELECT p.id, p.space_id, p.character_name, p.chat_id, p.mode, p.text, p.gist, p.importance, p.seq, p.day, p.minute, p.recall_count,
-  COALESCE(p.folded_into, ''), e.message_id, e.about, e.place, COALESCE(v.actor, '')
+  COALESCE(p.folded_into, ''), e.message_id, e.about, e.place, COALESCE(v.actor, ''),
+  CASE WHEN p.chat_id = ? AND e.message_id <> ?
+       THEN EXISTS (SELECT 1 FROM messages c WHERE c.parent_id = e.message_id AND c.refused = ?)
+       ELSE ? END,
+  b.id, b.space_id, b.character_name, b.text, b.confidence, b.about, b.changed_seq, b.recall_count
 FROM perceptions p JOIN events e ON e.id = p.event_id LEFT JOIN events v ON v.id = p.via
+  LEFT JOIN beliefs b ON b.id = p.folded_into
 WHERE p.id IN ? AND p.mode <> 'none'`
 
 // RecallItems loads the found items of the character (never another's),
-// the beliefs its perceptions were folded into, and the chat's latest story
-// time. Of the turn's own chat only the current branch counts: a message
-// is on it when it is the head or has a child, since a /regen replaces only
-// the head and so the siblings it leaves behind are always leaves (as are
-// refused messages), and the recorder only ever records the branch. That
-// is asked apart, of the few messages concerned: in the same statement,
-// PostgreSQL hashed every message of the database and scanned the whole
-// events table to join them (8–25 ms a turn at 10,000 perceptions).
+// the beliefs its perceptions were folded into (in their place), and the
+// chat's latest story time, in three reads side by side: one round trip.
+// Of the turn's own chat only the current branch counts (see
+// recallPerceptionsSQL).
 func (s *Store) RecallItems(ctx context.Context, q RecallLoad) (RecallItems, error) {
 	var out RecallItems
 	db := s.db.WithContext(ctx)
 	char := FitName(q.Character, NameSize)
-	// Reads that do not wait on one another run side by side: the story's
-	// time now beside the perceptions, then the branch check beside the
-	// beliefs. A turn waits for three round trips, not five.
-	var now errgroup.Group
-	now.Go(func() error {
+	var g errgroup.Group
+	g.Go(func() error {
 		var last []Event
 		if err := db.Select("day, minute").Where("chat_id = ? AND sealed = ?", q.ChatID, true).Order("seq DESC").Limit(1).Find(&last).Error; err != nil {
 			return err
@@ -67,62 +75,26 @@ func (s *Store) RecallItems(ctx context.Context, q RecallLoad) (RecallItems, err
 		}
 		return nil
 	})
-	found, ask, err := s.recallPerceptions(db, q, char)
-	if werr := now.Wait(); err == nil {
+	var asked []Belief
+	if len(q.Beliefs) > 0 {
+		g.Go(func() error { return db.Where("id IN ?", q.Beliefs).Find(&asked).Error })
+	}
+	found, folded, err := s.recallPerceptions(db, q, char)
+	if werr := g.Wait(); err == nil {
 		err = werr
 	}
 	if err != nil {
 		return RecallItems{}, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
 	}
-	// Every belief that may be needed is read at once, beside the branch
-	// check: those folding only perceptions of another branch are dropped
-	// after.
-	maybe := map[string]bool{}
-	for _, id := range q.Beliefs {
-		maybe[id] = true
+	out.Items = found
+	beliefs := make(map[string]Belief, len(asked)+len(folded))
+	for _, b := range append(asked, folded...) {
+		beliefs[b.ID] = b
 	}
-	for _, it := range found {
-		if it.FoldedInto != "" {
-			maybe[it.FoldedInto] = true
-		}
-	}
-	onBranch := map[string]bool{q.HeadID: true}
-	var bs []Belief
-	var g errgroup.Group
-	if len(ask) > 0 {
-		g.Go(func() error {
-			var parents []string
-			if err := db.Model(&Message{}).Distinct("parent_id").Where("parent_id IN ? AND refused = ?", keys(ask), false).
-				Pluck("parent_id", &parents).Error; err != nil {
-				return err
-			}
-			for _, id := range parents {
-				onBranch[id] = true
-			}
-			return nil
-		})
-	}
-	if len(maybe) > 0 {
-		g.Go(func() error { return db.Where("id IN ?", keys(maybe)).Find(&bs).Error })
-	}
-	if err := g.Wait(); err != nil {
-		return RecallItems{}, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
-	}
-	beliefs := map[string]bool{}
-	for _, id := range q.Beliefs {
-		beliefs[id] = true
-	}
-	for _, it := range found {
-		if ask[it.MessageID] && !onBranch[it.MessageID] {
-			continue // another branch of this chat
-		}
-		if it.FoldedInto != "" {
-			beliefs[it.FoldedInto] = true
-		}
-		out.Items = append(out.Items, it)
-	}
-	for _, b := range bs {
-		if !beliefs[b.ID] || b.SpaceID != q.SpaceID || b.Character != char {
+	// A belief comes once, whether it was found itself or through the
+	// perceptions folded into it.
+	for _, b := range beliefs {
+		if b.SpaceID != q.SpaceID || b.Character != char {
 			continue
 		}
 		// A belief is held now: it does not fade with the time since its
@@ -134,14 +106,13 @@ func (s *Store) RecallItems(ctx context.Context, q RecallLoad) (RecallItems, err
 }
 
 // recallPerceptions reads the found perceptions of the character (never
-// another's) and names those of the turn's own chat whose place on its
-// branch is to be asked (ask: by message id).
-func (s *Store) recallPerceptions(db *gorm.DB, q RecallLoad, char string) (found []recall.Item, ask map[string]bool, err error) {
-	ask = map[string]bool{}
+// another's) that are not on another branch of the turn's chat, and the
+// beliefs they were folded into.
+func (s *Store) recallPerceptions(db *gorm.DB, q RecallLoad, char string) (found []recall.Item, folded []Belief, err error) {
 	if len(q.Perceptions) == 0 {
-		return nil, ask, nil
+		return nil, nil, nil
 	}
-	rows, err := db.Raw(recallPerceptionsSQL, q.Perceptions).Rows()
+	rows, err := db.Raw(recallPerceptionsSQL, q.ChatID, q.HeadID, false, true, q.Perceptions).Rows()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,20 +121,28 @@ func (s *Store) recallPerceptions(db *gorm.DB, q RecallLoad, char string) (found
 		var it recall.Item
 		var day, minute int
 		var about, space, owner, chat string
+		var onBranch bool
+		var b struct {
+			id, space, owner, text, about sql.NullString
+			confidence, recalls           sql.NullInt64
+			changed                       sql.NullInt64
+		}
 		if err := rows.Scan(&it.ID, &space, &owner, &chat, &it.Mode, &it.Text, &it.Gist, &it.Importance, &it.Seq, &day, &minute, &it.Recalls,
-			&it.FoldedInto, &it.MessageID, &about, &it.Place, &it.Via); err != nil {
+			&it.FoldedInto, &it.MessageID, &about, &it.Place, &it.Via, &onBranch,
+			&b.id, &b.space, &b.owner, &b.text, &b.confidence, &b.about, &b.changed, &b.recalls); err != nil {
 			return nil, nil, err
 		}
-		if space != q.SpaceID || owner != char {
-			continue // never another character's memory
+		if space != q.SpaceID || owner != char || !onBranch {
+			continue // never another character's memory, nor another branch's
 		}
-		if chat == q.ChatID && it.MessageID != q.HeadID {
-			ask[it.MessageID] = true
+		if b.id.Valid {
+			folded = append(folded, Belief{ID: b.id.String, SpaceID: b.space.String, Character: b.owner.String, Text: b.text.String,
+				Confidence: int(b.confidence.Int64), About: b.about.String, ChangedSeq: b.changed.Int64, RecallCount: int(b.recalls.Int64)})
 		}
 		it.Kind, it.About, it.StoryMinute = recall.Perception, lines(about), storyMinute(day, minute)
 		found = append(found, it)
 	}
-	return found, ask, rows.Err()
+	return found, folded, rows.Err()
 }
 
 // beliefImportance is a belief's importance in a recall score: what a

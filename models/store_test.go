@@ -91,6 +91,11 @@ func TestBranchWalkStopsAtActiveSummary(t *testing.T) {
 		if br.Summary == nil || br.Summary.ID != sum.ID || len(br.Uncovered) != 12 || br.Uncovered[0].Content != "user 4" {
 			t.Fatalf("after summary: got %d uncovered starting %q", len(br.Uncovered), br.Uncovered[0].Content)
 		}
+		// The branch reads its summary in the same statement: every field.
+		if got := *br.Summary; got.ChatID != chat.ID || got.CoversThroughID != replies[3].ID || got.Content != "S1" || got.Beats != 4 ||
+			got.CreatedAt.Sub(sum.CreatedAt).Abs() > time.Millisecond { // PostgreSQL keeps microseconds
+			t.Errorf("the branch's summary = %+v, want %+v", got, sum)
+		}
 		// A second summary must name the first as the one it replaces.
 		if _, err := st.InstallSummary(ctx, chat.ID, "", replies[6].ID, "S2", 7); !errors.Is(err, models.ErrStale) {
 			t.Errorf("install over a changed active summary: err = %v, want ErrStale", err)

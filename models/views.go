@@ -50,11 +50,11 @@ func (s *Store) InstallViews(ctx context.Context, chatID, coversThroughID string
 				return fmt.Errorf("a summary with no members")
 			}
 			for _, who := range v.Members {
-				active, br, err := walkBranch(tx, chat.HeadID, who)
+				br, err := walkBranch(tx, chat.HeadID, who)
 				if err != nil {
 					return err
 				}
-				if active != v.PrevID || !br.OnWalk(coversThroughID) {
+				if br.SummaryID() != v.PrevID || !br.OnWalk(coversThroughID) {
 					return ErrStale
 				}
 			}
