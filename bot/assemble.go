@@ -37,16 +37,14 @@ const (
 // In a scene the prompt is the speaking member's own: its card, and only
 // the messages it perceived, the other members' lines under their names.
 //
-// early is the recall search started before the branch was read
-// (recallStored), or nil: it is used when it searched what the branch
-// shows is new to the speaker, and started again otherwise.
-func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, rp replyPlan, early *pendingRecall) (builtPrompt, bool, error) {
+// pre holds the reads started before the branch was read (readAhead).
+func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, rp replyPlan, pre aheadReads) (builtPrompt, bool, error) {
 	// Recall searches the store while the rest of the prompt is read.
-	rec := p.recallFor(ctx, cs, br, early)
+	rec := p.recallFor(ctx, cs, br, pre.recall)
 	tl := p.lore(ctx, cs, br, rp)
 	m := p.material(cs, br, rp, tl)
 	m.Card.Players = p.otherPlayers(ctx, cs, rp)
-	p.addScene(ctx, cs, rp, &m)
+	p.addScene(cs, rp, pre.scene, &m)
 	keep := p.addRecall(ctx, rec, cs, br, &m)
 	if limit, ok := p.promptLimit(); ok {
 		m.Keep, m.Limit = p.opt.MemoryConfig.Keep, limit
@@ -75,6 +73,22 @@ func (p *Pipeline) branch(ctx context.Context, cs chatState, headID string) (mod
 		return p.opt.Store.LoadBranch(ctx, headID)
 	}
 	return p.opt.Store.LoadView(ctx, headID, cs.speakerName())
+}
+
+// aheadReads are the reads of a turn's prompt that do not need its
+// branch, started before the branch is read (readAhead).
+type aheadReads struct {
+	// recall is the search of a one-card chat's turn, from the messages it
+	// stored (recallStored); prompt uses it when it cued on what the
+	// branch shows is new to the speaker, and searches again otherwise.
+	recall *pendingRecall
+	scene  *sceneRead
+}
+
+// readAhead starts the reads of the prompt of cs's speaking member that do
+// not need its branch, so that they run while the branch is read.
+func (p *Pipeline) readAhead(ctx context.Context, cs chatState, rp replyPlan) aheadReads {
+	return aheadReads{recall: p.recallStored(ctx, cs, rp), scene: p.readScene(ctx, cs)}
 }
 
 // budget is the resident summary's envelope, from the config alone.

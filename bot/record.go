@@ -202,20 +202,43 @@ func (p *Pipeline) rtext(lang string, key recordMsg, args ...any) string {
 	return Localized(recordTexts, lang, key, args...)
 }
 
-// addScene gives the prompt the speaking character's scene — its view of
-// the ledger and its own relationships to those present — in one query;
-// the prompt builder fits the resident summary to what it leaves.
-// Nothing when the recorder is off.
-func (p *Pipeline) addScene(ctx context.Context, cs chatState, rp replyPlan, m *memory.Material) {
+// sceneRead is the speaking character's scene knowledge (models.Scene),
+// read while the turn reads its branch: it needs only the chat's space and
+// the speaker.
+type sceneRead struct {
+	done chan struct{}
+	sk   models.SceneKnowledge
+	err  error
+}
+
+// readScene starts reading the speaking character's relationships and
+// what it knows, for addScene; nil when the recorder is off.
+func (p *Pipeline) readScene(ctx context.Context, cs chatState) *sceneRead {
 	if !p.opt.Recorder.Enabled || p.opt.Memory == nil {
+		return nil
+	}
+	r := &sceneRead{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.sk, r.err = p.opt.Store.Scene(ctx, cs.chat.SpaceID, cs.speakerName())
+	}()
+	return r
+}
+
+// addScene gives the prompt the speaking character's scene — its view of
+// the ledger and its own relationships to those present — from what sr
+// read; the prompt builder fits the resident summary to what it leaves.
+// Nothing when the recorder is off.
+func (p *Pipeline) addScene(cs chatState, rp replyPlan, sr *sceneRead, m *memory.Material) {
+	if sr == nil {
 		return
 	}
-	name := cs.speakerName()
-	sk, err := p.opt.Store.Scene(ctx, cs.chat.SpaceID, name)
-	if err != nil {
-		p.log.Warn("load scene", "chat_id", cs.chat.ID, "err", err)
+	<-sr.done
+	if sr.err != nil {
+		p.log.Warn("load scene", "chat_id", cs.chat.ID, "err", sr.err)
 		return
 	}
+	name, sk := cs.speakerName(), sr.sk
 	// The ledger's open threads are the whole story's: a one-card chat's
 	// lead witnessed all of it, but in a scene a member who was away did
 	// not, so a scene's members get none of them (the ledger has no record

@@ -208,17 +208,16 @@ type replyPlan struct {
 // the user heard why).
 func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sink Sink) (string, error) {
 	lang := p.language(cs.card)
-	// Recall searches the store while the branch is read, when the turn
-	// knows already what is new to the speaker.
-	early := p.recallStored(ctx, cs, rp)
+	// What does not need the branch is read while the branch is.
+	pre := p.readAhead(ctx, cs, rp)
 	br, err := p.branch(ctx, cs, rp.parent)
 	if err != nil {
-		early.stop()
+		pre.recall.stop()
 		p.log.Error("load branch", "chat_id", cs.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
 		return "", err
 	}
-	prompt, urgent, err := p.prompt(ctx, cs, br, rp, early)
+	prompt, urgent, err := p.prompt(ctx, cs, br, rp, pre)
 	if err != nil {
 		p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "too_large", Pipeline: time.Since(rp.start)})
 		p.log.Warn("prompt too large", "chat_id", cs.chat.ID, "err", err)
