@@ -131,6 +131,17 @@ func (r *sceneRig) say(t *testing.T, n int, text string) (*sceneSink, []scenePro
 	return s, append([]scenePrompt(nil), r.prompts[from:]...)
 }
 
+// sayer returns a say for one story: each text goes as the next message,
+// numbered from 1, and say returns the prompts the model received meanwhile.
+func (r *sceneRig) sayer(t *testing.T) func(text string) []scenePrompt {
+	n := 0
+	return func(text string) []scenePrompt {
+		n++
+		_, ps := r.say(t, n, text)
+		return ps
+	}
+}
+
 func (r *sceneRig) exec(t *testing.T, line string) (*sceneSink, []scenePrompt) {
 	t.Helper()
 	cmd, ok := bot.ParseCommand(line)

@@ -22,18 +22,6 @@ func recallAt(msgs []openaitest.Message) int {
 	return -1
 }
 
-// lastPromptOf returns the messages of the newest prompt of who among ps.
-func lastPromptOf(t *testing.T, ps []scenePrompt, who string) []openaitest.Message {
-	t.Helper()
-	for i := len(ps) - 1; i >= 0; i-- {
-		if ps[i].who == who {
-			return ps[i].messages
-		}
-	}
-	t.Fatalf("no prompt of %s among %v", who, whos(ps))
-	return nil
-}
-
 // TestRecallInASceneForEachSpeaker: in a scene every speaker of a turn
 // recalls, the second as well as the first. The second's cues are all
 // that is new to it since its own last line (the user's message and the
@@ -44,12 +32,7 @@ func TestRecallInASceneForEachSpeaker(t *testing.T) {
 	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			r := newViewRig(t, b, viewOpts{recorder: true, batch: 2})
-			n := 1
-			say := func(text string) []scenePrompt {
-				_, ps := r.say(t, n, text)
-				n++
-				return ps
-			}
+			say := r.sayer(t)
 			say("@Maren @苏砚 I buried the brass compass under the old oak.")
 			say("@Maren @苏砚 the night is cold.")
 			r.drain(t)

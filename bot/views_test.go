@@ -176,13 +176,19 @@ func (r *viewRig) summaries(t *testing.T) []models.Summary {
 // lastPrompt returns the text of the newest prompt of who among ps.
 func lastPrompt(t *testing.T, ps []scenePrompt, who string) string {
 	t.Helper()
+	return messagesText(lastPromptOf(t, ps, who))
+}
+
+// lastPromptOf returns the messages of the newest prompt of who among ps.
+func lastPromptOf(t *testing.T, ps []scenePrompt, who string) []openaitest.Message {
+	t.Helper()
 	for i := len(ps) - 1; i >= 0; i-- {
 		if ps[i].who == who {
-			return promptText(ps[i])
+			return ps[i].messages
 		}
 	}
 	t.Fatalf("no prompt of %s among %v", who, whos(ps))
-	return ""
+	return nil
 }
 
 const secret = "QUARTZ-HERON-7719"
@@ -218,12 +224,7 @@ func TestWhisperNeverReachesTheAbsent(t *testing.T) {
 				if mode.recorder {
 					r.record = secretIntoTheRecord()
 				}
-				msg := 1
-				say := func(text string) []scenePrompt {
-					_, ps := r.say(t, msg, text)
-					msg++
-					return ps
-				}
+				say := r.sayer(t)
 				say("Good evening, both of you.")
 				say("@苏砚 how is the tea tonight?")
 				if away {
@@ -468,10 +469,9 @@ func TestLedgerPlacesAMemberAway(t *testing.T) {
 				}
 				return who
 			}
-			msg := 1
+			next := r.sayer(t)
 			say := func(text string) []scenePrompt {
-				_, ps := r.say(t, msg, text)
-				msg++
+				ps := next(text)
 				r.drain(t)
 				return ps
 			}
