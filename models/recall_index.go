@@ -251,14 +251,6 @@ func indexBelief(tx *gorm.DB, b Belief) error {
 	return writeRecallTerms(tx, terms)
 }
 
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 // RecallSearch is one turn's index search for a character's memories.
 type RecallSearch struct {
 	SpaceID, Character string
