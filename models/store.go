@@ -109,6 +109,10 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		// Keep every connection: opening new ones under load costs more
 		// than the idle ones do.
 		sqlDB.SetMaxIdleConns(32)
+		if err := registerLostConnReset(db, sqlDB, 32); err != nil {
+			sqlDB.Close()
+			return nil, fmt.Errorf("models: open %s: %w", dialect, err)
+		}
 	}
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	if log == nil {
