@@ -82,15 +82,44 @@ func TestMMRPrefersVarietyOverNearDuplicates(t *testing.T) {
 	p.MaxItems = 2
 	cands := []Candidate{
 		cand("a", "Tess buried the brass compass under the old oak", 6, 0, 0.9),
-		cand("b", "Tess buried the brass compass under the old oak tree", 6, 0, 0.88),
+		cand("b", "Tess buried the brass key under the old oak", 6, 0, 0.88),
 		cand("c", "The ferrywoman wants silver for the crossing", 6, 0, 0.7),
 	}
 	if got := picked(Select(cands, p)); !slices.Equal(got, []string{"a", "c"}) {
-		t.Errorf("picked %v, want [a c]: the near-duplicate b gives way", got)
+		t.Errorf("picked %v, want [a c]: the look-alike b gives way", got)
 	}
 	p.Lambda = 1
 	if got := picked(Select(cands, p)); !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("pure relevance picked %v, want [a b] (the positive control)", got)
+	}
+}
+
+func TestRepeatsOfAPickedItemAreLeftOut(t *testing.T) {
+	t.Parallel()
+	p := DefaultParams()
+	var cands []Candidate
+	for day := range 6 {
+		c := cand(fmt.Sprintf("ask%d", day), fmt.Sprintf("Day %d: Ada asks about the light and the brother lost at sea", day+10), 5, int64(day)*60, 0.9-float64(day)/100)
+		c.About = []string{"Ada"}
+		cands = append(cands, c)
+	}
+	other := cand("boat", "Ada's boat broke on the rocks below the light", 5, 0, 0.5)
+	other.About = []string{"Ada"}
+	cands = append(cands, other)
+	got := Select(cands, p)
+	if ids := picked(got); !slices.Equal(ids, []string{"ask0", "boat"}) {
+		t.Errorf("picked %v, want [ask0 boat]: one of the look-alikes, and the different memory", ids)
+	}
+	for _, s := range got {
+		if strings.HasPrefix(s.ID, "ask") && s.ID != "ask0" && s.Why != "repeats a picked item" {
+			t.Errorf("%s: why %q, want it left out as a repeat", s.ID, s.Why)
+		}
+	}
+	// Under the cut, a look-alike is MMR's to weigh, not left out.
+	p.Lambda = 1
+	cands[1].Text = "Ada asks about the lamp, the brother and the storm that took him"
+	if ids := picked(Select(cands, p)); !slices.Contains(ids, "ask1") {
+		t.Errorf("picked %v: ask1 says something new and should be picked on relevance", ids)
 	}
 }
 

@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -22,6 +23,12 @@ type Params struct {
 	InPrompt map[string]bool
 }
 
+// Redundant is the term overlap (Jaccard) at which an item repeats one
+// already picked: the same words with a name or a number changed. It is
+// not picked, so that a run of look-alike memories (the same question
+// asked on many days) takes one line of the block rather than all of it.
+const Redundant = 0.8
+
 // DefaultParams are the defaults of recall.max_items and max_chars.
 func DefaultParams() Params {
 	return Params{Weights: DefaultWeights, Fading: Fading{On: true, FoldedFade: 0.5}, MaxItems: 8, MaxChars: 1500, Lambda: 0.7}
@@ -42,8 +49,9 @@ type Scored struct {
 // already in the prompt verbatim and perceptions folded into a candidate
 // belief are left out, faded-out items are dropped (never important ones,
 // which stay as their gist), then MMR picks MaxItems that are relevant and
-// different from each other, and items sharing a person or place with a
-// picked one come along while MaxChars allows. It returns every candidate
+// different from each other, leaving out any that repeats a picked one
+// (Redundant), and items sharing a person or place with a picked one come
+// along while MaxChars allows. It returns every candidate
 // scored, picked ones first in the order they were picked.
 func Select(cands []Candidate, p Params) []Scored {
 	beliefs := map[string]bool{}
@@ -87,9 +95,13 @@ func Select(cands []Candidate, p Params) []Scored {
 				best, bestVal = k, val
 			}
 		}
-		i := pool[best]
+		i, repeats := pool[best], sim[best] >= Redundant
 		pool = append(pool[:best], pool[best+1:]...)
 		sim = append(sim[:best], sim[best+1:]...)
+		if repeats {
+			all[i].Why = "repeats a picked item"
+			continue
+		}
 		n := len([]rune(all[i].shown()))
 		if p.MaxChars > 0 && used+n > p.MaxChars {
 			all[i].Why = "over the character budget"
@@ -105,6 +117,10 @@ func Select(cands []Candidate, p Params) []Scored {
 	extra := 0
 	for _, i := range pool {
 		if extra >= max(p.MaxItems/2, 1) || all[i].Picked {
+			continue
+		}
+		if slices.ContainsFunc(picked, func(j int) bool { return overlap(terms[i], terms[j]) >= Redundant }) {
+			all[i].Why = "repeats a picked item"
 			continue
 		}
 		for _, j := range picked {
