@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"troupe/memory"
 	"troupe/models"
@@ -45,7 +46,7 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 	m := p.material(cs, br, rp, tl)
 	m.Card.Players = p.otherPlayers(ctx, cs, rp)
 	p.addScene(cs, rp, pre.scene, &m)
-	keep := p.addRecall(ctx, rec, cs, br, &m)
+	keep := p.addRecall(ctx, rec, cs, br, pre.branch, &m)
 	if limit, ok := p.promptLimit(); ok {
 		m.Keep, m.Limit = p.opt.MemoryConfig.Keep, limit
 		m.Count = func(msgs []memory.Message) int { return p.countPrompt(cs.chat.ID, msgs, limit) }
@@ -76,19 +77,128 @@ func (p *Pipeline) branch(ctx context.Context, cs chatState, headID string) (mod
 }
 
 // aheadReads are the reads of a turn's prompt that do not need its
-// branch, started before the branch is read (readAhead).
+// branch, started before the branch is read.
 type aheadReads struct {
-	// recall is the search of a one-card chat's turn, from the messages it
-	// stored (recallStored); prompt uses it when it cued on what the
+	// recall is the search of a one-card chat's turn, cued on the messages
+	// it stored (readBeside); prompt uses it when it cued on what the
 	// branch shows is new to the speaker, and searches again otherwise.
 	recall *pendingRecall
+	// branch is a one-card chat's branch, read beside the store.
+	branch *branchRead
 	scene  *sceneRead
 }
 
 // readAhead starts the reads of the prompt of cs's speaking member that do
-// not need its branch, so that they run while the branch is read.
+// not need its branch, so that they run while the branch is read, beside
+// those rp brings from the store (readBeside). The scene is read once the
+// messages are stored, since storing them records who is present.
 func (p *Pipeline) readAhead(ctx context.Context, cs chatState, rp replyPlan) aheadReads {
-	return aheadReads{recall: p.recallStored(ctx, cs, rp), scene: p.readScene(ctx, cs)}
+	var pre aheadReads
+	if rp.ahead != nil {
+		pre = *rp.ahead
+	}
+	pre.scene = p.readScene(ctx, cs)
+	return pre
+}
+
+// readBeside starts, beside the store of a one-card chat's new messages
+// msgs, the reads of the reply's prompt that need not wait for them:
+// recall's search, cued on msgs (they are what is new to the character
+// unless earlier ones went unanswered, which recallFor checks), and the
+// branch up to the chat's head as it was, with the recall blocks kept for
+// its messages (readBranch). nil in a scene, where the reads depend on the
+// speaker's view and on who answers.
+func (p *Pipeline) readBeside(ctx context.Context, cs chatState, rt route, msgs []*models.Message) *aheadReads {
+	if cs.scene() || len(rt.Speakers) != 1 {
+		return nil
+	}
+	// Named now, the messages can be cued on before they are stored.
+	for _, m := range msgs {
+		if m.ID == "" {
+			m.ID = models.NewID()
+		}
+	}
+	a := &aheadReads{}
+	if cs.chat.HeadID != "" {
+		a.branch = p.readBranch(ctx, cs)
+	}
+	if p.recallOn() {
+		// A copy: the store fills in the messages meanwhile.
+		cued := make([]models.Message, len(msgs))
+		for i, m := range msgs {
+			cued[i] = *m
+		}
+		a.recall = p.searchRecall(ctx, cs, cs.speakerName(), msgs[len(msgs)-1].ID, cued)
+	}
+	return a
+}
+
+// stop abandons the reads nobody will use; nil is fine.
+func (a *aheadReads) stop() {
+	if a != nil {
+		a.recall.stop()
+	}
+}
+
+// branchRead is a one-card chat's branch up to its head before the turn's
+// new messages, read beside their store (readBranch), and the recall
+// blocks kept for its messages. The messages are stored as that head's
+// children or not at all (ConsumeTurn checks the head), so with them it
+// is the branch the reply answers on (loadBranch).
+type branchRead struct {
+	done    chan struct{}
+	br      models.Branch
+	err     error
+	kept    []models.RecallKept
+	keptErr error
+	// keptRead is set when kept holds the read of the branch's kept
+	// blocks (recall and kept blocks on).
+	keptRead bool
+}
+
+// readBranch starts the read of cs's branch up to its current head, and
+// then of the recall blocks kept for its messages.
+func (p *Pipeline) readBranch(ctx context.Context, cs chatState) *branchRead {
+	b := &branchRead{done: make(chan struct{})}
+	character := cs.speakerName()
+	go func() {
+		defer close(b.done)
+		b.br, b.err = p.opt.Store.LoadBranch(ctx, cs.chat.HeadID)
+		if b.err != nil || !p.recallOn() || p.opt.Recall.KeptChars <= 0 {
+			return
+		}
+		b.kept, b.keptErr = p.opt.Store.KeptRecalls(ctx, cs.chat.ID, character, messageIDs(b.br.Uncovered))
+		b.keptRead = true
+	}()
+	return b
+}
+
+// loadBranch loads the branch the reply answers on: read beside the store
+// (b) and completed with the messages stored, or read now.
+func (p *Pipeline) loadBranch(ctx context.Context, cs chatState, rp replyPlan, b *branchRead) (models.Branch, error) {
+	if b == nil {
+		return p.branch(ctx, cs, rp.parent)
+	}
+	<-b.done
+	if b.err != nil {
+		return models.Branch{}, b.err
+	}
+	br := b.br
+	br.Uncovered, br.Walk = slices.Clip(br.Uncovered), slices.Clip(br.Walk)
+	for _, m := range rp.stored {
+		br.Uncovered = append(br.Uncovered, *m)
+		br.Walk = append(br.Walk, m.ID)
+	}
+	return br, nil
+}
+
+// messageIDs returns the ids of msgs, in order.
+func messageIDs(msgs []models.Message) []string {
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	return ids
 }
 
 // budget is the resident summary's envelope, from the config alone.

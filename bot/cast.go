@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"troupe/cards"
@@ -175,6 +176,7 @@ func routeInbox(cs chatState, rows []models.InboxMessage, batch []pendingMsg) ro
 // after the one before: one beat, each later speaker perceiving the
 // earlier replies. Addressing only away members gets a notice.
 func (p *Pipeline) replies(ctx context.Context, cs chatState, rt route, rp replyPlan, sink Sink) error {
+	defer rp.ahead.stop()
 	if len(rt.Speakers) == 0 {
 		if rp.release != nil {
 			rp.release()
@@ -193,7 +195,7 @@ func (p *Pipeline) replies(ctx context.Context, cs chatState, rt route, rp reply
 		// The next speaker answers after this reply; its database work
 		// waits for a slot like any turn's.
 		rp.parent, rp.expectHead = id, id
-		rp.release, rp.queued = func() {}, 0
+		rp.release, rp.queued, rp.ahead = func() {}, 0, nil
 	}
 	return nil
 }
@@ -316,25 +318,13 @@ func (p *Pipeline) BindCast(ctx context.Context, ref ChannelRef, cardIDs []strin
 		}
 		if ch.CurrentChatID != "" {
 			cur, err := p.opt.Store.Cast(ctx, ch.CurrentChatID, false)
-			if err == nil && sameCards(cur, cardIDs) {
+			if err == nil && slices.EqualFunc(cur, cardIDs, func(m models.CastMember, id string) bool { return m.CardID == id }) {
 				return nil
 			}
 		}
 		_, _, err = p.startScene(ctx, ch, cast, "")
 		return err
 	})
-}
-
-func sameCards(cast []models.CastMember, ids []string) bool {
-	if len(cast) != len(ids) {
-		return false
-	}
-	for i, m := range cast {
-		if m.CardID != ids[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // errCast words a cast change's refusal.

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -66,23 +67,6 @@ func (p *Pipeline) searchRecall(ctx context.Context, cs chatState, character, he
 	return r
 }
 
-// recallStored starts, before the turn reads its branch, the recall of a
-// one-card chat's turn that stored user messages: they are what is new to
-// the character unless earlier ones went unanswered, which recallFor
-// checks once the branch is read. nil otherwise: in a scene what is new to
-// the speaker depends on its view.
-func (p *Pipeline) recallStored(ctx context.Context, cs chatState, rp replyPlan) *pendingRecall {
-	n := len(rp.stored)
-	if !p.recallOn() || cs.scene() || n == 0 || rp.stored[n-1].ID != rp.parent {
-		return nil
-	}
-	cued := make([]models.Message, n)
-	for i, m := range rp.stored {
-		cued[i] = *m
-	}
-	return p.searchRecall(ctx, cs, cs.speakerName(), rp.parent, cued)
-}
-
 // stop abandons a search nobody will finish; nil is fine.
 func (r *pendingRecall) stop() {
 	if r != nil {
@@ -106,9 +90,10 @@ func (p *Pipeline) recallFor(ctx context.Context, cs chatState, br models.Branch
 	fresh := memory.NewMessages(history)
 	cued := br.Uncovered[fresh:]
 	r := early
-	if r == nil || !sameIDs(r.cued, cued) || r.in.HeadID != br.Uncovered[len(br.Uncovered)-1].ID {
+	head := br.Uncovered[len(br.Uncovered)-1].ID
+	if r == nil || r.in.HeadID != head || !slices.EqualFunc(r.cued, cued, func(id string, m models.Message) bool { return m.ID == id }) {
 		early.stop()
-		r = p.searchRecall(ctx, cs, cs.speakerName(), br.Uncovered[len(br.Uncovered)-1].ID, cued)
+		r = p.searchRecall(ctx, cs, cs.speakerName(), head, cued)
 	}
 	r.fresh = fresh
 	r.in.InPrompt = make(map[string]bool, len(br.Uncovered))
@@ -116,19 +101,6 @@ func (p *Pipeline) recallFor(ctx context.Context, cs chatState, br models.Branch
 		r.in.InPrompt[msg.ID] = true
 	}
 	return r
-}
-
-// sameIDs reports whether msgs are the messages ids names, in order.
-func sameIDs(ids []string, msgs []models.Message) bool {
-	if len(ids) != len(msgs) {
-		return false
-	}
-	for i, m := range msgs {
-		if m.ID != ids[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // addRecall gives the prompt the recall block that r finds. Past
@@ -141,14 +113,14 @@ func sameIDs(ids []string, msgs []models.Message) bool {
 // where they stood (keptRecalls), and the new block shows only what they
 // do not: the block to keep for this turn is returned, for the pipeline to
 // store while the model answers (keepRecall).
-func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState, br models.Branch, m *memory.Material) *keptBlock {
+func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState, br models.Branch, pre *branchRead, m *memory.Material) *keptBlock {
 	if r == nil {
 		return nil
 	}
 	defer r.cancel()
 	rc := p.opt.Recall
 	if rc.KeptChars > 0 {
-		r.in.Kept = p.keptRecalls(ctx, cs, br.Uncovered[:r.fresh], r.in.Character, m)
+		r.in.Kept = p.keptRecalls(ctx, cs, br.Uncovered[:r.fresh], r.in.Character, pre, m)
 	}
 	// A context done before the search returns wins: the turn does not
 	// wait on a store that hangs.
@@ -211,17 +183,21 @@ type keptBlock struct {
 // one would take them past recall.kept_chars, those before it are no longer
 // sent, and the count starts again from it. So a block, once sent, stays in
 // place turn after turn until the count is reset or compaction covers its
-// message, and the prompt changes in one place at a time. A read that fails
-// leaves them out.
-func (p *Pipeline) keptRecalls(ctx context.Context, cs chatState, older []models.Message, character string, m *memory.Material) map[string]bool {
+// message, and the prompt changes in one place at a time. The blocks are
+// those pre read beside the store when it did (of a branch that holds the
+// older messages), else read now; a read that fails leaves them out.
+func (p *Pipeline) keptRecalls(ctx context.Context, cs chatState, older []models.Message, character string, pre *branchRead, m *memory.Material) map[string]bool {
 	if len(older) == 0 {
 		return nil
 	}
-	ids := make([]string, len(older))
-	for i, msg := range older {
-		ids[i] = msg.ID
+	ids := messageIDs(older)
+	var rows []models.RecallKept
+	var err error
+	if pre != nil && pre.keptRead {
+		rows, err = pre.kept, pre.keptErr
+	} else {
+		rows, err = p.opt.Store.KeptRecalls(ctx, cs.chat.ID, character, ids)
 	}
-	rows, err := p.opt.Store.KeptRecalls(ctx, cs.chat.ID, character, ids)
 	if err != nil {
 		p.log.Warn("kept recall", "chat_id", cs.chat.ID, "err", err)
 		return nil

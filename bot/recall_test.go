@@ -118,8 +118,8 @@ func TestRecallBringsBackWhatTheCharacterPerceived(t *testing.T) {
 }
 
 // TestRecallCuesEverythingUnanswered: a one-card turn's recall starts from
-// the messages the turn stored, before its branch is read, and that one
-// search is the turn's. When an earlier message went unanswered (the model
+// the messages the turn stores, while they are stored, and that one search
+// is the turn's. When an earlier message went unanswered (the model
 // failed on it) the branch shows more that is new to the character: recall
 // searches again, with that message among the cues.
 func TestRecallCuesEverythingUnanswered(t *testing.T) {

@@ -38,19 +38,34 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return err
 	}
 	lang := p.language(cs.card)
-	head, stored, refused, rt, err := p.storeInbox(ctx, &cs, in, batch, sink)
+	st, err := p.storeInbox(ctx, &cs, in, batch, sink)
 	if err != nil {
 		p.log.Error("store user message", "chat_id", cs.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgNotStored))
 		return err
 	}
-	if head == "" && refused {
+	if st.head == "" && st.refused {
 		return nil // every waiting message was refused, each with a notice
 	}
-	if head == "" {
+	if st.head == "" {
 		return p.replayedUnanswered(ctx, cs, batch, sink, release)
 	}
-	return p.replies(ctx, cs, rt, replyPlan{parent: head, expectHead: head, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: start, queued: queued, release: release, stored: stored}, sink)
+	return p.replies(ctx, cs, st.rt, replyPlan{parent: st.head, expectHead: st.head, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: start, queued: queued, release: release,
+		stored: st.stored, ahead: st.ahead}, sink)
+}
+
+// storedTurn is what storeInbox stored and who answers.
+type storedTurn struct {
+	// head is the new head; "" when nothing was left to store.
+	head string
+	// stored are the user messages stored, ending at head.
+	stored []*models.Message
+	// refused: some waiting messages were too long for any prompt.
+	refused bool
+	rt      route
+	// ahead are the reads of the reply's prompt started beside the store
+	// (readBeside); nil when none were.
+	ahead *aheadReads
 }
 
 // storeInbox stores the channel's waiting messages (cs.inbox, those of
@@ -60,21 +75,23 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 // under their dedup keys, or (refused) those left were too long for any
 // prompt and were refused, each told on sink. Nudges (messages of mentions
 // only) are not stored: when they were all there was, the head is the
-// chat's head as it was.
-func (p *Pipeline) storeInbox(ctx context.Context, cs *chatState, in Inbound, batch []pendingMsg, sink Sink) (head string, stored []*models.Message, refused bool, rt route, err error) {
+// chat's head as it was. The reads of the reply's prompt that need not wait
+// for the messages run beside the store (readBeside).
+func (p *Pipeline) storeInbox(ctx context.Context, cs *chatState, in Inbound, batch []pendingMsg, sink Sink) (storedTurn, error) {
+	var st storedTurn
 	for attempt := 0; attempt < 4; attempt++ {
 		n, err := p.refuseOversize(ctx, cs, in.Channel.Group, sink)
 		if err != nil {
-			return "", nil, false, rt, err
+			return storedTurn{}, err
 		}
-		refused = refused || n > 0
+		st.refused = st.refused || n > 0
 		if len(cs.inbox) == 0 {
-			return "", nil, refused, rt, nil
+			return storedTurn{refused: st.refused}, nil
 		}
-		rt = routeInbox(*cs, cs.inbox, batch)
+		st.rt = routeInbox(*cs, cs.inbox, batch)
 		var lines []models.InboxMessage
 		for i, r := range cs.inbox {
-			if !rt.Nudge[i] {
+			if !st.rt.Nudge[i] {
 				lines = append(lines, r)
 			}
 		}
@@ -83,31 +100,35 @@ func (p *Pipeline) storeInbox(ctx context.Context, cs *chatState, in Inbound, ba
 		if len(msgs) == 0 {
 			// Only nudges: the named characters speak, nothing is stored.
 			if err := p.opt.Store.DropInbox(ctx, ids); err != nil {
-				return "", nil, false, rt, err
+				return storedTurn{}, err
 			}
-			return cs.chat.HeadID, nil, false, rt, nil
+			return storedTurn{head: cs.chat.HeadID, rt: st.rt}, nil
 		}
+		ahead := p.readBeside(ctx, *cs, st.rt, msgs)
 		err = p.opt.Store.ConsumeTurn(ctx, cs.chat.ID, cs.chat.HeadID, msgs, ids, p.turnRecord(*cs, msgs, true, in.AuthorID))
+		if err != nil {
+			ahead.stop()
+		}
 		switch {
 		case err == nil:
-			return msgs[len(msgs)-1].ID, msgs, false, rt, nil
+			return storedTurn{head: msgs[len(msgs)-1].ID, stored: msgs, rt: st.rt, ahead: ahead}, nil
 		case errors.Is(err, models.ErrDuplicate):
 			// A platform delivered again messages stored before: their
 			// rows go, the rest are stored.
 			if cs.inbox, err = p.dropStored(ctx, cs.inbox); err != nil {
-				return "", nil, false, rt, err
+				return storedTurn{}, err
 			}
 		case errors.Is(err, models.ErrStale), errors.Is(err, models.ErrNotFound):
 			// Another process moved the head or stored these messages
 			// (or the chat was forgotten): read the channel again.
 			if *cs, err = p.resolve(ctx, in); err != nil {
-				return "", nil, false, rt, err
+				return storedTurn{}, err
 			}
 		default:
-			return "", nil, false, rt, err
+			return storedTurn{}, err
 		}
 	}
-	return "", nil, false, rt, models.ErrStale
+	return storedTurn{}, models.ErrStale
 }
 
 // dropStored deletes the inbox rows whose dedup keys are already stored
@@ -201,6 +222,9 @@ type replyPlan struct {
 	// stored are the user messages the turn stored, ending at parent; nil
 	// when it stored none.
 	stored []*models.Message
+	// ahead are the reads started beside the store (readBeside), for the
+	// first reply; nil when none were.
+	ahead *aheadReads
 }
 
 // replyOne writes the answer of cs's speaking member to the branch ending
@@ -210,7 +234,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	lang := p.language(cs.card)
 	// What does not need the branch is read while the branch is.
 	pre := p.readAhead(ctx, cs, rp)
-	br, err := p.branch(ctx, cs, rp.parent)
+	br, err := p.loadBranch(ctx, cs, rp, pre.branch)
 	if err != nil {
 		pre.recall.stop()
 		p.log.Error("load branch", "chat_id", cs.chat.ID, "err", err)

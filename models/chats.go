@@ -368,7 +368,9 @@ func (s *Store) SeenDedupKeys(ctx context.Context, keys []string) (map[string]bo
 // Append stores msgs as a chain under parentID and moves the chat's head to
 // the last of them, atomically. It returns ErrStale if the chat's head is no
 // longer expectHead, and ErrDuplicate if a message's dedup key was already
-// stored. The messages get their ids and parents filled in.
+// stored. The messages get their parents filled in, and their ids unless
+// the caller named them (models.NewID) to refer to them before they are
+// stored.
 func (s *Store) Append(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message) error {
 	return s.appendMessages(ctx, chatID, expectHead, parentID, msgs, nil)
 }
@@ -396,7 +398,9 @@ func (s *Store) appendWith(ctx context.Context, chatID, expectHead, parentID str
 	now := s.now()
 	parent := parentID
 	for _, m := range msgs {
-		m.ID = NewID()
+		if m.ID == "" {
+			m.ID = NewID()
+		}
 		m.ChatID = chatID
 		m.ParentID = parent
 		m.CreatedAt = now

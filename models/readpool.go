@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -57,12 +58,22 @@ func openSQLiteReaders(db *gorm.DB, writer gorm.ConnPool, path string) (*sql.DB,
 }
 
 // readOnlySQL reports whether a raw statement only reads: a SELECT (which
-// in SQLite cannot write). Anything else, PRAGMAs included, stays on the
-// writer.
+// in SQLite cannot write), or a WITH whose statement writes nothing (the
+// branch walks). Anything else, PRAGMAs included, stays on the writer.
 func readOnlySQL(q string) bool {
 	q = strings.TrimSpace(q)
-	return len(q) >= 6 && strings.EqualFold(q[:6], "select")
+	switch {
+	case len(q) >= 6 && strings.EqualFold(q[:6], "select"):
+		return true
+	case len(q) >= 4 && strings.EqualFold(q[:4], "with"):
+		return !writingWord.MatchString(q)
+	}
+	return false
 }
+
+// writingWord finds a statement's writing verb; the statements' own text
+// is in the query, never a message's (those are parameters).
+var writingWord = regexp.MustCompile(`(?i)\b(insert|update|delete|replace)\b`)
 
 // sqliteReaderDSN is the DSN of a read-only connection: the writer's
 // settings that apply to reading, and query_only, so a statement sent

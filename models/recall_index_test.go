@@ -416,18 +416,21 @@ func TestSQLiteReadsDoNotWaitForTheWriter(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the install never reached its pause")
 	}
-	read := make(chan error, 1)
-	go func() {
-		_, err := st.Chat(ctx, chat.ID)
-		read <- err
-	}()
-	select {
-	case err := <-read:
-		if err != nil {
-			t.Errorf("read beside the install: %v", err)
+	// A SELECT, and a branch walk (a WITH that only reads).
+	for name, read1 := range map[string]func() error{
+		"chat":   func() error { _, err := st.Chat(ctx, chat.ID); return err },
+		"branch": func() error { _, err := st.LoadBranch(ctx, chat.HeadID); return err },
+	} {
+		read := make(chan error, 1)
+		go func() { read <- read1() }()
+		select {
+		case err := <-read:
+			if err != nil {
+				t.Errorf("%s read beside the install: %v", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("the %s read waited for the writer's transaction", name)
 		}
-	case <-time.After(10 * time.Second):
-		t.Error("a read waited for the writer's transaction")
 	}
 	close(release)
 	if err := <-done; err != nil {
