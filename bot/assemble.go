@@ -164,7 +164,7 @@ func (p *Pipeline) readBranch(ctx context.Context, cs chatState) *branchRead {
 	go func() {
 		defer close(b.done)
 		b.br, b.err = p.opt.Store.LoadBranch(ctx, cs.chat.HeadID)
-		if b.err != nil || !p.recallOn() || p.opt.Recall.KeptChars <= 0 {
+		if b.err != nil || !p.recallOn() || p.opt.Recall.KeptChars <= 0 || len(b.br.Uncovered) == 0 {
 			return
 		}
 		b.kept, b.keptErr = p.opt.Store.KeptRecalls(ctx, cs.chat.ID, character, messageIDs(b.br.Uncovered))
