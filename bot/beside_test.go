@@ -10,8 +10,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"troupe/bot"
-	"troupe/config"
 	"troupe/llm/openaitest"
 	"troupe/models/testenv"
 )
@@ -107,9 +105,7 @@ func TestPromptReadsRunBesideTheStore(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			r := newRecordRig(t, b, 1)
-			r.opt.Recall = config.Default().Recall
-			r.p = bot.New(r.opt)
+			r := newRecallRig(t, b)
 			keptStory(t, r, "bs", "brass compass", "Juniper")
 			ask := "Where did I bury the brass compass?"
 			r.say(t, "bs", 4, "Ada", ask)

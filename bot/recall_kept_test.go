@@ -22,6 +22,16 @@ func keptStory(t *testing.T, r *recordRig, ch, thing, mare string) {
 	r.exec(t, ch, "new")
 }
 
+// newRecallRig is newRecordRig (recorder batch 1) with recall on at its
+// defaults.
+func newRecallRig(t *testing.T, b testenv.Backend) *recordRig {
+	t.Helper()
+	r := newRecordRig(t, b, 1)
+	r.opt.Recall = config.Default().Recall
+	r.p = bot.New(r.opt)
+	return r
+}
+
 // indexOfUser returns the index of the user message with text in msgs.
 func indexOfUser(t *testing.T, msgs []openaitest.Message, text string) int {
 	t.Helper()
@@ -44,9 +54,7 @@ func TestRecallBlocksAreKeptInPlace(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			r := newRecordRig(t, b, 1)
-			r.opt.Recall = config.Default().Recall
-			r.p = bot.New(r.opt)
+			r := newRecallRig(t, b)
 			keptStory(t, r, "kp", "brass compass", "Juniper")
 			compass := "I buried the brass compass under the old oak."
 			ask := "Where did I bury the brass compass?"
