@@ -89,23 +89,25 @@ type aheadReads struct {
 }
 
 // readAhead starts the reads of the prompt of cs's speaking member that do
-// not need its branch, so that they run while the branch is read; those
-// rp brings from the store (readBeside) are under way already.
+// not need its branch, so that they run while the branch is read, beside
+// those rp brings from the store (readBeside). The scene is read once the
+// messages are stored, since storing them records who is present.
 func (p *Pipeline) readAhead(ctx context.Context, cs chatState, rp replyPlan) aheadReads {
+	var pre aheadReads
 	if rp.ahead != nil {
-		return *rp.ahead
+		pre = *rp.ahead
 	}
-	return aheadReads{scene: p.readScene(ctx, cs)}
+	pre.scene = p.readScene(ctx, cs)
+	return pre
 }
 
 // readBeside starts, beside the store of a one-card chat's new messages
-// msgs, the reads of the reply's prompt, none of which needs them stored:
+// msgs, the reads of the reply's prompt that need not wait for them:
 // recall's search, cued on msgs (they are what is new to the character
-// unless earlier ones went unanswered, which recallFor checks), the
+// unless earlier ones went unanswered, which recallFor checks), and the
 // branch up to the chat's head as it was, with the recall blocks kept for
-// its messages (readBranch), and the character's scene (what the recorder
-// wrote of its relationships and places). nil in a scene, where the reads
-// depend on the speaker's view and on who answers.
+// its messages (readBranch). nil in a scene, where the reads depend on the
+// speaker's view and on who answers.
 func (p *Pipeline) readBeside(ctx context.Context, cs chatState, rt route, msgs []*models.Message) *aheadReads {
 	if cs.scene() || len(rt.Speakers) != 1 {
 		return nil
@@ -116,7 +118,7 @@ func (p *Pipeline) readBeside(ctx context.Context, cs chatState, rt route, msgs 
 			m.ID = models.NewID()
 		}
 	}
-	a := &aheadReads{scene: p.readScene(ctx, cs)}
+	a := &aheadReads{}
 	if cs.chat.HeadID != "" {
 		a.branch = p.readBranch(ctx, cs)
 	}

@@ -16,8 +16,8 @@ import (
 
 // besideWatch holds a turn's store of its user message until the reads
 // that need not wait for it — the branch up to the old head, the kept
-// recall blocks, recall's search, the scene — have run, or until a
-// deadline: reads made after the store would never come while it is held.
+// recall blocks, recall's search — have run, or until a deadline: reads
+// made after the store would never come while it is held.
 type besideWatch struct {
 	oldHead string
 	armed   atomic.Bool
@@ -30,7 +30,7 @@ type besideWatch struct {
 	missing string
 }
 
-var besideReads = []string{"branch", "kept", "recall search", "scene"}
+var besideReads = []string{"branch", "kept", "recall search"}
 
 func watchBeside(t *testing.T, db *gorm.DB, oldHead string) *besideWatch {
 	t.Helper()
@@ -44,8 +44,6 @@ func watchBeside(t *testing.T, db *gorm.DB, oldHead string) *besideWatch {
 		switch {
 		case strings.Contains(sql, "WITH RECURSIVE branch") && strings.Contains(fmt.Sprint(tx.Statement.Vars...), oldHead):
 			name = "branch"
-		case strings.Contains(sql, "FROM relationships WHERE space_id"):
-			name = "scene"
 		case strings.HasPrefix(sql, "SELECT") && strings.Contains(sql, "FROM recall_kepts"):
 			name = "kept"
 		case strings.Contains(sql, "FROM recall_terms") && (strings.Contains(sql, "unnest(") || strings.Contains(sql, "json_each(")):
@@ -98,9 +96,9 @@ func watchBeside(t *testing.T, db *gorm.DB, oldHead string) *besideWatch {
 }
 
 // TestPromptReadsRunBesideTheStore: in a one-card chat, the reply's
-// branch up to the chat's old head, the recall blocks kept for it,
-// recall's search and the character's scene are read while the new
-// message is stored, not after: the store is held until all four have run. The prompt is the one a read
+// branch up to the chat's old head, the recall blocks kept for it and
+// recall's search are read while the new message is stored, not after: the
+// store is held until all three have run. The prompt is the one a read
 // after the store gives: the history with the new message once, last, and
 // the last turn's prompt as its prefix up to the turn's block.
 func TestPromptReadsRunBesideTheStore(t *testing.T) {
