@@ -10,7 +10,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"troupe/llm/openaitest"
 	"troupe/models/testenv"
 )
 
@@ -132,7 +131,7 @@ func TestPromptReadsRunBesideTheStore(t *testing.T) {
 				t.Errorf("the prompt's last user message is %q, want the new one", next[last].Content)
 			}
 			for _, text := range []string{ask, again} {
-				if n := countUser(next, text); n != 1 {
+				if n := messagesWith(next, "user", text); n != 1 {
 					t.Errorf("%q is in the prompt %d times, want once", text, n)
 				}
 			}
@@ -152,15 +151,4 @@ func TestPromptReadsRunBesideTheStore(t *testing.T) {
 			}
 		})
 	}
-}
-
-// countUser counts the user messages of msgs that hold text.
-func countUser(msgs []openaitest.Message, text string) int {
-	n := 0
-	for _, m := range msgs {
-		if m.Role == "user" && strings.Contains(m.Content, text) {
-			n++
-		}
-	}
-	return n
 }

@@ -94,7 +94,7 @@ func TestRecallBlocksAreKeptInPlace(t *testing.T) {
 			if block := recallBlock(t, r.fake); !strings.Contains(block, compass) {
 				t.Errorf("kept_chars 0: the second question's block lacks the compass:\n%s", block)
 			}
-			if n := blocksWith(lastChatPrompt(t, r.fake), compass); n != 1 {
+			if n := messagesWith(lastChatPrompt(t, r.fake), "system", compass); n != 1 {
 				t.Errorf("kept_chars 0: %d recall blocks show the lantern, want 1", n)
 			}
 
@@ -109,24 +109,24 @@ func TestRecallBlocksAreKeptInPlace(t *testing.T) {
 			r.say(t, "ks", 5, "Ada", "And how is my grey mare Thistle?")
 			r.say(t, "ks", 6, "Ada", "Tell me again where the silver flute is.")
 			prompt := lastChatPrompt(t, r.fake)
-			if n := blocksWith(prompt, compass); n != 1 {
+			if n := messagesWith(prompt, "system", compass); n != 1 {
 				t.Errorf("past kept_chars: %d recall blocks show the flute, want 1 (recalled anew)", n)
 			}
 			if block := recallBlock(t, r.fake); !strings.Contains(block, compass) {
 				t.Errorf("past kept_chars: the compass was not recalled anew:\n%s", block)
 			}
-			if blocksWith(prompt, "called Thistle") != 1 {
+			if messagesWith(prompt, "system", "called Thistle") != 1 {
 				t.Errorf("past kept_chars: Thistle's block went too")
 			}
 		})
 	}
 }
 
-// blocksWith counts the system messages of a prompt that hold text.
-func blocksWith(msgs []openaitest.Message, text string) int {
+// messagesWith counts the messages of a prompt in role that hold text.
+func messagesWith(msgs []openaitest.Message, role, text string) int {
 	n := 0
 	for _, m := range msgs {
-		if m.Role == "system" && strings.Contains(m.Content, text) {
+		if m.Role == role && strings.Contains(m.Content, text) {
 			n++
 		}
 	}
