@@ -137,7 +137,7 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 		} else {
 			p.log.Warn("recall", "chat_id", cs.chat.ID, "err", err)
 		}
-		return nil
+		return p.turnBlock(cs, br, r, m, memory.Recalled{})
 	}
 	got := r.found.Pick(r.cfg, r.in)
 	m.Recall = got.Block
@@ -150,11 +150,7 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 		done.Diagnostic = &models.RecallDiagnostic{ChatID: cs.chat.ID, MessageID: r.in.HeadID, Character: character,
 			Data: got.Report(character).JSON()}
 	}
-	var keep *keptBlock
-	if rc.KeptChars > 0 && got.Block != "" && r.fresh < len(br.Uncovered) {
-		keep = &keptBlock{block: models.RecallKept{MessageID: br.Uncovered[r.fresh].ID, Character: character, ChatID: cs.chat.ID, Text: got.Block},
-			items: got.Shown}
-	}
+	keep := p.turnBlock(cs, br, r, m, got)
 	if len(done.Perceptions)+len(done.Beliefs) == 0 && done.Diagnostic == nil {
 		return keep
 	}
@@ -170,8 +166,24 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 	return keep
 }
 
-// keptBlock is the recall block a turn showed, to keep once its reply is
-// stored.
+// turnBlock is the block to keep for the turn (with recall.kept_chars):
+// the recall block got shows and the scene the prompt shows at its end,
+// the scene m's history does not keep already (memory.KeptSceneAt); nil
+// when neither.
+func (p *Pipeline) turnBlock(cs chatState, br models.Branch, r *pendingRecall, m *memory.Material, got memory.Recalled) *keptBlock {
+	scene := m.Scene
+	if memory.KeptSceneAt(m.History, scene) >= 0 {
+		scene = ""
+	}
+	if p.opt.Recall.KeptChars <= 0 || got.Block == "" && scene == "" || r.fresh >= len(br.Uncovered) {
+		return nil
+	}
+	return &keptBlock{block: models.RecallKept{MessageID: br.Uncovered[r.fresh].ID, Character: r.in.Character, ChatID: cs.chat.ID,
+		Text: got.Block, Scene: scene}, items: got.Shown}
+}
+
+// keptBlock is the recall block and scene a turn showed, to keep once its
+// reply is stored.
 type keptBlock struct {
 	block models.RecallKept
 	items []string
@@ -222,6 +234,10 @@ func (p *Pipeline) keptRecalls(ctx context.Context, cs chatState, older []models
 		}
 		sent = append(sent, i)
 		total += n
+	}
+	for i, id := range ids {
+		// The scene goes by its own rule (memory.KeptSceneAt), not the count.
+		m.History[i].Scene = byMsg[id].Scene
 	}
 	kept := map[string]bool{}
 	for _, i := range sent {

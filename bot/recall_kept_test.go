@@ -1,6 +1,8 @@
 package bot_test
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -131,4 +133,56 @@ func messagesWith(msgs []openaitest.Message, role, text string) int {
 		}
 	}
 	return n
+}
+
+// The scene is kept with the turn's block too: while the character's scene
+// stays the same word for word it is sent where a prompt first showed it,
+// so each prompt is the last one with the new turn added; a scene that
+// changed (the recorder ran) is sent at the end instead, and the old one
+// no more. Every prompt shows exactly one scene.
+func TestAnUnchangedSceneStaysWhereItWasShown(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			// A batch the turns never reach: the recorder runs only when
+			// the test says.
+			r := newRecordRig(t, b, 100)
+			r.opt.Recall = config.Default().Recall
+			r.p = bot.New(r.opt)
+			var prompts [][]openaitest.Message
+			say := func(n int, text string) []openaitest.Message {
+				t.Helper()
+				r.say(t, "sc", n, "Ada", text)
+				p := lastChatPrompt(t, r.fake)
+				if got := messagesWith(p, "system", "[Now] The scene as you know it:"); got != 1 {
+					t.Fatalf("turn %d: %d scenes in the prompt, want 1:\n%s", n, got, messagesText(p))
+				}
+				prompts = append(prompts, p)
+				return p
+			}
+			startsWith := func(next, prev []openaitest.Message) bool {
+				return len(next) > len(prev) && slices.Equal(next[:len(prev)], prev)
+			}
+			say(1, "I buried the brass compass under the old oak.")
+			say(2, "My grey mare is called Juniper.")
+			say(3, "*I look at the sea for a while.*")
+			for i := 1; i < len(prompts); i++ {
+				if !startsWith(prompts[i], prompts[i-1]) {
+					t.Fatalf("turn %d's prompt does not start with turn %d's:\n%s\n---\n%s", i+1, i, messagesText(prompts[i-1]), messagesText(prompts[i]))
+				}
+			}
+
+			if _, err := r.mem.Record(context.Background(), r.chat(t, "sc").ID); err != nil {
+				t.Fatal(err)
+			}
+			p4 := say(4, "Where did I bury the compass?")
+			if at := len(p4) - 2; !strings.HasPrefix(p4[at].Content, "[Now]") || !strings.Contains(p4[at].Content, "Time: day") {
+				t.Fatalf("the changed scene is not just before the new message:\n%s", messagesText(p4))
+			}
+			p5 := say(5, "*I wait for the tide.*")
+			if !startsWith(p5, p4) {
+				t.Errorf("after the change the scene is not kept again:\n%s\n---\n%s", messagesText(p4), messagesText(p5))
+			}
+		})
+	}
 }

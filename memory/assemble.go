@@ -34,6 +34,10 @@ type Turn struct {
 	// sent again in its place, word for word, so the prompt up to the
 	// new messages stays the prefix the last turn sent.
 	Recalled string
+	// Scene is the scene the speaking character was shown after Recalled
+	// when this message was new, kept with it: while the turn's scene is
+	// the same (KeptSceneAt) it is sent again here instead of at the end.
+	Scene string
 }
 
 // AssembleInput is everything a turn's prompt is built from.
@@ -112,12 +116,19 @@ func Assemble(in AssembleInput) []Message {
 	}
 	at := injectionsAt(injections, len(in.History))
 	fresh := NewMessages(in.History)
+	scene, kept := in.Scene, KeptSceneAt(in.History, in.Scene)
+	if kept >= 0 {
+		scene = ""
+	}
 	for i, t := range in.History {
 		msgs = append(msgs, at[i]...)
-		if i == fresh {
-			msgs = appendTurnBlock(msgs, w, in.Scene, in.Recall)
-		} else if r := strings.TrimSpace(t.Recalled); r != "" && i < fresh {
-			msgs = append(msgs, Message{Role: RoleSystem, Content: r})
+		switch {
+		case i == fresh:
+			msgs = appendTurnBlock(msgs, w, scene, in.Recall)
+		case i == kept:
+			msgs = appendTurnBlock(msgs, w, t.Scene, t.Recalled)
+		case i < fresh:
+			msgs = appendTurnBlock(msgs, w, "", t.Recalled)
 		}
 		content, role := t.Content, t.Role
 		if t.Role == RoleUser && in.NameUsers && t.Name != "" {
@@ -132,7 +143,7 @@ func Assemble(in AssembleInput) []Message {
 	}
 	msgs = append(msgs, at[len(in.History)]...)
 	if fresh == len(in.History) {
-		msgs = appendTurnBlock(msgs, w, in.Scene, in.Recall)
+		msgs = appendTurnBlock(msgs, w, scene, in.Recall)
 	}
 	if ph := strings.TrimSpace(in.PostHistory); ph != "" {
 		msgs = append(msgs, Message{Role: RoleSystem, Content: ph})
@@ -153,11 +164,34 @@ func NewMessages(history []Turn) int {
 	return i
 }
 
+// KeptSceneAt returns where in history the scene is kept, or -1: the last
+// message before the new ones (NewMessages) that keeps a scene, when that
+// scene is this one word for word. The scene is then sent there, where an
+// earlier prompt already sent it, and the prompt's end carries only what
+// is new. A scene that changed is sent at the end, and the old one not at
+// all: a prompt shows one scene, the current one.
+func KeptSceneAt(history []Turn, scene string) int {
+	scene = strings.TrimSpace(scene)
+	if scene == "" {
+		return -1
+	}
+	for i := NewMessages(history) - 1; i >= 0; i-- {
+		if s := strings.TrimSpace(history[i].Scene); s != "" {
+			if s == scene {
+				return i
+			}
+			return -1
+		}
+	}
+	return -1
+}
+
 // appendTurnBlock appends the per-turn block — the recall block (which
 // carries its own header), then the scene under its header — as one system
-// message; nothing when both are empty. Recall comes first: kept, it is
-// sent again alone in this place on later turns (Turn.Recalled), and so
-// the prompt that turn sends starts with this one up to the scene.
+// message; nothing when both are empty. Kept, the block is sent again in
+// this place on later turns (Turn.Recalled), with the scene while it stays
+// the same (Turn.Scene); recall comes first, so that when the scene
+// changes the prompt still starts with this one up to the old scene.
 func appendTurnBlock(msgs []Message, w wording, scene, recall string) []Message {
 	var parts []string
 	if r := strings.TrimSpace(recall); r != "" {

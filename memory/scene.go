@@ -34,7 +34,8 @@ type SceneInput struct {
 	CardText string
 }
 
-// Scene renders the scene as in.Character knows it: its view of the ledger
+// Scene renders the scene as in.Character knows it, without a header (the
+// prompt's turn block gives it one): its view of the ledger
 // (record.Ledger.View: time, its place, who is there, what they visibly
 // hold, threads, places and exits it knows) and its own relationships to
 // those present. Other characters' relationships never appear. A present
@@ -74,7 +75,7 @@ func Scene(in SceneInput) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return w.header + "\n" + strings.Join(parts, "\n")
+	return strings.Join(parts, "\n")
 }
 
 // Envelope is the scene and the resident summary fitted together into the
@@ -85,11 +86,11 @@ func Envelope(lang, scene, resident string, b Budget) (string, string) {
 	return scene, FitResident(lang, resident, utf8.RuneCountInString(scene), b)
 }
 
-type sceneWordsT struct{ header, relHeader, rel, stranger string }
+type sceneWordsT struct{ relHeader, rel, stranger string }
 
 var sceneWords = map[string]sceneWordsT{
-	"en": {header: "[The scene as you know it]", relHeader: "How you see those here:",
+	"en": {relHeader: "How you see those here:",
 		rel: "- %s: %s", stranger: "- %s: a stranger to you"},
-	"zh": {header: "【你所知道的眼下情形】", relHeader: "你对在场之人的看法：",
+	"zh": {relHeader: "你对在场之人的看法：",
 		rel: "- %s：%s", stranger: "- %s：你不认识的人"},
 }

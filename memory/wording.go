@@ -12,15 +12,16 @@ var wordings = map[string]wording{
 		previouslyHeader: "[Previously] What happened before this point, condensed by the story's scribe. All of it has already happened and is settled fact:",
 		conventions: "How the messages below are laid out: if the first user message starts with [Previously], it condenses the earlier story " +
 			"(and what is remembered from earlier chats with this user). Treat it as settled fact, pick the story up from its current scene, " +
-			"and never quote it or speak about it. A [Recalled] block holds older passages that may bear on the moment. " +
-			"Everything after that is the live conversation.",
-		sceneHeader: "[Now] The scene as you know it at this moment:",
+			"and never quote it or speak about it. Notes may stand between the messages: a [Remembered] note holds your own memories that " +
+			"may bear on the moment, and a [Now] note the scene as you know it now; a later [Now] note replaces an earlier one. " +
+			"Use them, never quote them. Everything else is the live conversation.",
+		sceneHeader: "[Now] The scene as you know it:",
 	},
 	"zh": {
 		previouslyHeader: "【前情提要】此前的剧情已由场记整理如下，所述之事都已发生，是定论：",
 		conventions: "消息排布说明：若第一条用户消息以【前情提要】开头，它浓缩了此前的剧情（以及与这位用户更早几局里记下的事），" +
-			"请当作已成定论的事实，从其中的当前场景接着往下演，不要复述或谈论这份提要本身。【旧事回想】里是可能与眼下相关的旧段落。" +
-			"此后的消息才是正在进行的对话。",
+			"请当作已成定论的事实，从其中的当前场景接着往下演，不要复述或谈论这份提要本身。消息之间可能夹有提示：【记忆】是你自己记得的、" +
+			"可能与眼下有关的事；【此刻】是你所知道的眼下情形，后出现的【此刻】取代先前的。请据此演出，但不要照抄。其余都是正在进行的对话。",
 		sceneHeader: "【此刻】你所知道的眼下情形：",
 	},
 }

@@ -17,11 +17,17 @@ import (
 // provider's prompt cache can reuse the rest; the items it shows are not
 // recalled again while it stays in the prompt. It goes with its message:
 // once compaction covers that message the block is no longer sent.
+//
+// Scene is the scene the same turn showed after the block, when it showed
+// one: it is sent again in place for as long as the character's scene
+// stays the same word for word (memory.KeptSceneAt), instead of at the
+// prompt's end every turn. Text is empty when the turn recalled nothing.
 type RecallKept struct {
 	MessageID string `gorm:"primaryKey;size:26"`
 	Character string `gorm:"column:character_name;primaryKey;size:200"`
 	ChatID    string `gorm:"size:26;not null;index"`
 	Text      string `gorm:"type:text;not null"`
+	Scene     string `gorm:"type:text;not null;default:''"`
 	CreatedAt time.Time
 	// Items are the perceptions and beliefs the block shows.
 	Items []RecallKeptItem `gorm:"-"`
@@ -37,8 +43,8 @@ type RecallKeptItem struct {
 	ChatID    string `gorm:"size:26;not null;index"`
 }
 
-// KeepRecall stores the recall block a turn showed before message
-// k.MessageID; a regenerated reply's block replaces it.
+// KeepRecall stores the recall block and scene a turn showed before
+// message k.MessageID; a regenerated reply's replace them.
 func (s *Store) KeepRecall(ctx context.Context, k RecallKept, items []string) error {
 	k.Character = FitName(k.Character, NameSize)
 	k.CreatedAt = s.now()
@@ -51,7 +57,7 @@ func (s *Store) KeepRecall(ctx context.Context, k RecallKept, items []string) er
 		}
 		if err := tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "message_id"}, {Name: "character_name"}},
-			DoUpdates: clause.AssignmentColumns([]string{"text", "created_at"}),
+			DoUpdates: clause.AssignmentColumns([]string{"text", "scene", "created_at"}),
 		}).Create(&k).Error; err != nil {
 			return err
 		}
@@ -85,7 +91,7 @@ func (s *Store) KeptRecalls(ctx context.Context, chatID, character string, messa
 		ItemID *string
 	}
 	err := s.db.WithContext(ctx).Table("recall_kepts AS k").
-		Select("k.message_id, k.character_name, k.chat_id, k.text, k.created_at, i.item_id").
+		Select("k.message_id, k.character_name, k.chat_id, k.text, k.scene, k.created_at, i.item_id").
 		Joins("LEFT JOIN recall_kept_items AS i ON i.message_id = k.message_id AND i.character_name = k.character_name").
 		Where("k.chat_id = ? AND k.character_name = ? AND k.message_id IN ?", chatID, character, messageIDs).
 		Order("k.message_id").Scan(&rows).Error
