@@ -104,7 +104,7 @@ func TestPromptReadsRunBesideTheStore(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			r := newRecallRig(t, b)
+			r := newRecallRig(t, b, 1)
 			keptStory(t, r, "bs", "brass compass", "Juniper")
 			ask := "Where did I bury the brass compass?"
 			r.say(t, "bs", 4, "Ada", ask)

@@ -197,7 +197,9 @@ type keptBlock struct {
 // place turn after turn until the count is reset or compaction covers its
 // message, and the prompt changes in one place at a time. The blocks are
 // those pre read beside the store when it did (of a branch that holds the
-// older messages), else read now; a read that fails leaves them out.
+// older messages), else read now; a read that fails leaves them out. The
+// scenes kept with the blocks go to m's history whatever the count:
+// memory.KeptSceneAt decides whether the newest one is sent.
 func (p *Pipeline) keptRecalls(ctx context.Context, cs chatState, older []models.Message, character string, pre *branchRead, m *memory.Material) map[string]bool {
 	if len(older) == 0 {
 		return nil

@@ -24,11 +24,11 @@ func keptStory(t *testing.T, r *recordRig, ch, thing, mare string) {
 	r.exec(t, ch, "new")
 }
 
-// newRecallRig is newRecordRig (recorder batch 1) with recall on at its
-// defaults.
-func newRecallRig(t *testing.T, b testenv.Backend) *recordRig {
+// newRecallRig is newRecordRig (recorder batch batch) with recall on at
+// its defaults.
+func newRecallRig(t *testing.T, b testenv.Backend, batch int) *recordRig {
 	t.Helper()
-	r := newRecordRig(t, b, 1)
+	r := newRecordRig(t, b, batch)
 	r.opt.Recall = config.Default().Recall
 	r.p = bot.New(r.opt)
 	return r
@@ -56,7 +56,7 @@ func TestRecallBlocksAreKeptInPlace(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			r := newRecallRig(t, b)
+			r := newRecallRig(t, b, 1)
 			keptStory(t, r, "kp", "brass compass", "Juniper")
 			compass := "I buried the brass compass under the old oak."
 			ask := "Where did I bury the brass compass?"
@@ -146,9 +146,7 @@ func TestAnUnchangedSceneStaysWhereItWasShown(t *testing.T) {
 			t.Parallel()
 			// A batch the turns never reach: the recorder runs only when
 			// the test says.
-			r := newRecordRig(t, b, 100)
-			r.opt.Recall = config.Default().Recall
-			r.p = bot.New(r.opt)
+			r := newRecallRig(t, b, 100)
 			var prompts [][]openaitest.Message
 			say := func(n int, text string) []openaitest.Message {
 				t.Helper()

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"troupe/bot"
-	"troupe/config"
 	"troupe/llm/openaitest"
 	"troupe/models"
 	"troupe/models/testenv"
@@ -55,8 +54,7 @@ func TestRecallBringsBackWhatTheCharacterPerceived(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			r := newRecordRig(t, b, 1)
-			r.opt.Recall = config.Default().Recall
+			r := newRecallRig(t, b, 1)
 			r.opt.Recall.Diagnostics = true
 			r.p = bot.New(r.opt)
 			r.say(t, "rc", 1, "Ada", "I buried the brass compass under the old oak.")
@@ -126,8 +124,7 @@ func TestRecallCuesEverythingUnanswered(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
-			r := newRecordRig(t, b, 1)
-			r.opt.Recall = config.Default().Recall
+			r := newRecallRig(t, b, 1)
 			var searches atomic.Int32
 			r.opt.RecallDelay = func(context.Context) { searches.Add(1) }
 			r.p = bot.New(r.opt)

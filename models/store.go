@@ -113,6 +113,8 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 			sqlDB.Close()
 			return nil, fmt.Errorf("models: open %s: %w", dialect, err)
 		}
+		pool := jobCommitPool{sqlDB}
+		db.ConnPool, db.Statement.ConnPool = pool, pool
 	}
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	if log == nil {
