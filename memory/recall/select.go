@@ -29,6 +29,9 @@ type Params struct {
 // asked on many days) takes one line of the block rather than all of it.
 const Redundant = 0.8
 
+// whyRepeats is the inspector's reason for an item left out by Redundant.
+const whyRepeats = "repeats a picked item"
+
 // DefaultParams are the defaults of recall.max_items and max_chars.
 func DefaultParams() Params {
 	return Params{Weights: DefaultWeights, Fading: Fading{On: true, FoldedFade: 0.5}, MaxItems: 8, MaxChars: 1500, Lambda: 0.7}
@@ -99,7 +102,7 @@ func Select(cands []Candidate, p Params) []Scored {
 		pool = append(pool[:best], pool[best+1:]...)
 		sim = append(sim[:best], sim[best+1:]...)
 		if repeats {
-			all[i].Why = "repeats a picked item"
+			all[i].Why = whyRepeats
 			continue
 		}
 		n := len([]rune(all[i].shown()))
@@ -120,7 +123,7 @@ func Select(cands []Candidate, p Params) []Scored {
 			continue
 		}
 		if slices.ContainsFunc(picked, func(j int) bool { return overlap(terms[i], terms[j]) >= Redundant }) {
-			all[i].Why = "repeats a picked item"
+			all[i].Why = whyRepeats
 			continue
 		}
 		for _, j := range picked {
