@@ -2,9 +2,12 @@ package jobs_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/hibiken/asynq"
 
 	"troupe/config"
 	"troupe/jobs"
@@ -45,6 +48,15 @@ func TestEmbeddingJobWritesVectorsInBatches(t *testing.T) {
 			if calls != 2 {
 				t.Errorf("%d embedding calls for 100 texts, want 2", calls)
 			}
+
+			// The first job may still be running, its last read made: an
+			// enqueue now would count it as the work queued (the next sweep
+			// would find the rest). Wait for its task to end.
+			insp := asynq.NewInspectorFromRedisClient(r.redis.Client)
+			waitFor(t, "the first job's task to end", func() bool {
+				_, err := insp.GetTaskInfo(jobs.QueueDefault, jobs.TypeEmbed+":"+r.chatID)
+				return errors.Is(err, asynq.ErrTaskNotFound)
+			})
 
 			// The endpoint fails: the job fails, nothing written is lost.
 			r.fake.SetEmbeddingFault(0, 500)
