@@ -62,7 +62,7 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 	if pr.Urgent {
 		p.log.Warn("prompt over budget: left out older messages", "chat_id", cs.chat.ID, "dropped", pr.Dropped, "shortened", pr.Shortened, "estimate", pr.Tokens, "limit", m.Limit)
 	}
-	return builtPrompt{messages: pr.Messages, estimated: pr.Tokens, shortened: pr.Shortened, keep: keep}, pr.Urgent, nil
+	return builtPrompt{messages: pr.Messages, estimated: pr.Tokens, shortened: pr.Shortened, keep: keep.withScene(pr.EndScene)}, pr.Urgent, nil
 }
 
 // branch loads the branch ending at headID as the speaking member

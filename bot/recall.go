@@ -137,7 +137,7 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 		} else {
 			p.log.Warn("recall", "chat_id", cs.chat.ID, "err", err)
 		}
-		return p.turnBlock(cs, br, r, m, memory.Recalled{})
+		return p.turnBlock(cs, br, r, memory.Recalled{})
 	}
 	got := r.found.Pick(r.cfg, r.in)
 	m.Recall = got.Block
@@ -150,7 +150,7 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 		done.Diagnostic = &models.RecallDiagnostic{ChatID: cs.chat.ID, MessageID: r.in.HeadID, Character: character,
 			Data: got.Report(character).JSON()}
 	}
-	keep := p.turnBlock(cs, br, r, m, got)
+	keep := p.turnBlock(cs, br, r, got)
 	if len(done.Perceptions)+len(done.Beliefs) == 0 && done.Diagnostic == nil {
 		return keep
 	}
@@ -167,19 +167,27 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 }
 
 // turnBlock is the block to keep for the turn (with recall.kept_chars):
-// the recall block got shows and the scene the prompt shows at its end,
-// the scene m's history does not keep already (memory.KeptSceneAt); nil
-// when neither.
-func (p *Pipeline) turnBlock(cs chatState, br models.Branch, r *pendingRecall, m *memory.Material, got memory.Recalled) *keptBlock {
-	scene := m.Scene
-	if memory.KeptSceneAt(m.History, scene) >= 0 {
-		scene = ""
-	}
-	if p.opt.Recall.KeptChars <= 0 || got.Block == "" && scene == "" || r.fresh >= len(br.Uncovered) {
+// the recall block got shows, before the message it was recalled for. Its
+// scene is set once the prompt is built (withScene).
+func (p *Pipeline) turnBlock(cs chatState, br models.Branch, r *pendingRecall, got memory.Recalled) *keptBlock {
+	if p.opt.Recall.KeptChars <= 0 || r.fresh >= len(br.Uncovered) {
 		return nil
 	}
 	return &keptBlock{block: models.RecallKept{MessageID: br.Uncovered[r.fresh].ID, Character: r.in.Character, ChatID: cs.chat.ID,
-		Text: got.Block, Scene: scene}, items: got.Shown}
+		Text: got.Block}, items: got.Shown}
+}
+
+// withScene gives k the scene the built prompt sent at its end
+// (memory.Fit.EndScene); nil when k then keeps nothing.
+func (k *keptBlock) withScene(scene string) *keptBlock {
+	if k == nil {
+		return nil
+	}
+	k.block.Scene = scene
+	if k.block.Text == "" && scene == "" {
+		return nil
+	}
+	return k
 }
 
 // keptBlock is the recall block and scene a turn showed, to keep once its

@@ -116,10 +116,7 @@ func Assemble(in AssembleInput) []Message {
 	}
 	at := injectionsAt(injections, len(in.History))
 	fresh := NewMessages(in.History)
-	scene, kept := in.Scene, KeptSceneAt(in.History, in.Scene)
-	if kept >= 0 {
-		scene = ""
-	}
+	scene, kept := endScene(in), KeptSceneAt(in.History, in.Scene)
 	for i, t := range in.History {
 		msgs = append(msgs, at[i]...)
 		switch {
@@ -184,6 +181,15 @@ func KeptSceneAt(history []Turn, scene string) int {
 		}
 	}
 	return -1
+}
+
+// endScene is the scene Assemble sends at the prompt's end: in.Scene
+// unless the history keeps it in place.
+func endScene(in AssembleInput) string {
+	if KeptSceneAt(in.History, in.Scene) >= 0 {
+		return ""
+	}
+	return in.Scene
 }
 
 // appendTurnBlock appends the per-turn block — the recall block (which

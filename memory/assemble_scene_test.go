@@ -35,7 +35,13 @@ func TestAssembleKeepsAnUnchangedSceneInPlace(t *testing.T) {
 			if got := memory.KeptSceneAt(h, tt.scene); got != tt.wantAt {
 				t.Errorf("KeptSceneAt = %d, want %d", got, tt.wantAt)
 			}
-			msgs := memory.Assemble(memory.AssembleInput{Language: "en", System: "card", History: h, Scene: tt.scene, Recall: "[Remembered] new"})
+			in := memory.AssembleInput{Language: "en", System: "card", History: h, Scene: tt.scene, Recall: "[Remembered] new"}
+			msgs := memory.Assemble(in)
+			// What the built prompt reports sending at its end is what the
+			// bot keeps for the turn.
+			if p, err := memory.BuildPrompt(memory.Material{AssembleInput: in}, memory.Budget{}); err != nil || p.EndScene != tt.wantEnd {
+				t.Errorf("BuildPrompt's EndScene = %q (%v), want %q", p.EndScene, err, tt.wantEnd)
+			}
 			// system, kept block, first, reply, turn block, second
 			if len(msgs) != 6 {
 				t.Fatalf("%d messages, want 6: %+v", len(msgs), msgs)
@@ -51,5 +57,31 @@ func TestAssembleKeepsAnUnchangedSceneInPlace(t *testing.T) {
 				t.Errorf("turn block %q: want the scene %q at the end", end, tt.wantEnd)
 			}
 		})
+	}
+}
+
+// A prompt fitted to its limit that leaves out the message keeping the
+// scene sends the scene at its end, and says so (Fit.EndScene): the bot
+// keeps it with this turn.
+func TestFitSendsTheSceneAtTheEndWhenItsPlaceIsLeftOut(t *testing.T) {
+	const scene = "Time: day 1, morning"
+	in := memory.AssembleInput{Language: "en", System: "card", Scene: scene, History: []memory.Turn{
+		{Role: memory.RoleUser, Content: "first", Scene: scene},
+		{Role: memory.RoleAssistant, Content: "reply"},
+		{Role: memory.RoleUser, Content: "second"},
+	}}
+	count := func(msgs []memory.Message) int { return len(msgs) }
+	f, err := memory.FitPrompt(in, 0, count, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Dropped == 0 || f.EndScene != scene {
+		t.Fatalf("dropped %d, EndScene %q; want the first message out and the scene at the end", f.Dropped, f.EndScene)
+	}
+	if last := f.Messages[len(f.Messages)-2].Content; !strings.Contains(last, scene) {
+		t.Errorf("the scene is not before the new message: %+v", f.Messages)
+	}
+	if f, err := memory.FitPrompt(in, 0, count, 100); err != nil || f.EndScene != "" {
+		t.Errorf("with room, EndScene %q (%v), want the scene kept in place", f.EndScene, err)
 	}
 }

@@ -17,6 +17,9 @@ type Fit struct {
 	// keep beats, or the lore, scene, recall, resident or chat summary. The user
 	// should hear that this reply did not see all of the recent story.
 	Shortened bool
+	// EndScene is the scene the prompt sends at its end: "" when it sends
+	// none there (none, left out for room, or kept in place, KeptSceneAt).
+	EndScene string
 }
 
 // FitPrompt assembles in and, while count says the prompt is over limit,
@@ -30,7 +33,7 @@ func FitPrompt(in AssembleInput, keep int, count func([]Message) int, limit int)
 	try := func(in AssembleInput) (Fit, bool) {
 		msgs := Assemble(in)
 		n := count(msgs)
-		return Fit{Messages: msgs, Tokens: n}, n <= limit
+		return Fit{Messages: msgs, Tokens: n, EndScene: endScene(in)}, n <= limit
 	}
 	if f, ok := try(in); ok {
 		return f, nil

@@ -43,7 +43,7 @@ func BuildPrompt(m Material, b Budget) (Prompt, error) {
 	in.Resident = FitResident(in.Language, StripTags(m.StoredResident), utf8.RuneCountInString(in.Scene), b)
 	if m.Limit <= 0 {
 		msgs := Assemble(in)
-		f := Fit{Messages: msgs}
+		f := Fit{Messages: msgs, EndScene: endScene(in)}
 		if m.Count != nil {
 			f.Tokens = m.Count(msgs)
 		}
