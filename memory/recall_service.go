@@ -149,7 +149,7 @@ func (f RecallFound) Pick(cfg RecallConfig, in RecallInput) Recalled {
 		return out
 	}
 	p := cfg.Params
-	p.Now, p.InPrompt = f.now, in.InPrompt
+	p.Now, p.InPrompt, p.Said, p.Shown = f.now, in.InPrompt, in.New, in.Kept
 	out.Scored = recall.Select(f.cands, p)
 	shown := make([]recall.Scored, 0, len(out.Scored))
 	for _, s := range out.Scored {

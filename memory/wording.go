@@ -13,7 +13,7 @@ var wordings = map[string]wording{
 		conventions: "How the messages below are laid out: if the first user message starts with [Previously], it condenses the earlier story " +
 			"(and what is remembered from earlier chats with this user). Treat it as settled fact, pick the story up from its current scene, " +
 			"and never quote it or speak about it. Notes may stand between the messages: a [Remembered] note holds your own memories that " +
-			"may bear on the moment, and a [Now] note the scene as you know it now; a later [Now] note replaces an earlier one. " +
+			"may bear on the moment (yours alone, and they may be incomplete or wrong), and a [Now] note the scene as you know it now; a later [Now] note replaces an earlier one. " +
 			"Use them, never quote them. Everything else is the live conversation.",
 		sceneHeader: "[Now] The scene as you know it:",
 	},
@@ -21,7 +21,7 @@ var wordings = map[string]wording{
 		previouslyHeader: "【前情提要】此前的剧情已由场记整理如下，所述之事都已发生，是定论：",
 		conventions: "消息排布说明：若第一条用户消息以【前情提要】开头，它浓缩了此前的剧情（以及与这位用户更早几局里记下的事），" +
 			"请当作已成定论的事实，从其中的当前场景接着往下演，不要复述或谈论这份提要本身。消息之间可能夹有提示：【记忆】是你自己记得的、" +
-			"可能与眼下有关的事；【此刻】是你所知道的眼下情形，后出现的【此刻】取代先前的。请据此演出，但不要照抄。其余都是正在进行的对话。",
+			"可能与眼下有关的事（只是你的记忆，未必完整或正确）；【此刻】是你所知道的眼下情形，后出现的【此刻】取代先前的。请据此演出，但不要照抄。其余都是正在进行的对话。",
 		sceneHeader: "【此刻】你所知道的眼下情形：",
 	},
 }

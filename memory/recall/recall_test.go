@@ -123,6 +123,33 @@ func TestRepeatsOfAPickedItemAreLeftOut(t *testing.T) {
 	}
 }
 
+func TestItemsThatRepeatThePromptAreLeftOut(t *testing.T) {
+	t.Parallel()
+	p := DefaultParams()
+	cands := []Candidate{
+		cand("asked", "Day 3: Ada asks about the light and the brother lost at sea", 5, 0, 0.95),
+		cand("kept", "Ada's boat broke on the rocks below the light", 5, 0, 0.9),
+		cand("again", "Ada's boat broke on the rocks below the old light", 5, 0, 0.85),
+		cand("oak", "Tess buried the brass compass under the old oak by the light", 5, 0, 0.5),
+	}
+	// Nothing said or shown (the positive control): the asking is picked,
+	// and the look-alike of kept is left out only as a repeat within the block.
+	if ids := picked(Select(cands, p)); !slices.Equal(ids, []string{"asked", "kept", "oak"}) {
+		t.Fatalf("picked %v without Said and Shown, want [asked kept oak]", ids)
+	}
+	p.Said = []string{"Day 9: Ada asks about the light and the brother lost at sea"}
+	p.Shown = map[string]bool{"kept": true}
+	got := Select(cands, p)
+	if ids := picked(got); !slices.Equal(ids, []string{"kept", "oak"}) {
+		t.Errorf("picked %v, want [kept oak]: the asking repeats the new message, again the kept item", ids)
+	}
+	for _, s := range got {
+		if (s.ID == "asked" || s.ID == "again") && s.Why != whyEchoes {
+			t.Errorf("%s: why %q, want %q", s.ID, s.Why, whyEchoes)
+		}
+	}
+}
+
 func TestFadingGivesGistKeepsImportantDropsTrivial(t *testing.T) {
 	t.Parallel()
 	p := DefaultParams()

@@ -82,14 +82,14 @@ type blockWordsT struct {
 
 var blockWords = map[string]blockWordsT{
 	"en": {
-		header: "[Remembered] What you yourself remember that may bear on this moment (your own memories, possibly incomplete or wrong):",
+		header: "[Remembered]",
 		toldBy: "%s told you: ",
 		faded:  " (the details have faded)",
 		how:    map[string]string{"saw": "You saw: ", "heard": "You heard: ", "told": "You were told: ", "inferred": "You guessed: "},
 		belief: map[string]string{"doubtful": "You suspect, without much certainty: ", "likely": "You believe: ", "sure": "You are sure: "},
 	},
 	"zh": {
-		header: "【记忆】你自己记得的、可能与此刻有关的事（是你自己的记忆，未必完整或正确）：",
+		header: "【记忆】",
 		toldBy: "%s告诉过你：",
 		faded:  "（细节已经模糊）",
 		how:    map[string]string{"saw": "你看到：", "heard": "你听到：", "told": "你听说：", "inferred": "你猜测："},

@@ -21,6 +21,12 @@ type Params struct {
 	Now int64
 	// InPrompt are the message ids whose turns the prompt has verbatim.
 	InPrompt map[string]bool
+	// Said are the new messages' texts, and Shown the ids of the items
+	// that recall blocks kept earlier in the prompt show: an item that
+	// repeats one of them (Redundant) is not recalled, since the prompt
+	// already says it. Shown items themselves may still be picked.
+	Said  []string
+	Shown map[string]bool
 }
 
 // Redundant is the term overlap (Jaccard) at which an item repeats one
@@ -29,8 +35,12 @@ type Params struct {
 // asked on many days) takes one line of the block rather than all of it.
 const Redundant = 0.8
 
-// whyRepeats is the inspector's reason for an item left out by Redundant.
-const whyRepeats = "repeats a picked item"
+// whyRepeats and whyEchoes are the inspector's reasons for an item left
+// out by Redundant: it repeats a picked item, or what the prompt says.
+const (
+	whyRepeats = "repeats a picked item"
+	whyEchoes  = "repeats what the prompt says"
+)
 
 // DefaultParams are the defaults of recall.max_items and max_chars.
 func DefaultParams() Params {
@@ -85,6 +95,7 @@ func Select(cands []Candidate, p Params) []Scored {
 	for _, i := range pool {
 		terms[i] = termSet(all[i].Text)
 	}
+	pool = dropEchoes(all, pool, terms, p)
 	// sim[k] is pool[k]'s greatest overlap with a picked item, brought up
 	// to date with each pick rather than recomputed over all picks.
 	sim := make([]float64, len(pool))
@@ -154,6 +165,37 @@ func Select(cands []Candidate, p Params) []Scored {
 		}
 	}
 	return out
+}
+
+// dropEchoes takes out of pool the items that repeat a new message or an
+// item a kept block shows (p.Said, p.Shown): a question asked again would
+// otherwise bring back its earlier askings, each a line that tells the
+// character nothing new.
+func dropEchoes(all []Scored, pool []int, terms map[int][]string, p Params) []int {
+	var echoes [][]string
+	for _, t := range p.Said {
+		if ts := termSet(t); len(ts) > 0 {
+			echoes = append(echoes, ts)
+		}
+	}
+	for _, i := range pool {
+		if p.Shown[all[i].ID] {
+			echoes = append(echoes, terms[i])
+		}
+	}
+	if len(echoes) == 0 {
+		return pool
+	}
+	return slices.DeleteFunc(pool, func(i int) bool {
+		if p.Shown[all[i].ID] {
+			return false
+		}
+		if slices.ContainsFunc(echoes, func(e []string) bool { return overlap(terms[i], e) >= Redundant }) {
+			all[i].Why = whyEchoes
+			return true
+		}
+		return false
+	})
 }
 
 // shown is the text the character is given: the gist when faded.
