@@ -75,59 +75,86 @@ func NewQueue(r *Redis, log *slog.Logger) *Queue {
 
 func taskID(kind, key string) string { return kind + ":" + key }
 
+// nextSuffix names a key's follow-up task: the one enqueued while the key's
+// task runs.
+const nextSuffix = "#next"
+
 // enqueue adds a task for key to queue qn unless the key's work is already
 // queued. A task's id is fixed per key, so a task of that id settles what an
-// enqueue means: one waiting, running or set to retry is the same work
-// already queued (with runNow, one waiting to retry runs at once: its input
-// changed); an archived or completed one is a dead record that would block
-// the key for as long as Redis keeps it, so it is deleted and replaced.
+// enqueue means: one waiting or set to retry is the same work already queued
+// (with runNow, one waiting to retry runs at once: its input changed); an
+// archived or completed one is a dead record that would block the key for
+// as long as Redis keeps it, so it is deleted and replaced. A running one
+// may have read its input before the change that asks again, so a
+// follow-up task (the id with nextSuffix) is queued behind it: the key's
+// lock keeps it from running until the first is done, and it is itself
+// the work already queued for every later ask while it waits. A sweep's ask
+// carries no new input and queues none.
 func (q *Queue) enqueue(ctx context.Context, typ, key, qn string, runNow bool, payload any, opts ...asynq.Option) error {
 	data, err := json.Marshal(payload)
 	if err != nil {
 		return err
 	}
 	id := taskID(typ, key)
-	opts = append([]asynq.Option{asynq.TaskID(id), asynq.Queue(qn), asynq.MaxRetry(8), asynq.Timeout(10 * time.Minute)}, opts...)
-	// A second process replacing the same dead task makes the first enqueue
-	// meet a live one: at most a few rounds.
-	for range 3 {
-		_, err = q.client.EnqueueContext(ctx, asynq.NewTask(typ, data), opts...)
-		if !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
-			break
-		}
-		again, serr := q.settle(qn, id, runNow)
-		if serr != nil {
-			return fmt.Errorf("jobs: enqueue %s %s: %w", typ, key, serr)
-		}
-		if !again {
-			return nil
-		}
+	running, err := q.enqueueID(ctx, asynq.NewTask(typ, data), id, qn, runNow, opts)
+	if err == nil && running && !isSweep(ctx) {
+		_, err = q.enqueueID(ctx, asynq.NewTask(typ, data), id+nextSuffix, qn, runNow, opts)
 	}
-	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	if err != nil {
 		return fmt.Errorf("jobs: enqueue %s %s: %w", typ, key, err)
 	}
 	return nil
 }
 
+type sweepKey struct{}
+
+// sweeping marks ctx as a sweep's: what it enqueues was owed before.
+func sweeping(ctx context.Context) context.Context { return context.WithValue(ctx, sweepKey{}, true) }
+
+func isSweep(ctx context.Context) bool { return ctx.Value(sweepKey{}) != nil }
+
+// enqueueID enqueues task under id unless a live task holds the id; running
+// reports that the one holding it is running now.
+func (q *Queue) enqueueID(ctx context.Context, task *asynq.Task, id, qn string, runNow bool, opts []asynq.Option) (running bool, err error) {
+	opts = append([]asynq.Option{asynq.TaskID(id), asynq.Queue(qn), asynq.MaxRetry(8), asynq.Timeout(10 * time.Minute)}, opts...)
+	// A second process replacing the same dead task makes the first enqueue
+	// meet a live one: at most a few rounds.
+	for range 3 {
+		_, err = q.client.EnqueueContext(ctx, task, opts...)
+		if !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
+			return false, err
+		}
+		state, serr := q.settle(qn, id, runNow)
+		if serr != nil {
+			return false, serr
+		}
+		if state != asynq.TaskStateArchived {
+			return state == asynq.TaskStateActive, nil
+		}
+	}
+	return false, nil
+}
+
 // settle looks at the task id that an enqueue conflicted with and reports
-// whether to enqueue again: the task is gone, or was a dead record and is
-// deleted now. A live task is left alone, except that runNow moves one
-// waiting out its backoff to run at once.
-func (q *Queue) settle(qn, id string, runNow bool) (again bool, err error) {
+// its state. A dead record (archived or completed) is deleted and reported
+// as archived, as is a task gone meanwhile: enqueue again. A live task is
+// left alone, except that runNow moves one waiting out its backoff to run
+// at once.
+func (q *Queue) settle(qn, id string, runNow bool) (asynq.TaskState, error) {
 	info, err := q.insp.GetTaskInfo(qn, id)
 	if errors.Is(err, asynq.ErrTaskNotFound) {
-		return true, nil
+		return asynq.TaskStateArchived, nil
 	}
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	switch info.State {
 	case asynq.TaskStateArchived, asynq.TaskStateCompleted:
 		if err := q.insp.DeleteTask(qn, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
-			return false, err
+			return 0, err
 		}
 		q.log.Info("replaced a dead task", "task_id", id, "state", info.State.String())
-		return true, nil
+		return asynq.TaskStateArchived, nil
 	case asynq.TaskStateRetry:
 		if runNow {
 			if err := q.insp.RunTask(qn, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
@@ -136,7 +163,7 @@ func (q *Queue) settle(qn, id string, runNow bool) (again bool, err error) {
 			}
 		}
 	}
-	return false, nil
+	return info.State, nil
 }
 
 // Compact enqueues a compaction of the chat.
@@ -195,9 +222,11 @@ func (q *Queue) RecapNow(ctx context.Context, chatID string) error {
 	q.disarm(chatID)
 	id := taskID(TypeRecap, chatID)
 	for _, qn := range []string{QueueDefault, QueueUrgent} {
-		// Only a waiting task can be deleted; a running one is left alone.
-		if err := q.insp.DeleteTask(qn, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
-			q.log.Debug("recap now: waiting task not deletable", "chat_id", chatID, "err", err)
+		for _, id := range []string{id, id + nextSuffix} {
+			// Only a waiting task can be deleted; a running one is left alone.
+			if err := q.insp.DeleteTask(qn, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
+				q.log.Debug("recap now: waiting task not deletable", "chat_id", chatID, "err", err)
+			}
 		}
 	}
 	return q.enqueue(ctx, TypeRecap, chatID, QueueUrgent, false, ChatPayload{ChatID: chatID, Now: true})

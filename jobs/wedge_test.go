@@ -332,9 +332,11 @@ func TestExhaustedJobEndsWithoutArchiving(t *testing.T) {
 				return openaitest.Answer{Text: "No."}, kind == "summary" && broken.Load()
 			}
 			// Retries 10ms, 20ms, … : the task's 8 retries pass in seconds.
+			// Queued before the worker starts, so its sweep meets the task
+			// and the test counts one task's retries.
+			must(t, r.queue.Compact(ctx, r.chatID, false))
 			stop := r.startWorkerWith(t, jobs.WorkerOptions{SweepInterval: time.Hour, FirstRetry: 10 * time.Millisecond})
 			defer stop()
-			must(t, r.queue.Compact(ctx, r.chatID, false))
 			insp := asynq.NewInspectorFromRedisClient(r.redis.Client)
 			id := jobs.TypeCompact + ":" + r.chatID
 			deadline := time.Now().Add(30 * time.Second)

@@ -267,7 +267,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // Sweep re-derives owed work from the database and enqueues it, and
 // writes the index terms left owed. Its writes give way to turns'.
 func (w *Worker) Sweep(ctx context.Context) (int, error) {
-	ctx = models.Background(ctx)
+	ctx = sweeping(models.Background(ctx))
 	since := time.Now().Add(-w.opt.SweepWindow).Unix()
 	chats, err := w.store.ActiveChatsSince(ctx, since, 5000)
 	if err != nil {
