@@ -61,7 +61,8 @@ type Scored struct {
 // Select scores the candidates and picks what the character recalls: items
 // already in the prompt verbatim and perceptions folded into a candidate
 // belief are left out, faded-out items are dropped (never important ones,
-// which stay as their gist), then MMR picks MaxItems that are relevant and
+// which stay as their gist), so are items that repeat a new message or a
+// kept item (dropEchoes), then MMR picks MaxItems that are relevant and
 // different from each other, leaving out any that repeats a picked one
 // (Redundant), and items sharing a person or place with a picked one come
 // along while MaxChars allows. It returns every candidate
