@@ -251,19 +251,25 @@ func TestFourProcessesScaleOut(t *testing.T) {
 		t.FailNow()
 	}
 
-	// Wait until every message is stored and the last one answered.
+	// Wait until every message is stored and the last one answered. The
+	// head is read after the messages: read before them, it could be an
+	// answer that messages stored meanwhile have already left behind.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		users, headRole, assistants := 0, "", 0
 		if chats, _ := st.ChannelChats(ctx, dmChannel); len(chats) > 0 {
 			msgs := chatMessages(t, st, chats...)
+			head, err := st.Chat(ctx, chats[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, m := range msgs {
 				if m.Role == memory.RoleUser {
 					users++
 				} else {
 					assistants++
 				}
-				if m.ID == chats[0].HeadID {
+				if m.ID == head.HeadID {
 					headRole = m.Role
 				}
 			}
