@@ -245,8 +245,7 @@ func nameLines(cs chatState, msgs []models.Message, history []memory.Turn) {
 // in cast order. One card starts a chat as startChat does.
 func (p *Pipeline) startScene(ctx context.Context, ch models.Channel, cast []cards.Card, userName string) (models.Chat, []models.CastMember, error) {
 	if len(cast) == 1 {
-		chat, err := p.startChat(ctx, ch, cast[0], userName)
-		return chat, nil, err
+		return p.startChatCast(ctx, ch, cast[0], userName)
 	}
 	cs := models.ChatStart{ChannelID: ch.ID, SpaceID: ch.SpaceID}
 	var names []string

@@ -69,13 +69,14 @@ func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string)
 	}
 	lang, castName := s.cardLanguage(ctx, b.Chat.CardID)
 	cast := []models.CastMember{{ChatID: chatID, CardID: b.Chat.CardID, Name: castName}}
-	members, err := s.sceneCast(ctx, chatID)
+	// Every member is cast, present or not: presence decides who perceives
+	// what. A member goes by its name in the space, which is the card's
+	// only while no other card of the space has it.
+	members, err := s.store.Cast(ctx, chatID, true)
 	if err != nil && !errors.Is(err, models.ErrNotFound) {
 		return Result{}, err
 	}
-	if members != nil {
-		// Every member of a scene is cast, present or not: presence
-		// decides who perceives what.
+	if len(members) > 0 {
 		cast = members
 	}
 	in := RecorderInput(b, cast)
