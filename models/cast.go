@@ -230,12 +230,23 @@ func (s *Store) SetAway(ctx context.Context, chatID, name string, away bool) err
 	return nil
 }
 
-// findMember finds the active member named name (case-insensitively).
+// findMember finds the active member named name (case-insensitively), or
+// else the one member whose name is name with its card id beside it
+// (castName's "Wren (wren-png)" for "Wren").
 func findMember(cast []CastMember, name string) (CastMember, bool) {
 	for _, m := range cast {
 		if m.Active() && strings.EqualFold(m.Name, name) {
 			return m, true
 		}
+	}
+	var found []CastMember
+	for _, m := range cast {
+		if m.Active() && strings.EqualFold(m.Name, strings.TrimSpace(name)+" ("+m.CardID+")") {
+			found = append(found, m)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], true
 	}
 	return CastMember{}, false
 }

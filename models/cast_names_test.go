@@ -140,3 +140,24 @@ func TestOldCastNamesAreRegistered(t *testing.T) {
 		}
 	})
 }
+
+// TestCastCommandsTakeTheCardsName: a member that goes by its card's name
+// with its id beside it is found by the card's name alone, while no member
+// goes by that name itself.
+func TestCastCommandsTakeTheCardsName(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		chat := newChat(t, st, "console:names")
+		sceneStarter(t, st, "console:local:ada")("other", "wren-a=Wren")
+		_, err := st.AddCast(ctx, chat.ID, "wren-b", "Wren", 8)
+		must(t, err)
+		must(t, st.SetAway(ctx, chat.ID, "wren", true))
+		mustCast(t, st, chat.ID, false, "Maren", "Wren (wren-b) (away)")
+		_, err = st.AddCast(ctx, chat.ID, "wren-a", "Wren", 8)
+		must(t, err)
+		must(t, st.SetAway(ctx, chat.ID, "WREN", true))
+		mustCast(t, st, chat.ID, false, "Maren", "Wren (wren-b) (away)", "Wren (away)")
+		must(t, st.RemoveCast(ctx, chat.ID, "wren (WREN-B)"))
+		mustCast(t, st, chat.ID, false, "Maren", "Wren (away)")
+	})
+}
