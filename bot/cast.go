@@ -85,12 +85,32 @@ func (cs chatState) ledgerAway(name string) bool {
 // the member away or the ledger puts it elsewhere.
 func (cs chatState) routeCast() []routeMember {
 	var out []routeMember
-	for _, m := range models.ActiveCast(cs.allCast()) {
+	active := models.ActiveCast(cs.allCast())
+	for _, m := range active {
 		// The ledger counts only in a scene: a one-card chat's presence
 		// stays what it always was.
-		out = append(out, routeMember{Name: m.Name, Away: m.Away || (cs.scene() && cs.ledgerAway(m.Name))})
+		out = append(out, routeMember{Name: m.Name, Away: m.Away || (cs.scene() && cs.ledgerAway(m.Name)), Also: displayName(m, active)})
 	}
 	return out
+}
+
+// displayName is the card's display name of a member that goes by another
+// name in the space ("Wren" of "Wren (wren-png)", see models.AddCast),
+// when no other active member goes by it or has it; "" otherwise.
+func displayName(m models.CastMember, active []models.CastMember) string {
+	d, ok := strings.CutSuffix(m.Name, " ("+m.CardID+")")
+	if !ok || strings.TrimSpace(d) == "" {
+		return ""
+	}
+	for _, o := range active {
+		if o.CardID == m.CardID {
+			continue
+		}
+		if od, ok := strings.CutSuffix(o.Name, " ("+o.CardID+")"); strings.EqualFold(o.Name, d) || (ok && strings.EqualFold(od, d)) {
+			return ""
+		}
+	}
+	return d
 }
 
 // presentCast names the cast members present at a message now.
@@ -225,8 +245,7 @@ func nameLines(cs chatState, msgs []models.Message, history []memory.Turn) {
 // in cast order. One card starts a chat as startChat does.
 func (p *Pipeline) startScene(ctx context.Context, ch models.Channel, cast []cards.Card, userName string) (models.Chat, []models.CastMember, error) {
 	if len(cast) == 1 {
-		chat, err := p.startChat(ctx, ch, cast[0], userName)
-		return chat, nil, err
+		return p.startChatCast(ctx, ch, cast[0], userName)
 	}
 	cs := models.ChatStart{ChannelID: ch.ID, SpaceID: ch.SpaceID}
 	var names []string

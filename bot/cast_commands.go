@@ -143,19 +143,21 @@ func (p *Pipeline) cmdCast(ctx context.Context, in Inbound, args string, sink Si
 }
 
 // splitWhisper finds the cast member args start with (the longest name
-// that matches, any case) and the text after it.
+// that matches, any case; a member's other name too) and the text after it.
 func splitWhisper(args string, cast []routeMember) (routeMember, string, bool) {
 	var best routeMember
-	text := ""
+	text, longest := "", 0
 	for _, m := range cast {
-		if len(m.Name) <= len(best.Name) || len(args) <= len(m.Name) || !strings.EqualFold(args[:len(m.Name)], m.Name) {
-			continue
+		for _, n := range []string{m.Name, m.Also} {
+			if n == "" || len(n) <= longest || len(args) <= len(n) || !strings.EqualFold(args[:len(n)], n) {
+				continue
+			}
+			rest := args[len(n):]
+			if r := firstRune(rest); !unicode.IsSpace(r) && r != ':' && r != '：' && r != ',' && r != '，' {
+				continue
+			}
+			best, longest, text = m, len(n), strings.TrimSpace(strings.TrimLeft(rest, ":：,，"))
 		}
-		rest := args[len(m.Name):]
-		if r := firstRune(rest); !unicode.IsSpace(r) && r != ':' && r != '：' && r != ',' && r != '，' {
-			continue
-		}
-		best, text = m, strings.TrimSpace(strings.TrimLeft(rest, ":：,，"))
 	}
 	return best, text, best.Name != "" && text != ""
 }

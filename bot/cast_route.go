@@ -11,6 +11,10 @@ import (
 type routeMember struct {
 	Name string
 	Away bool
+	// Also is another name that addresses the member: its card's display
+	// name when it goes by another in the space ("Wren (wren-png)") and no
+	// other member answers to it.
+	Also string
 }
 
 // routeText is one message to route: its text and the names its platform
@@ -101,6 +105,11 @@ func memberNamed(cast []routeMember, name string) (routeMember, bool) {
 			return m, true
 		}
 	}
+	for _, m := range cast {
+		if m.Also != "" && strings.EqualFold(m.Also, name) {
+			return m, true
+		}
+	}
 	return routeMember{}, false
 }
 
@@ -115,10 +124,19 @@ type nameHit struct {
 // namesIn returns the members text addresses, by first appearance, and
 // the text without its @-mentions.
 func namesIn(platform, text string, cast []routeMember) (names []string, rest string) {
-	// Longer names first, so "Mara (2)" is not read as "Mara".
-	order := make([]routeMember, len(cast))
-	copy(order, cast)
-	sort.SliceStable(order, func(i, j int) bool { return len(order[i].Name) > len(order[j].Name) })
+	// Longer names first, so "Mara (2)" is not read as "Mara"; a member's
+	// other name is looked for after the names.
+	type written struct{ text, name string }
+	var order []written
+	for _, m := range cast {
+		order = append(order, written{m.Name, m.Name})
+	}
+	for _, m := range cast {
+		if m.Also != "" {
+			order = append(order, written{m.Also, m.Name})
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return len(order[i].text) > len(order[j].text) })
 	lower := strings.ToLower(text)
 	folded := len(lower) == len(text)
 	if !folded {
@@ -140,14 +158,14 @@ func namesIn(platform, text string, cast []routeMember) (names []string, rest st
 		return true
 	}
 	for _, m := range order {
-		n := strings.ToLower(m.Name)
-		if !folded || len(n) != len(m.Name) {
-			n = m.Name
+		n := strings.ToLower(m.text)
+		if !folded || len(n) != len(m.text) {
+			n = m.text
 		}
 		if strings.TrimSpace(n) == "" {
 			continue
 		}
-		cjk := hasCJK(m.Name)
+		cjk := hasCJK(m.text)
 		for from := 0; from < len(lower); {
 			i := strings.Index(lower[from:], n)
 			if i < 0 {
@@ -161,11 +179,11 @@ func namesIn(platform, text string, cast []routeMember) (names []string, rest st
 			}
 			switch {
 			case at > 0 && text[at-1] == '@':
-				claim(at-1, end, m.Name, true)
+				claim(at-1, end, m.name, true)
 			case platform == PlatformDiscord:
-				claim(at, end, m.Name, false)
+				claim(at, end, m.name, false)
 			case strings.TrimSpace(text[:at]) == "" && startsWithAny(text[end:], ",", "，", ":", "："):
-				claim(at, end, m.Name, false)
+				claim(at, end, m.name, false)
 			}
 		}
 	}

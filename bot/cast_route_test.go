@@ -3,6 +3,8 @@ package bot
 import (
 	"slices"
 	"testing"
+
+	"troupe/models"
 )
 
 func TestRouteTurn(t *testing.T) {
@@ -73,5 +75,46 @@ func TestRouteTurnSeveralMessages(t *testing.T) {
 	all := routeTurn(PlatformTelegram, []routeText{{Text: "hi"}}, []routeMember{{Name: "Mara", Away: true}}, "Mara")
 	if len(all.Speakers) != 0 || !slices.Equal(all.Away, []string{"Mara"}) {
 		t.Errorf("everyone away: %+v, want nobody answering and Mara away", all)
+	}
+}
+
+// TestRouteByTheCardsName: a member that goes by its card's name with the
+// card's id beside it ("Wren (wren-png)": another card of the space is
+// Wren) answers to the card's name alone, in text, @-mentions, platform
+// addresses and /whisper, as long as no other member of the chat does.
+func TestRouteByTheCardsName(t *testing.T) {
+	t.Parallel()
+	wren := models.CastMember{CardID: "wren-png", Name: "Wren (wren-png)"}
+	alone := []models.CastMember{{CardID: "mara", Name: "Mara"}, wren}
+	if got := displayName(wren, alone); got != "Wren" {
+		t.Errorf("display name beside Mara: %q, want Wren", got)
+	}
+	if got := displayName(wren, append(alone, models.CastMember{CardID: "wren-json", Name: "Wren"})); got != "" {
+		t.Errorf("display name beside the other Wren: %q, want none", got)
+	}
+	if got := displayName(models.CastMember{CardID: "mara", Name: "Mara"}, alone); got != "" {
+		t.Errorf("display name of a member going by its card's name: %q, want none", got)
+	}
+	cast := []routeMember{{Name: "Mara"}, {Name: "Wren (wren-png)", Also: "Wren"}}
+	for _, tc := range []struct {
+		platform, text string
+		addressed      []string
+		want           string
+	}{
+		{PlatformTelegram, "Wren, open the lock", nil, "Wren (wren-png)"},
+		{PlatformConsole, "what now, @wren?", nil, "Wren (wren-png)"},
+		{PlatformDiscord, "I ask WREN about the key", nil, "Wren (wren-png)"},
+		{PlatformDiscord, "Wren (wren-png), the key", nil, "Wren (wren-png)"},
+		{PlatformDiscord, "a reply", []string{"Wren"}, "Wren (wren-png)"},
+		{PlatformDiscord, "Wrenfield is far", nil, "Mara"},
+	} {
+		r := routeTurn(tc.platform, []routeText{{Text: tc.text, Addressed: tc.addressed}}, cast, "Mara")
+		if !slices.Equal(r.Speakers, []string{tc.want}) {
+			t.Errorf("%s %q: speakers %q, want %q", tc.platform, tc.text, r.Speakers, tc.want)
+		}
+	}
+	m, text, ok := splitWhisper("wren: the key is under the step", cast)
+	if !ok || m.Name != "Wren (wren-png)" || text != "the key is under the step" {
+		t.Errorf("/whisper wren: %q %q %v", m.Name, text, ok)
 	}
 }

@@ -493,7 +493,9 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	if ts.HasChat {
 		return out, nil
 	}
-	if out.chat, err = p.startChat(ctx, out.channel, out.card, out.user); err != nil {
+	// The new chat's cast row names its card as the space knows it, which
+	// may not be the card's name: the turn keys its memory by that row.
+	if out.chat, out.cast, err = p.startChatCast(ctx, out.channel, out.card, out.user); err != nil {
 		return chatState{}, err
 	}
 	out.channel.CurrentChatID = out.chat.ID
@@ -519,11 +521,17 @@ func (p *Pipeline) channelCard(ch models.Channel) (cards.Card, error) {
 
 // startChat opens a new chat of card in the channel with the card's greeting.
 func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card cards.Card, userName string) (models.Chat, error) {
+	chat, _, err := p.startChatCast(ctx, ch, card, userName)
+	return chat, err
+}
+
+// startChatCast is startChat returning the new chat's cast row too.
+func (p *Pipeline) startChatCast(ctx context.Context, ch models.Channel, card cards.Card, userName string) (models.Chat, []models.CastMember, error) {
 	// A card's row is written once per process and version, not per chat.
 	row := cardRow(card)
 	if stored, ok := p.cardsStored.Load(card.ID); !ok || stored != row.Data {
 		if err := p.opt.Store.UpsertCard(ctx, row); err != nil {
-			return models.Chat{}, err
+			return models.Chat{}, nil, err
 		}
 		p.cardsStored.Store(card.ID, row.Data)
 	}
@@ -536,11 +544,11 @@ func (p *Pipeline) startChat(ctx context.Context, ch models.Channel, card cards.
 	if opening != nil {
 		cs.Openings = []*models.Message{opening}
 	}
-	chat, _, err := p.opt.Store.StartScene(ctx, cs)
+	chat, cast, err := p.opt.Store.StartScene(ctx, cs)
 	if err == nil {
 		p.ensureLore(ctx, ch.SpaceID, card)
 	}
-	return chat, err
+	return chat, cast, err
 }
 
 // language picks the prompt language: the card's, else the configured one.

@@ -69,13 +69,14 @@ func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string)
 	}
 	lang, castName := s.cardLanguage(ctx, b.Chat.CardID)
 	cast := []models.CastMember{{ChatID: chatID, CardID: b.Chat.CardID, Name: castName}}
-	members, err := s.sceneCast(ctx, chatID)
+	// Every member is cast, present or not: presence decides who perceives
+	// what. A member goes by its name in the space, which is the card's
+	// only while no other card of the space has it.
+	members, err := s.store.Cast(ctx, chatID, true)
 	if err != nil && !errors.Is(err, models.ErrNotFound) {
 		return Result{}, err
 	}
-	if members != nil {
-		// Every member of a scene is cast, present or not: presence
-		// decides who perceives what.
+	if len(members) > 0 {
 		cast = members
 	}
 	in := RecorderInput(b, cast)
@@ -172,8 +173,10 @@ func shownItems[T fmt.Stringer](items []T) string {
 const maxDropsShown = 8
 
 // castAliases sets each cast character's aliases from its card: the
-// nickname that {{char}} becomes when it differs from the card's name. A
-// card that cannot be read, or has no such nickname, gives none.
+// card's display name when the character goes by another in the space
+// (another card has the name: "Wren (wren-png)"), and the nickname that
+// {{char}} becomes when it differs from the card's name. A card that
+// cannot be read gives none.
 func (s *Service) castAliases(ctx context.Context, chars []models.Character) {
 	for i, c := range chars {
 		if c.Kind != models.CharacterCast || c.CardID == "" {
@@ -189,8 +192,13 @@ func (s *Service) castAliases(ctx context.Context, chars []models.Character) {
 		if json.Unmarshal([]byte(row.Data), &card) != nil {
 			continue
 		}
-		if nick := strings.TrimSpace(card.Nickname); nick != "" && nick != c.Name {
-			chars[i].Aliases = models.FitName(nick, models.NameSize)
+		var aliases []string
+		if row.Name != "" && row.Name != c.Name {
+			aliases = append(aliases, row.Name)
 		}
+		if nick := models.FitName(strings.TrimSpace(card.Nickname), models.NameSize); nick != "" && nick != c.Name && nick != row.Name {
+			aliases = append(aliases, nick)
+		}
+		chars[i].Aliases = strings.Join(aliases, "\n")
 	}
 }

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -121,8 +122,9 @@ func (s *Store) castTx(ctx context.Context, chatID string, fn func(tx *gorm.DB, 
 	})
 }
 
-// AddCast adds the card to the chat's cast under name (made unique within
-// the chat: a second "Mara" becomes "Mara (2)") and returns its row. A
+// AddCast adds the card, called name, to the chat's cast under the name it
+// goes by in the chat's space (castName: a second card called "Mara"
+// becomes "Mara (its id)") and returns its row. A
 // member that was removed comes back under its old name. It returns
 // ErrInCast when the card is in the cast, ErrCastFull when the cast already
 // has max members, and ErrNotFound when the chat does not exist.
@@ -149,8 +151,16 @@ func (s *Store) AddCast(ctx context.Context, chatID, cardID, name string, max in
 			return tx.Model(&CastMember{}).Where("chat_id = ? AND card_id = ?", chatID, cardID).
 				Updates(map[string]any{"left_at": nil, "away": false}).Error
 		}
-		added = CastMember{ChatID: chatID, CardID: cardID, Name: uniqueName(FitName(name, NameSize-5), taken),
-			Position: last + 1, JoinedAt: s.now()}
+		var space []string
+		if err := tx.Model(&Chat{}).Where("id = ?", chatID).Pluck("space_id", &space).Error; err != nil || len(space) != 1 {
+			return notFound(cmp.Or(err, gorm.ErrRecordNotFound))
+		}
+		now := s.now()
+		name, err := castName(tx, space[0], cardID, name, now)
+		if err != nil {
+			return err
+		}
+		added = CastMember{ChatID: chatID, CardID: cardID, Name: uniqueName(name, taken), Position: last + 1, JoinedAt: now}
 		return tx.Create(&added).Error
 	})
 	if err != nil {
@@ -220,12 +230,23 @@ func (s *Store) SetAway(ctx context.Context, chatID, name string, away bool) err
 	return nil
 }
 
-// findMember finds the active member named name (case-insensitively).
+// findMember finds the active member named name (case-insensitively), or
+// else the one member whose name is name with its card id beside it
+// (castName's "Wren (wren-png)" for "Wren").
 func findMember(cast []CastMember, name string) (CastMember, bool) {
 	for _, m := range cast {
 		if m.Active() && strings.EqualFold(m.Name, name) {
 			return m, true
 		}
+	}
+	var found []CastMember
+	for _, m := range cast {
+		if m.Active() && strings.EqualFold(m.Name, strings.TrimSpace(name)+" ("+m.CardID+")") {
+			found = append(found, m)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], true
 	}
 	return CastMember{}, false
 }

@@ -45,15 +45,15 @@ func TestCastAddRemoveAway(t *testing.T) {
 		if _, err := st.AddCast(ctx, chat.ID, "elias", "Elias", 8); err != nil {
 			t.Fatal(err)
 		}
-		// A second card under a name the cast has gets a number.
+		// A second card under a name the space has gets its id beside it.
 		m, err := st.AddCast(ctx, chat.ID, "maren-alt", "maren", 8)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Name != "maren (2)" {
-			t.Errorf("second Maren named %q, want %q", m.Name, "maren (2)")
+		if m.Name != "maren (maren-alt)" {
+			t.Errorf("second Maren named %q, want %q", m.Name, "maren (maren-alt)")
 		}
-		mustCast(t, st, chat.ID, false, "Maren", "Elias", "maren (2)")
+		mustCast(t, st, chat.ID, false, "Maren", "Elias", "maren (maren-alt)")
 		if _, err := st.AddCast(ctx, chat.ID, "elias", "Elias", 8); !errors.Is(err, models.ErrInCast) {
 			t.Errorf("adding a member again: err = %v, want ErrInCast", err)
 		}
@@ -63,22 +63,22 @@ func TestCastAddRemoveAway(t *testing.T) {
 		if err := st.SetAway(ctx, chat.ID, "ELIAS", true); err != nil {
 			t.Fatal(err)
 		}
-		mustCast(t, st, chat.ID, false, "Maren", "Elias (away)", "maren (2)")
+		mustCast(t, st, chat.ID, false, "Maren", "Elias (away)", "maren (maren-alt)")
 		if err := st.SetAway(ctx, chat.ID, "nobody", true); !errors.Is(err, models.ErrNotFound) {
 			t.Errorf("away of a stranger: err = %v, want ErrNotFound", err)
 		}
 		if err := st.RemoveCast(ctx, chat.ID, "Elias"); err != nil {
 			t.Fatal(err)
 		}
-		mustCast(t, st, chat.ID, false, "Maren", "maren (2)")
-		mustCast(t, st, chat.ID, true, "Maren", "Elias (left)", "maren (2)")
+		mustCast(t, st, chat.ID, false, "Maren", "maren (maren-alt)")
+		mustCast(t, st, chat.ID, true, "Maren", "Elias (left)", "maren (maren-alt)")
 		// Back under the same name, no longer away, in its old place.
 		if m, err := st.AddCast(ctx, chat.ID, "elias", "Someone Else", 8); err != nil || m.Name != "Elias" {
 			t.Fatalf("re-add = %q, %v; want Elias", m.Name, err)
 		}
-		mustCast(t, st, chat.ID, false, "Maren", "Elias", "maren (2)")
+		mustCast(t, st, chat.ID, false, "Maren", "Elias", "maren (maren-alt)")
 		must(t, st.RemoveCast(ctx, chat.ID, "Elias"))
-		must(t, st.RemoveCast(ctx, chat.ID, "maren (2)"))
+		must(t, st.RemoveCast(ctx, chat.ID, "maren (maren-alt)"))
 		if err := st.RemoveCast(ctx, chat.ID, "Maren"); !errors.Is(err, models.ErrLastMember) {
 			t.Errorf("removing the last member: err = %v, want ErrLastMember", err)
 		}

@@ -282,8 +282,9 @@ type ChatStart struct {
 }
 
 // StartScene opens a new chat with cs's cast, stores its openings and makes
-// it the channel's current chat, all in one transaction. It returns the
-// chat and its cast rows (names made unique).
+// it the channel's current chat, all in one transaction. Each member goes
+// by its card's name in the space (castName), so a card's memory is its
+// own. It returns the chat and its cast rows.
 func (s *Store) StartScene(ctx context.Context, cs ChatStart) (Chat, []CastMember, error) {
 	if len(cs.Cast) == 0 {
 		return Chat{}, nil, fmt.Errorf("models: start chat in %s: no cast", cs.ChannelID)
@@ -307,6 +308,11 @@ func (s *Store) StartScene(ctx context.Context, cs ChatStart) (Chat, []CastMembe
 			if members[i].Name == "" {
 				members[i].Name = implicitLead(tx, Chat{ID: chat.ID, CardID: members[i].CardID}).Name
 			}
+			name, err := castName(tx, cs.SpaceID, FitID(members[i].CardID, IDSize), members[i].Name, now)
+			if err != nil {
+				return err
+			}
+			members[i].Name = name
 		}
 		var pres []Presence
 		cast, pres = castStartRows(chat, members, cs.Openings, now)

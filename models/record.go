@@ -281,7 +281,7 @@ func installWorld(tx *gorm.DB, r RecordInstall, now time.Time) error {
 		if c.Kind != CharacterCast {
 			continue
 		}
-		if err := tx.Model(&Character{}).Where("space_id = ? AND name = ? AND kind = ? AND aliases <> ?", r.SpaceID, c.Name, CharacterCast, c.Aliases).
+		if err := tx.Model(&Character{}).Where("space_id = ? AND name = ? AND kind = ? AND card_id = ? AND aliases <> ?", r.SpaceID, c.Name, CharacterCast, c.CardID, c.Aliases).
 			Update("aliases", c.Aliases).Error; err != nil {
 			return err
 		}

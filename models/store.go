@@ -225,6 +225,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return fmt.Errorf("models: migrate: perception index: %w", err)
 		}
 	}
+	if err := registerOldCastNames(db, s.now()); err != nil {
+		return fmt.Errorf("models: migrate: cast names: %w", err)
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -43,8 +44,12 @@ func (c *cli) cardDir(dir string) (string, error) {
 
 // cardLine is one card of `troupe card list --json`.
 type cardLine struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// File is the card's file name; SharedStem, when set, is the stem it
+	// shares with another file, so its id comes from its whole name.
+	File        string `json:"file"`
+	SharedStem  string `json:"shared_stem,omitempty"`
 	Format      string `json:"format"`
 	Spec        string `json:"spec"`
 	Language    string `json:"language"`
@@ -84,8 +89,9 @@ func (c *cli) cardListCmd() *cobra.Command {
 				if k.FirstMes != "" {
 					greetings++
 				}
-				out.Cards = append(out.Cards, cardLine{ID: k.ID, Name: k.Name, Format: k.Format, Spec: k.Spec, Language: k.Language,
-					Greetings: greetings, LoreEntries: loreEntries(k), Image: len(k.Image) > 0})
+				src, _ := lib.Source(k.ID)
+				out.Cards = append(out.Cards, cardLine{ID: k.ID, Name: k.Name, File: filepath.Base(src.File), SharedStem: src.SharedStem,
+					Format: k.Format, Spec: k.Spec, Language: k.Language, Greetings: greetings, LoreEntries: loreEntries(k), Image: len(k.Image) > 0})
 			}
 			for _, f := range lib.Failed() {
 				out.Failed = append(out.Failed, failedLine{File: filepath.Base(f.Path), Error: failureReason(f)})
@@ -103,6 +109,7 @@ func (c *cli) cardListCmd() *cobra.Command {
 			if err := tw.Flush(); err != nil {
 				return err
 			}
+			writeSharedStems(c.stdout, out.Cards)
 			if len(out.Failed) > 0 {
 				fmt.Fprintf(c.stdout, "\n%d file(s) did not load:\n", len(out.Failed))
 				for _, f := range out.Failed {
@@ -115,6 +122,36 @@ func (c *cli) cardListCmd() *cobra.Command {
 	cmd.Flags().StringVar(&dir, "dir", "", "card folder (default cards.dir of the configuration)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// writeSharedStems says which files share a stem, and the id each has
+// instead.
+func writeSharedStems(w io.Writer, lines []cardLine) {
+	byStem := map[string][]cardLine{}
+	var stems []string
+	for _, l := range lines {
+		if l.SharedStem == "" {
+			continue
+		}
+		if byStem[l.SharedStem] == nil {
+			stems = append(stems, l.SharedStem)
+		}
+		byStem[l.SharedStem] = append(byStem[l.SharedStem], l)
+	}
+	if len(stems) == 0 {
+		return
+	}
+	sort.Strings(stems)
+	fmt.Fprintln(w, "\nFiles that share a stem, each with an id of its own:")
+	for _, s := range stems {
+		ls := byStem[s]
+		sort.Slice(ls, func(i, j int) bool { return ls[i].File < ls[j].File })
+		parts := make([]string, len(ls))
+		for i, l := range ls {
+			parts[i] = fmt.Sprintf("%s is %s", l.File, l.ID)
+		}
+		fmt.Fprintf(w, "  %q: %s\n", s, strings.Join(parts, ", "))
+	}
 }
 
 // failureReason is why a file did not load, without its path repeated.

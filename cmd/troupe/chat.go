@@ -51,11 +51,12 @@ func (c *cli) chatCmd() *cobra.Command {
 			switch {
 			case len(cardPaths) > 0:
 				for _, path := range cardPaths {
-					c, err := cards.LoadCard(path)
+					// A file of the card folder plays under its id there;
+					// another file with a stem the folder has gets its own.
+					c, err := lib.AddFile(path)
 					if err != nil {
 						return usageError{fmt.Errorf("--card: %w", err)}
 					}
-					lib.Add(c)
 					cast = append(cast, c.ID)
 				}
 				if len(cast) > cfg.Scene.MaxCast {

@@ -266,7 +266,9 @@ func (v *validator) knowledgeOf(ks []Knowledge) {
 
 // canon resolves a character's name as the answer wrote it to the cast
 // member's or player's name it stands for: the same name in other case or
-// with stray spaces. Any other name is returned as it is.
+// with stray spaces, or a cast member's name without the card id beside
+// it, when only one member has that name. Any other name is returned as
+// it is.
 func (v *validator) canon(name string) string {
 	n := strings.TrimSpace(name)
 	if v.cast[n] || contains(v.in.Players, n) {
@@ -281,6 +283,21 @@ func (v *validator) canon(name string) string {
 		if strings.EqualFold(p, n) {
 			return p
 		}
+	}
+	// A card another card of the space shares a display name with is cast
+	// as "Wren (wren-png)"; an answer that calls it "Wren" means it when
+	// no other cast member could be meant.
+	found := ""
+	for _, c := range v.in.Cast {
+		if len(c.Name) > len(n)+3 && strings.EqualFold(c.Name[:len(n)+2], n+" (") && strings.HasSuffix(c.Name, ")") {
+			if found != "" {
+				return name
+			}
+			found = c.Name
+		}
+	}
+	if found != "" {
+		return found
 	}
 	return name
 }

@@ -272,3 +272,36 @@ func FuzzParseAnswer(f *testing.F) {
 		}
 	})
 }
+
+// TestValidateNamesAMemberWithoutItsCardID: a cast member that goes by its
+// name with its card id ("Wren (wren-png)") is meant by an answer that
+// writes the name alone, unless another member has that name too.
+func TestValidateNamesAMemberWithoutItsCardID(t *testing.T) {
+	t.Parallel()
+	in := batch()
+	in.Cast = append(in.Cast, CastMember{Name: "Wren (wren-png)"})
+	for i := range in.Events {
+		in.Events[i].Present = append(in.Events[i].Present, "Wren (wren-png)")
+	}
+	a, err := ParseAnswer(`{"perceptions":[{"character":"wren","event":"01JA","mode":"heard","text":"Tess wants it open."}],` +
+		`"relationships":[{"from":"Wren","to":"Mara","description":"the keeper's friend","event":"01JA"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := func(r Record) string {
+		for _, p := range r.Perceptions {
+			if p.Text == "Tess wants it open." {
+				return p.Character
+			}
+		}
+		return ""
+	}
+	r := Validate(in, a)
+	if len(r.Drops) != 0 || told(r) != "Wren (wren-png)" || len(r.Relationships) != 1 || r.Relationships[0].From != "Wren (wren-png)" {
+		t.Fatalf("record %+v: want Wren (wren-png)'s perception and relationship", r)
+	}
+	in.Cast = append(in.Cast, CastMember{Name: "Wren (wren-json)"})
+	if r := Validate(in, a); told(r) != "" || len(r.Drops) != 2 {
+		t.Errorf("with two members called Wren: Wren's perception went to %q, drops %v", told(r), r.Drops)
+	}
+}
