@@ -42,7 +42,8 @@ type Record struct {
 
 // Validate checks the answer against the batch item by item: ids it cites
 // were shown; perceptions only for cast members present at the event, or
-// told with the telling event in via; importance 1–10; story time never
+// told with the telling event in via; relationships only from a character
+// that perceived every event of the batch (see Witnessed); importance 1–10; story time never
 // runs backwards; texts within limits. A bad item is dropped with its
 // reason; the rest stands. The perceptions of the result are complete: the
 // default of every present cast member, replaced by the model's where it
@@ -231,12 +232,18 @@ func (v *validator) ledgerOf(l *Ledger) {
 func (v *validator) relationshipsOf(rs []Relationship) {
 	for i, r := range rs {
 		r.From, r.To = v.canon(r.From), v.canon(r.To)
-		_, shown := v.events[r.Event]
+		ev, shown := v.events[r.Event]
 		switch {
 		case !shown:
 			v.drop("relationships", i, "cites an event id that was not shown")
 		case !v.character(r.From) || !v.character(r.To) || r.From == r.To:
 			v.drop("relationships", i, "from and to must be two characters of the cast or players")
+		case !contains(ev.Present, r.From):
+			v.drop("relationships", i, "from was not present at event %s", ev.ID)
+		case !v.in.Witnessed(r.From):
+			// The description is the model's text, written from the
+			// whole batch: it may hold what from missed.
+			v.drop("relationships", i, "from missed an event of this batch")
 		case strings.TrimSpace(r.Description) == "" || RuneCount(r.Description) > MaxDescriptionRunes:
 			v.drop("relationships", i, "description empty or longer than %d characters", MaxDescriptionRunes)
 		default:
