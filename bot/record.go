@@ -220,7 +220,7 @@ func (p *Pipeline) readScene(ctx context.Context, cs chatState) *sceneRead {
 	r := &sceneRead{done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
-		r.sk, r.err = p.opt.Store.Scene(ctx, cs.chat.SpaceID, cs.speakerName())
+		r.sk, r.err = p.opt.Store.Scene(ctx, cs.chat.SpaceID, cs.chat.ID, cs.speakerName())
 	}()
 	return r
 }
@@ -239,20 +239,29 @@ func (p *Pipeline) addScene(cs chatState, rp replyPlan, sr *sceneRead, m *memory
 		return
 	}
 	name, sk := cs.speakerName(), sr.sk
-	// The ledger's open threads are the whole story's: a one-card chat's
-	// lead witnessed all of it, but in a scene a member who was away did
-	// not, so a scene's members get none of them (the ledger has no record
-	// of who perceived a thread).
+	// A one-card chat's lead witnessed the whole story, and the chat's
+	// ledger is its own; in a scene each member has its own ledger, changed
+	// only by the recorder batches it witnessed (a member that was away
+	// gets nothing the ledger learned meanwhile, its flags and threads
+	// included).
+	ledger := cs.ledger
+	if cs.scene() {
+		views := map[string]string{}
+		if sk.HasLedger {
+			views[name] = sk.Ledger
+		}
+		ledger = models.MemberLedger(cs.chat, models.CastMember{Name: name, CardID: cs.speakerCard()}, cs.ledger, views)
+	}
 	var threads []string
-	if !cs.scene() && cs.ledger != "" {
+	if ledger != "" {
 		var l record.Ledger
-		if json.Unmarshal([]byte(cs.ledger), &l) == nil {
+		if json.Unmarshal([]byte(ledger), &l) == nil {
 			threads = l.Threads
 		}
 	}
 	// BuildPrompt fits the resident summary into what the scene leaves of
 	// the envelope.
-	m.Scene = memory.Scene(memory.SceneInput{Language: m.Language, Ledger: cs.ledger, Character: name,
+	m.Scene = memory.Scene(memory.SceneInput{Language: m.Language, Ledger: ledger, Character: name,
 		Present: scenePresent(cs, name, rp.user), Relationships: sk.Relationships, Known: sk.Known, Threads: threads,
 		CardText: cs.card.Description + "\n" + cs.card.Scenario + "\n" + cs.card.FirstMes})
 }

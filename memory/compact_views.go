@@ -12,8 +12,8 @@ import (
 // A scene's compaction (DESIGN "Scenes": a character's view). Every
 // compaction cuts all views at one message; each member's part of the
 // range is the messages of it that the member perceived. Members whose
-// parts and previous summaries are the same share one scribe call and one
-// stored summary (a scene nobody left costs what a one-card chat does);
+// parts, previous summaries and own ledgers are the same share one scribe
+// call and one stored summary (a scene nobody left costs what a one-card chat does);
 // a member that perceived nothing of the range has its chain carried
 // forward to the cut with no call, so its next walk starts there however
 // long it was away. Views that once differed have different previous
@@ -26,6 +26,8 @@ type memberView struct {
 	branch models.Branch
 	turns  []Turn
 	plan   Plan
+	// ledger is the member's own ledger, the only one its scribe sees.
+	ledger string
 }
 
 // viewGroup is the members that share one summary of a compaction.
@@ -33,11 +35,16 @@ type viewGroup struct {
 	members []string
 	prev    *models.Summary
 	cut     []Turn
+	ledger  string
 }
 
 // loadViews reads every cast member's view (removed members too: when one
 // comes back its walk starts at the last cut, not where it left).
 func (s *Service) loadViews(ctx context.Context, chat models.Chat, cast []models.CastMember, manual bool) ([]memberView, error) {
+	ledgerOf, err := s.viewLedgers(ctx, chat)
+	if err != nil {
+		return nil, err
+	}
 	views := make([]memberView, 0, len(cast))
 	for _, m := range cast {
 		br, err := s.store.LoadView(ctx, chat.HeadID, m.Name)
@@ -45,7 +52,8 @@ func (s *Service) loadViews(ctx context.Context, chat models.Chat, cast []models
 			return nil, err
 		}
 		turns := TurnsOf(br.Uncovered)
-		views = append(views, memberView{name: m.Name, cardID: m.CardID, branch: br, turns: turns, plan: PlanCompaction(turns, s.cfg.Compact, manual)})
+		views = append(views, memberView{name: m.Name, cardID: m.CardID, branch: br, turns: turns, plan: PlanCompaction(turns, s.cfg.Compact, manual),
+			ledger: ledgerOf(m)})
 	}
 	return views, nil
 }
@@ -86,8 +94,8 @@ func indexOf(ids []string, id string) int {
 }
 
 // groupViews splits the members by what the cut at through gives each:
-// the same previous summary and the same perceived messages share one
-// summary. Members whose walk does not reach through (a cursor already
+// the same previous summary, the same perceived messages and the same own
+// ledger share one summary. Members whose walk does not reach through (a cursor already
 // past it) take no part.
 func groupViews(views []memberView, through string) []viewGroup {
 	var groups []viewGroup
@@ -104,9 +112,9 @@ func groupViews(views []memberView, through string) []viewGroup {
 			}
 			cut = append(cut, v.turns[i])
 		}
-		key := ""
+		key := Hash(v.ledger)
 		if v.branch.Summary != nil {
-			key = v.branch.Summary.ID
+			key += v.branch.Summary.ID
 		}
 		for _, t := range cut {
 			key += "|" + t.ID
@@ -116,7 +124,7 @@ func groupViews(views []memberView, through string) []viewGroup {
 			continue
 		}
 		index[key] = len(groups)
-		groups = append(groups, viewGroup{members: []string{v.name}, prev: v.branch.Summary, cut: cut})
+		groups = append(groups, viewGroup{members: []string{v.name}, prev: v.branch.Summary, cut: cut, ledger: v.ledger})
 	}
 	return groups
 }
@@ -132,10 +140,6 @@ func (s *Service) compactViews(ctx context.Context, chat models.Chat, cast []mod
 		return Result{Outcome: Skipped, Reason: reason}, nil
 	}
 	lang, _ := s.cardLanguage(ctx, chat.CardID)
-	ledger, err := s.store.Ledger(ctx, chat.ID)
-	if err != nil {
-		return Result{}, err
-	}
 	groups := groupViews(views, through)
 	out := make([]models.ViewSummary, 0, len(groups))
 	calls := 0
@@ -145,10 +149,11 @@ func (s *Service) compactViews(ctx context.Context, chat models.Chat, cast []mod
 			vs.PrevID, vs.Content, vs.Beats = g.prev.ID, g.prev.Content, g.prev.Beats
 		}
 		if len(g.cut) > 0 {
-			// Only what these members perceived goes to the scribe.
+			// Only what these members perceived goes to the scribe,
+			// their own ledger included.
 			userName := lastUserName(g.cut)
 			in := SummaryPromptInput{Language: lang, CharName: strings.Join(g.members, ", "), UserName: userName,
-				Transcript: Transcript(g.cut, strings.Join(g.members, ", "), userName), Ledger: ledger, PreviousSummary: vs.Content}
+				Transcript: Transcript(g.cut, strings.Join(g.members, ", "), userName), Ledger: g.ledger, PreviousSummary: vs.Content}
 			text, err := s.ask(ctx, KindCompact, lang, SummaryPrompt(in), func(a string) (string, error) { return ValidateSummary(lang, a) })
 			if err != nil {
 				return Result{}, err

@@ -11,10 +11,10 @@ import (
 )
 
 // A scene's recaps: each cast card keeps its own recap of the chat, written
-// from what its character perceived (its view's summary and messages), so
-// a later chat of that card learns nothing its character did not witness.
-// Members with the same view, previous recap and card language share one
-// call.
+// from what its character perceived (its view's summary and messages, its
+// own ledger), so a later chat of that card learns nothing its character
+// did not witness. Members with the same view, own ledger, previous recap
+// and card language share one call.
 
 // viewRecap is one member's part of a scene's recap job.
 type viewRecap struct {
@@ -23,11 +23,12 @@ type viewRecap struct {
 	turns  []Turn
 	fp     string
 	prev   string
+	ledger string
 }
 
 // viewFingerprint is the state a member's recap is written from: the last
-// message it perceived (else its summary), its summary and the ledger; a
-// member away while the chat went on owes no new recap.
+// message it perceived (else its summary), its summary and its own
+// ledger; a member away while the chat went on owes no new recap.
 func viewFingerprint(br models.Branch, ledger string) string {
 	last, sumID := "", ""
 	if br.Summary != nil {
@@ -42,7 +43,7 @@ func viewFingerprint(br models.Branch, ledger string) string {
 // owedRecaps lists the members whose recap is owed: a view that changed
 // since its card's recap, with turns or a summary to write from.
 func (s *Service) owedRecaps(ctx context.Context, chat models.Chat, cast []models.CastMember) ([]viewRecap, error) {
-	ledger, err := s.store.Ledger(ctx, chat.ID)
+	ledgerOf, err := s.viewLedgers(ctx, chat)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +53,8 @@ func (s *Service) owedRecaps(ctx context.Context, chat models.Chat, cast []model
 		if err != nil {
 			return nil, err
 		}
-		v := viewRecap{member: m, branch: br, turns: TurnsOf(br.Uncovered), fp: viewFingerprint(br, ledger)}
+		ledger := ledgerOf(m)
+		v := viewRecap{member: m, branch: br, turns: TurnsOf(br.Uncovered), fp: viewFingerprint(br, ledger), ledger: ledger}
 		if len(BeatStarts(v.turns)) == 0 && (br.Summary == nil || br.Summary.Content == "") {
 			continue
 		}
@@ -79,17 +81,13 @@ func (s *Service) recapViews(ctx context.Context, chat models.Chat, cast []model
 	if len(owed) == 0 {
 		return Result{Outcome: Skipped, Reason: ReasonUnchanged}, nil
 	}
-	ledger, err := s.store.Ledger(ctx, chat.ID)
-	if err != nil {
-		return Result{}, err
-	}
 	groups := map[string][]viewRecap{}
 	var keys []string
 	for _, v := range owed {
 		// A recap is written in its card's language, which its
 		// consolidation reads it in.
 		lang, _ := s.cardLanguage(ctx, v.member.CardID)
-		key := lang + "|" + Hash(v.prev)
+		key := lang + "|" + Hash(v.prev) + Hash(v.ledger)
 		if v.branch.Summary != nil {
 			key += v.branch.Summary.ID
 		}
@@ -113,7 +111,7 @@ func (s *Service) recapViews(ctx context.Context, chat models.Chat, cast []model
 		lang, _ := s.cardLanguage(ctx, first.member.CardID)
 		user := lastUserName(first.turns)
 		in := RecapPromptInput{Language: lang, CharName: strings.Join(names, ", "), UserName: user, ChatName: chat.Name,
-			Evidence: BuildEvidence(first.turns, names[0], user, s.cfg.RecapMaxChars), PreviousRecap: first.prev, Ledger: ledger}
+			Evidence: BuildEvidence(first.turns, names[0], user, s.cfg.RecapMaxChars), PreviousRecap: first.prev, Ledger: first.ledger}
 		if first.branch.Summary != nil {
 			in.Summary = first.branch.Summary.Content
 		}

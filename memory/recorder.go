@@ -88,6 +88,9 @@ func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string)
 	}
 	unalias(&rec, full)
 	inst := recordInstall(b, in, rec, cast)
+	if members != nil {
+		inst.Views = memberLedgers(b, in, rec, members)
+	}
 	s.castAliases(ctx, inst.Characters)
 	err = rs.InstallRecord(ctx, inst)
 	if errors.Is(err, models.ErrChatGone) {

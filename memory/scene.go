@@ -14,7 +14,9 @@ import (
 // recorder's ledger, who is present, and what the character itself knows.
 type SceneInput struct {
 	Language string
-	// Ledger is the chat's ledger snapshot (JSON); "" for none.
+	// Ledger is the character's own ledger snapshot (JSON): the chat's in
+	// a one-card chat, its view's in a scene (models.MemberLedger); "" for
+	// none.
 	Ledger string
 	// Character is the speaking character.
 	Character string
@@ -25,9 +27,8 @@ type SceneInput struct {
 	Relationships map[string]string
 	// Known are the places and exits it knows.
 	Known []string
-	// Threads are the open threads the character perceived. The ledger's
-	// own list is the whole story's, which a character who was away did
-	// not witness: it never reaches the view by itself.
+	// Threads are the open threads the character perceived (its own
+	// ledger's): the ledger's list never reaches the view by itself.
 	Threads []string
 	// CardText is the card's description and scenario: a present character
 	// it names keeps what the card says of them instead of "stranger".

@@ -104,6 +104,7 @@ type Store interface {
 	InstallViews(ctx context.Context, chatID, coversThroughID string, vs []models.ViewSummary) ([]models.Summary, error)
 	CardRecap(ctx context.Context, chatID, cardID string) (models.Recap, error)
 	Ledger(ctx context.Context, chatID string) (string, error)
+	ViewLedgers(ctx context.Context, chatID string) (map[string]string, error)
 	InstallSummary(ctx context.Context, chatID, prevSummaryID, coversThroughID, content string, beats int) (models.Summary, error)
 	Recap(ctx context.Context, chatID string) (models.Recap, error)
 	InstallRecap(ctx context.Context, r models.Recap) error

@@ -293,7 +293,7 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tom
 			where string
 		}{
 			{&Message{}, "chat_id = ?"}, {&Summary{}, "chat_id = ?"}, {&SummaryMember{}, "chat_id = ?"}, {&Recap{}, "chat_id = ?"},
-			{&MemoryChunk{}, "chat_id = ?"}, {&Ledger{}, "chat_id = ?"}, {&ChatLore{}, "chat_id = ?"}, {&JobRecord{}, "key = ?"}, {&Chat{}, "id = ?"},
+			{&MemoryChunk{}, "chat_id = ?"}, {&Ledger{}, "chat_id = ?"}, {&LedgerView{}, "chat_id = ?"}, {&ChatLore{}, "chat_id = ?"}, {&JobRecord{}, "key = ?"}, {&Chat{}, "id = ?"},
 		} {
 			if err := tx.Where(del.where, chatID).Delete(del.model).Error; err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -34,7 +35,9 @@ type RecordBatch struct {
 	// Present maps a message id to the characters present at it.
 	Present map[string][]string
 	// Ledger is the chat's ledger snapshot ("" for none).
-	Ledger   string
+	Ledger string
+	// Views are the scene members' own ledgers by name (ViewLedgers).
+	Views    map[string]string
 	Threads  []Thread
 	Entities []Entity
 	// LastDay and LastMinute are the latest story time already recorded.
@@ -106,8 +109,10 @@ func (s *Store) RecordBatch(ctx context.Context, chatID string) (RecordBatch, er
 	if err := db.Where("message_id IN ? AND sealed = ?", ids, false).Order("seq, message_id, ord").Find(&b.Events).Error; err != nil {
 		return b, fmt.Errorf("models: record batch of chat %s: %w", chatID, err)
 	}
+	// Only who perceived a message was present at it: a player carried past
+	// a whisper, or a member away from it, saw none of its events.
 	var pres []Presence
-	if err := db.Where("message_id IN ?", ids).Order("character_name").Find(&pres).Error; err != nil {
+	if err := db.Where("message_id IN ? AND perceived = ?", ids, true).Order("character_name").Find(&pres).Error; err != nil {
 		return b, fmt.Errorf("models: record batch of chat %s: %w", chatID, err)
 	}
 	b.Present = map[string][]string{}
@@ -126,6 +131,14 @@ func (s *Store) recordContext(db *gorm.DB, b *RecordBatch) error {
 		return err
 	}
 	b.Ledger = l.Snapshot
+	var views []LedgerView
+	if err := db.Where("chat_id = ?", b.Chat.ID).Find(&views).Error; err != nil {
+		return err
+	}
+	b.Views = make(map[string]string, len(views))
+	for _, v := range views {
+		b.Views[v.Character] = v.Snapshot
+	}
 	if err := db.Where("chat_id = ? AND open = ?", b.Chat.ID, true).Order("id").Find(&b.Threads).Error; err != nil {
 		return err
 	}
@@ -162,7 +175,10 @@ type RecordInstall struct {
 	// Resolve maps a thread id to the event that resolved it.
 	Resolve map[string]string
 	// Ledger is the new ledger snapshot; nil keeps the old.
-	Ledger        *string
+	Ledger *string
+	// Views are the scene members' new ledgers by name (LedgerView); a
+	// member left out keeps its row.
+	Views         map[string]string
 	Entities      []Entity
 	Relationships []Relationship
 	// Knowledge edges name their entity in EntityID until installed.
@@ -214,6 +230,9 @@ func (s *Store) InstallRecord(ctx context.Context, r RecordInstall) error {
 				return err
 			}
 		}
+		if err := installViews(tx, r, now); err != nil {
+			return err
+		}
 		if err := installWorld(tx, r, now); err != nil {
 			return err
 		}
@@ -231,6 +250,20 @@ func (s *Store) InstallRecord(ctx context.Context, r RecordInstall) error {
 		s.log.Warn("index record: terms stay owed", "chat_id", r.ChatID, "err", err)
 	}
 	return nil
+}
+
+// installViews writes the members' ledgers of a record.
+func installViews(tx *gorm.DB, r RecordInstall, now time.Time) error {
+	if len(r.Views) == 0 {
+		return nil
+	}
+	rows := make([]LedgerView, 0, len(r.Views))
+	for name, snap := range r.Views {
+		rows = append(rows, LedgerView{ChatID: r.ChatID, Character: FitName(name, NameSize), Snapshot: snap, UpdatedAt: now})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Character < rows[j].Character })
+	return tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "chat_id"}, {Name: "character_name"}},
+		DoUpdates: clause.AssignmentColumns([]string{"snapshot", "updated_at"})}).Create(&rows).Error
 }
 
 // createAll inserts each non-empty slice of rows in batches.
@@ -361,26 +394,33 @@ func mapValues(m map[string]string) []string {
 	return out
 }
 
-// SceneKnowledge is what a character brings to a scene beyond the ledger:
-// its own relationships (to → description) and the places and exits it
-// knows.
+// SceneKnowledge is what a character brings to a scene: its own
+// relationships (to → description), the places and exits it knows, and
+// its own ledger of the chat when it has one (LedgerView).
 type SceneKnowledge struct {
 	Relationships map[string]string
 	Known         []string
+	// Ledger is the character's own ledger of the chat; HasLedger is false
+	// when it has none (see MemberLedger).
+	Ledger    string
+	HasLedger bool
 }
 
-// sceneSQL reads a character's relationships and the places and exits it
-// knows in one round trip.
+// sceneSQL reads a character's relationships, the places and exits it
+// knows and its own ledger of a chat in one round trip.
 const sceneSQL = `SELECT 'rel', to_name, description FROM relationships WHERE space_id = ? AND from_name = ?
 UNION ALL
 SELECT 'known', e.name, e.kind FROM knowledge_edges k JOIN entities e ON e.id = k.entity_id
-WHERE k.space_id = ? AND k.character_name = ? AND e.kind IN ('place', 'exit')`
+WHERE k.space_id = ? AND k.character_name = ? AND e.kind IN ('place', 'exit')
+UNION ALL
+SELECT 'ledger', character_name, snapshot FROM ledger_views WHERE chat_id = ? AND character_name = ?`
 
-// Scene reads what character knows in its space for a turn's scene: one
-// query.
-func (s *Store) Scene(ctx context.Context, spaceID, character string) (SceneKnowledge, error) {
+// Scene reads what character knows in its space, and its own ledger of
+// the chat, for a turn's scene: one query.
+func (s *Store) Scene(ctx context.Context, spaceID, chatID, character string) (SceneKnowledge, error) {
 	out := SceneKnowledge{Relationships: map[string]string{}}
-	rows, err := s.db.WithContext(ctx).Raw(sceneSQL, spaceID, character, spaceID, character).Rows()
+	character = FitName(character, NameSize)
+	rows, err := s.db.WithContext(ctx).Raw(sceneSQL, spaceID, character, spaceID, character, chatID, character).Rows()
 	if err != nil {
 		return out, fmt.Errorf("models: scene of %s: %w", character, err)
 	}
@@ -390,9 +430,12 @@ func (s *Store) Scene(ctx context.Context, spaceID, character string) (SceneKnow
 		if err := rows.Scan(&kind, &name, &text); err != nil {
 			return out, fmt.Errorf("models: scene of %s: %w", character, err)
 		}
-		if kind == "rel" {
+		switch kind {
+		case "rel":
 			out.Relationships[name] = text
-		} else {
+		case "ledger":
+			out.Ledger, out.HasLedger = text, true
+		default:
 			out.Known = append(out.Known, name)
 		}
 	}

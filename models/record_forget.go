@@ -88,6 +88,8 @@ func mentionedBy(tx *gorm.DB, chat Chat, name string) (string, error) {
 	queries := []*gorm.DB{
 		tx.Model(&Ledger{}).Where("chat_id IN (?) AND snapshot LIKE ?",
 			tx.Model(&Chat{}).Select("id").Where("space_id = ? AND id <> ?", chat.SpaceID, chat.ID), pattern),
+		tx.Model(&LedgerView{}).Where("chat_id IN (?) AND snapshot LIKE ?",
+			tx.Model(&Chat{}).Select("id").Where("space_id = ? AND id <> ?", chat.SpaceID, chat.ID), pattern),
 		tx.Model(&Event{}).Where("space_id = ? AND chat_id <> ? AND (actor = ? OR about LIKE ?)", chat.SpaceID, chat.ID, name, pattern),
 		tx.Model(&Relationship{}).Where("space_id = ? AND chat_id <> ? AND (from_name = ? OR to_name = ?)", chat.SpaceID, chat.ID, name, name),
 	}

@@ -24,8 +24,10 @@ type RecordView struct {
 	Relationships []Relationship          `json:"relationships"`
 	Knowledge     []KnownThing            `json:"knowledge"`
 	Ledgers       []Ledger                `json:"ledgers"`
-	Events        int64                   `json:"events"`
-	Unsealed      int64                   `json:"unsealed_events"`
+	// LedgerViews are the scene members' own ledgers.
+	LedgerViews []LedgerView `json:"ledger_views"`
+	Events      int64        `json:"events"`
+	Unsealed    int64        `json:"unsealed_events"`
 	// Runs is the last recorder run of each chat: written (with the items
 	// it dropped and why), skipped, or failed and owed.
 	Runs []JobRecord `json:"recorder_runs"`
@@ -49,6 +51,9 @@ func (s *Store) RecordView(ctx context.Context, cardID, spaceID string) (RecordV
 				Joins("JOIN entities e ON e.id = k.entity_id").Where("k.space_id = ?", spaceID).Order("k.character_name, e.name").Scan(&v.Knowledge).Error
 		},
 		func() error { return db.Where("chat_id IN (?)", chats).Order("chat_id").Find(&v.Ledgers).Error },
+		func() error {
+			return db.Where("chat_id IN (?)", chats).Order("chat_id, character_name").Find(&v.LedgerViews).Error
+		},
 		func() error { return db.Model(&Event{}).Where("chat_id IN (?)", chats).Count(&v.Events).Error },
 		func() error {
 			return db.Model(&Event{}).Where("chat_id IN (?) AND sealed = ?", chats, false).Count(&v.Unsealed).Error

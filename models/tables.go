@@ -207,7 +207,7 @@ type Setting struct {
 func All() []any {
 	return append([]any{
 		&Card{}, &Space{}, &Channel{}, &Chat{}, &Message{}, &Summary{}, &Recap{},
-		&ManifestEntry{}, &Handbook{}, &ResidentSummary{}, &MemoryHistory{}, &Ledger{},
+		&ManifestEntry{}, &Handbook{}, &ResidentSummary{}, &MemoryHistory{}, &Ledger{}, &LedgerView{},
 		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{}, &ChatLore{}, &CastMember{}, &SummaryMember{},
 	}, append(append(append(recordTables(), beliefTables()...), recallTables()...), vectorTables()...)...)
 }

@@ -1,8 +1,10 @@
 package memorytest
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -28,7 +30,11 @@ import (
 // graded with eval.Score, as a judge following the rubric would.
 type Faithful struct {
 	Factless bool
-	Next     func(openaitest.Request) openaitest.Answer
+	// LedgerFacts makes its summaries and recaps also keep the flags of
+	// the ledger snapshot they were given, as facts: a scribe that trusts
+	// its helper, so a ledger that reaches the wrong view shows.
+	LedgerFacts bool
+	Next        func(openaitest.Request) openaitest.Answer
 
 	mu     sync.Mutex
 	counts map[string]int
@@ -151,6 +157,7 @@ func (f *Faithful) summary(req openaitest.Request) string {
 				facts = append(facts, "- "+l)
 			}
 		}
+		facts = append(facts, f.ledgerFacts(user)...)
 	}
 	none, scene := "- (nothing kept)", "The story goes on."
 	if lang == "zh" {
@@ -186,6 +193,9 @@ func (f *Faithful) recap(req openaitest.Request, n int) string {
 			facts = append(facts, "- "+l)
 		}
 	}
+	// The ledger's facts first: consolidation keeps a recap's first facts
+	// when the resident runs out of room.
+	facts = append(f.ledgerFacts(user), facts...)
 	established := "- none"
 	if len(facts) > 0 {
 		established = strings.Join(dedupe(facts), "\n")
@@ -221,4 +231,34 @@ func (f *Faithful) consolidate(req openaitest.Request) string {
 		}
 	}
 	return text + add.String()
+}
+
+// ledgerLine is a ledger snapshot on a line of its own, as the summary
+// and recap prompts attach it.
+var ledgerLine = regexp.MustCompile(`(?m)^\{.*\}$`)
+
+// ledgerFacts lists the flags of the ledger snapshot in a prompt's user
+// message as facts, with LedgerFacts.
+func (f *Faithful) ledgerFacts(user string) []string {
+	if !f.LedgerFacts {
+		return nil
+	}
+	var out []string
+	for _, m := range ledgerLine.FindAllString(user, -1) {
+		var l struct {
+			Flags map[string]string `json:"flags"`
+		}
+		if json.Unmarshal([]byte(m), &l) != nil {
+			continue
+		}
+		keys := make([]string, 0, len(l.Flags))
+		for k := range l.Flags {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, fmt.Sprintf("- %s: %s", k, l.Flags[k]))
+		}
+	}
+	return out
 }

@@ -42,13 +42,15 @@ type Record struct {
 
 // Validate checks the answer against the batch item by item: ids it cites
 // were shown; perceptions only for cast members present at the event, or
-// told with the telling event in via; importance 1–10; story time never
-// runs backwards; texts within limits. A bad item is dropped with its
+// told with the telling event in via; relationships, and knowledge of an
+// entity new in the answer, only for a character that perceived every
+// event of the batch (see Witnessed): their texts are the model's, written
+// from all of it; importance 1–10; story time never runs backwards; texts within limits. A bad item is dropped with its
 // reason; the rest stands. The perceptions of the result are complete: the
 // default of every present cast member, replaced by the model's where it
 // differs.
 func Validate(in Input, a Answer) Record {
-	v := validator{in: in, events: in.events(), turns: in.turns(), cast: in.cast(), known: map[string]bool{}}
+	v := validator{in: in, events: in.events(), turns: in.turns(), cast: in.cast(), known: map[string]bool{}, fresh: map[string]bool{}}
 	for _, e := range in.Entities {
 		v.known[strings.ToLower(e.Name)] = true
 	}
@@ -71,7 +73,10 @@ type validator struct {
 	turns  map[int]bool
 	cast   map[string]bool
 	known  map[string]bool
-	out    Record
+	// fresh are the entities new in this answer: their names are the
+	// model's text, written from the whole batch.
+	fresh map[string]bool
+	out   Record
 }
 
 func (v *validator) drop(section string, i int, format string, args ...any) {
@@ -147,6 +152,9 @@ func (v *validator) entitiesOf(es []Entity) {
 		case !entityKinds[e.Kind]:
 			v.drop("entities", i, "kind is not place, item, exit or lore")
 		default:
+			if !v.known[strings.ToLower(e.Name)] {
+				v.fresh[strings.ToLower(e.Name)] = true
+			}
 			v.known[strings.ToLower(e.Name)] = true
 			v.out.Entities = append(v.out.Entities, e)
 		}
@@ -231,12 +239,18 @@ func (v *validator) ledgerOf(l *Ledger) {
 func (v *validator) relationshipsOf(rs []Relationship) {
 	for i, r := range rs {
 		r.From, r.To = v.canon(r.From), v.canon(r.To)
-		_, shown := v.events[r.Event]
+		ev, shown := v.events[r.Event]
 		switch {
 		case !shown:
 			v.drop("relationships", i, "cites an event id that was not shown")
 		case !v.character(r.From) || !v.character(r.To) || r.From == r.To:
 			v.drop("relationships", i, "from and to must be two characters of the cast or players")
+		case !contains(ev.Present, r.From):
+			v.drop("relationships", i, "from was not present at event %s", ev.ID)
+		case !v.in.Witnessed(r.From):
+			// The description is the model's text, written from the
+			// whole batch: it may hold what from missed.
+			v.drop("relationships", i, "from missed an event of this batch")
 		case strings.TrimSpace(r.Description) == "" || RuneCount(r.Description) > MaxDescriptionRunes:
 			v.drop("relationships", i, "description empty or longer than %d characters", MaxDescriptionRunes)
 		default:
@@ -258,6 +272,8 @@ func (v *validator) knowledgeOf(ks []Knowledge) {
 			v.drop("knowledge", i, "character was not present at event %s", ev.ID)
 		case !v.known[strings.ToLower(k.Entity)]:
 			v.drop("knowledge", i, "entity is neither known nor new in this answer")
+		case v.fresh[strings.ToLower(k.Entity)] && !v.in.Witnessed(k.Character):
+			v.drop("knowledge", i, "entity is new in this batch, of which the character missed an event")
 		default:
 			v.out.Knowledge = append(v.out.Knowledge, k)
 		}

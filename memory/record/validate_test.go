@@ -64,10 +64,12 @@ func TestValidateDropsEachBadItemWithItsReason(t *testing.T) {
 		{"a ledger too large", `{"ledger":{"flags":{"k":"` + strings.Repeat("y", MaxLedgerRunes) + `"}}}`, "ledger is"},
 		{"a new entity", `{"entities":[{"name":"the brass key","kind":"item"}]}`, ""},
 		{"an entity of an unknown kind", `{"entities":[{"name":"the brass key","kind":"thing"}]}`, "kind is not place"},
-		{"a relationship", `{"relationships":[{"from":"Mara","to":"Tess","description":"a stranger who asks too much","event":"01JA"}]}`, ""},
+		{"a relationship", `{"relationships":[{"from":"Tess","to":"Mara","description":"a stranger who asks too much","event":"01JA"}]}`, ""},
+		{"a relationship from a character absent at its event", `{"relationships":[{"from":"Elias","to":"Tess","description":"owes her a drink","event":"01JA"}]}`, "was not present"},
+		{"a relationship from a character that missed part of the batch", `{"relationships":[{"from":"Mara","to":"Tess","description":"a stranger who asks too much","event":"01JA"}]}`, "missed an event"},
 		{"a relationship with itself", `{"relationships":[{"from":"Mara","to":"Mara","description":"x","event":"01JA"}]}`, "two characters"},
 		{"knowledge of a known entity", `{"knowledge":[{"character":"Mara","entity":"the west gate","event":"01JB"}]}`, ""},
-		{"knowledge of an entity new in the answer", `{"entities":[{"name":"the brass key","kind":"item"}],"knowledge":[{"character":"Mara","entity":"the brass key","event":"01JB"}]}`, ""},
+		{"knowledge of an entity new in a batch the character missed part of", `{"entities":[{"name":"the brass key","kind":"item"}],"knowledge":[{"character":"Mara","entity":"the brass key","event":"01JB"}]}`, "missed an event"},
 		{"knowledge of an unknown entity", `{"knowledge":[{"character":"Mara","entity":"the moon door","event":"01JB"}]}`, "neither known nor new"},
 		{"knowledge for an absent character", `{"knowledge":[{"character":"Elias","entity":"the west gate","event":"01JB"}]}`, "was not present"},
 	}
@@ -88,6 +90,22 @@ func TestValidateDropsEachBadItemWithItsReason(t *testing.T) {
 				t.Fatalf("drops = %v, want one with %q", r.Drops, tt.want)
 			}
 		})
+	}
+}
+
+// TestKnowledgeOfANewEntity: a cast member that perceived every event of
+// the batch may know a thing the answer introduces; one that missed an
+// event may not (TestValidateDropsEachBadItemWithItsReason).
+func TestKnowledgeOfANewEntity(t *testing.T) {
+	t.Parallel()
+	in := batch()
+	in.Events = in.Events[:2]
+	a, err := ParseAnswer(`{"entities":[{"name":"the brass key","kind":"item"}],"knowledge":[{"character":"Mara","entity":"the brass key","event":"01JB"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := Validate(in, a); len(r.Drops) != 0 || len(r.Knowledge) != 1 {
+		t.Errorf("drops %v, knowledge %v: want Mara to know the key", r.Drops, r.Knowledge)
 	}
 }
 
