@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -79,6 +80,51 @@ func (r *playersRig) exec(t *testing.T, id, name, line string) []string {
 		t.Fatalf("%s: %v", line, err)
 	}
 	return s.notices
+}
+
+// TestPersonaRefusesTakenNames: in a scene channel, /persona refuses the
+// name or nickname of a cast member and the persona or display name of
+// another player who spoke there, whatever the case, width or spacing
+// (Unicode case folding: WEISS is Weiß), and stores nothing; a free name is
+// saved, and a player may set their own name again.
+func TestPersonaRefusesTakenNames(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newPlayersRig(t, b.dsn)
+			ctx := context.Background()
+			if got := r.exec(t, "bob", "Bob", "/persona Brannoc | A ferry hand."); len(got) != 1 || got[0] != "Persona saved: Brannoc" {
+				t.Fatalf("Bob's /persona Brannoc = %q, want it saved", got)
+			}
+			r.say(t, "bob", "Bob", "Maren, may I warm my hands?")
+			tests := []struct{ line, taken string }{
+				{"/persona Maren | The keeper of the lamp.", "character"},
+				{"/persona   mAREN   ", "character"},
+				{"/persona Ｍａｒｅｎ | full width", "character"},
+				{"/persona WEISS | her nickname, folded", "character"},
+				{"/persona 苏砚 | 茶馆老板", "character"},
+				{"/persona brannoc | Bob's persona", "player"},
+				{"/persona BOB | Bob's display name", "player"},
+			}
+			for _, tt := range tests {
+				got := r.exec(t, "ada", "Ada", tt.line)
+				if len(got) != 1 || !strings.Contains(got[0], "choose another name") || !strings.Contains(got[0], tt.taken) {
+					t.Errorf("%s = %q, want a refusal naming a %s", tt.line, got, tt.taken)
+				}
+				if per, err := r.st.Persona(ctx, "discord:ada"); !errors.Is(err, models.ErrNotFound) {
+					t.Errorf("after %s Ada's persona is %+v (err %v), want none stored", tt.line, per, err)
+				}
+			}
+			if got := r.exec(t, "ada", "Ada", "/persona Adalind | A cartographer."); len(got) != 1 || got[0] != "Persona saved: Adalind" {
+				t.Errorf("/persona Adalind = %q, want it saved", got)
+			}
+			if per, err := r.st.Persona(ctx, "discord:ada"); err != nil || per.Name != "Adalind" {
+				t.Errorf("Ada's persona = %+v (err %v), want Adalind", per, err)
+			}
+			if got := r.exec(t, "bob", "Bob", "/persona brannoc | A ferry hand in gloves."); len(got) != 1 || got[0] != "Persona saved: brannoc" {
+				t.Errorf("Bob setting his own name again = %q, want it saved", got)
+			}
+		})
+	}
 }
 
 // TestGroupPromptKeepsOtherPersonasOutOfSystem: eight players with
