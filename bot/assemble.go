@@ -44,7 +44,7 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 	rec := p.recallFor(ctx, cs, br, pre.recall)
 	tl := p.lore(ctx, cs, br, rp)
 	m := p.material(cs, br, rp, tl)
-	m.Card.Players = p.otherPlayers(ctx, cs, rp)
+	m.Players = p.otherPlayers(ctx, cs, rp)
 	p.addScene(cs, rp, pre.scene, &m)
 	keep := p.addRecall(ctx, rec, cs, br, pre.branch, &m)
 	if limit, ok := p.promptLimit(); ok {
@@ -272,8 +272,8 @@ func personaOf(in Inbound, per models.Persona, ok bool) (name, description strin
 
 // otherPlayers gathers the personas of the players present at the reply's
 // parent besides the user it answers (rp.user): the players who spoke in
-// the chat and whom the presence rows list there, in the order they first
-// spoke. A player's presence carries the name they spoke under, their
+// the chat and whom the presence rows list there, the one who spoke last
+// first (memory keeps the most recent few, capped). A player's presence carries the name they spoke under, their
 // persona's or their display name, so either finds them. A direct chat has
 // one player and costs no query; a group chat where only rp.user is
 // present costs one. A failure is logged and leaves them out.
@@ -322,7 +322,7 @@ func (p *Pipeline) otherPlayers(ctx context.Context, cs chatState, rp replyPlan)
 		}
 		seen[a.ID] = true
 		if desc != "" {
-			out = append(out, memory.Player{Name: name, Persona: desc})
+			out = append(out, memory.Player{Name: name, Persona: desc, Shown: a.Name})
 		}
 	}
 	return out

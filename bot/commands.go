@@ -251,6 +251,15 @@ func (p *Pipeline) cmdPersona(ctx context.Context, in Inbound, args string, sink
 		}
 		return sink.Notice(ctx, "The name may have at most 60 characters and the description 2000.")
 	}
+	if name != "" {
+		refusal, err := p.personaRefusal(ctx, in, lang, name)
+		if err != nil {
+			return p.internal(ctx, sink, "persona", err)
+		}
+		if refusal != "" {
+			return sink.Notice(ctx, refusal)
+		}
+	}
 	if err := p.opt.Store.SetPersona(ctx, models.Persona{UserKey: in.UserKey(), Name: storable(name), Description: storable(desc)}); err != nil {
 		return p.internal(ctx, sink, "persona", err)
 	}

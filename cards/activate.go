@@ -2,6 +2,7 @@ package cards
 
 import (
 	"cmp"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -278,13 +279,29 @@ func (a *activation) keysMatch(c *candidate, h *haystack) bool {
 }
 
 // match applies one key; a key with macros ({{char}}, {{user}}) is
-// expanded for this turn first.
+// expanded for this turn first (expandKey).
 func (a *activation) match(m matcher, h *haystack) bool {
 	if m.macro == "" || a.sc.Expand == nil {
 		return m.match(h)
 	}
-	x, ok := compileKey(a.sc.Expand(m.macro), m.caseSensitive, m.wholeWords)
+	x, ok := a.expandKey(m)
 	return ok && x.match(h)
+}
+
+// expandKey compiles the key of m, written with macros, as this turn
+// expands them. A macro's value is data, never key syntax: in a
+// /pattern/flags key each value is quoted, so that a player named ".*" or
+// "a|b" matches only that name, and a literal key stays literal whatever
+// its macros give (a name like "/.*/" is no pattern).
+func (a *activation) expandKey(m matcher) (matcher, bool) {
+	if pattern, flags, ok := regexKey(m.macro); ok {
+		return compileKey("/"+expandQuoted(pattern, a.sc.Expand, regexp.QuoteMeta)+"/"+flags, m.caseSensitive, m.wholeWords)
+	}
+	key := strings.TrimSpace(a.sc.Expand(m.macro))
+	if key == "" {
+		return matcher{}, false
+	}
+	return compileLiteral(key, m.caseSensitive, m.wholeWords), true
 }
 
 // groupWinners keeps one entry per inclusion group: none when the group

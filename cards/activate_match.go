@@ -61,6 +61,11 @@ func compileText(key string, caseSensitive, wholeWords bool) matcher {
 		m.needs, m.needFold = requiredLiterals(re.String())
 		return m
 	}
+	return compileLiteral(key, caseSensitive, wholeWords)
+}
+
+// compileLiteral compiles a key as a literal, whatever it looks like.
+func compileLiteral(key string, caseSensitive, wholeWords bool) matcher {
 	m := matcher{key: key, caseSensitive: caseSensitive}
 	if !caseSensitive {
 		m.key = strings.ToLower(key)
@@ -83,26 +88,33 @@ func compileText(key string, caseSensitive, wholeWords bool) matcher {
 	return m
 }
 
-// keyRegexp compiles a /pattern/flags key, or returns nil.
-func keyRegexp(key string) *regexp.Regexp {
+// regexKey splits a /pattern/flags key into its pattern and flags; ok is
+// false for any other key.
+func regexKey(key string) (pattern, flags string, ok bool) {
 	if len(key) < 3 || key[0] != '/' {
-		return nil
+		return "", "", false
 	}
 	end := strings.LastIndexByte(key, '/')
 	if end <= 0 {
+		return "", "", false
+	}
+	flags = key[end+1:]
+	if strings.Trim(flags, "ismguy") != "" {
+		return "", "", false
+	}
+	return key[1:end], flags, true
+}
+
+// keyRegexp compiles a /pattern/flags key, or returns nil.
+func keyRegexp(key string) *regexp.Regexp {
+	pattern, flags, ok := regexKey(key)
+	if !ok {
 		return nil
 	}
-	pattern, flags := key[1:end], key[end+1:]
 	var goFlags string
 	for _, f := range flags {
-		switch f {
-		case 'i', 's', 'm':
-			if !strings.ContainsRune(goFlags, f) {
-				goFlags += string(f)
-			}
-		case 'g', 'u', 'y':
-		default:
-			return nil
+		if f != 'g' && f != 'u' && f != 'y' && !strings.ContainsRune(goFlags, f) {
+			goFlags += string(f)
 		}
 	}
 	if goFlags != "" {

@@ -269,3 +269,37 @@ func TestActivateKeysWithMacros(t *testing.T) {
 		t.Errorf("without an expander the key is literal: got %q, want %q", got, want)
 	}
 }
+
+// TestActivateMacroValuesInKeysStayData: a persona name is data in a key.
+// In a /pattern/ key it matches only itself, however it reads as a
+// regular expression (".*", "a|b"), nested in another macro or in angle
+// brackets; in a literal key it stays literal even when it looks like a
+// pattern ("/.*/"). The name written out fires each entry: the control.
+func TestActivateMacroValuesInKeysStayData(t *testing.T) {
+	t.Parallel()
+	b := book(t, `{"entries":[`+
+		`{"uid":0,"key":["/{{user}} opens the vault/i"],"content":"vault"},`+
+		`{"uid":1,"key":["{{user}}"],"content":"named"},`+
+		`{"uid":2,"key":["/{{random::{{user}}}} knocks/"],"content":"knock"},`+
+		`{"uid":3,"key":["/{{char}} bows to <user>/"],"content":"bow"}]}`)
+	tests := []struct {
+		user, text string
+		want       []string
+	}{
+		{".*", "Someone opens the vault; Bob knocks; Maren bows to Bob.", nil},
+		{".*", ".* opens the vault.", []string{"vault", "named"}},
+		{".*", ".* knocks, then Maren bows to .*.", []string{"named", "knock", "bow"}},
+		{"a|b", "Bob opens the vault.", nil},
+		{"a|b", "A|B opens the vault.", []string{"vault", "named"}},
+		{"/.*/", "Nobody here at all.", nil},
+		{"/.*/", "They call me /.*/ here.", []string{"named"}},
+		{"Ada", "Ada opens the vault.", []string{"vault", "named"}},
+	}
+	for _, tt := range tests {
+		env := &Env{Char: "Maren", User: tt.user}
+		got := contents(Activate([]*Book{b}, Scan{Messages: []string{tt.text}, Expand: env.Expand}, State{Turn: 1}))
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("user %q, text %q: got entries %q, want %q", tt.user, tt.text, got, tt.want)
+		}
+	}
+}

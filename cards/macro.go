@@ -80,6 +80,45 @@ func (e *Env) Expand(text string) string {
 	return e.expand(text, 0)
 }
 
+// expandQuoted expands the macros of text one at a time with expand and
+// passes each value through quote, leaving the text between them as
+// written. A regular expression's pattern takes macro values as literals
+// that way (quote = regexp.QuoteMeta). A macro nested in another is quoted
+// once, with the value of the outer one.
+func expandQuoted(text string, expand, quote func(string) string) string {
+	var out strings.Builder
+	for {
+		start, end := nextMacro(text)
+		if start < 0 {
+			out.WriteString(text)
+			return out.String()
+		}
+		out.WriteString(text[:start])
+		out.WriteString(quote(expand(text[start:end])))
+		text = text[end:]
+	}
+}
+
+// angleNames are the older macros written in angle brackets.
+var angleNames = []string{"<USER>", "<BOT>", "<CHAR>", "<user>", "<bot>", "<char>"}
+
+// nextMacro returns where text's first macro starts and ends: a {{…}} with
+// the macros nested in it, or an angle-bracket name; -1, -1 when none.
+func nextMacro(text string) (start, end int) {
+	start, end = -1, -1
+	if i := strings.Index(text, "{{"); i >= 0 {
+		if j := closing(text, i+2); j >= 0 {
+			start, end = i, j+2
+		}
+	}
+	for _, name := range angleNames {
+		if i := strings.Index(text, name); i >= 0 && (start < 0 || i < start) {
+			start, end = i, i+len(name)
+		}
+	}
+	return start, end
+}
+
 func angleMacros(char, user string) *strings.Replacer {
 	return strings.NewReplacer("<USER>", user, "<BOT>", char, "<CHAR>", char, "<user>", user, "<bot>", char, "<char>", char)
 }

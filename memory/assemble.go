@@ -66,6 +66,10 @@ type AssembleInput struct {
 	// NameUsers prefixes each user message with its author's name, for
 	// channels where several people play.
 	NameUsers bool
+	// Players are the other players present, most recent speaker first:
+	// a capped note on their personas stands before the history
+	// (playersNote); none in a one-player chat.
+	Players []Player
 	// Injections go into the history at their depth: Depth messages from
 	// its end (0: after the last one).
 	Injections []Injection
@@ -93,7 +97,7 @@ type Injection struct {
 
 // Assemble builds the prompt in DESIGN order: system (character, conventions,
 // lore), the "previously" message when there is a summary or a resident
-// summary, the live branch, and last, just before the messages new to the
+// summary, the note on the other players present, the live branch, and last, just before the messages new to the
 // speaking character (NewMessages), what changes every turn (scene and
 // recall), so that everything before it is the same prefix turn after turn.
 func Assemble(in AssembleInput) []Message {
@@ -113,6 +117,9 @@ func Assemble(in AssembleInput) []Message {
 	msgs = append(msgs, Message{Role: RoleSystem, Content: sys.String()})
 	if p := Previously(in.Language, in.Summary, in.Resident); p != "" {
 		msgs = append(msgs, Message{Role: RoleUser, Content: p})
+	}
+	if n := playersNote(in.Language, in.Players); n != "" {
+		msgs = append(msgs, Message{Role: RoleUser, Content: n})
 	}
 	at := injectionsAt(injections, len(in.History))
 	fresh := NewMessages(in.History)

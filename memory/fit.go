@@ -14,8 +14,9 @@ type Fit struct {
 	// Dropped counts the history messages left out, oldest first.
 	Dropped int
 	// Shortened is true when more than old beats went: messages of the last
-	// keep beats, or the lore, scene, recall, resident or chat summary. The user
-	// should hear that this reply did not see all of the recent story.
+	// keep beats, or the lore, scene, recall, players note, resident or chat
+	// summary. The user should hear that this reply did not see all of the
+	// recent story.
 	Shortened bool
 	// EndScene is the scene the prompt sends at its end: "" when it sends
 	// none there (none, left out for room, or kept in place, KeptSceneAt).
@@ -25,8 +26,8 @@ type Fit struct {
 // FitPrompt assembles in and, while count says the prompt is over limit,
 // leaves out as little as it can, in this order: the oldest beats (never the
 // last keep); then the oldest remaining messages, one by one, down to the
-// last one (the message being answered); then the lore, scene and recall, the
-// resident summary and the chat summary. Fewer messages never count more,
+// last one (the message being answered); then the lore, scene, recall and
+// players note, the resident summary and the chat summary. Fewer messages never count more,
 // so each step searches for its smallest cut in O(log n) counts. It returns
 // ErrNoFit when nothing is left to leave out.
 func FitPrompt(in AssembleInput, keep int, count func([]Message) int, limit int) (Fit, error) {
@@ -64,7 +65,7 @@ func FitPrompt(in AssembleInput, keep int, count func([]Message) int, limit int)
 		in.History = history[len(history)-1:]
 	}
 	for _, strip := range []func(*AssembleInput){
-		func(in *AssembleInput) { in.Lore, in.Scene, in.Recall = nil, "", "" },
+		func(in *AssembleInput) { in.Lore, in.Scene, in.Recall, in.Players = nil, "", "", nil },
 		func(in *AssembleInput) { in.Resident = "" },
 		func(in *AssembleInput) { in.Summary = "" },
 	} {

@@ -10,23 +10,17 @@ import (
 // macros Env expands, the name and persona the user plays under, and the
 // activated lore entries by position (every position but AtDepth, which
 // Material.Lore carries as injections).
+//
+// The persona of the user the reply answers stays in the system message:
+// it is who the card talks to, as in a one-player chat, and /persona keeps
+// it to 2,000 characters. The other players' personas are not card
+// material: they go in a note of their own (AssembleInput.Players).
 type CardText struct {
 	Card    cards.Card
 	Env     *cards.Env
 	User    string
 	Persona string
-	// Players are the other players present in the scene, whose personas
-	// follow the user's, each under its name; none in a one-player chat.
-	Players []Player
 	Placed  map[cards.Position][]string
-}
-
-// Player is a player present in a scene: the name the characters know
-// them by and their persona. Macros in another player's persona are not
-// expanded: {{user}} there would name the wrong person.
-type Player struct {
-	Name    string
-	Persona string
 }
 
 // expandCard fills in's system text, the lore's system text, the card's
@@ -66,9 +60,8 @@ func ownSystemText(lang, char, user string) string {
 
 // systemText builds the character part of the system message, expanding
 // its macros with ct's env, with the lore entries of placed before and
-// after the character and around the example dialogues, and the personas
-// of the user and the other players present. creator_notes are for people
-// browsing cards and are never sent.
+// after the character and around the example dialogues, and the user's
+// persona. creator_notes are for people browsing cards and are never sent.
 func systemText(ct *CardText, lang string, placed map[cards.Position][]string) string {
 	c, user, persona, env := ct.Card, ct.User, ct.Persona, ct.Env
 	var b strings.Builder
@@ -105,13 +98,6 @@ func systemText(ct *CardText, lang string, placed map[cards.Position][]string) s
 	section(labels[2], x(c.Scenario))
 	block(cards.AfterChar)
 	section(labels[3], x(persona))
-	for _, pl := range ct.Players {
-		label := "[" + pl.Name + "]"
-		if lang == "zh" {
-			label = "【" + pl.Name + "】"
-		}
-		section(label, strings.TrimSpace(pl.Persona))
-	}
 	dialogues := c.Examples
 	if dialogues == nil && c.MesExample != "" {
 		// A card built in code rather than read has not been split.

@@ -26,14 +26,14 @@ type Author struct {
 }
 
 // ChatAuthors lists the authors of a chat's user messages (refused ones
-// left out) in the order they first wrote, once per id and name: one who
+// left out), the one who wrote last first, once per id and name: one who
 // wrote under two display names is listed under both.
 func (s *Store) ChatAuthors(ctx context.Context, chatID string) ([]Author, error) {
 	var out []Author
 	err := s.db.WithContext(ctx).Model(&Message{}).
 		Select("author_id AS id, author_name AS name").
 		Where("chat_id = ? AND role = ? AND refused = ?", chatID, "user", false).
-		Group("author_id, author_name").Order("MIN(id)").Scan(&out).Error
+		Group("author_id, author_name").Order("MAX(id) DESC").Scan(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("models: authors of chat %s: %w", chatID, err)
 	}

@@ -10,8 +10,9 @@ import (
 )
 
 // TestPlayersOfAChat: the presence at a message names the players carried
-// along the branch; a chat's authors come in the order they first wrote
-// (refused lines left out); personas are read by key, long ones too.
+// along the branch; a chat's authors come in the order they last wrote,
+// the latest first (refused lines left out); personas are read by key,
+// long ones too.
 func TestPlayersOfAChat(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, st *models.Store) {
@@ -19,7 +20,7 @@ func TestPlayersOfAChat(t *testing.T) {
 		chat := newChat(t, st, "console:players")
 		long := strings.Repeat("Ŋ", 300)
 		head := chat.HeadID
-		for _, m := range []struct{ id, name, present string }{{"b", "Bob", "Bob"}, {"a", "Ada", long}, {"b", "Bob", "Bob"}} {
+		for _, m := range []struct{ id, name, present string }{{"b", "Bob", "Bob"}, {"a", "Ada", long}, {"b", "Bob", "Bob"}, {"a", "Ada", long}} {
 			u := &models.Message{Role: "user", AuthorID: m.id, AuthorName: m.name, Content: "hello from " + m.name}
 			must(t, st.AppendTurn(ctx, chat.ID, head, head, []*models.Message{u},
 				&models.TurnRecord{SpaceID: chat.SpaceID, Present: []string{"Maren", m.present}, Cast: []string{"Maren"}}))
@@ -35,7 +36,7 @@ func TestPlayersOfAChat(t *testing.T) {
 		}
 		authors, err := st.ChatAuthors(ctx, chat.ID)
 		must(t, err)
-		if want := []models.Author{{ID: "b", Name: "Bob"}, {ID: "a", Name: "Ada"}}; !slices.Equal(authors, want) {
+		if want := []models.Author{{ID: "a", Name: "Ada"}, {ID: "b", Name: "Bob"}}; !slices.Equal(authors, want) {
 			t.Errorf("authors = %+v, want %+v", authors, want)
 		}
 

@@ -11,31 +11,35 @@ import (
 )
 
 // systemFor is the system prompt of the model's chat request that answers
-// a user line containing marker.
-func (h *harness) systemFor(marker string) string {
+// a user line containing marker, and the rest of that request's messages.
+func (h *harness) systemFor(marker string) (system, rest string) {
 	h.t.Helper()
 	for _, req := range h.model.Requests() {
-		sys, answers := "", false
+		sys, others, answers := "", "", false
 		for _, m := range req.Messages {
 			switch {
 			case m.Role == "system" && sys == "":
 				sys = m.Content
-			case m.Role == "user" && strings.Contains(m.Content, marker):
+			default:
+				others += m.Content + "\n"
+			}
+			if m.Role == "user" && strings.Contains(m.Content, marker) {
 				answers = true
 			}
 		}
 		if answers {
-			return sys
+			return sys, others
 		}
 	}
 	h.t.Fatalf("no model request answers %q", marker)
-	return ""
+	return "", ""
 }
 
 // TestScenePromptHoldsThePersonaOfEachPlayerPresent: two players with
-// personas speak in one scene channel; the character's prompt holds each
-// one's persona under its name once they have spoken, and never the
-// persona of a third player who has one but never spoke there.
+// personas speak in one scene channel; the character's prompt holds the
+// persona of the player it answers in its system message, and the other's,
+// once they have spoken, in the players note outside it; never the persona
+// of a third player who has one but never spoke there.
 func TestScenePromptHoldsThePersonaOfEachPlayerPresent(t *testing.T) {
 	t.Parallel()
 	for _, b := range testenv.Backends(t) {
@@ -43,8 +47,8 @@ func TestScenePromptHoldsThePersonaOfEachPlayerPresent(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, setup{scene: true, dsn: b.DSN})
 			carol := discordtest.User{ID: h.discord.NewID(), Username: "carol"}
-			ada := "[Adalind]\nA cartographer with ink-stained fingers."
-			bob := "[Brannoc]\nA ferry hand who never takes off his gloves."
+			ada, adaNote := "[Adalind]\nA cartographer with ink-stained fingers.", "- Adalind (writing as Ada): A cartographer with ink-stained fingers."
+			bob, bobNote := "[Brannoc]\nA ferry hand who never takes off his gloves.", "- Brannoc (writing as bob): A ferry hand who never takes off his gloves."
 			carols := "Carys"
 			for _, p := range []models.Persona{
 				{UserKey: "discord:" + h.ada.ID, Name: "Adalind", Description: "A cartographer with ink-stained fingers."},
@@ -63,27 +67,28 @@ func TestScenePromptHoldsThePersonaOfEachPlayerPresent(t *testing.T) {
 			h.waitVoices(3)
 
 			tests := []struct {
-				turn    string
-				want    []string
-				notWant []string
+				turn         string
+				system, note string
+				notWant      []string
 			}{
 				// Bob has not spoken yet: only Ada plays.
-				{"who keeps the lamp", []string{ada}, []string{bob}},
-				// Bob's turn: his persona as the user's, Ada's beside it.
-				{"may I warm my hands", []string{bob, ada}, nil},
+				{"who keeps the lamp", ada, "", []string{bob, bobNote}},
+				// Bob's turn: his persona as the user's, Ada's in the note.
+				{"may I warm my hands", bob, adaNote, []string{ada}},
 				// Ada's turn: Bob stays present after speaking once.
-				{"we are two tonight", []string{ada, bob}, nil},
+				{"we are two tonight", ada, bobNote, []string{bob}},
 			}
 			for _, tt := range tests {
-				sys := h.systemFor(tt.turn)
-				for _, w := range tt.want {
-					if !strings.Contains(sys, w) {
-						t.Errorf("the prompt answering %q lacks %q:\n%s", tt.turn, w, sys)
-					}
+				sys, rest := h.systemFor(tt.turn)
+				if !strings.Contains(sys, tt.system) {
+					t.Errorf("the system message answering %q lacks %q:\n%s", tt.turn, tt.system, sys)
+				}
+				if !strings.Contains(rest, tt.note) {
+					t.Errorf("the prompt answering %q lacks %q in its players note:\n%s", tt.turn, tt.note, rest)
 				}
 				for _, w := range append(tt.notWant, carols, "smuggler") {
-					if strings.Contains(sys, w) {
-						t.Errorf("the prompt answering %q holds %q:\n%s", tt.turn, w, sys)
+					if strings.Contains(sys, w) || strings.Contains(rest, w) {
+						t.Errorf("the prompt answering %q holds %q:\n%s\n%s", tt.turn, w, sys, rest)
 					}
 				}
 			}
