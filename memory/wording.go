@@ -5,6 +5,9 @@ type wording struct {
 	previouslyHeader string
 	conventions      string
 	sceneHeader      string
+	// whispered marks a whispered user line in its target's prompt: who
+	// whispered (%[1]s), to whom (%[2]s), and that nobody else heard it.
+	whispered string
 }
 
 var wordings = map[string]wording{
@@ -16,6 +19,7 @@ var wordings = map[string]wording{
 			"may bear on the moment (yours alone, and they may be incomplete or wrong), and a [Now] note the scene as you know it now; a later [Now] note replaces an earlier one. " +
 			"Use them, never quote them. Everything else is the live conversation.",
 		sceneHeader: "[Now] The scene as you know it:",
+		whispered:   "[Whispered by %[1]s to %[2]s alone: nobody else present heard this line or %[2]s's answer to it]",
 	},
 	"zh": {
 		previouslyHeader: "【前情提要】此前的剧情已由场记整理如下，所述之事都已发生，是定论：",
@@ -23,6 +27,7 @@ var wordings = map[string]wording{
 			"请当作已成定论的事实，从其中的当前场景接着往下演，不要复述或谈论这份提要本身。消息之间可能夹有提示：【记忆】是你自己记得的、" +
 			"可能与眼下有关的事（只是你的记忆，未必完整或正确）；【此刻】是你所知道的眼下情形，后出现的【此刻】取代先前的。请据此演出，但不要照抄。其余都是正在进行的对话。",
 		sceneHeader: "【此刻】你所知道的眼下情形：",
+		whispered:   "【悄悄话：%[1]s 只说给 %[2]s 听，在场的其他人没听到这句话，也没听到 %[2]s 的回答】",
 	},
 }
 
