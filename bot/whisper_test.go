@@ -279,11 +279,11 @@ func TestWhisperMarkedInTheTargetsLaterPrompts(t *testing.T) {
 				t.Fatalf("Bob's line: prompts of %v", whos(ps))
 			}
 			txt := promptText(ps[0])
-			marked := "user: [Whispered by Ada to Maren alone: nobody else present heard this line or Maren's answer to it] Ada: " + whisperSecret
+			marked := "user: Ada: " + whisperSecret + " [Whispered by Ada to Maren alone: nobody else present heard this line or Maren's answer to it]"
 			if !strings.Contains(txt, marked) {
 				t.Errorf("Maren's later public prompt lacks the whisper marked as whispered:\n%s", txt)
 			}
-			if strings.Contains(txt, "user: Ada: "+whisperSecret) {
+			if strings.Contains(txt, "user: Ada: "+whisperSecret+"\n") {
 				t.Errorf("Maren's later public prompt shows the whisper as a plain line:\n%s", txt)
 			}
 		})

@@ -37,7 +37,7 @@ type Turn struct {
 	Recalled string
 	// WhisperTo, on a user line, names the character it was whispered to:
 	// only that character and the writer perceived it, and it is sent
-	// marked as whispered (by Name, to WhisperTo).
+	// with a note after it saying so (by Name, to WhisperTo).
 	WhisperTo string
 	// Scene is the scene the speaking character was shown after Recalled
 	// when this message was new, kept with it: while the turn's scene is
@@ -140,7 +140,7 @@ func Assemble(in AssembleInput) []Message {
 			content, role = t.Name+": "+t.Content, RoleUser
 		}
 		if t.Role == RoleUser && t.WhisperTo != "" {
-			content = whisperMark(w, t) + " " + content
+			content += " " + whisperMark(w, t)
 		}
 		// Consecutive user messages (joined while a reply was written) are
 		// sent as they are: every OpenAI-compatible API accepts them.
@@ -281,7 +281,7 @@ func Previously(lang, summary, resident string) string {
 	return wordingFor(lang).previouslyHeader + "\n\n" + strings.Join(parts, "\n\n")
 }
 
-// whisperMark is the note before a whispered line: by whom, to whom, and
+// whisperMark is the note after a whispered line: by whom, to whom, and
 // that the others present did not hear it.
 func whisperMark(w wording, t Turn) string {
 	by := t.Name

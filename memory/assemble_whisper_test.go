@@ -22,9 +22,9 @@ func TestAssembleMarksAWhisper(t *testing.T) {
 		nameUsers bool
 		want      string
 	}{
-		{"en", true, "[Whispered by Ada to Maren alone: nobody else present heard this line or Maren's answer to it] Ada: the key is under the third stone"},
-		{"en", false, "[Whispered by Ada to Maren alone: nobody else present heard this line or Maren's answer to it] the key is under the third stone"},
-		{"zh", true, "【悄悄话：Ada 只说给 Maren 听，在场的其他人没听到这句话，也没听到 Maren 的回答】 Ada: the key is under the third stone"},
+		{"en", true, "Ada: the key is under the third stone [Whispered by Ada to Maren alone: nobody else present heard this line or Maren's answer to it]"},
+		{"en", false, "the key is under the third stone [Whispered by Ada to Maren alone: nobody else present heard this line or Maren's answer to it]"},
+		{"zh", true, "Ada: the key is under the third stone 【悄悄话：Ada 只说给 Maren 听，在场的其他人没听到这句话，也没听到 Maren 的回答】"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.lang, func(t *testing.T) {
