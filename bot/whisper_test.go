@@ -2,7 +2,9 @@ package bot_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"troupe/llm"
 	"troupe/llm/openaitest"
 	"troupe/memory"
+	"troupe/memory/memorytest"
 	"troupe/models"
 )
 
@@ -28,13 +31,16 @@ const whisperSecret = "the spare key hangs behind the ORRERY-5521 chart"
 type whisperRig struct {
 	st      *models.Store
 	p       *bot.Pipeline
+	mem     *memory.Service
 	mu      sync.Mutex
 	fail    bool
 	prompts []scenePrompt
 	n       int
 }
 
-func newWhisperRig(t *testing.T, dsn string) *whisperRig {
+// newWhisperRig makes the rig; with record set, the recorder is on (run
+// by Record, never by a job) and record answers its requests.
+func newWhisperRig(t *testing.T, dsn string, record func(req openaitest.Request) string) *whisperRig {
 	t.Helper()
 	var cs []cards.Card
 	for _, f := range []string{"lantern-keeper", "tea-house"} {
@@ -52,6 +58,9 @@ func newWhisperRig(t *testing.T, dsn string) *whisperRig {
 	r := &whisperRig{st: st}
 	fake := openaitest.NewServer(t)
 	fake.SetResponder(func(req openaitest.Request) openaitest.Answer {
+		if record != nil && memorytest.Kind(req) == "record" {
+			return openaitest.Answer{Text: record(req)}
+		}
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		who := whoIs(req.Messages)
@@ -65,8 +74,13 @@ func newWhisperRig(t *testing.T, dsn string) *whisperRig {
 	})
 	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	lib, _ := cards.NewLibrary(cs, "")
-	r.p = bot.New(bot.Options{Store: st, Cards: lib, Model: client, Tokens: memory.NewPromptEstimator(),
-		MemoryConfig: config.Default().Memory, Scene: config.Scene{MaxCast: 8}, Language: "en", ContextWindow: 128000, MaxReplyTokens: 256})
+	opt := bot.Options{Store: st, Cards: lib, Model: client, Tokens: memory.NewPromptEstimator(),
+		MemoryConfig: config.Default().Memory, Scene: config.Scene{MaxCast: 8}, Language: "en", ContextWindow: 128000, MaxReplyTokens: 256}
+	if record != nil {
+		r.mem = memory.NewService(st, llm.Scribe{C: client}, memory.ConfigFrom(opt.MemoryConfig, "en"), slog.New(slog.DiscardHandler))
+		opt.Memory, opt.Recorder = r.mem, config.Recorder{Enabled: true, Batch: 100}
+	}
+	r.p = bot.New(opt)
 	if err := r.p.BindCast(context.Background(), r.ref(), []string{"lantern-keeper", "tea-house"}); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +211,7 @@ func TestWhisperRegenOnlyByItsWriter(t *testing.T) {
 				name = b.name + "/failed"
 			}
 			t.Run(name, func(t *testing.T) {
-				r := newWhisperRig(t, b.dsn)
+				r := newWhisperRig(t, b.dsn, nil)
 				r.say(t, "Ada", "Good evening, both of you.", 1)
 				r.say(t, "Bob", "Evening! Maren, is the lamp lit?", 2)
 
@@ -271,7 +285,7 @@ func TestWhisperRegenOnlyByItsWriter(t *testing.T) {
 func TestWhisperMarkedInTheTargetsLaterPrompts(t *testing.T) {
 	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			r := newWhisperRig(t, b.dsn)
+			r := newWhisperRig(t, b.dsn, nil)
 			r.say(t, "Ada", "Good evening, both of you.", 1)
 			r.exec(t, "Ada", "/whisper Maren "+whisperSecret, &whisperSink{private: true})
 			_, ps := r.say(t, "Bob", "Maren, what is on your mind?", 2)
@@ -285,6 +299,80 @@ func TestWhisperMarkedInTheTargetsLaterPrompts(t *testing.T) {
 			}
 			if strings.Contains(txt, "user: Ada: "+whisperSecret+"\n") {
 				t.Errorf("Maren's later public prompt shows the whisper as a plain line:\n%s", txt)
+			}
+		})
+	}
+}
+
+// TestWhisperToldNeedsAWitnessTellingTheListener: Ada whispers to Maren
+// while Bob and 苏砚 are in the scene; later Bob speaks to 苏砚, 苏砚
+// answers, and Maren speaks where 苏砚 hears. The recorder claims 苏砚 was
+// told the whisper three ways: by Bob (who did not hear it: present in the
+// scene, not perceiving), by her own line, and by Maren (who did). Only
+// Maren's telling is installed; the other two are dropped with their
+// reasons. The recorder is shown the whisper as perceived by Ada and Maren
+// alone, from the stored presence.
+func TestWhisperToldNeedsAWitnessTellingTheListener(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			var whisperShown []string
+			record := func(req openaitest.Request) string {
+				var w, byBob, bySelf, byMaren string
+				for _, e := range memorytest.RecorderEvents(req) {
+					switch {
+					case strings.Contains(e.Text, "ORRERY") && e.Actor == "Ada":
+						w, whisperShown = e.ID, e.Present
+					case e.Actor == "Bob" && strings.Contains(e.Text, "what do you think"):
+						byBob = e.ID
+					case e.Actor == "苏砚" && bySelf == "":
+						bySelf = e.ID
+					case e.Actor == "Maren" && strings.Contains(e.Text, "tell us a story"):
+						byMaren = e.ID
+					}
+				}
+				if w == "" || byBob == "" || bySelf == "" || byMaren == "" {
+					t.Errorf("the recorder's batch lacks an event of the story: whisper %q, Bob %q, 苏砚 %q, Maren %q", w, byBob, bySelf, byMaren)
+					return `{}`
+				}
+				told := func(via, text string) map[string]string {
+					return map[string]string{"character": "苏砚", "event": w, "mode": "told", "text": text, "via": via}
+				}
+				out, _ := json.Marshal(map[string]any{"perceptions": []map[string]string{
+					told(byBob, "told-by-bob: the spare key is behind the chart"),
+					told(bySelf, "told-by-herself: the spare key is behind the chart"),
+					told(byMaren, "told-by-maren: the spare key is behind the chart"),
+				}})
+				return string(out)
+			}
+			r := newWhisperRig(t, b.dsn, record)
+			r.say(t, "Ada", "Good evening, both of you.", 1)
+			r.say(t, "Bob", "Evening! Maren, is the lamp lit?", 2)
+			r.exec(t, "Ada", "/whisper Maren "+whisperSecret, &whisperSink{private: true})
+			r.say(t, "Bob", "@苏砚 what do you think of the weather?", 3)
+			r.say(t, "Ada", "Maren, tell us a story.", 4)
+			r.say(t, "Bob", "And then?", 5)
+
+			ctx := context.Background()
+			chat := sceneChatOf(t, r.st, r.ref())
+			res, err := r.mem.Record(ctx, chat.ID)
+			if err != nil || res.Outcome != memory.Written {
+				t.Fatalf("Record = %+v, %v; want written", res, err)
+			}
+			if got := strings.Join(whisperShown, ","); got != "Ada,Maren" {
+				t.Errorf("the recorder was shown the whisper as perceived by %q, want Ada,Maren", got)
+			}
+			for _, why := range []string{"told by someone who did not witness the event told", "told by the listener itself"} {
+				if !strings.Contains(res.Reason, why) {
+					t.Errorf("Record's reason %q does not name the drop %q", res.Reason, why)
+				}
+			}
+			var texts []string
+			if err := r.st.DB().Model(&models.Perception{}).Where("chat_id = ? AND character_name = ? AND mode = ?", chat.ID, "苏砚", "told").
+				Order("text").Pluck("text", &texts).Error; err != nil {
+				t.Fatal(err)
+			}
+			if len(texts) != 1 || !strings.HasPrefix(texts[0], "told-by-maren:") {
+				t.Errorf("苏砚's told perceptions = %q, want Maren's telling alone", texts)
 			}
 		})
 	}

@@ -112,7 +112,7 @@ func TestValidateToldNeedsAWitnessTellingTheListener(t *testing.T) {
 		want string
 	}{
 		{"told of the whisper by the one whispered to", `{"character":"Elias","event":"01JD","mode":"told","text":"Mara owns the key.","via":"01JE"}`, ""},
-		{"told by the event's own speaker", `{"character":"Elias","event":"01JB","mode":"told","text":"Mara turned the key.","via":"01JD"}`, "did not perceive"},
+		{"told via a whisper to someone else", `{"character":"Elias","event":"01JB","mode":"told","text":"Mara turned the key.","via":"01JD"}`, "did not perceive"},
 		{"told via the listener's own line", `{"character":"Elias","event":"01JD","mode":"told","text":"Mara owns the key.","via":"01JF"}`, "listener itself"},
 		{"told by one who did not witness it", `{"character":"Elias","event":"01JD","mode":"told","text":"Mara owns the key.","via":"01JG"}`, "did not witness"},
 		{"told via an event the listener was not at", `{"character":"Elias","event":"01JA","mode":"told","text":"Tess wanted it open.","via":"01JD"}`, "did not perceive"},
