@@ -194,7 +194,7 @@ func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
 		return p.internal(ctx, sink, "regen", err)
 	}
 	if whispered {
-		return p.regenWhisper(ctx, cs, in, head, w, rp, sink)
+		return p.regenWhisper(ctx, cs, in, w, rp, sink)
 	}
 	switch {
 	case head.Role == "user":
@@ -230,12 +230,12 @@ func (p *Pipeline) whisperAt(ctx context.Context, head models.Message) (w models
 	return parent, parent.Role == memory.RoleUser && parent.WhisperTo != "", nil
 }
 
-// regenWhisper writes again the answer to the whisper w, which head is or
-// answers: for its author alone, and again only between the two of them.
+// regenWhisper writes again the answer to the whisper w, which the head is
+// or answers (rp expects that head): for its author alone, and again only between the two of them.
 // Anyone else is refused, and so is the author where the sink cannot give
 // them the answer privately in a group channel; the answer never reaches
 // the channel.
-func (p *Pipeline) regenWhisper(ctx context.Context, cs chatState, in Inbound, head, w models.Message, rp replyPlan, sink Sink) error {
+func (p *Pipeline) regenWhisper(ctx context.Context, cs chatState, in Inbound, w models.Message, rp replyPlan, sink Sink) error {
 	lang := p.language(cs.card)
 	if w.AuthorID == "" || w.AuthorID != models.FitID(in.AuthorID, models.IDSize) {
 		return refuse(ctx, sink, p.stext(lang, msgWhisperNotYours, w.WhisperTo))
