@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
 
 	"troupe/cards"
+	"troupe/memory"
 	"troupe/models"
 )
 
@@ -167,7 +169,9 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 }
 
 // cmdRegen replaces the last reply with a new sibling on the branch. When the
-// head is a user message whose reply failed, it writes that reply.
+// head is a user message whose reply failed, it writes that reply. A
+// whisper's answer is written again only for the whisper's author, and
+// only for the two of them (regenWhisper).
 func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
 	cs, err := p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
@@ -185,6 +189,13 @@ func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
 		return p.internal(ctx, sink, "regen", err)
 	}
 	rp := replyPlan{expectHead: head.ID, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: time.Now()}
+	w, whispered, err := p.whisperAt(ctx, head)
+	if err != nil {
+		return p.internal(ctx, sink, "regen", err)
+	}
+	if whispered {
+		return p.regenWhisper(ctx, cs, in, w, rp, sink)
+	}
 	switch {
 	case head.Role == "user":
 		rp.parent = head.ID
@@ -199,13 +210,49 @@ func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
 		rt := routeTurn(cs.channel.Platform, []routeText{{Text: head.Content}}, cs.routeCast(), cs.lastSpeakerName())
 		return p.replies(ctx, cs, rt, rp, sink)
 	}
-	if head.ParentID != "" {
-		// A reply to a whisper stays between the two.
-		if parent, err := p.opt.Store.Message(ctx, head.ParentID); err == nil && parent.WhisperTo != "" {
-			rp.whisper = []string{cs.user, parent.WhisperTo}
-		}
-	}
 	return p.replies(ctx, cs, route{Speakers: []string{cs.nameOfCard(head.SpeakerCardID)}}, rp, sink)
+}
+
+// whisperAt returns the whisper head belongs to: head itself when it is a
+// whispered user line (its answer failed), or the whispered line head
+// answers. ok is false when head belongs to no whisper.
+func (p *Pipeline) whisperAt(ctx context.Context, head models.Message) (w models.Message, ok bool, err error) {
+	if head.Role == memory.RoleUser {
+		return head, head.WhisperTo != "", nil
+	}
+	if head.ParentID == "" {
+		return models.Message{}, false, nil
+	}
+	parent, err := p.opt.Store.Message(ctx, head.ParentID)
+	if err != nil {
+		return models.Message{}, false, err
+	}
+	return parent, parent.Role == memory.RoleUser && parent.WhisperTo != "", nil
+}
+
+// regenWhisper writes again the answer to the whisper w, which the head is
+// or answers (rp expects that head): for its author alone, and again only between the two of them.
+// Anyone else is refused, and so is the author where the sink cannot give
+// them the answer privately in a group channel; the answer never reaches
+// the channel.
+func (p *Pipeline) regenWhisper(ctx context.Context, cs chatState, in Inbound, w models.Message, rp replyPlan, sink Sink) error {
+	lang := p.language(cs.card)
+	if w.AuthorID == "" || w.AuthorID != models.FitID(in.AuthorID, models.IDSize) {
+		return refuse(ctx, sink, p.stext(lang, msgWhisperNotYours, w.WhisperTo))
+	}
+	ws, private := sink.(Whispering)
+	if !private && in.Channel.Group {
+		return refuse(ctx, sink, p.stext(lang, msgWhisperNoPrivate))
+	}
+	if !slices.Contains(cs.presentCast(), w.WhisperTo) {
+		return sink.Notice(ctx, p.stext(lang, msgCastAway, w.WhisperTo))
+	}
+	rp.parent = w.ID
+	rp.whisper = []string{cs.user, w.WhisperTo}
+	if private {
+		ws.Whisper(ctx)
+	}
+	return p.replies(ctx, cs, route{Speakers: []string{w.WhisperTo}}, rp, sink)
 }
 
 func (p *Pipeline) regenGreeting(ctx context.Context, cs chatState, head models.Message, user string, sink Sink) error {

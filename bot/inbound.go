@@ -109,6 +109,15 @@ func refuse(ctx context.Context, sink Sink, text string) error {
 	return sink.Notice(ctx, text)
 }
 
+// Whispering is a Sink that can give the author of its event, alone, what
+// the pipeline writes from now on: the answer to their whisper, written
+// again by /regen, and the notices that come with it. The pipeline calls
+// Whisper before that answer. In a group channel a Sink without it gets a
+// refusal in place of the answer, which never reaches the channel.
+type Whispering interface {
+	Whisper(ctx context.Context)
+}
+
 // Speaker is the character a reply is written as.
 type Speaker struct {
 	CardID string

@@ -166,7 +166,9 @@ func (p *Pipeline) replayedUnanswered(ctx context.Context, cs chatState, batch [
 		return nil
 	}
 	head, err := p.opt.Store.Message(ctx, cs.chat.HeadID)
-	if err != nil || head.Role != memory.RoleUser {
+	if err != nil || head.Role != memory.RoleUser || head.WhisperTo != "" {
+		// An unanswered whisper waits for its writer's /regen: answered
+		// here it would reach the channel.
 		return nil
 	}
 	if !last.answerHead && (head.DedupKey == nil || *head.DedupKey != dedupKey(last.in)) {
@@ -298,7 +300,13 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	if err != nil {
 		p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: modelDone.Sub(modelStart), PromptMessages: len(prompt.messages)})
 		p.log.Warn("model call failed", "chat_id", cs.chat.ID, "err", err)
-		_ = sink.Notice(ctx, p.modelErrorText(lang, err))
+		if rp.whisper != nil {
+			// Only the writer can retry a whisper, and privately: the
+			// notice says so instead of inviting anyone's /regen.
+			_ = sink.Notice(ctx, p.stext(lang, msgWhisperFailed, cs.speakerName(), modelErrorKind(err)))
+		} else {
+			_ = sink.Notice(ctx, p.modelErrorText(lang, err))
+		}
 		// Unanswered messages pile up while the model fails: they are
 		// beats of their own to compaction, which may now be owed.
 		if plan := memory.PlanCompaction(memory.TurnsOf(br.Uncovered), p.compactParams(), false); plan.Due || urgent {
@@ -358,6 +366,18 @@ func (p *Pipeline) afterTurn(ctx context.Context, cs chatState, td TurnDone) {
 func (p *Pipeline) compactParams() memory.CompactParams {
 	m := p.opt.MemoryConfig
 	return memory.CompactParams{Keep: m.Keep, Period: m.Period, MinCutChars: m.MinCutChars, ManualMinCutChars: m.ManualMinCutChars}
+}
+
+// modelErrorKind names what went wrong with a model call, briefly.
+func modelErrorKind(err error) string {
+	var me *ModelError
+	if errors.As(err, &me) {
+		return me.Kind
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timeout"
+	}
+	return "error"
 }
 
 func (p *Pipeline) modelErrorText(lang string, err error) string {

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -34,6 +35,10 @@ type Turn struct {
 	// sent again in its place, word for word, so the prompt up to the
 	// new messages stays the prefix the last turn sent.
 	Recalled string
+	// WhisperTo, on a user line, names the character it was whispered to:
+	// only that character and the writer perceived it, and it is sent
+	// with a note after it saying so (by Name, to WhisperTo).
+	WhisperTo string
 	// Scene is the scene the speaking character was shown after Recalled
 	// when this message was new, kept with it: while the turn's scene is
 	// the same (KeptSceneAt) it is sent again here instead of at the end.
@@ -140,6 +145,9 @@ func Assemble(in AssembleInput) []Message {
 		}
 		if t.Other {
 			content, role = t.Name+": "+t.Content, RoleUser
+		}
+		if t.Role == RoleUser && t.WhisperTo != "" {
+			content += " " + whisperMark(w, t)
 		}
 		// Consecutive user messages (joined while a reply was written) are
 		// sent as they are: every OpenAI-compatible API accepts them.
@@ -278,4 +286,14 @@ func Previously(lang, summary, resident string) string {
 		return ""
 	}
 	return wordingFor(lang).previouslyHeader + "\n\n" + strings.Join(parts, "\n\n")
+}
+
+// whisperMark is the note after a whispered line: by whom, to whom, and
+// that the others present did not hear it.
+func whisperMark(w wording, t Turn) string {
+	by := t.Name
+	if by == "" {
+		by = "User"
+	}
+	return fmt.Sprintf(w.whispered, by, t.WhisperTo)
 }

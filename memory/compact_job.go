@@ -101,7 +101,7 @@ func (s *Service) CompactionOwed(ctx context.Context, chat models.Chat) (bool, e
 func TurnsOf(msgs []models.Message) []Turn {
 	out := make([]Turn, len(msgs))
 	for i, m := range msgs {
-		out[i] = Turn{ID: m.ID, Role: m.Role, Name: m.AuthorName, Content: m.Content}
+		out[i] = Turn{ID: m.ID, Role: m.Role, Name: m.AuthorName, Content: m.Content, WhisperTo: m.WhisperTo}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 // RecorderInput turns a stored batch into the recorder's input: the cast
 // (the chat's cast members, away or removed ones marked away), the players
 // present, the ledger, the open threads, the known entities the batch
-// mentions, and the events with who was present.
+// mentions, and the events with who perceived them.
 func RecorderInput(b models.RecordBatch, cast []models.CastMember) record.Input {
 	in := record.Input{Last: record.StoryTime{Day: record.Int(b.LastDay), Minute: record.Int(b.LastMinute)}}
 	isCast := map[string]bool{}
@@ -26,8 +27,10 @@ func RecorderInput(b models.RecordBatch, cast []models.CastMember) record.Input 
 	players := map[string]bool{}
 	var text strings.Builder
 	for _, e := range b.Events {
+		// Present are those who perceived the event; the players carried
+		// past a whisper (Unheard) are still players of the chat.
 		present := b.Present[e.MessageID]
-		for _, p := range present {
+		for _, p := range append(slices.Clip(present), b.Unheard[e.MessageID]...) {
 			if !isCast[p] && !players[p] {
 				players[p] = true
 				in.Players = append(in.Players, p)

@@ -32,8 +32,13 @@ func (s *Store) UnrecordedTurns(ctx context.Context, chatID string, atMost int) 
 type RecordBatch struct {
 	Chat   Chat
 	Events []Event
-	// Present maps a message id to the characters present at it.
+	// Present maps a message id to the characters who perceived it: under
+	// a whisper only its two, so it is the audience of the message's
+	// events (a told perception's via is checked against it).
 	Present map[string][]string
+	// Unheard maps a message id to the characters present in the scene
+	// who did not perceive it: the players carried past a whisper.
+	Unheard map[string][]string
 	// Ledger is the chat's ledger snapshot ("" for none).
 	Ledger string
 	// Views are the scene members' own ledgers by name (ViewLedgers).
@@ -115,9 +120,13 @@ func (s *Store) RecordBatch(ctx context.Context, chatID string) (RecordBatch, er
 	if err := db.Where("message_id IN ? AND perceived = ?", ids, true).Order("character_name").Find(&pres).Error; err != nil {
 		return b, fmt.Errorf("models: record batch of chat %s: %w", chatID, err)
 	}
-	b.Present = map[string][]string{}
+	b.Present, b.Unheard = map[string][]string{}, map[string][]string{}
 	for _, p := range pres {
-		b.Present[p.MessageID] = append(b.Present[p.MessageID], p.Character)
+		if p.Perceived {
+			b.Present[p.MessageID] = append(b.Present[p.MessageID], p.Character)
+		} else {
+			b.Unheard[p.MessageID] = append(b.Unheard[p.MessageID], p.Character)
+		}
 	}
 	return b, nil
 }

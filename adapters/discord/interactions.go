@@ -166,9 +166,10 @@ const (
 )
 
 var (
-	_ bot.Sink      = (*ixSink)(nil)
-	_ bot.Confirmer = (*ixSink)(nil)
-	_ bot.Refusing  = (*ixSink)(nil)
+	_ bot.Sink       = (*ixSink)(nil)
+	_ bot.Confirmer  = (*ixSink)(nil)
+	_ bot.Refusing   = (*ixSink)(nil)
+	_ bot.Whispering = (*ixSink)(nil)
 )
 
 func (a *Adapter) newIxSink(s *discordgo.Session, i *discordgo.Interaction, pl place, lang string, ephemeral, component bool) *ixSink {
@@ -305,7 +306,10 @@ func (k *ixSink) sayOne(ctx context.Context, piece string, comps []discordgo.Mes
 
 // Notice answers the interaction.
 func (k *ixSink) Notice(ctx context.Context, text string) error {
-	_, err := k.say(ctx, text, nil, k.ephemeral)
+	k.mu.Lock()
+	ephemeral := k.ephemeral
+	k.mu.Unlock()
+	_, err := k.say(ctx, text, nil, ephemeral)
 	if err != nil {
 		k.a.log.Error("answer interaction", "channel_id", k.pl.channelID, "err", err)
 	}
@@ -371,10 +375,36 @@ func (k *ixSink) channel(ctx context.Context) *reply {
 	return k.reply
 }
 
+// Whisper makes the rest of the command private, as a /whisper is: the
+// answer to the caller's whisper, written again by /regen, and the
+// notices with it reach the caller alone. A public "thinking…" already
+// shown for the command is deleted, and what follows goes out as
+// ephemeral follow-ups, since an edit of that response would be public.
+func (k *ixSink) Whisper(ctx context.Context) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	wasPublic := !k.ephemeral
+	k.whisper, k.ephemeral = true, true
+	if k.state != ixDeferred || !wasPublic || k.component {
+		return
+	}
+	if err := k.s.InteractionResponseDelete(k.i, discordgo.WithContext(ctx)); err != nil {
+		k.a.log.Warn("withdraw a public placeholder", "channel_id", k.pl.channelID, "err", err)
+	}
+	k.state = ixAnswered
+}
+
+// private reports whether the character's text goes to the caller alone.
+func (k *ixSink) private() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.whisper
+}
+
 // Speak sets who the character text of the command is written as; a
 // whisper's caller first hears that the whisper reached them.
 func (k *ixSink) Speak(ctx context.Context, sp bot.Speaker) {
-	if !k.whisper {
+	if !k.private() {
 		k.channel(ctx).Speak(ctx, sp)
 		return
 	}
@@ -399,7 +429,7 @@ func (k *ixSink) Speak(ctx context.Context, sp bot.Speaker) {
 // the channel, except for a whisper, whose answer the channel never sees.
 func (k *ixSink) Typing(ctx context.Context) {
 	k.ack(ctx)
-	if !k.whisper {
+	if !k.private() {
 		k.channel(ctx).Typing(ctx)
 	}
 }
@@ -407,7 +437,7 @@ func (k *ixSink) Typing(ctx context.Context) {
 // Update streams the character's text into the channel; a whisper's answer
 // is shown whole when it is done.
 func (k *ixSink) Update(ctx context.Context, text string) error {
-	if k.whisper {
+	if k.private() {
 		return nil
 	}
 	return k.channel(ctx).Update(ctx, text)
@@ -416,7 +446,7 @@ func (k *ixSink) Update(ctx context.Context, text string) error {
 // Finish posts the character's final text in the channel, or a whisper's
 // answer to the caller alone under the speaker's name in bold.
 func (k *ixSink) Finish(ctx context.Context, text string) error {
-	if !k.whisper {
+	if !k.private() {
 		return k.channel(ctx).Finish(ctx, text)
 	}
 	k.mu.Lock()

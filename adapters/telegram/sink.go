@@ -29,6 +29,9 @@ type sink struct {
 	a       *Adapter
 	chatID  int64
 	replyTo int
+	// userID is the asker, whose private chat with the bot has their id;
+	// 0 when the sink answers no one in particular.
+	userID int64
 	// origin is, for an answer sent to the asker's private chat instead
 	// of the group it was asked in, that group; nil otherwise.
 	origin *origin
@@ -61,19 +64,34 @@ type origin struct {
 }
 
 var (
-	_ bot.Sink      = (*sink)(nil)
-	_ bot.Confirmer = (*sink)(nil)
-	_ bot.Speaking  = (*sink)(nil)
+	_ bot.Sink       = (*sink)(nil)
+	_ bot.Confirmer  = (*sink)(nil)
+	_ bot.Speaking   = (*sink)(nil)
+	_ bot.Whispering = (*sink)(nil)
 )
 
 func (a *Adapter) newSink(ev event) *sink {
-	return &sink{a: a, chatID: ev.chatID, replyTo: ev.replyTo, lang: ev.lang}
+	return &sink{a: a, chatID: ev.chatID, replyTo: ev.replyTo, userID: ev.userID, lang: ev.lang}
+}
+
+// Whisper sends the rest of what the sink writes to the asker's private
+// chat, as a /whisper's answer is: the answer to their whisper, written
+// again by /regen. A sink already there stays.
+func (s *sink) Whisper(context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.origin != nil || s.userID == 0 || s.userID == s.chatID {
+		return
+	}
+	s.stopTyping()
+	s.origin = &origin{chatID: s.chatID, replyTo: s.replyTo, lang: s.lang}
+	s.chatID, s.replyTo, s.parts = s.userID, 0, nil
 }
 
 // newPrivateSink answers ev, asked in a group, in the asker's private chat
 // with the bot (whose id is the user's).
 func (a *Adapter) newPrivateSink(ev event) *sink {
-	return &sink{a: a, chatID: ev.userID, origin: &origin{chatID: ev.chatID, replyTo: ev.replyTo, lang: ev.lang}}
+	return &sink{a: a, chatID: ev.userID, userID: ev.userID, origin: &origin{chatID: ev.chatID, replyTo: ev.replyTo, lang: ev.lang}}
 }
 
 // Speak names the speaker of the reply that follows: in a scene its name

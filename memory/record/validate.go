@@ -42,10 +42,12 @@ type Record struct {
 
 // Validate checks the answer against the batch item by item: ids it cites
 // were shown; perceptions only for cast members present at the event, or
-// told with the telling event in via; relationships, and knowledge of an
-// entity new in the answer, only for a character that perceived every
-// event of the batch (see Witnessed): their texts are the model's, written
-// from all of it; importance 1–10; story time never runs backwards; texts within limits. A bad item is dropped with its
+// told with the telling event in via, spoken by one who witnessed the event
+// to an audience that included the listener; relationships, and knowledge
+// of an entity new in the answer, only for a character that perceived
+// every event of the batch (see Witnessed): their texts are the model's,
+// written from all of it; importance 1–10; story time never runs
+// backwards; texts within limits. A bad item is dropped with its
 // reason; the rest stands. The perceptions of the result are complete: the
 // default of every present cast member, replaced by the model's where it
 // differs.
@@ -167,6 +169,10 @@ func (v *validator) perceptionsOf(ps []Perception) {
 	for i, p := range ps {
 		p.Character = v.canon(p.Character)
 		ev, shown := v.events[p.Event]
+		told := ""
+		if p.Mode == Told {
+			told = v.toldVia(p, ev)
+		}
 		switch {
 		case !v.cast[p.Character]:
 			v.drop("perceptions", i, "character is not in the cast")
@@ -174,8 +180,8 @@ func (v *validator) perceptionsOf(ps []Perception) {
 			v.drop("perceptions", i, "cites an event id that was not shown")
 		case !perceptionModes[p.Mode]:
 			v.drop("perceptions", i, "mode is not saw, heard, told, inferred or none")
-		case p.Mode == Told && !v.toldVia(p, ev):
-			v.drop("perceptions", i, "told without a shown telling event the character was present at")
+		case told != "":
+			v.drop("perceptions", i, "told %s", told)
 		case p.Mode != Told && !contains(ev.Present, p.Character):
 			v.drop("perceptions", i, "character was not present at event %s", ev.ID)
 		case (p.Mode == Told || p.Mode == Inferred) && strings.TrimSpace(p.Text) == "":
@@ -192,11 +198,26 @@ func (v *validator) perceptionsOf(ps []Perception) {
 
 var perceptionModes = map[string]bool{Saw: true, Heard: true, Told: true, Inferred: true, Missed: true}
 
-// toldVia checks a told perception: the telling event was shown, is not the
-// event itself, and the character was present at it.
-func (v *validator) toldVia(p Perception, ev Event) bool {
+// toldVia checks a told perception and returns why it cannot stand, or
+// "". The telling event (via) was shown and is not the event itself; its
+// speaker is the teller, who witnessed the event told (spoke it or
+// perceived it) and is not the listener; and the listener perceived the
+// telling. Who perceived what comes from the stored presence of the
+// events (Event.Present: under a whisper only its two), never from the
+// answer's words.
+func (v *validator) toldVia(p Perception, ev Event) string {
 	via, ok := v.events[p.Via]
-	return ok && via.ID != ev.ID && contains(via.Present, p.Character)
+	switch {
+	case !ok || via.ID == ev.ID:
+		return "without a shown telling event in via"
+	case via.Actor == "" || via.Actor == p.Character:
+		return "by the listener itself or by nobody"
+	case via.Actor != ev.Actor && !contains(ev.Present, via.Actor):
+		return "by someone who did not witness the event told"
+	case !contains(via.Present, p.Character):
+		return "via an event the character did not perceive"
+	}
+	return ""
 }
 
 func (v *validator) threadsOf(ts []ThreadOp) {

@@ -10,7 +10,8 @@ import (
 	"testing"
 )
 
-// batch is two turns at the west gate: Tess and Mara present, Elias away.
+// batch is two turns at the west gate: Tess and Mara present, Elias away;
+// then Tess tells Elias what Mara did.
 func batch() Input {
 	return Input{
 		Cast:     []CastMember{{Name: "Mara"}, {Name: "Elias", Away: true}},
@@ -21,7 +22,7 @@ func batch() Input {
 		Events: []Event{
 			{ID: "01JA", Turn: 12, Actor: "Tess", Kind: Line, Text: `"Open it."`, Present: []string{"Mara", "Tess"}},
 			{ID: "01JB", Turn: 12, Actor: "Mara", Kind: Action, Text: "*She turns the key.*", Present: []string{"Mara", "Tess"}},
-			{ID: "01JC", Turn: 13, Actor: "Elias", Kind: Line, Text: `"Mara opened the gate."`, Present: []string{"Elias", "Tess"}},
+			{ID: "01JC", Turn: 13, Actor: "Tess", Kind: Line, Text: `"Mara opened the gate."`, Present: []string{"Elias", "Tess"}},
 		},
 		Last:   StoryTime{Day: 3, Minute: 1200},
 		Fading: true,
@@ -53,7 +54,7 @@ func TestValidateDropsEachBadItemWithItsReason(t *testing.T) {
 		{"a perception for someone not in the cast", `{"perceptions":[{"character":"Tess","event":"01JA","mode":"heard"}]}`, "not in the cast"},
 		{"told via an event the character was at", `{"perceptions":[{"character":"Elias","event":"01JB","mode":"told","text":"Mara opened the gate.","via":"01JC"}]}`, ""},
 		{"told without via", `{"perceptions":[{"character":"Elias","event":"01JB","mode":"told","text":"…"}]}`, "told without"},
-		{"told via an event it missed", `{"perceptions":[{"character":"Mara","event":"01JC","mode":"told","text":"…","via":"01JC"}]}`, "told without"},
+		{"told via the event itself", `{"perceptions":[{"character":"Mara","event":"01JC","mode":"told","text":"…","via":"01JC"}]}`, "told without"},
 		{"an unknown mode", `{"perceptions":[{"character":"Mara","event":"01JA","mode":"smelled"}]}`, "mode is not"},
 		{"inferred without text", `{"perceptions":[{"character":"Mara","event":"01JA","mode":"inferred"}]}`, "empty text"},
 		{"open a thread", `{"threads":[{"op":"open","kind":"promise","text":"Mara will return the key.","event":"01JB"}]}`, ""},
@@ -106,6 +107,56 @@ func TestKnowledgeOfANewEntity(t *testing.T) {
 	}
 	if r := Validate(in, a); len(r.Drops) != 0 || len(r.Knowledge) != 1 {
 		t.Errorf("drops %v, knowledge %v: want Mara to know the key", r.Drops, r.Knowledge)
+	}
+}
+
+// TestValidateToldNeedsAWitnessTellingTheListener: a told perception
+// stands only when its via event is spoken by someone who witnessed the
+// event told, other than the listener, to an audience the listener was in.
+func TestValidateToldNeedsAWitnessTellingTheListener(t *testing.T) {
+	t.Parallel()
+	in := batch()
+	in.Players = append(in.Players, "Rook")
+	in.Events = append(in.Events,
+		// Mara whispers to Tess: Elias is back in the scene but not told.
+		Event{ID: "01JD", Turn: 14, Actor: "Mara", Kind: Line, Text: `"The key is mine."`, Present: []string{"Mara", "Tess"}},
+		Event{ID: "01JE", Turn: 15, Actor: "Tess", Kind: Line, Text: `"Mara has a secret."`, Present: []string{"Elias", "Mara", "Rook", "Tess"}},
+		Event{ID: "01JF", Turn: 15, Actor: "Elias", Kind: Line, Text: `"Has she?"`, Present: []string{"Elias", "Mara", "Rook", "Tess"}},
+		Event{ID: "01JG", Turn: 15, Actor: "Rook", Kind: Line, Text: `"I know it."`, Present: []string{"Elias", "Mara", "Rook", "Tess"}},
+	)
+	tests := []struct {
+		name, perception string
+		// want is the reason's fragment; "" means the item is kept.
+		want string
+	}{
+		{"told of the whisper by the one whispered to", `{"character":"Elias","event":"01JD","mode":"told","text":"Mara owns the key.","via":"01JE"}`, ""},
+		{"told via a whisper to someone else", `{"character":"Elias","event":"01JB","mode":"told","text":"Mara turned the key.","via":"01JD"}`, "did not perceive"},
+		{"told via the listener's own line", `{"character":"Elias","event":"01JD","mode":"told","text":"Mara owns the key.","via":"01JF"}`, "listener itself"},
+		{"told by one who did not witness it", `{"character":"Elias","event":"01JD","mode":"told","text":"Mara owns the key.","via":"01JG"}`, "did not witness"},
+		{"told via an event the listener was not at", `{"character":"Elias","event":"01JA","mode":"told","text":"Tess wanted it open.","via":"01JD"}`, "did not perceive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := ParseAnswer(`{"perceptions":[` + tt.perception + `]}`)
+			if err != nil {
+				t.Fatalf("ParseAnswer: %v", err)
+			}
+			r := Validate(in, a)
+			if tt.want == "" {
+				if len(r.Drops) != 0 {
+					t.Fatalf("dropped %v, want the perception kept", r.Drops)
+				}
+				return
+			}
+			if len(r.Drops) != 1 || r.Drops[0].Section != "perceptions" || !strings.Contains(r.Drops[0].Reason, tt.want) {
+				t.Fatalf("drops = %v, want one perception dropped with %q", r.Drops, tt.want)
+			}
+			for _, p := range r.Perceptions {
+				if p.Character == "Elias" && p.Mode == Told {
+					t.Errorf("the dropped told perception was installed: %+v", p)
+				}
+			}
+		})
 	}
 }
 
