@@ -238,7 +238,14 @@ func (p *Pipeline) addScene(cs chatState, rp replyPlan, sr *sceneRead, m *memory
 		p.log.Warn("load scene", "chat_id", cs.chat.ID, "err", sr.err)
 		return
 	}
-	name, sk := cs.speakerName(), sr.sk
+	m.Scene = p.sceneOf(cs, rp.user, sr.sk)
+}
+
+// sceneOf is the scene the speaking character of cs is shown with user
+// before it, from its scene knowledge sk: the one place a turn (addScene)
+// and /memory's resident as injected (which gets what it leaves) build it.
+func (p *Pipeline) sceneOf(cs chatState, user string, sk models.SceneKnowledge) string {
+	name := cs.speakerName()
 	// The ledger's open threads are the whole story's: a one-card chat's
 	// lead witnessed all of it, but in a scene a member who was away did
 	// not, so a scene's members get none of them (the ledger has no record
@@ -252,13 +259,15 @@ func (p *Pipeline) addScene(cs chatState, rp replyPlan, sr *sceneRead, m *memory
 	}
 	// BuildPrompt fits the resident summary into what the scene leaves of
 	// the envelope.
-	m.Scene = memory.Scene(memory.SceneInput{Language: m.Language, Ledger: cs.ledger, Character: name,
-		Present: scenePresent(cs, name, rp.user), Relationships: sk.Relationships, Known: sk.Known, Threads: threads,
+	return memory.Scene(memory.SceneInput{Language: p.language(cs.card), Ledger: cs.ledger, Character: name,
+		Present: scenePresent(cs, name, user), Relationships: sk.Relationships, Known: sk.Known, Threads: threads,
 		CardText: cs.card.Description + "\n" + cs.card.Scenario + "\n" + cs.card.FirstMes})
 }
 
-// writeRecord adds the chat's ledger and record counts to /memory.
-func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang string, cs chatState) {
+// writeRecord adds the chat's record counts to /memory and, for the
+// owner's whole report, the recorder's last run (its outcome alone when it
+// failed: an error can carry a provider's address) and the ledger.
+func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang string, cs chatState, whole bool) {
 	if !p.opt.Recorder.Enabled || cs.chat.ID == "" {
 		return
 	}
@@ -269,10 +278,17 @@ func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang str
 	}
 	b.WriteString("\n")
 	b.WriteString(p.rtext(lang, msgRecordCounts, c.Events, c.Unsealed, c.Perceptions, c.OpenThreads, c.Relationships, c.Knowledge))
+	if !whole {
+		return
+	}
 	if c.LastRun != "" {
 		// Its reason names what the recorder dropped and why (no story text).
+		run := c.LastRun
+		if strings.HasPrefix(run, models.OutcomeFailed+":") {
+			run = models.OutcomeFailed
+		}
 		b.WriteString("\n")
-		b.WriteString(p.rtext(lang, msgRecordLastRun, truncateRunes(c.LastRun, 1200)))
+		b.WriteString(p.rtext(lang, msgRecordLastRun, truncateRunes(run, 1200)))
 	}
 	if cs.ledger != "" {
 		b.WriteString("\n")
