@@ -29,6 +29,9 @@ type sink struct {
 	a       *Adapter
 	chatID  int64
 	replyTo int
+	// userID is the author of the event answered, when known: a chat
+	// whose id is theirs is their private chat with the bot.
+	userID int64
 	// origin is, for an answer sent to the asker's private chat instead
 	// of the group it was asked in, that group; nil otherwise.
 	origin *origin
@@ -64,16 +67,29 @@ var (
 	_ bot.Sink      = (*sink)(nil)
 	_ bot.Confirmer = (*sink)(nil)
 	_ bot.Speaking  = (*sink)(nil)
+	_ bot.Confiding = (*sink)(nil)
 )
 
 func (a *Adapter) newSink(ev event) *sink {
-	return &sink{a: a, chatID: ev.chatID, replyTo: ev.replyTo, lang: ev.lang}
+	return &sink{a: a, chatID: ev.chatID, replyTo: ev.replyTo, lang: ev.lang, userID: ev.userID}
 }
 
 // newPrivateSink answers ev, asked in a group, in the asker's private chat
 // with the bot (whose id is the user's).
 func (a *Adapter) newPrivateSink(ev event) *sink {
-	return &sink{a: a, chatID: ev.userID, origin: &origin{chatID: ev.chatID, replyTo: ev.replyTo, lang: ev.lang}}
+	return &sink{a: a, chatID: ev.userID, userID: ev.userID, origin: &origin{chatID: ev.chatID, replyTo: ev.replyTo, lang: ev.lang}}
+}
+
+// Confide shows text to the author alone: in their private chat with the
+// bot, which the sink of a command asked in a group writes to (see
+// private), or which is the chat itself. When the author never started
+// that chat the group hears so, without any of text (cannotWrite). A sink
+// of a group chat itself cannot confide: it returns bot.ErrNoPrivateAnswer.
+func (s *sink) Confide(ctx context.Context, text string) error {
+	if s.origin == nil && (s.userID == 0 || s.chatID != s.userID) {
+		return bot.ErrNoPrivateAnswer
+	}
+	return s.Notice(ctx, text)
 }
 
 // Speak names the speaker of the reply that follows: in a scene its name
