@@ -174,3 +174,61 @@ func TestMemoryInAGuildChannelShowsOnlyThisChat(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryInAGroupLeavesOutWhatWasWhispered: in a guild channel Maren
+// forms a belief from public lines (the control), then one that also rests
+// on lines Ada whispered to her and her answers. Bob's /memory holds the
+// first and not the second: a whisper stays with the two who were there.
+func TestMemoryInAGroupLeavesOutWhatWasWhispered(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			r := newRecordRig(t, b, 100)
+			var mu sync.Mutex
+			belief := ""
+			believe := func(s string) { mu.Lock(); belief = s; mu.Unlock() }
+			r.fake.SetResponder(memorytest.Believing(r.scribe, func() string { mu.Lock(); defer mu.Unlock(); return belief }))
+			ctx := context.Background()
+			if err := r.p.Bind(ctx, guildRef("hall", ""), "lantern-keeper"); err != nil {
+				t.Fatal(err)
+			}
+			for i := 1; i <= 4; i++ {
+				r.guildSay(t, "hall", i, "Ada", fmt.Sprintf("Beat %d: I shiver by the door and ask for a lamp.", i))
+			}
+			hall := r.guildChat(t, "hall")
+			believe("The visitor in the hall fears the dark.")
+			r.recordAndReflect(t, hall.ID)
+
+			ada := bot.Inbound{Channel: guildRef("hall", ""), AuthorID: "ada", AuthorName: "Ada"}
+			for i := 1; i <= 3; i++ {
+				ws := &confidingSink{}
+				if err := r.p.Exec(ctx, ada, bot.Command{Name: "whisper", Args: fmt.Sprintf("Maren the key is under the mat (%d)", i)}, ws); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r.guildSay(t, "hall", 5, "Ada", "Beat 5: I hold the lamp high.")
+			var whispered int64
+			if err := r.st.DB().Model(&models.Message{}).Where("chat_id = ? AND whisper_to = ?", hall.ID, "Maren").Count(&whispered).Error; err != nil || whispered != 3 {
+				t.Fatalf("%d whispered lines stored (%v), want 3", whispered, err)
+			}
+			believe("Ada hid the key under the mat.")
+			r.recordAndReflect(t, hall.ID)
+			bs, err := r.st.Beliefs(ctx, hall.SpaceID, "")
+			if err != nil || len(bs) != 2 {
+				t.Fatalf("beliefs = %+v, %v; want the public one and the whispered one", bs, err)
+			}
+
+			sink := &confidingSink{}
+			bob := bot.Inbound{Channel: guildRef("hall", ""), AuthorID: "bob", AuthorName: "Bob"}
+			if err := r.p.Exec(ctx, bob, bot.Command{Name: "memory"}, sink); err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Join(append(sink.notices, sink.confided...), "\n")
+			if !strings.Contains(got, "fears the dark") {
+				t.Errorf("Bob is not shown the belief formed in public:\n%s", got)
+			}
+			if strings.Contains(got, "under the mat") {
+				t.Errorf("Bob is shown the belief resting on Ada's whisper:\n%s", got)
+			}
+		})
+	}
+}
