@@ -241,9 +241,10 @@ func (p *Pipeline) addScene(cs chatState, rp replyPlan, sr *sceneRead, m *memory
 	m.Scene = p.sceneOf(cs, rp.user, sr.sk)
 }
 
-// sceneOf is the scene the speaking character of cs is shown with user
-// before it, from its scene knowledge sk: the one place a turn (addScene)
-// and /memory's resident as injected (which gets what it leaves) build it.
+// sceneOf is the scene of cs's speaking character when it answers user,
+// from its scene knowledge sk: built here alone, for a turn (addScene) and
+// for the resident summary /memory shows as a turn injects it (fitted to
+// what the scene leaves of the envelope).
 func (p *Pipeline) sceneOf(cs chatState, user string, sk models.SceneKnowledge) string {
 	name := cs.speakerName()
 	// The ledger's open threads are the whole story's: a one-card chat's
