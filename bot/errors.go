@@ -13,4 +13,7 @@ var (
 	ErrNotStored = errors.New("bot: message not stored")
 	// ErrPromptTooLarge: even the last keep beats do not fit the context.
 	ErrPromptTooLarge = errors.New("bot: prompt does not fit the model's context window")
+	// ErrNoPrivateAnswer: a Confiding sink cannot reach the author alone
+	// here; nothing was shown.
+	ErrNoPrivateAnswer = errors.New("bot: cannot answer the author alone here")
 )

@@ -3,11 +3,8 @@ package bot
 import (
 	"context"
 	"errors"
-
 	"strings"
-	"time"
 
-	"troupe/memory"
 	"troupe/models"
 )
 
@@ -88,18 +85,24 @@ func (p *Pipeline) forget(ctx context.Context, in Inbound, chat models.Chat, sin
 	return p.Greet(ctx, in, sink)
 }
 
-// cmdMemory shows the resident summary as it is injected, with counts; the
-// admin subcommands "rebuild" and "delete-recap CHAT" take the hard path.
+// cmdMemory shows the character's memory: in a group, to the asker alone
+// and only what this chat's prompts may hold (groupMemory); elsewhere the
+// owner's whole report (ownerMemory). The admin subcommand "delete-recap
+// CHAT" takes the hard path.
 func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink Sink) error {
 	lang := p.langOf(in)
 	if p.opt.Memory == nil {
 		return sink.Notice(ctx, p.text(lang, msgInternal))
 	}
+	sub, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
+	if _, private := sink.(Confiding); sub == "" && in.Channel.Group && !private {
+		// Nowhere to show it to the asker alone: nothing of it in the group.
+		return refuse(ctx, sink, p.mtext(lang, msgMemoryAskPrivately))
+	}
 	cs, ok, err := p.commandChat(ctx, in, sink, lang, "memory")
 	if !ok {
 		return err
 	}
-	sub, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
 	switch strings.ToLower(sub) {
 	case "":
 	case "delete-recap":
@@ -127,49 +130,8 @@ func (p *Pipeline) cmdMemory(ctx context.Context, in Inbound, args string, sink 
 	default:
 		return sink.Notice(ctx, "/memory [delete-recap CHAT-ID]")
 	}
-	rep, err := p.opt.Memory.Report(ctx, cs.card.ID, cs.chat.SpaceID)
-	if err != nil {
-		return p.internal(ctx, sink, "memory report", err)
+	if in.Channel.Group {
+		return p.groupMemory(ctx, lang, cs, sink)
 	}
-	var b strings.Builder
-	if rep.Resident == "" {
-		b.WriteString(p.text(lang, msgNoMemory, cs.card.Name))
-	} else {
-		b.WriteString(rep.Resident)
-	}
-	b.WriteString("\n\n")
-	last := "—"
-	if !rep.LastConsolidation.IsZero() {
-		last = rep.LastConsolidation.UTC().Format(time.RFC3339)
-	}
-	b.WriteString(p.text(lang, msgMemoryCounts, rep.Merged, rep.Owed, last))
-	p.writeRecord(ctx, &b, lang, cs)
-	p.writeBeliefs(ctx, &b, lang, cs)
-	writeFailures(&b, rep.Failures, func(key msgKey, args ...any) string { return p.text(lang, key, args...) })
-	return sink.Notice(ctx, b.String())
-}
-
-// maxShownFailures bounds the failing jobs /memory lists.
-const maxShownFailures = 5
-
-// writeFailures lists the memory work that failed and stays owed: what, how
-// often in a row, when last, when it is tried next, and why.
-func writeFailures(b *strings.Builder, fs []memory.JobFailure, text func(msgKey, ...any) string) {
-	kinds := map[string]msgKey{memory.KindCompact: msgJobCompact, memory.KindRecap: msgJobRecap, memory.KindConsolidate: msgJobConsolidate}
-	for i, f := range fs {
-		if i == maxShownFailures {
-			b.WriteString("\n…")
-			break
-		}
-		what := f.Kind
-		if k, ok := kinds[f.Kind]; ok {
-			what = text(k)
-		}
-		next := text(msgNextTrySweep)
-		if !f.NextTry.IsZero() {
-			next = f.NextTry.UTC().Format(time.RFC3339)
-		}
-		b.WriteString("\n")
-		b.WriteString(text(msgMemoryFailure, what, f.Key, f.Attempts, f.At.UTC().Format(time.RFC3339), next, truncateRunes(f.Reason, 300)))
-	}
+	return p.ownerMemory(ctx, lang, cs, sink)
 }

@@ -101,6 +101,19 @@ type Refusing interface {
 	Refuse(ctx context.Context, text string) error
 }
 
+// Confiding is a Sink that can show a notice to the author of the event
+// alone, where others read the channel: an ephemeral answer on Discord, the
+// author's private chat with the bot on Telegram. What a group must not
+// read (/memory asked in one) goes only through it; a sink without it, or
+// whose Confide returns ErrNoPrivateAnswer, gets a refusal instead.
+type Confiding interface {
+	// Confide shows text to the author alone. When the platform cannot
+	// reach them alone it shows nothing of text: it returns
+	// ErrNoPrivateAnswer, or tells the author briefly how to make it
+	// possible and returns nil.
+	Confide(ctx context.Context, text string) error
+}
+
 // refuse tells the author of an event that it was not taken.
 func refuse(ctx context.Context, sink Sink, text string) error {
 	if r, ok := sink.(Refusing); ok {

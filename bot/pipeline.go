@@ -46,6 +46,9 @@ type MemoryService interface {
 	FitResident(lang, stored string, others int) string
 	ForgetChat(ctx context.Context, chatID string) (memory.Forgotten, error)
 	Report(ctx context.Context, cardID, spaceID string) (memory.Report, error)
+	// ChatReport is Report narrowed to what one chat's prompts may hold,
+	// its resident fitted to what others characters leave.
+	ChatReport(ctx context.Context, cardID, spaceID, chatID string, others int) (memory.Report, error)
 	DeleteRecap(ctx context.Context, chatID, cardID string) ([]models.MemoryKey, error)
 }
 

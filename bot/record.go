@@ -238,7 +238,15 @@ func (p *Pipeline) addScene(cs chatState, rp replyPlan, sr *sceneRead, m *memory
 		p.log.Warn("load scene", "chat_id", cs.chat.ID, "err", sr.err)
 		return
 	}
-	name, sk := cs.speakerName(), sr.sk
+	m.Scene = p.sceneOf(cs, rp.user, sr.sk)
+}
+
+// sceneOf is the scene of cs's speaking character when it answers user,
+// from its scene knowledge sk: built here alone, for a turn (addScene) and
+// for the resident summary /memory shows as a turn injects it (fitted to
+// what the scene leaves of the envelope).
+func (p *Pipeline) sceneOf(cs chatState, user string, sk models.SceneKnowledge) string {
+	name := cs.speakerName()
 	// A one-card chat's lead witnessed the whole story, and the chat's
 	// ledger is its own; in a scene each member has its own ledger, changed
 	// only by the recorder batches it witnessed (a member that was away
@@ -261,13 +269,15 @@ func (p *Pipeline) addScene(cs chatState, rp replyPlan, sr *sceneRead, m *memory
 	}
 	// BuildPrompt fits the resident summary into what the scene leaves of
 	// the envelope.
-	m.Scene = memory.Scene(memory.SceneInput{Language: m.Language, Ledger: ledger, Character: name,
-		Present: scenePresent(cs, name, rp.user), Relationships: sk.Relationships, Known: sk.Known, Threads: threads,
+	return memory.Scene(memory.SceneInput{Language: p.language(cs.card), Ledger: ledger, Character: name,
+		Present: scenePresent(cs, name, user), Relationships: sk.Relationships, Known: sk.Known, Threads: threads,
 		CardText: cs.card.Description + "\n" + cs.card.Scenario + "\n" + cs.card.FirstMes})
 }
 
-// writeRecord adds the chat's ledger and record counts to /memory.
-func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang string, cs chatState) {
+// writeRecord adds the chat's record counts to /memory and, for the
+// owner's whole report, the recorder's last run (its outcome alone when it
+// failed: an error can carry a provider's address) and the ledger.
+func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang string, cs chatState, whole bool) {
 	if !p.opt.Recorder.Enabled || cs.chat.ID == "" {
 		return
 	}
@@ -278,10 +288,17 @@ func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang str
 	}
 	b.WriteString("\n")
 	b.WriteString(p.rtext(lang, msgRecordCounts, c.Events, c.Unsealed, c.Perceptions, c.OpenThreads, c.Relationships, c.Knowledge))
+	if !whole {
+		return
+	}
 	if c.LastRun != "" {
 		// Its reason names what the recorder dropped and why (no story text).
+		run := c.LastRun
+		if strings.HasPrefix(run, models.OutcomeFailed+":") {
+			run = models.OutcomeFailed
+		}
 		b.WriteString("\n")
-		b.WriteString(p.rtext(lang, msgRecordLastRun, truncateRunes(c.LastRun, 1200)))
+		b.WriteString(p.rtext(lang, msgRecordLastRun, truncateRunes(run, 1200)))
 	}
 	if cs.ledger != "" {
 		b.WriteString("\n")

@@ -72,17 +72,9 @@ func (p *Pipeline) cmdBelief(ctx context.Context, in Inbound, args string, sink 
 // maxBeliefLines bounds the beliefs /memory lists.
 const maxBeliefLines = 20
 
-// writeBeliefs adds the space's beliefs to /memory: id, character,
-// confidence, evidence for and against, text.
-func (p *Pipeline) writeBeliefs(ctx context.Context, b *strings.Builder, lang string, cs chatState) {
-	if !p.opt.Recorder.Enabled || cs.chat.ID == "" {
-		return
-	}
-	bs, err := p.opt.Store.Beliefs(ctx, cs.chat.SpaceID, "")
-	if err != nil {
-		p.log.Warn("beliefs", "chat_id", cs.chat.ID, "err", err)
-		return
-	}
+// writeBeliefs adds beliefs to /memory: id, character, confidence,
+// evidence for and against, text.
+func (p *Pipeline) writeBeliefs(b *strings.Builder, lang string, bs []models.BeliefView) {
 	if len(bs) == 0 {
 		return
 	}

@@ -39,33 +39,66 @@ type JobFailure struct {
 	NextTry time.Time
 }
 
-// Report describes a card's memory in a space.
+// Report describes a card's memory in a space, whole: for its operator.
 func (s *Service) Report(ctx context.Context, cardID, spaceID string) (Report, error) {
+	r, err := s.report(ctx, cardID, spaceID, "", 0)
+	if err != nil {
+		return r, err
+	}
+	r.LastConsolidation, _ = s.store.HandbookTime(ctx, cardID, spaceID)
+	return r, nil
+}
+
+// ChatReport is Report narrowed to what one chat's prompts may hold, for
+// /memory asked where several people read: the resident summary fitted to
+// what others characters (the chat's scene) leave of the envelope, as a
+// turn injects it; Merged and Owed of this chat's recap alone; the failing
+// work of this chat and of the card's consolidation by kind and time only,
+// without the key or the reason (a reason can quote another chat's story,
+// or a provider's error); no consolidation time, which moves with other
+// channels' chats.
+func (s *Service) ChatReport(ctx context.Context, cardID, spaceID, chatID string, others int) (Report, error) {
+	r, err := s.report(ctx, cardID, spaceID, chatID, others)
+	for i := range r.Failures {
+		r.Failures[i].Key, r.Failures[i].Reason = "", ""
+	}
+	return r, err
+}
+
+// report reads a card's memory in a space; a chatID narrows the counts and
+// failures to that chat (and the card's consolidation).
+func (s *Service) report(ctx context.Context, cardID, spaceID, chatID string, others int) (Report, error) {
 	var r Report
 	state, err := s.store.LoadMemory(ctx, cardID, spaceID)
 	if err != nil {
 		return r, err
 	}
 	lang, _ := s.cardLanguage(ctx, cardID)
-	r.Resident = FitResident(lang, StripTags(state.Resident), 0, s.Budget())
+	r.Resident = FitResident(lang, StripTags(state.Resident), others, s.Budget())
 	for _, e := range state.Entries {
+		if chatID != "" && e.ChatID != chatID {
+			continue
+		}
 		if e.RecapHash != "" && e.RecapHash == e.MergedHash {
 			r.Merged++
 		} else {
 			r.Owed++
 		}
 	}
-	recs, err := s.store.FailingJobs(ctx, cardID, spaceID, models.MemoryJobKey(cardID, spaceID))
+	spaceKey := models.MemoryJobKey(cardID, spaceID)
+	recs, err := s.store.FailingJobs(ctx, cardID, spaceID, spaceKey)
 	if err != nil {
 		return r, err
 	}
 	for _, rec := range recs {
+		if chatID != "" && rec.Key != chatID && rec.Key != spaceKey {
+			continue
+		}
 		f := JobFailure{Kind: rec.Kind, Key: rec.Key, Reason: rec.Reason, At: rec.UpdatedAt, Attempts: rec.Failures}
 		if rec.RetryAt != nil {
 			f.NextTry = *rec.RetryAt
 		}
 		r.Failures = append(r.Failures, f)
 	}
-	r.LastConsolidation, _ = s.store.HandbookTime(ctx, cardID, spaceID)
 	return r, nil
 }

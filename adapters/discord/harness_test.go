@@ -55,6 +55,9 @@ type setup struct {
 	scene bool
 	// dsn is the store's database; "" is a fresh SQLite file.
 	dsn string
+	// recorder turns the recorder on: turns store their plain events,
+	// which the test records and reflects on through h.mem.
+	recorder bool
 }
 
 // ilseAvatar is the avatar of the second card of a scene.
@@ -119,8 +122,12 @@ func newHarness(t *testing.T, su setup) *harness {
 		ResidentMaxChars: mc.ResidentMaxChars, EnvelopeChars: mc.EnvelopeChars, MinUsefulChars: mc.MinUsefulChars,
 		RecapMaxChars: mc.RecapMaxChars, Language: "en",
 	}, log)
-	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Memory: mem,
-		MemoryConfig: mc, Language: "en", Now: clk.now, Logger: log})
+	opt := bot.Options{Store: st, Cards: lib, Model: client, Memory: mem,
+		MemoryConfig: mc, Language: "en", Now: clk.now, Logger: log}
+	if su.recorder {
+		opt.Recorder = config.Recorder{Enabled: true, Batch: 100}
+	}
+	p := bot.New(opt)
 
 	d := discordtest.NewServer(t, discordtest.Options{Echo: true})
 	h := &harness{t: t, discord: d, model: model, store: st, mem: mem, p: p, clock: clk, logs: logs,

@@ -170,6 +170,7 @@ var (
 	_ bot.Confirmer  = (*ixSink)(nil)
 	_ bot.Refusing   = (*ixSink)(nil)
 	_ bot.Whispering = (*ixSink)(nil)
+	_ bot.Confiding  = (*ixSink)(nil)
 )
 
 func (a *Adapter) newIxSink(s *discordgo.Session, i *discordgo.Interaction, pl place, lang string, ephemeral, component bool) *ixSink {
@@ -324,6 +325,11 @@ func (k *ixSink) Refuse(ctx context.Context, text string) error {
 		k.a.log.Error("answer interaction", "channel_id", k.pl.channelID, "err", err)
 	}
 	return err
+}
+
+// Confide answers the caller alone (ephemeral), whatever the command.
+func (k *ixSink) Confide(ctx context.Context, text string) error {
+	return k.Refuse(ctx, text)
 }
 
 // Confirm asks the caller (alone) a yes/no question with two buttons that

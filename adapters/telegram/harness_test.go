@@ -43,6 +43,9 @@ type harness struct {
 	// limits and now configure the pipeline's per-user limits.
 	limits bot.Limits
 	now    func() time.Time
+	// recorder turns the recorder on: turns store their plain events,
+	// which a test records and reflects on through h.mem.
+	recorder bool
 
 	a      *Adapter
 	p      *bot.Pipeline
@@ -54,8 +57,18 @@ type harness struct {
 
 func newHarness(t *testing.T, ids ...string) *harness {
 	t.Helper()
+	return newHarnessOn(t, "", ids...)
+}
+
+// newHarnessOn is newHarness on the database dsn ("" for a fresh SQLite
+// file).
+func newHarnessOn(t *testing.T, dsn string, ids ...string) *harness {
+	t.Helper()
 	ctx := context.Background()
-	st, err := models.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "t.db"), nil)
+	if dsn == "" {
+		dsn = "sqlite://" + filepath.Join(t.TempDir(), "t.db")
+	}
+	st, err := models.Open(ctx, dsn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +109,11 @@ func (h *harness) start() {
 		RecapMaxChars: m.RecapMaxChars, Language: "en",
 	}, nil)
 	h.mem = mem
-	h.p = bot.New(bot.Options{Store: h.store, Cards: h.lib, Model: model, Memory: mem, MemoryConfig: m, Language: "en", Limits: h.limits, Now: h.now})
+	opt := bot.Options{Store: h.store, Cards: h.lib, Model: model, Memory: mem, MemoryConfig: m, Language: "en", Limits: h.limits, Now: h.now}
+	if h.recorder {
+		opt.Recorder = config.Recorder{Enabled: true, Batch: 100}
+	}
+	h.p = bot.New(opt)
 	a, err := New(h.cfg, h.p, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		h.t.Fatal(err)

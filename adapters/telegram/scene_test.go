@@ -187,8 +187,8 @@ func TestMemoryInAGroupGoesToTheAskerAlone(t *testing.T) {
 	h.waitReplies(tavern.ID, 1)
 
 	h.tg.SendGroupText(tavern, alice, "/memory", 0)
-	h.waitText(alice.ID, "Chats merged")
-	if n := h.count(tavern.ID, "Chats merged"); n != 0 {
+	h.waitText(alice.ID, "This chat's recap")
+	if n := h.count(tavern.ID, "This chat's recap"); n != 0 {
 		t.Errorf("/memory answered in the group %d times", n)
 	}
 
@@ -197,10 +197,10 @@ func TestMemoryInAGroupGoesToTheAskerAlone(t *testing.T) {
 	h.tg.NeverStarted(bob.ID)
 	h.tg.SendGroupText(tavern, bob, "/memory", 0)
 	got := h.waitText(tavern.ID, "private chat")
-	if !strings.Contains(got.Text, "@"+h.tg.Bot().UserName) || strings.Contains(got.Text, "Chats merged") {
+	if !strings.Contains(got.Text, "@"+h.tg.Bot().UserName) || strings.Contains(got.Text, "This chat's recap") {
 		t.Errorf("the group was told %q", got.Text)
 	}
-	if n := h.count(tavern.ID, "Chats merged"); n != 0 {
+	if n := h.count(tavern.ID, "This chat's recap"); n != 0 {
 		t.Errorf("/memory answered in the group %d times", n)
 	}
 	if len(h.tg.Messages(bob.ID)) != 0 {

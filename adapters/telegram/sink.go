@@ -68,6 +68,7 @@ var (
 	_ bot.Confirmer  = (*sink)(nil)
 	_ bot.Speaking   = (*sink)(nil)
 	_ bot.Whispering = (*sink)(nil)
+	_ bot.Confiding  = (*sink)(nil)
 )
 
 func (a *Adapter) newSink(ev event) *sink {
@@ -92,6 +93,18 @@ func (s *sink) Whisper(context.Context) {
 // with the bot (whose id is the user's).
 func (a *Adapter) newPrivateSink(ev event) *sink {
 	return &sink{a: a, chatID: ev.userID, userID: ev.userID, origin: &origin{chatID: ev.chatID, replyTo: ev.replyTo, lang: ev.lang}}
+}
+
+// Confide shows text to the author alone: in their private chat with the
+// bot, which the sink of a command asked in a group writes to (see
+// private), or which is the chat itself. When the author never started
+// that chat the group hears so, without any of text (cannotWrite). A sink
+// of a group chat itself cannot confide: it returns bot.ErrNoPrivateAnswer.
+func (s *sink) Confide(ctx context.Context, text string) error {
+	if s.origin == nil && (s.userID == 0 || s.chatID != s.userID) {
+		return bot.ErrNoPrivateAnswer
+	}
+	return s.Notice(ctx, text)
 }
 
 // Speak names the speaker of the reply that follows: in a scene its name

@@ -12,8 +12,8 @@ import (
 )
 
 // A memory job that keeps failing stays owed and visible: /memory and
-// `troupe memory show` name it, how often it failed, when it is tried next
-// and why.
+// `troupe memory show` name it, how often it failed and when it is tried
+// next; only the CLI says why (a reason can carry a provider's error).
 func TestFailingMemoryJobIsShown(t *testing.T) {
 	for name, vals := range backends(t) {
 		t.Run(name, func(t *testing.T) {
@@ -51,8 +51,8 @@ func TestFailingMemoryJobIsShown(t *testing.T) {
 			}
 			key := "lantern-keeper|console:local:Ada"
 			out := chat("/memory\n")
-			if !strings.Contains(out, "Owed, failing: consolidation of "+key) || !strings.Contains(out, "(failures in a row: ") || !strings.Contains(out, "rejected") {
-				t.Errorf("/memory does not show the failing consolidation:\n%s", out)
+			if !strings.Contains(out, "Owed, failing: consolidation of "+key) || !strings.Contains(out, "(failures in a row: ") || strings.Contains(out, "rejected") {
+				t.Errorf("/memory does not show the failing consolidation, or shows why (which only the CLI may):\n%s", out)
 			}
 			out = troupe("", "memory", "show", "--card", "lantern-keeper", "--space", "console:local:Ada")
 			_, failing, _ := strings.Cut(out, "== failing jobs ==\n")

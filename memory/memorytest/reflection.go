@@ -43,11 +43,17 @@ func IsBeliefCheck(req openaitest.Request) bool {
 // Reflection answers a reflection request with one new belief supported by
 // every perception shown.
 func Reflection(req openaitest.Request) string {
+	return ReflectionSaying(req, "The visitor is looking for the old light.")
+}
+
+// ReflectionSaying is Reflection with the belief's text given.
+func ReflectionSaying(req openaitest.Request, text string) string {
 	var ids []string
 	for _, m := range reflectPerception.FindAllStringSubmatch(req.Messages[1].Content, -1) {
 		ids = append(ids, fmt.Sprintf("%q", m[1]))
 	}
-	return `{"add": [{"text": "The visitor is looking for the old light.", "confidence": "likely", "supports": [` +
+	t, _ := json.Marshal(text)
+	return `{"add": [{"text": ` + string(t) + `, "confidence": "likely", "supports": [` +
 		strings.Join(ids, ",") + `]}]}`
 }
 
@@ -55,6 +61,12 @@ func Reflection(req openaitest.Request) string {
 // reflection forming one belief, every belief check compatible; other
 // requests go to s.
 func Reflecting(s *Scribe) func(openaitest.Request) openaitest.Answer {
+	return Believing(s, func() string { return "The visitor is looking for the old light." })
+}
+
+// Believing is Reflecting whose new belief says what text returns when the
+// reflection runs, so a test tells the beliefs of its chats apart.
+func Believing(s *Scribe, text func() string) func(openaitest.Request) openaitest.Answer {
 	return func(req openaitest.Request) openaitest.Answer {
 		switch {
 		case len(RecorderEvents(req)) > 0:
@@ -62,7 +74,7 @@ func Reflecting(s *Scribe) func(openaitest.Request) openaitest.Answer {
 		case IsBeliefCheck(req):
 			return openaitest.Answer{Text: `{"compatible": true, "against": []}`}
 		case IsReflection(req):
-			return openaitest.Answer{Text: Reflection(req)}
+			return openaitest.Answer{Text: ReflectionSaying(req, text())}
 		}
 		return s.Respond(req)
 	}

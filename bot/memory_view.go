@@ -1,0 +1,200 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"troupe/memory"
+	"troupe/models"
+)
+
+// ownerMemory answers /memory where the asker is the space's only player
+// (a direct chat, the console): the card's whole memory in the space —
+// the resident summary, counts, the chat's record and ledger, every belief
+// of the space and the failing work, by kind (a failure's reason, which
+// can carry a provider's error, stays in the log and the CLI).
+func (p *Pipeline) ownerMemory(ctx context.Context, lang string, cs chatState, sink Sink) error {
+	rep, err := p.opt.Memory.Report(ctx, cs.card.ID, cs.chat.SpaceID)
+	if err != nil {
+		return p.internal(ctx, sink, "memory report", err)
+	}
+	var b strings.Builder
+	p.writeResident(&b, lang, cs, rep.Resident)
+	b.WriteString("\n\n")
+	last := "—"
+	if !rep.LastConsolidation.IsZero() {
+		last = rep.LastConsolidation.UTC().Format(time.RFC3339)
+	}
+	b.WriteString(p.text(lang, msgMemoryCounts, rep.Merged, rep.Owed, last))
+	p.writeRecord(ctx, &b, lang, cs, true)
+	if p.opt.Recorder.Enabled && cs.chat.ID != "" {
+		bs, err := p.opt.Store.Beliefs(ctx, cs.chat.SpaceID, "")
+		if err != nil {
+			p.log.Warn("beliefs", "chat_id", cs.chat.ID, "err", err)
+		}
+		p.writeBeliefs(&b, lang, bs)
+	}
+	p.writeFailures(&b, lang, rep.Failures, true)
+	return sink.Notice(ctx, b.String())
+}
+
+// groupMemory answers /memory asked where several people read, to the
+// asker alone, with only what this chat's prompts may hold: the resident
+// summary as a turn here injects it, this chat's recap and record counts,
+// the beliefs of its cast that rest on its own lines heard by all (not on
+// another channel's, another chat's or a whisper's), and failing work by
+// kind. No ledger, no reasons: the rest is the operator's (`troupe
+// memory show`).
+func (p *Pipeline) groupMemory(ctx context.Context, lang string, cs chatState, sink Sink) error {
+	c, ok := sink.(Confiding)
+	if !ok {
+		return refuse(ctx, sink, p.mtext(lang, msgMemoryAskPrivately))
+	}
+	rep, err := p.opt.Memory.ChatReport(ctx, cs.card.ID, cs.chat.SpaceID, cs.chat.ID, utf8.RuneCountInString(p.leadScene(ctx, cs)))
+	if err != nil {
+		return p.internal(ctx, sink, "memory report", err)
+	}
+	var b strings.Builder
+	b.WriteString(p.mtext(lang, msgMemoryHereHeading, cs.chat.Name))
+	b.WriteString("\n\n")
+	p.writeResident(&b, lang, cs, rep.Resident)
+	b.WriteString("\n\n")
+	recap := msgRecapNone
+	switch {
+	case rep.Merged > 0:
+		recap = msgRecapMerged
+	case rep.Owed > 0:
+		recap = msgRecapOwed
+	}
+	b.WriteString(p.mtext(lang, msgMemoryChatRecap, p.mtext(lang, recap)))
+	p.writeRecord(ctx, &b, lang, cs, false)
+	if p.opt.Recorder.Enabled && cs.chat.ID != "" {
+		bs, err := p.opt.Store.ChatBeliefs(ctx, cs.chat.SpaceID, cs.chat.ID, cs.castNames())
+		if err != nil {
+			p.log.Warn("beliefs of the chat", "chat_id", cs.chat.ID, "err", err)
+		}
+		p.writeBeliefs(&b, lang, bs)
+	}
+	p.writeFailures(&b, lang, rep.Failures, false)
+	err = c.Confide(ctx, b.String())
+	if errors.Is(err, ErrNoPrivateAnswer) {
+		return refuse(ctx, sink, p.mtext(lang, msgMemoryAskPrivately))
+	}
+	return err
+}
+
+// leadScene is the scene a turn of the asker's with the chat's lead would
+// carry now (sceneOf); the resident summary gets what it leaves. "" when
+// the recorder is off, as in a turn.
+func (p *Pipeline) leadScene(ctx context.Context, cs chatState) string {
+	if !p.opt.Recorder.Enabled {
+		return ""
+	}
+	sk, err := p.opt.Store.Scene(ctx, cs.chat.SpaceID, cs.chat.ID, cs.speakerName())
+	if err != nil {
+		// A turn then goes without its scene too.
+		p.log.Warn("load scene", "chat_id", cs.chat.ID, "err", err)
+		return ""
+	}
+	return p.sceneOf(cs, cs.user, sk)
+}
+
+// writeResident writes the resident summary as given, or that there is
+// none yet.
+func (p *Pipeline) writeResident(b *strings.Builder, lang string, cs chatState, resident string) {
+	if resident == "" {
+		b.WriteString(p.text(lang, msgNoMemory, cs.card.Name))
+		return
+	}
+	b.WriteString(resident)
+}
+
+// maxShownFailures bounds the failing jobs /memory lists.
+const maxShownFailures = 5
+
+// writeFailures lists the memory work that failed and stays owed: what,
+// (for the owner) of which key, how often in a row, when last, when it is
+// tried next. Never why: a reason can quote a story or a provider's error.
+func (p *Pipeline) writeFailures(b *strings.Builder, lang string, fs []memory.JobFailure, whole bool) {
+	for i, f := range fs {
+		if i == maxShownFailures {
+			b.WriteString("\n…")
+			break
+		}
+		next := p.text(lang, msgNextTrySweep)
+		if !f.NextTry.IsZero() {
+			next = f.NextTry.UTC().Format(time.RFC3339)
+		}
+		at := f.At.UTC().Format(time.RFC3339)
+		b.WriteString("\n")
+		if whole {
+			b.WriteString(p.text(lang, msgMemoryFailure, p.jobKind(lang, f.Kind), f.Key, f.Attempts, at, next))
+		} else {
+			b.WriteString(p.mtext(lang, msgMemoryFailureHere, p.jobKind(lang, f.Kind), f.Attempts, at, next))
+		}
+	}
+}
+
+// jobKind names a kind of memory work.
+func (p *Pipeline) jobKind(lang, kind string) string {
+	switch kind {
+	case memory.KindCompact:
+		return p.text(lang, msgJobCompact)
+	case memory.KindRecap:
+		return p.text(lang, msgJobRecap)
+	case memory.KindConsolidate:
+		return p.text(lang, msgJobConsolidate)
+	case models.JobKindRecord:
+		return p.mtext(lang, msgJobRecord)
+	case memory.KindReflect:
+		return p.mtext(lang, msgJobReflect)
+	}
+	return kind
+}
+
+// memoryMsg keys the texts of /memory's views.
+type memoryMsg int
+
+const (
+	msgMemoryAskPrivately memoryMsg = iota
+	msgMemoryHereHeading
+	msgMemoryChatRecap
+	msgRecapMerged
+	msgRecapOwed
+	msgRecapNone
+	msgMemoryFailureHere
+	msgJobRecord
+	msgJobReflect
+)
+
+var memoryTexts = map[string]map[memoryMsg]string{
+	"en": {
+		msgMemoryAskPrivately: "What the characters remember is shown only to whoever asks, and it can't be shown to you alone here: send /memory to the bot in a direct message.",
+		msgMemoryHereHeading:  "For your eyes only: what the characters of the chat \"%s\" may draw on there. Their whole memory is for the operator (`troupe memory show`).",
+		msgMemoryChatRecap:    "This chat's recap: %s.",
+		msgRecapMerged:        "merged into the character's memory",
+		msgRecapOwed:          "written, not merged yet",
+		msgRecapNone:          "not written yet",
+		msgMemoryFailureHere:  "Owed, failing: %s (failures in a row: %d, the last at %s; next try: %s).",
+		msgJobRecord:          "recording",
+		msgJobReflect:         "reflection",
+	},
+	"zh": {
+		msgMemoryAskPrivately: "角色的记忆只给提问的人本人看，这里没法只让你一个人看到：请在与机器人的私聊里发送 /memory。",
+		msgMemoryHereHeading:  "仅你可见：对局「%s」里的角色在那里能用上的记忆。完整的记忆只给运维查看（`troupe memory show`）。",
+		msgMemoryChatRecap:    "本局复盘：%s。",
+		msgRecapMerged:        "已并入角色的记忆",
+		msgRecapOwed:          "已写好，尚未合并",
+		msgRecapNone:          "还没有写",
+		msgMemoryFailureHere:  "待办、失败中：%s——已连续失败 %d 次，最近一次在 %s；下次尝试：%s。",
+		msgJobRecord:          "记录",
+		msgJobReflect:         "反思",
+	},
+}
+
+func (p *Pipeline) mtext(lang string, key memoryMsg, args ...any) string {
+	return Localized(memoryTexts, lang, key, args...)
+}
