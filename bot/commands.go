@@ -319,10 +319,7 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 			return sink.Notice(ctx, p.text(lang, msgUnknownCard, rest))
 		}
 		user, _ := p.persona(ctx, in)
-		if err := p.opt.Store.EnsureSpace(ctx, models.Space{ID: in.Channel.Space(), Platform: in.Channel.Platform, Kind: in.Channel.SpaceKind, ExternalID: in.Channel.SpaceID}); err != nil {
-			return p.internal(ctx, sink, "card set", err)
-		}
-		ch, err := p.opt.Store.EnsureChannel(ctx, models.Channel{ID: in.Channel.Key(), Platform: in.Channel.Platform, ExternalID: in.Channel.ID, SpaceID: in.Channel.Space()})
+		ch, err := p.channelIn(ctx, in.Channel, "")
 		if err != nil {
 			return p.internal(ctx, sink, "card set", err)
 		}
@@ -354,7 +351,7 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 		if !on && !strings.EqualFold(strings.TrimSpace(rest), "off") {
 			return sink.Notice(ctx, "/card mention on | off")
 		}
-		if _, err := p.opt.Store.EnsureChannel(ctx, models.Channel{ID: in.Channel.Key(), Platform: in.Channel.Platform, ExternalID: in.Channel.ID, SpaceID: in.Channel.Space()}); err != nil {
+		if _, err := p.channelIn(ctx, in.Channel, ""); err != nil {
 			return p.internal(ctx, sink, "card mention", err)
 		}
 		err := p.opt.Store.SetChannelMentionOnly(ctx, in.Channel.Key(), on)

@@ -485,6 +485,18 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	if err != nil {
 		return chatState{}, err
 	}
+	var castBefore []string
+	if ts.Channel.SpaceID != ref.Space() {
+		for _, m := range ts.Cast {
+			if m.Active() {
+				castBefore = append(castBefore, m.CardID)
+			}
+		}
+		if _, err := p.keepSpace(ctx, &ts.Channel, ref); err != nil {
+			return chatState{}, err
+		}
+		ts.Chat, ts.HasChat, ts.Resident, ts.Ledger, ts.Cast, ts.LastSpeaker = models.Chat{}, false, "", "", nil, ""
+	}
 	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, inbox: p.beforeCommand(ref.Key(), ts.Inbox), ledger: ts.Ledger, cast: ts.Cast, lastSpeaker: ts.LastSpeaker}
 	out.user, out.persona = personaOf(in, ts.Persona, ts.HasPersona)
 	if out.card, err = p.channelCard(ts.Channel); err != nil {
@@ -493,7 +505,7 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	if ts.HasChat {
 		return out, nil
 	}
-	if out.chat, err = p.startChat(ctx, out.channel, out.card, out.user); err != nil {
+	if out.chat, out.cast, err = p.openChat(ctx, out.channel, out.card, castBefore, out.user); err != nil {
 		return chatState{}, err
 	}
 	out.channel.CurrentChatID = out.chat.ID
