@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"troupe/adapters/discord/discordtest"
+	"troupe/config"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
@@ -242,6 +243,140 @@ func TestPrivateChannelStoryStaysPrivate(t *testing.T) {
 			}
 			if id := h.beliefWith(hidden.SpaceID, secret); id == privateBelief {
 				t.Errorf("the private channel's belief %s is still there", id)
+			}
+		})
+	}
+}
+
+// TestSpaceSettingDecidesWhoSharesMemory: each discord.space value puts
+// the guild's channels and threads in the spaces it says, as the chats
+// they start are stored. A public thread shares its parent's audience and
+// a private thread has its own; with "guild" everything stays in the
+// guild's space, under the id it always had.
+func TestSpaceSettingDecidesWhoSharesMemory(t *testing.T) {
+	places := []string{"hall", "annex", "back-room", "hall thread", "private thread", "back-room thread"}
+	tests := []struct {
+		space string
+		// want maps a place to the channel whose own space it is in, ""
+		// for the guild's.
+		want map[string]string
+	}{
+		{config.SpaceAudience, map[string]string{"hall": "", "annex": "", "back-room": "back-room", "hall thread": "",
+			"private thread": "private thread", "back-room thread": "back-room"}},
+		{config.SpaceGuild, map[string]string{"hall": "", "annex": "", "back-room": "", "hall thread": "",
+			"private thread": "", "back-room thread": ""}},
+		{config.SpaceChannel, map[string]string{"hall": "hall", "annex": "annex", "back-room": "back-room", "hall thread": "hall",
+			"private thread": "private thread", "back-room thread": "back-room"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.space, func(t *testing.T) {
+			t.Parallel()
+			for _, b := range testenv.Backends(t) {
+				t.Run(b.Name, func(t *testing.T) {
+					ids := map[string]string{}
+					h := newHarness(t, setup{dsn: b.DSN,
+						inGuild: func(d *discordtest.Server, guild string) {
+							ids["annex"] = d.AddChannel(guild, "annex")
+							ids["back-room"] = d.AddPrivateChannel(guild, "back-room")
+						},
+						cfg: func(c *config.Discord) { c.Space = tt.space },
+					})
+					ids["hall"] = h.channel
+					// The harness bound the hall before the bot ran, in the
+					// guild's space: with "channel" its first turn moves it.
+					h.setCard(ids["annex"])
+					h.setCard(ids["back-room"])
+					ids["hall thread"] = h.discord.CreateThread(h.channel, "hall thread", h.ada)
+					ids["private thread"] = h.discord.CreatePrivateThread(h.channel, "private thread", h.ada)
+					ids["back-room thread"] = h.discord.CreateThread(ids["back-room"], "back-room thread", h.ada)
+					for _, pl := range places {
+						line := "Hello from the " + pl + "."
+						h.discord.Post(discordtest.Post{ChannelID: ids[pl], Author: h.ada, Content: line})
+						h.waitReply(ids[pl], line)
+					}
+					for _, pl := range places {
+						want := "discord:guild:" + h.guild
+						if own := tt.want[pl]; own != "" {
+							want = "discord:channel:" + h.guild + "/" + ids[own]
+						}
+						chat := h.currentChat(ids[pl])
+						if chat.SpaceID != want {
+							t.Errorf("%s: the chat's space = %s, want %s", pl, chat.SpaceID, want)
+						}
+						if ch, err := h.store.Channel(context.Background(), "discord:"+ids[pl]); err != nil || ch.SpaceID != want {
+							t.Errorf("%s: the channel's space = %s (%v), want %s", pl, ch.SpaceID, err, want)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestChannelMadePrivateStartsOverInItsOwnSpace: when a public channel's
+// overwrites come to deny @everyone VIEW_CHANNEL (CHANNEL_UPDATE), its next
+// message opens a new chat in the channel's own space, and the public chat
+// stays in the guild's with all it was told, out of the private chat's
+// prompts and out of /forget's reach from there. Made public again, the
+// channel returns to the guild's space, again with a new chat; taking
+// VIEW_CHANNEL from @everyone guild-wide (GUILD_ROLE_UPDATE) makes every
+// channel private.
+func TestChannelMadePrivateStartsOverInItsOwnSpace(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			var annex string
+			h := newHarness(t, setup{dsn: b.DSN, inGuild: func(d *discordtest.Server, guild string) { annex = d.AddChannel(guild, "annex") }})
+			ctx := context.Background()
+			guildSpace, ownSpace := "discord:guild:"+h.guild, "discord:channel:"+h.guild+"/"+h.channel
+			h.say("The public word is Larkspur. (before)")
+			h.waitReply(h.channel, "(before)")
+			before := h.currentChat(h.channel)
+			if before.SpaceID != guildSpace {
+				t.Fatalf("the public chat's space = %s, want %s", before.SpaceID, guildSpace)
+			}
+
+			h.discord.SetOverwrites(h.channel, discordtest.Overwrite{ID: h.guild, Type: 0, Deny: discordtest.ViewChannel})
+			h.say("Who is listening now? (private)")
+			h.waitReply(h.channel, "(private)")
+			after := h.currentChat(h.channel)
+			if after.ID == before.ID || after.SpaceID != ownSpace {
+				t.Fatalf("after the channel was made private: chat %s in %s, want a new chat in %s (was %s)", after.ID, after.SpaceID, ownSpace, before.ID)
+			}
+			if old, err := h.store.Chat(ctx, before.ID); err != nil || old.SpaceID != guildSpace || h.chatMessages(before.ID) < 3 {
+				t.Errorf("the public chat after the move: %+v, %d messages (%v); want it whole in %s", old, h.chatMessages(before.ID), err, guildSpace)
+			}
+			for _, m := range memorytest.TurnRequest(t, h.model, "(private)").Messages {
+				if strings.Contains(m.Content, "Larkspur") {
+					t.Errorf("the public chat reached the private chat's %s message: %q", m.Role, m.Content)
+				}
+			}
+			ix := h.discord.Command(discordtest.Slash{ChannelID: h.channel, User: h.bob, Permissions: moderator, Name: "forget",
+				Options: map[string]string{"chat": before.ID}})
+			waitFor(t, 10*time.Second, func() bool { return len(ix.Messages()) >= 1 }, "the answer to /forget")
+			if got := ix.Messages()[0].Content; !strings.Contains(got, "No chat") {
+				t.Errorf("/forget of the public chat in the channel made private answered %q", got)
+			}
+
+			h.discord.SetOverwrites(h.channel)
+			h.say("And now? (public again)")
+			h.waitReply(h.channel, "(public again)")
+			again := h.currentChat(h.channel)
+			if again.ID == after.ID || again.ID == before.ID || again.SpaceID != guildSpace {
+				t.Errorf("made public again: chat %s in %s, want a new chat in %s", again.ID, again.SpaceID, guildSpace)
+			}
+			for _, m := range memorytest.TurnRequest(t, h.model, "(public again)").Messages {
+				if strings.Contains(m.Content, "Who is listening now") {
+					t.Errorf("the private chat reached the public chat's %s message: %q", m.Role, m.Content)
+				}
+			}
+
+			h.setCard(annex)
+			h.discord.SetEveryone(h.guild, 2248473465835073&^discordtest.ViewChannel)
+			h.discord.Post(discordtest.Post{ChannelID: annex, Author: h.ada, Content: "Anyone? (closed guild)"})
+			h.waitReply(annex, "(closed guild)")
+			if got, want := h.currentChat(annex).SpaceID, "discord:channel:"+h.guild+"/"+annex; got != want {
+				t.Errorf("with @everyone unable to view channels, the annex's space = %s, want %s", got, want)
 			}
 		})
 	}
