@@ -262,9 +262,17 @@ func (p *Pipeline) cmdPersona(ctx context.Context, in Inbound, args string, sink
 
 func (p *Pipeline) cmdChats(ctx context.Context, in Inbound, sink Sink) error {
 	lang := p.langOf(in)
-	chats, err := p.opt.Store.ChannelChats(ctx, in.Channel.Key())
+	all, err := p.opt.Store.ChannelChats(ctx, in.Channel.Key())
 	if err != nil {
 		return p.internal(ctx, sink, "chats", err)
+	}
+	// Chats the channel played in another space (before it was made
+	// private or public) are that space's: not listed, not forgotten here.
+	var chats []models.Chat
+	for _, c := range all {
+		if c.SpaceID == in.Channel.Space() {
+			chats = append(chats, c)
+		}
 	}
 	if len(chats) == 0 {
 		if lang == "zh" {
