@@ -94,6 +94,8 @@ func (pl place) threadID() string {
 type places struct {
 	mu sync.Mutex
 	m  map[string]place
+	// gen counts forgets, so that a lookup that raced one is not kept.
+	gen uint64
 }
 
 func (a *Adapter) place(ctx context.Context, s *discordgo.Session, guildID, channelID string) place {
@@ -102,6 +104,7 @@ func (a *Adapter) place(ctx context.Context, s *discordgo.Session, guildID, chan
 	}
 	a.places.mu.Lock()
 	pl, ok := a.places.m[channelID]
+	gen := a.places.gen
 	a.places.mu.Unlock()
 	if ok {
 		return pl
@@ -130,6 +133,10 @@ func (a *Adapter) place(ctx context.Context, s *discordgo.Session, guildID, chan
 		pl.private = hidden(s, guildID, ch)
 	}
 	a.places.mu.Lock()
+	defer a.places.mu.Unlock()
+	if a.places.gen != gen {
+		return pl
+	}
 	if a.places.m == nil {
 		a.places.m = map[string]place{}
 	}
@@ -137,7 +144,6 @@ func (a *Adapter) place(ctx context.Context, s *discordgo.Session, guildID, chan
 		clear(a.places.m)
 	}
 	a.places.m[channelID] = pl
-	a.places.mu.Unlock()
 	return pl
 }
 
@@ -186,6 +192,7 @@ func hidden(s *discordgo.Session, guildID string, ch discordgo.Channel) bool {
 func (a *Adapter) forgetPlace(channelID string) {
 	a.places.mu.Lock()
 	defer a.places.mu.Unlock()
+	a.places.gen++
 	for id, pl := range a.places.m {
 		if id == channelID || pl.parentID == channelID {
 			delete(a.places.m, id)
@@ -198,6 +205,7 @@ func (a *Adapter) forgetPlace(channelID string) {
 func (a *Adapter) forgetGuildPlaces(guildID string) {
 	a.places.mu.Lock()
 	defer a.places.mu.Unlock()
+	a.places.gen++
 	for id, pl := range a.places.m {
 		if pl.guildID == guildID {
 			delete(a.places.m, id)
