@@ -22,10 +22,7 @@ func (p *Pipeline) Bind(ctx context.Context, ref ChannelRef, cardID string) erro
 	}
 	defer p.forgetBinding(ref)
 	return p.withLane(ctx, Inbound{Channel: ref}, func() error {
-		if err := p.opt.Store.EnsureSpace(ctx, models.Space{ID: ref.Space(), Platform: ref.Platform, Kind: ref.SpaceKind, ExternalID: ref.SpaceID}); err != nil {
-			return err
-		}
-		ch, err := p.opt.Store.EnsureChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space(), CardID: cardID})
+		ch, err := p.channelIn(ctx, ref, cardID)
 		if err != nil {
 			return err
 		}
@@ -218,7 +215,7 @@ func (p *Pipeline) forgetBinding(ref ChannelRef) {
 // count. Errors come from the store.
 func (p *Pipeline) plays(ctx context.Context, in Inbound) (bool, error) {
 	ref := in.Channel
-	guild := ref.SpaceKind == SpaceGuild
+	guild := ref.guild()
 	if !guild && (!ref.Group || in.Mentioned) {
 		return true, nil
 	}

@@ -328,10 +328,7 @@ func (p *Pipeline) BindCast(ctx context.Context, ref ChannelRef, cardIDs []strin
 		cast = append(cast, c)
 	}
 	return p.withLane(ctx, Inbound{Channel: ref}, func() error {
-		if err := p.opt.Store.EnsureSpace(ctx, models.Space{ID: ref.Space(), Platform: ref.Platform, Kind: ref.SpaceKind, ExternalID: ref.SpaceID}); err != nil {
-			return err
-		}
-		ch, err := p.opt.Store.EnsureChannel(ctx, models.Channel{ID: ref.Key(), Platform: ref.Platform, ExternalID: ref.ID, SpaceID: ref.Space(), CardID: cardIDs[0]})
+		ch, err := p.channelIn(ctx, ref, cardIDs[0])
 		if err != nil {
 			return err
 		}

@@ -318,9 +318,17 @@ func (p *Pipeline) cmdPersona(ctx context.Context, in Inbound, args string, sink
 
 func (p *Pipeline) cmdChats(ctx context.Context, in Inbound, sink Sink) error {
 	lang := p.langOf(in)
-	chats, err := p.opt.Store.ChannelChats(ctx, in.Channel.Key())
+	all, err := p.opt.Store.ChannelChats(ctx, in.Channel.Key())
 	if err != nil {
 		return p.internal(ctx, sink, "chats", err)
+	}
+	// Chats the channel played in another space (before it was made
+	// private or public) are that space's: not listed, not forgotten here.
+	var chats []models.Chat
+	for _, c := range all {
+		if c.SpaceID == in.Channel.Space() {
+			chats = append(chats, c)
+		}
 	}
 	if len(chats) == 0 {
 		if lang == "zh" {
@@ -375,10 +383,7 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 			return sink.Notice(ctx, p.text(lang, msgUnknownCard, rest))
 		}
 		user, _ := p.persona(ctx, in)
-		if err := p.opt.Store.EnsureSpace(ctx, models.Space{ID: in.Channel.Space(), Platform: in.Channel.Platform, Kind: in.Channel.SpaceKind, ExternalID: in.Channel.SpaceID}); err != nil {
-			return p.internal(ctx, sink, "card set", err)
-		}
-		ch, err := p.opt.Store.EnsureChannel(ctx, models.Channel{ID: in.Channel.Key(), Platform: in.Channel.Platform, ExternalID: in.Channel.ID, SpaceID: in.Channel.Space()})
+		ch, err := p.channelIn(ctx, in.Channel, "")
 		if err != nil {
 			return p.internal(ctx, sink, "card set", err)
 		}
@@ -410,7 +415,7 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 		if !on && !strings.EqualFold(strings.TrimSpace(rest), "off") {
 			return sink.Notice(ctx, "/card mention on | off")
 		}
-		if _, err := p.opt.Store.EnsureChannel(ctx, models.Channel{ID: in.Channel.Key(), Platform: in.Channel.Platform, ExternalID: in.Channel.ID, SpaceID: in.Channel.Space()}); err != nil {
+		if _, err := p.channelIn(ctx, in.Channel, ""); err != nil {
 			return p.internal(ctx, sink, "card mention", err)
 		}
 		err := p.opt.Store.SetChannelMentionOnly(ctx, in.Channel.Key(), on)

@@ -30,7 +30,7 @@ func (p *Pipeline) cmdForget(ctx context.Context, in Inbound, args string, sink 
 		chatID = ch.CurrentChatID
 	}
 	chat, err := p.opt.Store.Chat(ctx, chatID)
-	if errors.Is(err, models.ErrNotFound) || (err == nil && chat.ChannelID != ch.ID) {
+	if errors.Is(err, models.ErrNotFound) || (err == nil && !forgettableHere(chat, in)) {
 		if _, terr := p.opt.Store.Tombstone(ctx, chatID); terr == nil {
 			return sink.Notice(ctx, p.text(lang, msgAlreadyForgotten))
 		}
@@ -43,9 +43,21 @@ func (p *Pipeline) cmdForget(ctx context.Context, in Inbound, args string, sink 
 	return p.ask(ctx, in, text, sink, question{Action: actionForget, ChatID: chat.ID})
 }
 
+// forgettableHere reports whether /forget run in in's channel may delete
+// chat: one of this channel's chats, in the space the channel is in now.
+// A chat the channel played before it moved to another space (made
+// private or public) belongs to the old space's audience, and a GM here
+// may not be one of theirs.
+func forgettableHere(chat models.Chat, in Inbound) bool {
+	return chat.ChannelID == in.Channel.Key() && chat.SpaceID == in.Channel.Space()
+}
+
 // forget runs a confirmed /forget.
 func (p *Pipeline) forget(ctx context.Context, in Inbound, chat models.Chat, sink Sink) error {
 	lang := p.langOf(in)
+	if !forgettableHere(chat, in) {
+		return sink.Notice(ctx, p.text(lang, msgNoSuchChat, chat.ID))
+	}
 	var wasCurrent bool
 	err := p.withLane(ctx, in, func() error {
 		ch, err := p.opt.Store.Channel(ctx, in.Channel.Key())

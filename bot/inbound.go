@@ -16,10 +16,16 @@ const (
 
 // Kinds of space.
 const (
+	// SpaceGuild is a Discord guild's channels that share one audience:
+	// its public ones, or all of them when the operator joins them.
 	SpaceGuild = "guild"
-	SpaceUser  = "user"
-	SpaceGroup = "group"
-	SpaceLocal = "local"
+	// SpaceChannel is one Discord channel's or thread's own audience: a
+	// private channel or private thread, or any channel when spaces
+	// follow channels. Its SpaceID is "<guild id>/<channel id>".
+	SpaceChannel = "channel"
+	SpaceUser    = "user"
+	SpaceGroup   = "group"
+	SpaceLocal   = "local"
 )
 
 // ChannelRef names a platform conversation and the space its memory
@@ -28,9 +34,11 @@ type ChannelRef struct {
 	Platform string
 	// ID is the platform's id of the channel, thread or chat.
 	ID string
-	// SpaceKind is SpaceGuild, SpaceUser, SpaceGroup or SpaceLocal.
+	// SpaceKind is SpaceGuild, SpaceChannel, SpaceUser, SpaceGroup or
+	// SpaceLocal.
 	SpaceKind string
-	// SpaceID is the platform id of the guild, user or group.
+	// SpaceID is the platform id of the guild, user or group (for
+	// SpaceChannel, the guild's and the channel's).
 	SpaceID string
 	// Group is true where several people play in the channel.
 	Group bool
@@ -45,6 +53,10 @@ func (c ChannelRef) Key() string { return c.Platform + ":" + c.ID }
 
 // Space is the space's id in the store.
 func (c ChannelRef) Space() string { return c.Platform + ":" + c.SpaceKind + ":" + c.SpaceID }
+
+// guild reports whether the channel is a Discord guild's, in whichever
+// space: such a channel plays only where a card is bound.
+func (c ChannelRef) guild() bool { return c.SpaceKind == SpaceGuild || c.SpaceKind == SpaceChannel }
 
 // Inbound is one normalized platform message.
 type Inbound struct {

@@ -488,6 +488,18 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	if err != nil {
 		return chatState{}, err
 	}
+	var castBefore []string
+	if ts.Channel.SpaceID != ref.Space() {
+		for _, m := range ts.Cast {
+			if m.Active() {
+				castBefore = append(castBefore, m.CardID)
+			}
+		}
+		if _, err := p.keepSpace(ctx, &ts.Channel, ref); err != nil {
+			return chatState{}, err
+		}
+		ts.Chat, ts.HasChat, ts.Resident, ts.Ledger, ts.Cast, ts.LastSpeaker = models.Chat{}, false, "", "", nil, ""
+	}
 	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, inbox: p.beforeCommand(ref.Key(), ts.Inbox), ledger: ts.Ledger, cast: ts.Cast, lastSpeaker: ts.LastSpeaker}
 	out.user, out.persona = personaOf(in, ts.Persona, ts.HasPersona)
 	if out.card, err = p.channelCard(ts.Channel); err != nil {
@@ -496,9 +508,7 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	if ts.HasChat {
 		return out, nil
 	}
-	// The new chat's cast row names its card as the space knows it, which
-	// may not be the card's name: the turn keys its memory by that row.
-	if out.chat, out.cast, err = p.startChatCast(ctx, out.channel, out.card, out.user); err != nil {
+	if out.chat, out.cast, err = p.openChat(ctx, out.channel, out.card, castBefore, out.user); err != nil {
 		return chatState{}, err
 	}
 	out.channel.CurrentChatID = out.chat.ID

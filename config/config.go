@@ -200,7 +200,23 @@ type Discord struct {
 	AdminRoles      []string `yaml:"admin_roles"`
 	AllowedGuilds   []string `yaml:"allowed_guilds"`
 	AllowedChannels []string `yaml:"allowed_channels"`
+	// Space is how guild channels are grouped into memory spaces:
+	// SpaceAudience, SpaceGuild or SpaceChannel.
+	Space string `yaml:"space"`
 }
+
+// Values of discord.space.
+const (
+	// SpaceAudience makes a guild's public channels one space and each
+	// private channel or private thread (one @everyone cannot view) a
+	// space of its own.
+	SpaceAudience = "audience"
+	// SpaceGuild makes each guild one space, private channels included.
+	SpaceGuild = "guild"
+	// SpaceChannel makes each channel a space of its own (a public
+	// thread its parent's, a private thread its own).
+	SpaceChannel = "channel"
+)
 
 // Telegram configures the Telegram adapter; it runs when Token is set.
 type Telegram struct {
@@ -302,7 +318,7 @@ func Default() Config {
 		Cards:    Cards{Dir: "cards"},
 		Lore:     Lore{BudgetPercent: 25, BudgetTokens: 4096},
 		Language: "en",
-		Discord:  Discord{ShardCount: 1},
+		Discord:  Discord{ShardCount: 1, Space: SpaceAudience},
 		Telegram: Telegram{WebhookListen: ":8443"},
 		Limits:   Limits{RatePerMinute: 20, MaxMessageChars: 8000},
 		Ops:      Ops{Listen: "127.0.0.1:9090"},

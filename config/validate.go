@@ -86,6 +86,9 @@ func (c Config) Validate() error {
 			return &Error{Key: ch.key, Problem: ch.msg}
 		}
 	}
+	if !oneOf(c.Discord.Space, SpaceAudience, SpaceGuild, SpaceChannel) {
+		return &Error{Key: "discord.space", Problem: fmt.Sprintf("%q must be audience (a private channel or thread is its own space), guild (one space per guild) or channel (one space per channel)", c.Discord.Space)}
+	}
 	if c.Discord.APIBaseURL != "" && !strings.HasSuffix(c.Discord.APIBaseURL, "/") {
 		return &Error{Key: "discord.api_base_url", Problem: fmt.Sprintf("%q must end in /", c.Discord.APIBaseURL)}
 	}

@@ -251,6 +251,37 @@ func (s *Store) SetChannelCard(ctx context.Context, channelID, cardID string) er
 	return nil
 }
 
+// MoveChannel puts the channel with id into the space spaceID, unless it
+// is there already, and takes its current chat away: that chat stays in
+// its own space with everything it wrote, and the channel's next turn
+// starts a chat in the new space. It returns the chat that was current
+// ("" for none) and whether the channel moved; ErrNotFound when there is
+// no such channel.
+func (s *Store) MoveChannel(ctx context.Context, id, spaceID string) (ended string, moved bool, err error) {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var ch Channel
+		if err := tx.Where("id = ?", id).Take(&ch).Error; err != nil {
+			return notFound(err)
+		}
+		if ch.SpaceID == spaceID {
+			return nil
+		}
+		// The space is part of the condition, so that of two processes
+		// moving a channel at once only one ends its chat.
+		res := tx.Model(&Channel{}).Where("id = ? AND space_id = ?", id, ch.SpaceID).
+			Updates(map[string]any{"space_id": spaceID, "current_chat_id": "", "updated_at": s.now()})
+		if res.Error != nil {
+			return res.Error
+		}
+		ended, moved = ch.CurrentChatID, res.RowsAffected == 1
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		err = fmt.Errorf("models: move channel %s: %w", id, err)
+	}
+	return ended, moved, err
+}
+
 // SetChannelMentionOnly sets whether only mentions and replies are turns.
 func (s *Store) SetChannelMentionOnly(ctx context.Context, channelID string, on bool) error {
 	return s.db.WithContext(ctx).Model(&Channel{}).Where("id = ?", channelID).

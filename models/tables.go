@@ -176,11 +176,13 @@ type Tombstone struct {
 // JobRecord is the last outcome of a memory job for one key: what was written,
 // why it was skipped, or why it failed.
 type JobRecord struct {
-	Kind      string `gorm:"primaryKey;size:32"`
-	Key       string `gorm:"primaryKey;size:200"`
-	Outcome   string `gorm:"size:16;not null"`
-	Reason    string `gorm:"type:text"`
-	Product   string `gorm:"size:64"`
+	Kind    string `gorm:"primaryKey;size:32"`
+	Key     string `gorm:"primaryKey;size:200"`
+	Outcome string `gorm:"size:16;not null"`
+	Reason  string `gorm:"type:text"`
+	// Product is as long as a key can be: a consolidation's names its
+	// card and space.
+	Product   string `gorm:"size:200"`
 	Failures  int
 	UpdatedAt time.Time
 	// RetryAt is when the worker tries a failed job again; nil when no

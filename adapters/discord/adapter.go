@@ -76,7 +76,8 @@ func defaultTuning() tuning {
 type Option func(*Adapter)
 
 // New returns an adapter for the bot in cfg on pipeline p. It does no I/O.
-// It fails with ErrNoToken without a token.
+// It fails with ErrNoToken without a token, and on a discord.space it does
+// not know ("" means audience).
 func New(cfg config.Discord, p bot.Engine, log *slog.Logger, opts ...Option) (*Adapter, error) {
 	if strings.TrimSpace(cfg.Token.Value()) == "" {
 		return nil, ErrNoToken
@@ -92,6 +93,13 @@ func New(cfg config.Discord, p bot.Engine, log *slog.Logger, opts ...Option) (*A
 	}
 	if cfg.ShardID < 0 || cfg.ShardID >= cfg.ShardCount {
 		return nil, fmt.Errorf("discord: shard %d is not below shard count %d", cfg.ShardID, cfg.ShardCount)
+	}
+	switch cfg.Space {
+	case "":
+		cfg.Space = config.SpaceAudience
+	case config.SpaceAudience, config.SpaceGuild, config.SpaceChannel:
+	default:
+		return nil, fmt.Errorf("discord: space %q is not audience, guild or channel", cfg.Space)
 	}
 	if cfg.APIBaseURL != "" {
 		if _, err := newRebase(cfg.APIBaseURL, nil); err != nil {
@@ -157,6 +165,10 @@ func (a *Adapter) session() (*discordgo.Session, error) {
 	s.AddHandler(a.onMessageCreate)
 	s.AddHandler(a.onMessageUpdate)
 	s.AddHandler(a.onInteraction)
+	s.AddHandler(a.onChannelUpdate)
+	s.AddHandler(a.onChannelDelete)
+	s.AddHandler(a.onThreadUpdate)
+	s.AddHandler(a.onRoleUpdate)
 	return s, nil
 }
 

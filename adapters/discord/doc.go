@@ -10,12 +10,25 @@
 // on the gateway's goroutine, in order, with one call.
 //
 // Which messages count: in a guild, a channel bound to a card (with /card
-// set) and every thread under it (a thread is its own channel and chat; its
-// space is the guild); in a channel set to mention-only, only messages that mention
-// the bot or reply to the character; direct messages when discord.allow_dms is
-// on (their space is the user). Messages of bots, of any webhook (the
-// character's own included) and of the bot itself never count, and
-// discord.allowed_guilds and discord.allowed_channels narrow everything.
+// set) and every thread under it (a thread is its own channel and chat); in
+// a channel set to mention-only, only messages that mention the bot or reply
+// to the character; direct messages when discord.allow_dms is on (their
+// space is the user). Messages of bots, of any webhook (the character's own
+// included) and of the bot itself never count, and discord.allowed_guilds
+// and discord.allowed_channels narrow everything.
+//
+// Spaces follow audiences (discord.space). With "audience", the default, a
+// guild's public channels share the guild's space, and a channel @everyone
+// cannot view (its overwrite for the @everyone role, whose id is the
+// guild's, denies VIEW_CHANNEL, or the role lacks it) or a private thread is
+// a space of its own; a public thread has its parent's audience. "channel"
+// gives each channel its own space, "guild" one per guild. The adapter reads
+// channels and the @everyone role from the gateway's state (REST for a
+// channel the state lacks), remembers what it found until CHANNEL_UPDATE,
+// THREAD_UPDATE or @everyone's GUILD_ROLE_UPDATE, and plays nowhere whose
+// audience it could not look up (unless one space holds the whole guild).
+// A channel whose space changes (made private or public) starts a new chat
+// in its new space; its earlier chats stay in the old one.
 //
 // Scenes: each cast member speaks under its own name and avatar, one reply
 // after the other, each its own message(s); a reply to a message of one of

@@ -58,6 +58,11 @@ type setup struct {
 	// recorder turns the recorder on: turns store their plain events,
 	// which the test records and reflects on through h.mem.
 	recorder bool
+	// inGuild adds to the harness's guild before the bot connects.
+	inGuild func(d *discordtest.Server, guildID string)
+	// record turns on the recorder (a batch of one, run as each turn
+	// leaves it owed) and recall.
+	record bool
 }
 
 // ilseAvatar is the avatar of the second card of a scene.
@@ -127,6 +132,13 @@ func newHarness(t *testing.T, su setup) *harness {
 	if su.recorder {
 		opt.Recorder = config.Recorder{Enabled: true, Batch: 100}
 	}
+	if su.record {
+		opt.Jobs = recordNow{mem: mem}
+		opt.Recorder = config.Recorder{Enabled: true, Batch: 1}
+		opt.Recall = config.Default().Recall
+		opt.Tokens = memory.NewPromptEstimator()
+		opt.ContextWindow, opt.MaxReplyTokens = 128000, 256
+	}
 	p := bot.New(opt)
 
 	d := discordtest.NewServer(t, discordtest.Options{Echo: true})
@@ -142,6 +154,9 @@ func newHarness(t *testing.T, su setup) *harness {
 		if err := p.BindCast(ctx, h.ref(h.channel), []string{card.ID, "ilse"}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if su.inGuild != nil {
+		su.inGuild(d, h.guild)
 	}
 	if su.before != nil {
 		su.before(d)
@@ -167,6 +182,27 @@ func newHarness(t *testing.T, su setup) *harness {
 	d.WaitConnected(10 * time.Second)
 	return h
 }
+
+// recordNow is the harness's job queue with the recorder on: it records
+// (and compacts) at once, as a turn leaves the work owed, so what a test
+// reads next is there; recaps and consolidations are left to the test.
+type recordNow struct{ mem *memory.Service }
+
+func (j recordNow) AfterTurn(ctx context.Context, t bot.TurnDone) error {
+	if t.CompactionDue {
+		_, err := j.mem.Compact(ctx, t.ChatID, t.Urgent)
+		return err
+	}
+	return nil
+}
+
+func (j recordNow) Record(ctx context.Context, chatID string, _ bool) error {
+	_, err := j.mem.Record(ctx, chatID)
+	return err
+}
+
+func (recordNow) ChatEnded(context.Context, string) error             { return nil }
+func (recordNow) MemoryChanged(context.Context, string, string) error { return nil }
 
 // stop shuts the adapter down and dumps its log when the test failed.
 func (h *harness) stop() {

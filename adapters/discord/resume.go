@@ -15,10 +15,7 @@ import (
 func (a *Adapter) resume(s *discordgo.Session) {
 	ctx := a.work
 	err := a.p.Resume(ctx, bot.PlatformDiscord, func(ref bot.ChannelRef) (bot.Sink, bool) {
-		guildID := ""
-		if ref.SpaceKind == bot.SpaceGuild {
-			guildID = ref.SpaceID
-		}
+		guildID := guildOf(ref)
 		if !a.ownsGuild(guildID) {
 			return nil, false
 		}

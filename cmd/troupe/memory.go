@@ -139,7 +139,7 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&card, "card", "", "card id")
-	cmd.Flags().StringVar(&space, "space", "", "space id (e.g. discord:guild:123, telegram:user:42, console:local:ada)")
+	cmd.Flags().StringVar(&space, "space", "", "space id (e.g. discord:guild:123, discord:channel:123/456, telegram:user:42, console:local:ada)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -84,13 +84,21 @@ func (s *Server) Edit(messageID, content string) {
 // THREAD_CREATE; it returns the thread's id.
 func (s *Server) CreateThread(parentID, name string, owner User) string {
 	s.t.Helper()
+	return s.createThread(parentID, name, owner, 11)
+}
+
+func (s *Server) createThread(parentID, name string, owner User, kind int) string {
+	s.t.Helper()
 	p, ok := s.Channel(parentID)
 	if !ok {
 		s.t.Fatalf("discordtest: thread under unknown channel %s", parentID)
 	}
-	id := s.addChannel(Channel{GuildID: p.GuildID, ParentID: parentID, Name: name, Type: 11})
+	id := s.addChannel(Channel{GuildID: p.GuildID, ParentID: parentID, Name: name, Type: kind})
 	d := s.sample("gateway/thread_create")["d"].(obj)
-	d["id"], d["guild_id"], d["parent_id"], d["name"], d["owner_id"] = id, p.GuildID, parentID, name, owner.ID
+	d["id"], d["guild_id"], d["parent_id"], d["name"], d["owner_id"], d["type"] = id, p.GuildID, parentID, name, owner.ID, kind
+	if kind == 12 {
+		d["thread_metadata"].(obj)["invitable"] = true
+	}
 	d["member_ids_preview"] = []string{owner.ID}
 	mem := d["member"].(obj)
 	mem["id"], mem["user_id"] = id, owner.ID

@@ -22,8 +22,12 @@ func (s *Server) channelJSON(c Channel) obj {
 	if c.IsThread() {
 		o := s.sample("gateway/thread_create")["d"].(obj)
 		delete(o, "newly_created")
-		o["id"], o["guild_id"], o["parent_id"], o["name"] = c.ID, c.GuildID, c.ParentID, c.Name
+		o["id"], o["guild_id"], o["parent_id"], o["name"], o["type"] = c.ID, c.GuildID, c.ParentID, c.Name, c.Type
 		o["member"] = nil
+		if c.Type == 12 {
+			// Only a private thread says whether its members may invite.
+			o["thread_metadata"].(obj)["invitable"] = true
+		}
 		return o
 	}
 	o := s.sample("gateway/channel")
@@ -36,6 +40,11 @@ func (s *Server) channelJSON(c Channel) obj {
 		return o
 	}
 	o["guild_id"] = c.GuildID
+	ows := []obj{}
+	for _, ow := range c.Overwrites {
+		ows = append(ows, obj{"id": ow.ID, "type": ow.Type, "allow": itoa64(ow.Allow), "deny": itoa64(ow.Deny)})
+	}
+	o["permission_overwrites"] = ows
 	o["parent_id"] = nil
 	if c.ParentID != "" {
 		o["parent_id"] = c.ParentID

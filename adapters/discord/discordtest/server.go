@@ -87,11 +87,25 @@ type Channel struct {
 	// ParentID is a thread's channel (or a channel's category).
 	ParentID string
 	Name     string
-	// Type is Discord's channel type: 0 text, 1 DM, 11 public thread.
+	// Type is Discord's channel type: 0 text, 1 DM, 11 public thread, 12
+	// private thread.
 	Type int
 	// Recipient is the user of a DM channel.
 	Recipient User
+	// Overwrites are a guild channel's permission overwrites.
+	Overwrites []Overwrite
 }
+
+// Overwrite is a channel's permission overwrite for a role (Type 0; the
+// @everyone role's id is the guild's) or a member (Type 1).
+type Overwrite struct {
+	ID          string
+	Type        int
+	Allow, Deny int64
+}
+
+// ViewChannel is Discord's VIEW_CHANNEL permission bit.
+const ViewChannel int64 = 1 << 10
 
 // IsThread reports whether the channel is a thread.
 func (c Channel) IsThread() bool { return c.Type == 10 || c.Type == 11 || c.Type == 12 }
@@ -100,7 +114,13 @@ type guild struct {
 	id, name string
 	channels []string
 	roles    []Role
+	// everyone is the @everyone role's permissions.
+	everyone int64
 }
+
+// everyonePermissions are a new guild's @everyone permissions, as Discord
+// grants them by default (VIEW_CHANNEL among them).
+const everyonePermissions int64 = 2248473465835073
 
 // Role is a guild role.
 type Role struct {
@@ -191,7 +211,7 @@ func (s *Server) AddGuild(name string, roles ...Role) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := s.newIDLocked()
-	s.guilds[id] = &guild{id: id, name: name, roles: roles}
+	s.guilds[id] = &guild{id: id, name: name, roles: roles, everyone: everyonePermissions}
 	s.guildOrder = append(s.guildOrder, id)
 	return id
 }
