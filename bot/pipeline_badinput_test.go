@@ -277,12 +277,12 @@ func TestBadInputScribePromptsBothLanguages(t *testing.T) {
 		{ID: "3", Role: memory.RoleAssistant, Name: "苏砚", Content: "「明天雨停了，我带你去看琴。」"},
 	}
 	for _, lang := range []string{"en", "zh"} {
-		transcript := memory.Transcript(turns, "苏砚", "阿澜")
+		transcript := memory.Transcript("zh", turns, "苏砚", "阿澜")
 		recap := "# 雨夜\n\n## Plot\n" + transcript
 		prompts := map[string][]memory.Message{
 			"summary": memory.SummaryPrompt(memory.SummaryPromptInput{Language: lang, CharName: "苏砚", UserName: "阿澜", Transcript: transcript}),
 			"recap": memory.RecapPrompt(memory.RecapPromptInput{Language: lang, CharName: "苏砚", UserName: "阿澜", ChatName: "雨夜",
-				Evidence: memory.BuildEvidence(turns, "苏砚", "阿澜", 60000)}),
+				Evidence: memory.BuildEvidence("zh", turns, "苏砚", "阿澜", 60000)}),
 			"consolidate": memory.ConsolidationPrompt(memory.ConsolidationPromptInput{Language: lang, CharName: "苏砚", UserName: "阿澜",
 				Changed: []memory.ChangedRecap{{ChatID: "c1", ChatName: "雨夜", Content: recap}}, ResidentMax: 1200}),
 		}

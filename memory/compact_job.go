@@ -56,7 +56,7 @@ func (s *Service) compactOnce(ctx context.Context, chatID string, manual bool) (
 		return Result{}, err
 	}
 	in := SummaryPromptInput{Language: lang, CharName: charName, UserName: userName,
-		Transcript: Transcript(plan.Cut, charName, userName), Ledger: ledger}
+		Transcript: Transcript(lang, plan.Cut, charName, userName), Ledger: ledger}
 	prevID := ""
 	if br.Summary != nil {
 		in.PreviousSummary = br.Summary.Content

@@ -153,7 +153,7 @@ func (s *Service) compactViews(ctx context.Context, chat models.Chat, cast []mod
 			// their own ledger included.
 			userName := lastUserName(g.cut)
 			in := SummaryPromptInput{Language: lang, CharName: strings.Join(g.members, ", "), UserName: userName,
-				Transcript: Transcript(g.cut, strings.Join(g.members, ", "), userName), Ledger: g.ledger, PreviousSummary: vs.Content}
+				Transcript: Transcript(lang, g.cut, strings.Join(g.members, ", "), userName), Ledger: g.ledger, PreviousSummary: vs.Content}
 			text, err := s.ask(ctx, KindCompact, lang, SummaryPrompt(in), func(a string) (string, error) { return ValidateSummary(lang, a) })
 			if err != nil {
 				return Result{}, err

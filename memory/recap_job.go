@@ -63,7 +63,7 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 	lang, charName := s.cardLanguage(ctx, chat.CardID)
 	user := lastUserName(turns)
 	in := RecapPromptInput{Language: lang, CharName: charName, UserName: user, ChatName: chat.Name,
-		Evidence: BuildEvidence(turns, charName, user, s.cfg.RecapMaxChars), PreviousRecap: prev.Content, Ledger: ledger}
+		Evidence: BuildEvidence(lang, turns, charName, user, s.cfg.RecapMaxChars), PreviousRecap: prev.Content, Ledger: ledger}
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
 	}

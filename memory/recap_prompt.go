@@ -25,8 +25,8 @@ type Evidence struct {
 
 // BuildEvidence renders the branch after the summary as a transcript capped
 // at maxChars, dropping the earliest text at a paragraph boundary.
-func BuildEvidence(turns []Turn, charName, userName string, maxChars int) Evidence {
-	text := Transcript(turns, charName, userName)
+func BuildEvidence(lang string, turns []Turn, charName, userName string, maxChars int) Evidence {
+	text := Transcript(lang, turns, charName, userName)
 	ev := Evidence{Transcript: text, Beats: len(BeatStarts(turns))}
 	n := utf8.RuneCountInString(text)
 	if n <= maxChars {

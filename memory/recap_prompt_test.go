@@ -34,15 +34,15 @@ func TestBuildEvidenceCap(t *testing.T) {
 	for i := 0; i < 400; i++ {
 		turns = append(turns, Turn{Role: RoleUser, Name: "Ada", Content: strings.Repeat("u", 100)}, Turn{Role: RoleAssistant, Name: "Maren", Content: strings.Repeat("a", 100)})
 	}
-	ev := BuildEvidence(turns, "Maren", "Ada", 60000)
+	ev := BuildEvidence("en", turns, "Maren", "Ada", 60000)
 	n := utf8.RuneCountInString(ev.Transcript)
-	if n > 60000 || ev.Omitted == 0 || n+ev.Omitted != utf8.RuneCountInString(Transcript(turns, "Maren", "Ada")) {
+	if n > 60000 || ev.Omitted == 0 || n+ev.Omitted != utf8.RuneCountInString(Transcript("en", turns, "Maren", "Ada")) {
 		t.Errorf("evidence %d chars with %d omitted", n, ev.Omitted)
 	}
 	if !strings.HasPrefix(ev.Transcript, "Ada: ") && !strings.HasPrefix(ev.Transcript, "Maren: ") {
 		t.Errorf("evidence does not start at a paragraph: %.20q", ev.Transcript)
 	}
-	small := BuildEvidence(turns[:4], "Maren", "Ada", 60000)
+	small := BuildEvidence("en", turns[:4], "Maren", "Ada", 60000)
 	if small.Omitted != 0 || small.Beats != 2 {
 		t.Errorf("small evidence: %+v", small)
 	}
@@ -56,7 +56,7 @@ func TestCrossChatPromptsGolden(t *testing.T) {
 			turns = goldenTurnsZH
 		}
 		recap := RecapPrompt(RecapPromptInput{Language: lang, CharName: turns[0].Name, UserName: turns[1].Name, ChatName: "jA",
-			Summary: "## Story so far\n...", Evidence: Evidence{Transcript: Transcript(turns, "", ""), Omitted: 1234, Beats: 1}, PreviousRecap: "# Old\n## Plot\n- x"})
+			Summary: "## Story so far\n...", Evidence: Evidence{Transcript: Transcript("en", turns, "", ""), Omitted: 1234, Beats: 1}, PreviousRecap: "# Old\n## Plot\n- x"})
 		golden(t, "recap_prompt_"+lang, render(recap))
 		cons := ConsolidationPrompt(ConsolidationPromptInput{Language: lang, CharName: turns[0].Name, Handbook: CrossHeadings[lang][0] + "\n- x [chat:jA]\n- a person's note", Resident: ResidentHeadings[lang][0] + "\n- One (jA): x [chat:jA]",
 			Chats: []ChatRef{{ID: "jA", Name: "One"}, {ID: "jC", Name: "Three"}}, Deleted: []string{"jB"}, Changed: []ChangedRecap{{ChatID: "jC", ChatName: "Three", Content: "# Three\n## Plot\n- y"}}, ResidentMax: 1200})

@@ -111,7 +111,7 @@ func (s *Service) recapViews(ctx context.Context, chat models.Chat, cast []model
 		lang, _ := s.cardLanguage(ctx, first.member.CardID)
 		user := lastUserName(first.turns)
 		in := RecapPromptInput{Language: lang, CharName: strings.Join(names, ", "), UserName: user, ChatName: chat.Name,
-			Evidence: BuildEvidence(first.turns, names[0], user, s.cfg.RecapMaxChars), PreviousRecap: first.prev, Ledger: first.ledger}
+			Evidence: BuildEvidence(lang, first.turns, names[0], user, s.cfg.RecapMaxChars), PreviousRecap: first.prev, Ledger: first.ledger}
 		if first.branch.Summary != nil {
 			in.Summary = first.branch.Summary.Content
 		}

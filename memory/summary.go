@@ -11,8 +11,11 @@ var SummaryHeadings = map[string][5]string{
 	"zh": {"## 前情提要", "## 人物", "## 承诺与伏笔", "## 事实账", "## 当前场景"},
 }
 
-// Transcript renders turns as "Name: text" lines, one message per block.
-func Transcript(turns []Turn, charName, userName string) string {
+// Transcript renders turns as "Name: text" lines, one message per block. A
+// whispered line carries the note of lang that says who whispered it to
+// whom, so a summary or recap written from it keeps it a secret of the two.
+func Transcript(lang string, turns []Turn, charName, userName string) string {
+	w := wordingFor(lang)
 	var b strings.Builder
 	for i, t := range turns {
 		if i > 0 {
@@ -29,6 +32,10 @@ func Transcript(turns []Turn, charName, userName string) string {
 		b.WriteString(name)
 		b.WriteString(": ")
 		b.WriteString(neutralizeTags(t.Content))
+		if t.Role == RoleUser && t.WhisperTo != "" {
+			b.WriteString(" ")
+			b.WriteString(whisperMark(w, Turn{Name: name, WhisperTo: t.WhisperTo}))
+		}
 	}
 	return b.String()
 }

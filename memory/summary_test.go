@@ -21,10 +21,10 @@ func TestSummaryPromptGolden(t *testing.T) {
 	t.Parallel()
 	prev := "## Story so far\nAda arrived in the storm.\n\n## Characters\n- Maren: dry.\n\n## Promises and foreshadowing\n- Maren will show the logbook.\n\n## Facts ledger\n- Day 1.\n\n## Current scene\nDay 1, night, the kitchen."
 	en := SummaryPrompt(SummaryPromptInput{Language: "en", CharName: "Maren", UserName: "Ada",
-		Transcript: Transcript(goldenTurnsEN, "Maren", "Ada"), PreviousSummary: prev, Ledger: `{"time":"night"}`})
+		Transcript: Transcript("en", goldenTurnsEN, "Maren", "Ada"), PreviousSummary: prev, Ledger: `{"time":"night"}`})
 	golden(t, "summary_prompt_en", render(en))
 	zh := SummaryPrompt(SummaryPromptInput{Language: "zh", CharName: "苏砚", UserName: "阿澜",
-		Transcript: Transcript(goldenTurnsZH, "苏砚", "阿澜")})
+		Transcript: Transcript("zh", goldenTurnsZH, "苏砚", "阿澜")})
 	golden(t, "summary_prompt_zh", render(zh))
 	// The transcript cannot close the conversation block early.
 	if strings.Count(zh[1].Content, "</conversation>") != 1 {
