@@ -28,7 +28,7 @@ func TestWriteFailuresNamesEachOwedJob(t *testing.T) {
 		want  []string
 	}{
 		{"en", true, []string{
-			"Owed, failing: consolidation of maren|console:local:ada (failures in a row: 3, the last at 2026-12-01T07:00:00Z; next try: 2026-12-01T07:01:20Z). The operator's log and `troupe memory show` say why.",
+			"Owed, failing: consolidation of maren|console:local:ada (failures in a row: 3, the last at 2026-12-01T07:00:00Z; next try: 2026-12-01T07:01:20Z). Why is for the operator: the log, or troupe memory show.",
 			"Owed, failing: compaction of 01CHAT (failures in a row: 1, the last at 2026-12-01T07:00:00Z; next try: at the next turn or sweep).",
 		}},
 		{"zh", true, []string{"待办、失败中：合并（maren|console:local:ada）——已连续失败 3 次", "下次尝试：下一轮对话或下次巡检时", "复盘（chat2）"}},

@@ -173,7 +173,7 @@ const (
 var memoryTexts = map[string]map[memoryMsg]string{
 	"en": {
 		msgMemoryAskPrivately: "What the characters remember is shown only to whoever asks, and it can't be shown to you alone here: send /memory to the bot in a direct message.",
-		msgMemoryHereHeading:  "For your eyes only: what the characters of the chat \"%s\" may draw on there. Their whole memory is for the operator (`troupe memory show`).",
+		msgMemoryHereHeading:  "For your eyes only: what the characters of the chat \"%s\" may draw on there. Their whole memory is for the operator (troupe memory show).",
 		msgMemoryChatRecap:    "This chat's recap: %s.",
 		msgRecapMerged:        "merged into the character's memory",
 		msgRecapOwed:          "written, not merged yet",
@@ -184,7 +184,7 @@ var memoryTexts = map[string]map[memoryMsg]string{
 	},
 	"zh": {
 		msgMemoryAskPrivately: "角色的记忆只给提问的人本人看，这里没法只让你一个人看到：请在与机器人的私聊里发送 /memory。",
-		msgMemoryHereHeading:  "仅你可见：对局「%s」里的角色在那里能用上的记忆。完整的记忆只给运维查看（`troupe memory show`）。",
+		msgMemoryHereHeading:  "仅你可见：对局「%s」里的角色在那里能用上的记忆。完整的记忆只给运维查看（troupe memory show）。",
 		msgMemoryChatRecap:    "本局复盘：%s。",
 		msgRecapMerged:        "已并入角色的记忆",
 		msgRecapOwed:          "已写好，尚未合并",
