@@ -273,8 +273,9 @@ func personaOf(in Inbound, per models.Persona, ok bool) (name, description strin
 // otherPlayers gathers the personas of the players present at the reply's
 // parent besides the user it answers (rp.user): the players who spoke in
 // the chat and whom the presence rows list there, the one who spoke last
-// first (memory keeps the most recent few, capped). A player's presence carries the name they spoke under, their
-// persona's or their display name, so either finds them. A direct chat has
+// first (memory keeps the most recent few, capped). A player's presence
+// carries the name they spoke under, their persona's or their display
+// name, so either finds them. A direct chat has
 // one player and costs no query; a group chat where only rp.user is
 // present costs one. A failure is logged and leaves them out.
 func (p *Pipeline) otherPlayers(ctx context.Context, cs chatState, rp replyPlan) []memory.Player {
@@ -316,6 +317,7 @@ func (p *Pipeline) otherPlayers(ctx context.Context, cs chatState, rp replyPlan)
 	for _, a := range authors {
 		per, ok := personas[cs.channel.Platform+":"+a.ID]
 		name, desc := personaOf(Inbound{AuthorName: a.Name}, per, ok)
+		name = p.apartFromCast(cs, name)
 		fit := models.FitName(name, models.NameSize)
 		if seen[a.ID] || !others[fit] && !others[models.FitName(a.Name, models.NameSize)] || fit == models.FitName(rp.user, models.NameSize) {
 			continue

@@ -25,23 +25,16 @@ func (p *Pipeline) personaRefusal(ctx context.Context, in Inbound, lang, name st
 	if err != nil && !errors.Is(err, models.ErrNotFound) {
 		return "", err
 	}
-	var castNames []string
-	if c, err := p.channelCard(ch); err == nil {
-		castNames = append(castNames, c.Name, c.Nickname)
-	}
+	cs := chatState{channel: ch}
+	// Without a card there is no cast to take a name from.
+	cs.card, _ = p.channelCard(ch)
 	if ch.CurrentChatID != "" {
-		cast, err := p.opt.Store.Cast(ctx, ch.CurrentChatID, true)
-		if err != nil {
+		cs.chat.ID = ch.CurrentChatID
+		if cs.cast, err = p.opt.Store.Cast(ctx, ch.CurrentChatID, true); err != nil {
 			return "", err
 		}
-		for _, m := range cast {
-			castNames = append(castNames, m.Name)
-			if c, ok := p.opt.Cards.Get(m.CardID); ok {
-				castNames = append(castNames, c.Name, c.Nickname)
-			}
-		}
 	}
-	for _, n := range castNames {
+	for _, n := range p.castNamesOf(cs) {
 		if sameName(n, name) {
 			if lang == "zh" {
 				return fmt.Sprintf("“%s”是本频道角色的名字，人设请换一个名字。", n), nil
@@ -103,4 +96,34 @@ func sameName(a, b string) bool {
 
 func foldName(s string) string {
 	return cases.Fold().String(strings.Join(strings.Fields(norm.NFKC.String(s)), " "))
+}
+
+// apartFromCast returns name, the name in's author plays under in cs (their
+// persona's or display name), marked as a player's when a cast member goes
+// by it: a persona set in another channel, a member added later or a
+// display name that is a character's would otherwise have their lines
+// recorded as the character's.
+func (p *Pipeline) apartFromCast(cs chatState, name string) string {
+	for _, n := range p.castNamesOf(cs) {
+		if sameName(n, name) {
+			if p.language(cs.card) == "zh" {
+				return name + "（玩家）"
+			}
+			return name + " (player)"
+		}
+	}
+	return name
+}
+
+// castNamesOf names cs's cast members, removed ones included, by their cast
+// names and their cards' names and nicknames.
+func (p *Pipeline) castNamesOf(cs chatState) []string {
+	names := []string{cs.card.Name, cs.card.Nickname}
+	for _, m := range cs.allCast() {
+		names = append(names, m.Name)
+		if c, ok := p.opt.Cards.Get(m.CardID); ok {
+			names = append(names, c.Name, c.Nickname)
+		}
+	}
+	return names
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +175,61 @@ func TestGroupPromptKeepsOtherPersonasOutOfSystem(t *testing.T) {
 			// Four players of at most 300 characters each, with their names.
 			if n := len([]rune(note)); n == 0 || n > 400+4*(300+30) {
 				t.Errorf("the players note has %d characters, want one within the cap", n)
+			}
+		})
+	}
+}
+
+// TestPersonaFromElsewhereStaysApartFromCast: a persona named like a cast
+// member but set before the member came (or in another channel) plays
+// here as a player's name, marked, so that the player's lines are never
+// present or recorded as the character's, and other players' prompts name
+// it so too; a free name plays as it is.
+func TestPersonaFromElsewhereStaysApartFromCast(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newPlayersRig(t, b.dsn)
+			ctx := context.Background()
+			for key, name := range map[string]string{"discord:ada": "maren", "discord:bob": "Brannoc"} {
+				if err := r.st.SetPersona(ctx, models.Persona{UserKey: key, Name: name, Description: "The one called " + name + "."}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			present := func() []string {
+				ch, err := r.st.Channel(ctx, "discord:hall")
+				if err != nil {
+					t.Fatal(err)
+				}
+				chat, err := r.st.Chat(ctx, ch.CurrentChatID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The head is the reply; its user message is its parent.
+				m, err := r.st.Message(ctx, chat.HeadID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				names, err := r.st.PresentAt(ctx, m.ParentID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return names
+			}
+			r.say(t, "ada", "Ada", "Maren, is the lamp lit?")
+			if got := present(); !slices.Contains(got, "maren (player)") {
+				t.Errorf("present at Ada's line: %q, want her as \"maren (player)\"", got)
+			}
+			reqs := r.model.Requests()
+			if sys := reqs[len(reqs)-1].Messages[0].Content; !strings.Contains(sys, "roleplay with maren (player).") {
+				t.Errorf("the system message does not call Ada \"maren (player)\":\n%s", sys)
+			}
+			r.say(t, "bob", "Bob", "Maren, may I come in?")
+			if got := present(); !slices.Contains(got, "Brannoc") {
+				t.Errorf("present at Bob's line: %q, want Brannoc as he named himself", got)
+			}
+			reqs = r.model.Requests()
+			if got, want := messagesText(reqs[len(reqs)-1].Messages), "- maren (player) (writing as Ada): The one called maren."; !strings.Contains(got, want) {
+				t.Errorf("Bob's prompt lacks %q:\n%s", want, got)
 			}
 		})
 	}

@@ -505,6 +505,7 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 	if out.card, err = p.channelCard(ts.Channel); err != nil {
 		return chatState{}, err
 	}
+	out.user = p.apartFromCast(out, out.user)
 	if ts.HasChat {
 		return out, nil
 	}

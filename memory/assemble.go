@@ -102,9 +102,10 @@ type Injection struct {
 
 // Assemble builds the prompt in DESIGN order: system (character, conventions,
 // lore), the "previously" message when there is a summary or a resident
-// summary, the note on the other players present, the live branch, and last, just before the messages new to the
-// speaking character (NewMessages), what changes every turn (scene and
-// recall), so that everything before it is the same prefix turn after turn.
+// summary, the note on the other players present, the live branch, and
+// last, just before the messages new to the speaking character
+// (NewMessages), what changes every turn (scene and recall), so that
+// everything before it is the same prefix turn after turn.
 func Assemble(in AssembleInput) []Message {
 	w := wordingFor(in.Language)
 	system, injections := in.System, in.Injections
