@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"troupe/models"
+	"troupe/text"
 )
 
 // Markers separate the two files of a consolidation answer.
@@ -83,9 +84,9 @@ Answer with exactly two files, each after its marker on a line of its own, and n
 %s
 (the whole resident summary)`, in.CharName, ch[0], ch[1], ch[2], in.ResidentMax, rh[0], rh[1], rh[2], rh[3], rh[4], mk[0], mk[1])
 	}
-	fmt.Fprintf(&user, "<handbook>\n%s\n</handbook>\n\n<resident>\n%s\n</resident>\n\n<chats>\n", neutralizeTags(in.Handbook), neutralizeTags(in.Resident))
+	fmt.Fprintf(&user, "<handbook>\n%s\n</handbook>\n\n<resident>\n%s\n</resident>\n\n<chats>\n", text.Tags(in.Handbook), text.Tags(in.Resident))
 	for _, c := range in.Chats {
-		fmt.Fprintf(&user, "- %s: %s\n", c.ID, neutralizeTags(oneLine(c.Name)))
+		fmt.Fprintf(&user, "- %s: %s\n", c.ID, text.Line(c.Name))
 	}
 	user.WriteString("</chats>\n\n<deleted-chats>\n")
 	for _, id := range in.Deleted {
@@ -93,7 +94,7 @@ Answer with exactly two files, each after its marker on a line of its own, and n
 	}
 	user.WriteString("</deleted-chats>")
 	for _, r := range in.Changed {
-		fmt.Fprintf(&user, "\n\n<recap chat-id=%q chat-name=%q>\n%s\n</recap>", r.ChatID, r.ChatName, neutralizeTags(r.Content))
+		fmt.Fprintf(&user, "\n\n<recap chat-id=%q chat-name=%q>\n%s\n</recap>", r.ChatID, r.ChatName, text.Tags(r.Content))
 	}
 	if lang == "zh" {
 		user.WriteString("\n\n请按系统说明输出更新后的两份文件。")

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"troupe/text"
 )
 
 // RecapHeadings are a recap's sections after its one-line "# " title.
@@ -87,11 +89,11 @@ func RecapPrompt(in RecapPromptInput) []Message {
 			fmt.Fprintf(&user, "（这一局较早的 %d 字原文因篇幅没有附上，它们的内容在下面的前情提要和旧复盘里。）\n\n", in.Evidence.Omitted)
 		}
 		if in.Summary != "" {
-			fmt.Fprintf(&user, "【前情提要】\n%s\n\n", neutralizeTags(in.Summary))
+			fmt.Fprintf(&user, "【前情提要】\n%s\n\n", text.Tags(in.Summary))
 		}
 		fmt.Fprintf(&user, "<conversation chat=%q beats=\"%d\">\n%s\n</conversation>", in.ChatName, in.Evidence.Beats, in.Evidence.Transcript)
 		if in.PreviousRecap != "" {
-			fmt.Fprintf(&user, "\n\n<previous-recap>\n%s\n</previous-recap>\n\n以上是这一局早先写过的复盘：把它并入这次的复盘，其中的事实、人物和未了之事都不要丢。", neutralizeTags(in.PreviousRecap))
+			fmt.Fprintf(&user, "\n\n<previous-recap>\n%s\n</previous-recap>\n\n以上是这一局早先写过的复盘：把它并入这次的复盘，其中的事实、人物和未了之事都不要丢。", text.Tags(in.PreviousRecap))
 		}
 		fmt.Fprintf(&user, "\n\n【账本快照】仅作参考：账本可能落后于对话，两者不一致时以对话为准。\n%s\n\n请按系统说明写出这一局的复盘。", orNone(in.Ledger, "（空）"))
 	} else {
@@ -122,11 +124,11 @@ Rules: record only what actually happened; invent nothing, add no commentary, do
 			fmt.Fprintf(&user, "(The first %d characters of this chat's transcript are left out for length; what they said is in the summary below and in the earlier recap.)\n\n", in.Evidence.Omitted)
 		}
 		if in.Summary != "" {
-			fmt.Fprintf(&user, "[Summary of the earlier story]\n%s\n\n", neutralizeTags(in.Summary))
+			fmt.Fprintf(&user, "[Summary of the earlier story]\n%s\n\n", text.Tags(in.Summary))
 		}
 		fmt.Fprintf(&user, "<conversation chat=%q beats=\"%d\">\n%s\n</conversation>", in.ChatName, in.Evidence.Beats, in.Evidence.Transcript)
 		if in.PreviousRecap != "" {
-			fmt.Fprintf(&user, "\n\n<previous-recap>\n%s\n</previous-recap>\n\nThe above is this chat's earlier recap: merge it into the new one and drop none of its facts, people or unfinished business.", neutralizeTags(in.PreviousRecap))
+			fmt.Fprintf(&user, "\n\n<previous-recap>\n%s\n</previous-recap>\n\nThe above is this chat's earlier recap: merge it into the new one and drop none of its facts, people or unfinished business.", text.Tags(in.PreviousRecap))
 		}
 		fmt.Fprintf(&user, "\n\n[Ledger snapshot] A helper only: it may lag behind the conversation; where they disagree, the conversation wins.\n%s\n\nWrite this chat's recap as the system message describes.", orNone(in.Ledger, "(empty)"))
 	}

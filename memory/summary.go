@@ -3,6 +3,8 @@ package memory
 import (
 	"fmt"
 	"strings"
+
+	"troupe/text"
 )
 
 // SummaryHeadings are the five sections of a relay summary, per language.
@@ -29,34 +31,18 @@ func Transcript(lang string, turns []Turn, charName, userName string) string {
 				name = userName
 			}
 		}
-		b.WriteString(name)
+		b.WriteString(text.Line(name))
 		b.WriteString(": ")
-		b.WriteString(neutralizeTags(t.Content))
+		// The words are the user's or a card's: they can neither close
+		// the prompt's sections, nor carry a provenance marker, nor start a
+		// speaker line of their own.
+		b.WriteString(text.Block(t.Content))
 		if t.Role == RoleUser && t.WhisperTo != "" {
 			b.WriteString(" ")
 			b.WriteString(whisperMark(w, Turn{Name: name, WhisperTo: t.WhisperTo}))
 		}
 	}
 	return b.String()
-}
-
-// neutralizeTags keeps transcript text from closing or opening the prompt's
-// own XML-like sections.
-func neutralizeTags(s string) string {
-	if !strings.Contains(s, "<") {
-		return s
-	}
-	r := strings.NewReplacer(
-		"</conversation", "‹/conversation", "<conversation", "‹conversation",
-		"</previous-summary", "‹/previous-summary", "<previous-summary", "‹previous-summary",
-		"</previous-recap", "‹/previous-recap", "<previous-recap", "‹previous-recap",
-		"</recap", "‹/recap", "<recap", "‹recap",
-		"</handbook", "‹/handbook", "<handbook", "‹handbook",
-		"</resident", "‹/resident", "<resident", "‹resident",
-		"</deleted-chats", "‹/deleted-chats", "<deleted-chats", "‹deleted-chats",
-		"</chats", "‹/chats", "<chats", "‹chats",
-	)
-	return r.Replace(s)
 }
 
 // SummaryPromptInput is what the scribe gets to write a relay summary.
@@ -97,7 +83,7 @@ func SummaryPrompt(in SummaryPromptInput) []Message {
 			h[0], h[1], in.UserName, in.UserName, h[2], h[3], h[4])
 		fmt.Fprintf(&user, "<conversation>\n%s\n</conversation>", in.Transcript)
 		if in.PreviousSummary != "" {
-			fmt.Fprintf(&user, "\n\n<previous-summary>\n%s\n</previous-summary>\n\n以上是这之前更早剧情的摘要：把它并入这次的摘要，其中的约定、伏笔和事实一条都不能丢。", neutralizeTags(in.PreviousSummary))
+			fmt.Fprintf(&user, "\n\n<previous-summary>\n%s\n</previous-summary>\n\n以上是这之前更早剧情的摘要：把它并入这次的摘要，其中的约定、伏笔和事实一条都不能丢。", text.Tags(in.PreviousSummary))
 		}
 		fmt.Fprintf(&user, "\n\n【账本快照】仅作参考：账本可能落后于对话，两者不一致时以对话为准。\n%s", orNone(in.Ledger, "（空）"))
 		user.WriteString("\n\n请按系统说明写出接力摘要。")
@@ -125,7 +111,7 @@ Rules: record only what actually happened in the conversation; invent nothing, a
 			h[0], h[1], in.UserName, in.UserName, h[2], h[3], h[4])
 		fmt.Fprintf(&user, "<conversation>\n%s\n</conversation>", in.Transcript)
 		if in.PreviousSummary != "" {
-			fmt.Fprintf(&user, "\n\n<previous-summary>\n%s\n</previous-summary>\n\nThe above summarizes the story before this conversation. Merge it into your summary and drop none of its promises, foreshadowing or facts.", neutralizeTags(in.PreviousSummary))
+			fmt.Fprintf(&user, "\n\n<previous-summary>\n%s\n</previous-summary>\n\nThe above summarizes the story before this conversation. Merge it into your summary and drop none of its promises, foreshadowing or facts.", text.Tags(in.PreviousSummary))
 		}
 		fmt.Fprintf(&user, "\n\n[Ledger snapshot] A helper only: it may lag behind the conversation; where they disagree, the conversation wins.\n%s", orNone(in.Ledger, "(empty)"))
 		user.WriteString("\n\nWrite the relay summary as the system message describes.")

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"troupe/text"
 )
 
 // Message is one chat message of a recorder request.
@@ -43,7 +45,7 @@ func UserMessage(in Input) string {
 	if len(in.Players) > 0 {
 		b.WriteString("<players>\n")
 		for _, p := range in.Players {
-			fmt.Fprintf(&b, "- %s\n", p)
+			fmt.Fprintf(&b, "- %s\n", text.Line(p))
 		}
 		b.WriteString("</players>\n")
 	}
@@ -52,22 +54,22 @@ func UserMessage(in Input) string {
 	b.WriteString("<entities>\n")
 	for _, e := range in.Entities {
 		if e.Within != "" {
-			fmt.Fprintf(&b, "- %s (%s, within: %s)\n", e.Name, e.Kind, e.Within)
+			fmt.Fprintf(&b, "- %s (%s, within: %s)\n", text.Line(e.Name), e.Kind, text.Line(e.Within))
 		} else {
-			fmt.Fprintf(&b, "- %s (%s)\n", e.Name, e.Kind)
+			fmt.Fprintf(&b, "- %s (%s)\n", text.Line(e.Name), e.Kind)
 		}
 	}
 	b.WriteString("</entities>\n")
 	if len(in.Threads) > 0 {
 		b.WriteString("<threads>\n")
 		for _, t := range in.Threads {
-			fmt.Fprintf(&b, "[t:%s %s] %s\n", t.ID, t.Kind, t.Text)
+			fmt.Fprintf(&b, "[t:%s %s] %s\n", t.ID, t.Kind, text.Line(t.Text))
 		}
 		b.WriteString("</threads>\n")
 	}
 	b.WriteString("<events>\n")
 	for _, e := range in.Events {
-		fmt.Fprintf(&b, "[e:%s turn=%d present=%s] %s: %s\n", e.ID, e.Turn, strings.Join(e.Present, ","), e.Actor, e.Text)
+		fmt.Fprintf(&b, "[e:%s turn=%d present=%s] %s: %s\n", e.ID, e.Turn, strings.Join(e.Present, ","), text.Line(e.Actor), text.Line(e.Text))
 	}
 	b.WriteString("</events>")
 	return b.String()

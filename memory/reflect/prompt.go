@@ -3,6 +3,8 @@ package reflect
 import (
 	"strconv"
 	"strings"
+
+	"troupe/text"
 )
 
 // Message is one chat message of a request to the model.
@@ -82,45 +84,6 @@ func writeBelief(b *strings.Builder, bl Belief) {
 	b.WriteString("[b:" + bl.ID + " " + bl.Confidence.String() + "] " + oneLine(bl.Text))
 }
 
-// oneLine keeps a text on its prompt line and out of the prompt's own tags:
-// line breaks become spaces, and a '<' that would open or close one of the
-// sections is replaced by a look-alike.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if !strings.Contains(s, "<") {
-		return s
-	}
-	for _, tag := range []string{"character", "perceptions", "beliefs", "belief"} {
-		s = replaceFold(s, "</"+tag, "‹/"+tag)
-		s = replaceFold(s, "<"+tag, "‹"+tag)
-	}
-	return s
-}
-
-// replaceFold replaces old (lower case ASCII) in s, ignoring ASCII case.
-func replaceFold(s, old, repl string) string {
-	lower := asciiLower(s)
-	var b strings.Builder
-	i := 0
-	for {
-		j := strings.Index(lower[i:], old)
-		if j < 0 {
-			b.WriteString(s[i:])
-			return b.String()
-		}
-		b.WriteString(s[i : i+j])
-		b.WriteString(repl)
-		i += j + len(old)
-	}
-}
-
-// asciiLower lowers ASCII letters only, so byte offsets stay those of s.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
-}
+// oneLine keeps a text on its prompt line and out of the prompt's own tags
+// and markers (text.Line).
+func oneLine(s string) string { return text.Line(s) }
