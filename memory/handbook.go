@@ -196,8 +196,11 @@ func ChatBlock(lang, id, name, recap string) string {
 }
 
 // Forget removes a chat from a handbook or resident without a model: its
-// chat block goes, entries only it supports go, and entries other chats also
-// support lose its tag. Untagged entries (hand edits) stay.
+// chat block goes, and so does every entry outside a chat block that
+// carries its tag, whole — an entry other chats also support may hold the
+// forgotten chat's words beside theirs, and no rule can tell which words
+// are whose, so the next consolidation writes the others' facts again from
+// their live recaps. Untagged entries (hand edits) stay.
 func Forget(text, chatID string) string {
 	if text == "" {
 		return ""
@@ -216,8 +219,9 @@ func Forget(text, chatID string) string {
 				rest = strings.ReplaceAll(rest, tag, "")
 			}
 			// Inside another chat's block the line is that chat's own
-			// record: it stays, without the deleted chat's tag.
-			if l.block == "" && len(Tags(rest)) == 0 {
+			// record (the engine built the block from its recap): it
+			// stays, without the deleted chat's tag.
+			if l.block == "" {
 				continue
 			}
 			l.text = strings.TrimRight(collapseSpaces(rest), " \t")
