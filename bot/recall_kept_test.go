@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"troupe/bot"
+	"troupe/cards"
 	"troupe/config"
 	"troupe/llm/openaitest"
 	"troupe/models/testenv"
@@ -145,8 +146,15 @@ func TestAnUnchangedSceneStaysWhereItWasShown(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			t.Parallel()
 			// A batch the turns never reach: the recorder runs only when
-			// the test says.
-			r := newRecallRig(t, b, 100)
+			// the test says. The card does not name its player, so every
+			// prompt has a scene, Ada a stranger in it, from the first turn.
+			r := newRecordRigCard(t, b, 100, func(c *cards.Card) {
+				for _, f := range []*string{&c.Description, &c.Scenario, &c.FirstMes} {
+					*f = strings.ReplaceAll(*f, "{{user}}", "the castaway")
+				}
+			})
+			r.opt.Recall = config.Default().Recall
+			r.p = bot.New(r.opt)
 			var prompts [][]openaitest.Message
 			say := func(n int, text string) []openaitest.Message {
 				t.Helper()

@@ -271,7 +271,9 @@ func (p *Pipeline) sceneOf(cs chatState, user string, sk models.SceneKnowledge) 
 	// the envelope.
 	return memory.Scene(memory.SceneInput{Language: p.language(cs.card), Ledger: ledger, Character: name,
 		Present: scenePresent(cs, name, user), Relationships: sk.Relationships, Known: sk.Known, Threads: threads,
-		CardText: cs.card.Description + "\n" + cs.card.Scenario + "\n" + cs.card.FirstMes})
+		// Read with its macros filled: "{{user}} is her oldest friend"
+		// names the player it answers.
+		CardText: p.greeting(cs.card, cs.card.Description+"\n"+cs.card.Scenario+"\n"+cs.card.FirstMes, user)})
 }
 
 // writeRecord adds the chat's record counts to /memory and, for the
