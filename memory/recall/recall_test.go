@@ -328,3 +328,52 @@ func TestBlockIsInStoryOrder(t *testing.T) {
 		t.Errorf("the newer memory comes first:\n%s", b)
 	}
 }
+
+// TestACorrectionWinsATie: when story time has not moved, a correction and
+// the stale fact it corrects score alike; the newer one is recalled and the
+// older left out as its repeat, in whichever order they come.
+func TestACorrectionWinsATie(t *testing.T) {
+	t.Parallel()
+	stale := cand("stale", "Tess keeps the brass key in the red box by the stove", 5, 100, 0.8)
+	stale.Seq = 4
+	fixed := cand("fixed", "Tess keeps the brass key in the blue box by the stove", 5, 100, 0.8)
+	fixed.Seq = 7
+	for _, cands := range [][]Candidate{{stale, fixed}, {fixed, stale}} {
+		got := Select(cands, DefaultParams())
+		if ids := picked(got); !slices.Equal(ids, []string{"fixed"}) {
+			t.Errorf("candidates %s, %s: picked %v, want [fixed]", cands[0].ID, cands[1].ID, ids)
+		}
+		for _, s := range got {
+			if s.ID == "stale" && s.Why != whyRepeats {
+				t.Errorf("stale: why %q, want %q", s.Why, whyRepeats)
+			}
+		}
+	}
+}
+
+// TestACorrectionIsNoEchoOfWhatThePromptShows: an item newer than a look-
+// alike the prompt already shows is its update, not its echo: it is
+// recalled; an older look-alike still is an echo (control).
+func TestACorrectionIsNoEchoOfWhatThePromptShows(t *testing.T) {
+	t.Parallel()
+	shown := cand("shown", "Tess keeps the brass key in the red box by the stove", 5, 100, 0.8)
+	shown.Seq = 4
+	fixed := cand("fixed", "Tess keeps the brass key in the blue box by the stove", 5, 100, 0.8)
+	fixed.Seq = 7
+	older := cand("older", "Tess keeps the brass key in the green box by the stove", 5, 100, 0.8)
+	older.Seq = 2
+	p := DefaultParams()
+	p.Shown = map[string]bool{"shown": true}
+	for _, s := range Select([]Candidate{shown, fixed, older}, p) {
+		switch s.ID {
+		case "fixed":
+			if s.Why == whyEchoes {
+				t.Errorf("the newer update was dropped as an echo of what the prompt shows")
+			}
+		case "older":
+			if s.Why != whyEchoes {
+				t.Errorf("older: why %q, want %q", s.Why, whyEchoes)
+			}
+		}
+	}
+}

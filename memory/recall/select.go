@@ -91,7 +91,16 @@ func Select(cands []Candidate, p Params) []Scored {
 		}
 		all = append(all, s)
 	}
-	sort.SliceStable(pool, func(i, j int) bool { return all[pool[i]].Total > all[pool[j]].Total })
+	// At equal scores the newer item goes first, so MMR picks it and a look-
+	// alike older one is left out as its repeat: a correction told when
+	// story time has not moved wins over the stale fact it corrects.
+	sort.SliceStable(pool, func(i, j int) bool {
+		a, b := all[pool[i]], all[pool[j]]
+		if a.Total != b.Total {
+			return a.Total > b.Total
+		}
+		return newer(a.Item, b.Item)
+	})
 	terms := make(map[int][]string, len(pool))
 	for _, i := range pool {
 		terms[i] = termSet(all[i].Text)
@@ -173,15 +182,21 @@ func Select(cands []Candidate, p Params) []Scored {
 // otherwise bring back its earlier askings, each a line that tells the
 // character nothing new.
 func dropEchoes(all []Scored, pool []int, terms map[int][]string, p Params) []int {
-	var echoes [][]string
+	// An echo of a shown item keeps that item, so that an update newer than
+	// what the prompt shows is never taken for its repeat.
+	type echo struct {
+		terms []string
+		shown *Item
+	}
+	var echoes []echo
 	for _, t := range p.Said {
 		if ts := termSet(t); len(ts) > 0 {
-			echoes = append(echoes, ts)
+			echoes = append(echoes, echo{terms: ts})
 		}
 	}
 	for _, i := range pool {
 		if p.Shown[all[i].ID] {
-			echoes = append(echoes, terms[i])
+			echoes = append(echoes, echo{terms: terms[i], shown: &all[i].Item})
 		}
 	}
 	if len(echoes) == 0 {
@@ -191,7 +206,9 @@ func dropEchoes(all []Scored, pool []int, terms map[int][]string, p Params) []in
 		if p.Shown[all[i].ID] {
 			return false
 		}
-		if slices.ContainsFunc(echoes, func(e []string) bool { return overlap(terms[i], e) >= Redundant }) {
+		if slices.ContainsFunc(echoes, func(e echo) bool {
+			return (e.shown == nil || !newer(all[i].Item, *e.shown)) && overlap(terms[i], e.terms) >= Redundant
+		}) {
 			all[i].Why = whyEchoes
 			return true
 		}
@@ -222,4 +239,13 @@ func shares(a, b Item) bool {
 		}
 	}
 	return a.Place != "" && names[strings.ToLower(a.Place)]
+}
+
+// newer reports whether a comes later in the space's story than b: a later
+// turn, or the same turn and a later story minute.
+func newer(a, b Item) bool {
+	if a.Seq != b.Seq {
+		return a.Seq > b.Seq
+	}
+	return a.StoryMinute > b.StoryMinute
 }
