@@ -58,13 +58,15 @@ said_by_character, forgetting. The default scorer normalizes case, width and
 punctuation and looks for a gold answer (or a close character-level F1);
 --judge also asks the scribe model to grade each reply with a fixed rubric,
 and its verdict counts. Abstention, perspective and forgetting score 1 only
-when no forbidden answer appears.
+when no forbidden answer appears (and a gold answer does, where the case
+names one).
 
 --compare KEY=VALUE (any config key, e.g. memory.period=0) runs the suite a
 second time with that setting and prints both side by side. --fake faithful
 or --fake factless plays against the built-in fake model, which answers from
 its prompt's own sentences (a perfectly faithful reader), with a scribe
-whose summaries keep every fact or none.`,
+whose summaries keep every fact or none; it says a case's scripted replies
+(a story step's replies), the next one on each /regen.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return c.runEval(cmd.Context(), o)
@@ -134,7 +136,15 @@ func (c *cli) runEval(ctx context.Context, o evalOptions) error {
 		defer fake.Close()
 		fake.SetRecording(false)
 		fake.SetPromptTokenCounter(memory.EstimateTokens)
-		fake.SetResponder((&memorytest.Faithful{Factless: o.fake == "factless"}).Respond)
+		faithful := &memorytest.Faithful{Factless: o.fake == "factless"}
+		for _, cs := range cases {
+			for _, st := range cs.Story {
+				if len(st.Replies) > 0 {
+					faithful.Script(st.Say, st.Replies...)
+				}
+			}
+		}
+		fake.SetResponder(faithful.Respond)
 		for _, k := range []string{"MODEL", "SCRIBE"} {
 			overrides["TROUPE_"+k+"_BASE_URL"] = fake.URL()
 			overrides["TROUPE_"+k+"_API_KEY"] = "fake"

@@ -121,6 +121,12 @@ func (e *evalCase) play(ctx context.Context) (string, []string, error) {
 	var notes []string
 	var facts []string
 	for _, t := range e.s.Turns(e.c) {
+		if t.Idle {
+			if err := e.idle(ctx); err != nil {
+				return "", notes, err
+			}
+			continue
+		}
 		if t.Command && isForgetCommand(t.Text) {
 			chats, err := e.app.store.ChannelChats(ctx, e.ref.Key())
 			if err != nil {
@@ -188,6 +194,26 @@ func (e *evalCase) settle(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("eval: memory work still owed after %d rounds", settleRounds)
+}
+
+// idle lets the current chat rest: its recap is brought up to date now,
+// as memory.idle_recap would after a pause, and every memory job owed is
+// done (the consolidation the recap enqueues included).
+func (e *evalCase) idle(ctx context.Context) error {
+	chats, err := e.app.store.ChannelChats(ctx, e.ref.Key())
+	if err != nil {
+		return err
+	}
+	if len(chats) == 0 {
+		return errors.New("eval: idle before any chat")
+	}
+	if err := e.settle(ctx); err != nil {
+		return err
+	}
+	if err := e.app.queue.RecapNow(ctx, chats[0].ID); err != nil {
+		return err
+	}
+	return e.settle(ctx)
 }
 
 // failedJobs lists the memory jobs whose last run failed or was rejected,

@@ -119,8 +119,8 @@ func TestEvalForgettingCasesFailWithoutTheForget(t *testing.T) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if g := rep.ByCategory[eval.Forgetting]; g.Cases != 4 || g.Score != 0 {
-		t.Errorf("without /forget the forgetting cases scored %.2f over %d, want 0 over 4", g.Score, g.Cases)
+	if g := rep.ByCategory[eval.Forgetting]; g.Cases != 5 || g.Score != 0 {
+		t.Errorf("without /forget the forgetting cases scored %.2f over %d, want 0 over 5", g.Score, g.Cases)
 	}
 }
 

@@ -16,8 +16,10 @@ type Verdict struct {
 // Score grades reply against a case's gold and forbidden answers. A
 // forbidden answer in the reply scores 0 in every category. In the
 // categories where the character must not tell (abstention, perspective,
-// forgetting) the reply then scores 1; elsewhere it needs a gold answer,
-// contained in it or matched with character-level F1 ≥ f1.
+// forgetting) the reply then scores 1, unless the case also names gold
+// answers (what it must still know: another chat's fact beside a forgotten
+// one); elsewhere, and there, it needs a gold answer, contained in it or
+// matched with character-level F1 ≥ f1.
 func Score(c Case, reply string, f1 float64) Verdict {
 	norm := Normalize(reply)
 	for _, f := range c.Forbidden {
@@ -25,7 +27,7 @@ func Score(c Case, reply string, f1 float64) Verdict {
 			return Verdict{Score: 0, Why: "forbidden: " + f}
 		}
 	}
-	if MustNotTell(c.Category) {
+	if MustNotTell(c.Category) && len(c.Gold) == 0 {
 		return Verdict{Score: 1, Why: "no forbidden answer"}
 	}
 	best := 0.0

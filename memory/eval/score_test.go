@@ -88,3 +88,22 @@ func TestJudgeRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// A forgetting case that also names gold (another chat's fact beside the
+// forgotten one) needs it: silence is not enough.
+func TestScoreMustNotTellWithGoldNeedsIt(t *testing.T) {
+	c := eval.Case{Category: eval.Forgetting, Gold: []string{"bees"}, Forbidden: []string{"Dunmore"}}
+	for reply, want := range map[string]float64{
+		"He keeps bees on the hill.":         1,
+		"I don't know.":                      0,
+		"He sells honey at the Dunmore fair": 0,
+	} {
+		if v := eval.Score(c, reply, 0.6); v.Score != want {
+			t.Errorf("%q scored %v (%s), want %v", reply, v.Score, v.Why, want)
+		}
+	}
+	c.Gold = nil
+	if v := eval.Score(c, "I don't know.", 0.6); v.Score != 1 {
+		t.Errorf("without gold, silence scored %v", v.Score)
+	}
+}

@@ -99,13 +99,22 @@ type Case struct {
 
 // Step is one thing the player does: say a line, plant a fact (a line that
 // must be compacted before the question when it is in the last chat), ask
-// the character to say a line verbatim, play filler turns, or run a
-// command (/new, /forget previous, /cast away NAME).
+// the character to say a line verbatim, play filler turns, leave the chat
+// idle, or run a command (/new, /regen, /forget previous, /cast away NAME).
 type Step struct {
-	Say     string `yaml:"say"`
-	Fact    string `yaml:"fact"`
-	Makes   string `yaml:"makes"`
-	Filler  int    `yaml:"filler"`
+	Say string `yaml:"say"`
+	// Replies, with Say, script the character's answers to it: the first
+	// reply, then each /regen's. The built-in fake says them; a real model
+	// cannot be made to, and the case notes when the first was not said.
+	// Nothing the player says quotes them, so a reply /regen discarded
+	// can only come back through memory.
+	Replies []string `yaml:"replies"`
+	Fact    string   `yaml:"fact"`
+	Makes   string   `yaml:"makes"`
+	Filler  int      `yaml:"filler"`
+	// Idle leaves the chat at rest until the memory work it owes is done,
+	// its recap brought up to date included, as memory.idle_recap would.
+	Idle    bool   `yaml:"idle"`
 	Command string `yaml:"command"`
 }
 
@@ -203,6 +212,7 @@ func (s *Suite) validate() []error {
 		}
 	}
 	seen := map[string]bool{}
+	scripted := map[string]string{}
 	for _, c := range s.Cases {
 		where := c.Lang + "/" + c.ID
 		switch {
@@ -229,13 +239,25 @@ func (s *Suite) validate() []error {
 		}
 		for i, st := range c.Story {
 			n := 0
-			for _, set := range []bool{st.Say != "", st.Fact != "", st.Makes != "", st.Filler > 0, st.Command != ""} {
+			for _, set := range []bool{st.Say != "", st.Fact != "", st.Makes != "", st.Filler > 0, st.Idle, st.Command != ""} {
 				if set {
 					n++
 				}
 			}
 			if n != 1 {
-				bad("%s: story step %d must be exactly one of say, fact, makes, filler, command", where, i+1)
+				bad("%s: story step %d must be exactly one of say, fact, makes, filler, idle, command", where, i+1)
+			}
+			if len(st.Replies) > 0 {
+				// The fake that says scripted replies serves every case at
+				// once and knows a line by its text alone.
+				switch other, dup := scripted[st.Say]; {
+				case st.Say == "":
+					bad("%s: story step %d: replies go with say", where, i+1)
+				case dup:
+					bad("%s: story step %d: %s scripts replies to the same line", where, i+1, other)
+				default:
+					scripted[st.Say] = where
+				}
 			}
 			if st.Command != "" && !strings.HasPrefix(st.Command, "/") {
 				bad("%s: story step %d: a command starts with /", where, i+1)
@@ -277,8 +299,13 @@ type Turn struct {
 	Command bool
 	// Fact marks a planted fact.
 	Fact bool
-	// Line is the line the character is asked to say (Step.Makes).
+	// Line is the line the character is asked to say (Step.Makes) or is
+	// scripted to say first (Step.Replies).
 	Line string
+	// Replies are the character's scripted replies to Text (Step.Replies).
+	Replies []string
+	// Idle: no message; the chat rests until its owed memory work is done.
+	Idle bool
 }
 
 // Turns expands c's story into the messages the player sends, filler
@@ -299,12 +326,16 @@ func (s *Suite) Turns(c Case) []Turn {
 			for range st.Filler {
 				out = append(out, Turn{Text: words.line(&rng)})
 			}
+		case st.Idle:
+			out = append(out, Turn{Idle: true})
 		case st.Command != "":
 			out = append(out, Turn{Text: st.Command, Command: true})
 		case st.Fact != "":
 			out = append(out, Turn{Text: st.Fact, Fact: true})
 		case st.Makes != "":
 			out = append(out, Turn{Text: MakesPrompt(c.Lang, st.Makes), Line: st.Makes, Fact: true})
+		case len(st.Replies) > 0:
+			out = append(out, Turn{Text: st.Say, Replies: st.Replies, Line: st.Replies[0]})
 		default:
 			out = append(out, Turn{Text: st.Say})
 		}

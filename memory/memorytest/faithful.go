@@ -38,6 +38,44 @@ type Faithful struct {
 
 	mu     sync.Mutex
 	counts map[string]int
+	// scripts are the replies Script set, by the player's line; asked how
+	// often each line was answered.
+	scripts map[string][]string
+	asked   map[string]int
+}
+
+// Script makes the character answer a chat turn whose last user message
+// is line with replies[0], the next turn for the same line (a /regen)
+// with replies[1], and so on, the last reply once they run out: a model
+// that writes something else when asked again.
+func (f *Faithful) Script(line string, replies ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.scripts == nil {
+		f.scripts, f.asked = map[string][]string{}, map[string]int{}
+	}
+	f.scripts[strings.TrimSpace(line)] = replies
+}
+
+// scripted returns the scripted reply to req's last user message.
+func (f *Faithful) scripted(req openaitest.Request) (string, bool) {
+	last := ""
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			last = strings.TrimSpace(m.Content)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for line, replies := range f.scripts {
+		// The prompt may name the speaker before the line.
+		if len(replies) > 0 && (last == line || strings.HasSuffix(last, ": "+line)) {
+			n := min(f.asked[line], len(replies)-1)
+			f.asked[line]++
+			return replies[n], true
+		}
+	}
+	return "", false
 }
 
 // Count returns how many answers of a kind ("summary", "recap",
@@ -74,6 +112,9 @@ func (f *Faithful) Respond(req openaitest.Request) openaitest.Answer {
 		}
 	}
 	if kind == "" {
+		if reply, ok := f.scripted(req); ok {
+			return openaitest.Answer{Text: reply}
+		}
 		if f.Next != nil {
 			return f.Next(req)
 		}
