@@ -186,24 +186,16 @@ type RecallDone struct {
 	Keep int
 }
 
-// NoteRecall records a turn's recall in one transaction: the recall counts
-// (two statements) and, when given, the diagnostic with the chat's oldest
-// beyond Keep deleted (two more).
+// NoteRecall records a turn's recall: the recall counts are gathered and
+// written with other turns' a second later (recall_counts.go); the
+// diagnostic, when given, is written now in one transaction with the
+// chat's oldest beyond Keep deleted.
 func (s *Store) NoteRecall(ctx context.Context, d RecallDone) error {
+	s.countRecalls(d.Perceptions, d.Beliefs)
+	if d.Diagnostic == nil {
+		return nil
+	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if len(d.Perceptions) > 0 {
-			if err := tx.Model(&Perception{}).Where("id IN ?", d.Perceptions).Update("recall_count", gorm.Expr("recall_count + 1")).Error; err != nil {
-				return err
-			}
-		}
-		if len(d.Beliefs) > 0 {
-			if err := tx.Model(&Belief{}).Where("id IN ?", d.Beliefs).Update("recall_count", gorm.Expr("recall_count + 1")).Error; err != nil {
-				return err
-			}
-		}
-		if d.Diagnostic == nil {
-			return nil
-		}
 		diag := *d.Diagnostic
 		diag.ID, diag.CreatedAt = NewID(), s.now()
 		diag.Character = FitName(diag.Character, NameSize)
