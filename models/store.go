@@ -215,8 +215,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err := migrateRecapKey(db, s.dialect); err != nil {
 		return fmt.Errorf("models: migrate: recaps by chat and card: %w", err)
 	}
+	flagged := !db.Migrator().HasTable(&Perception{}) || db.Migrator().HasColumn(&Perception{}, "reflected")
 	if err := db.AutoMigrate(All()...); err != nil {
 		return fmt.Errorf("models: migrate: %w", err)
+	}
+	if err := migrateReflected(db, flagged); err != nil {
+		return fmt.Errorf("models: migrate: reflected perceptions: %w", err)
 	}
 	if err := adoptHandLines(db, untracked); err != nil {
 		return fmt.Errorf("models: migrate: hand lines: %w", err)
