@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,7 +98,12 @@ type ReflectionCandidate struct {
 	New    int
 }
 
-const notSeen = "mode <> 'none' AND NOT EXISTS (SELECT 1 FROM reflection_seen r WHERE r.perception_id = perceptions.id)"
+// notSeen picks a character's perceptions no reflection has shown. It is
+// read through idx_perception_unseen, so that the check whether a
+// reflection is due costs the new perceptions, not the whole story (with
+// the marks in reflection_seen alone it read every perception of the space:
+// 36 ms at 15k, on every check).
+const notSeen = "mode <> 'none' AND perceptions.reflected = false"
 
 // ReflectionCandidates lists the characters of the space with new
 // perceptions; a name the space's characters do not know is background.
@@ -340,7 +346,10 @@ func (s *Store) InstallReflection(ctx context.Context, r ReflectionInstall) erro
 		if len(seen) == 0 {
 			return nil
 		}
-		return tx.CreateInBatches(seen, 200).Error
+		if err := tx.CreateInBatches(seen, 200).Error; err != nil {
+			return err
+		}
+		return markReflected(tx, r.Seen, true)
 	})
 	if err != nil {
 		if errors.Is(err, ErrStale) || errors.Is(err, ErrChatGone) {
@@ -520,6 +529,17 @@ func deleteBeliefs(tx *gorm.DB, ids []string) error {
 	return tx.Where("id IN ?", ids).Delete(&Belief{}).Error
 }
 
+// markReflected sets the perceptions' reflected flag, the copy of their
+// reflection_seen marks that notSeen reads.
+func markReflected(tx *gorm.DB, ids []string, on bool) error {
+	for part := range slices.Chunk(ids, 500) {
+		if err := tx.Model(&Perception{}).Where("id IN ?", part).Update("reflected", on).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // renew makes perceptions new again: no longer seen by a reflection.
 func renew(tx *gorm.DB, ids []string) error {
 	for start := 0; start < len(ids); start += 500 {
@@ -527,7 +547,7 @@ func renew(tx *gorm.DB, ids []string) error {
 		if err := tx.Where("perception_id IN ?", part).Delete(&ReflectionSeen{}).Error; err != nil {
 			return err
 		}
-		if err := tx.Model(&Perception{}).Where("id IN ?", part).Update("folded_into", nil).Error; err != nil {
+		if err := tx.Model(&Perception{}).Where("id IN ?", part).Updates(map[string]any{"folded_into": nil, "reflected": false}).Error; err != nil {
 			return err
 		}
 	}

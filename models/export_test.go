@@ -24,3 +24,6 @@ func SetWriteDefer(s *Store, d time.Duration) {
 	defer g.mu.Unlock()
 	g.maxDefer = d
 }
+
+// RecallPerceptionsSQL is the query RecallItems loads perceptions with.
+const RecallPerceptionsSQL = recallPerceptionsSQL

@@ -118,6 +118,9 @@ func TestRecallIndexFindsOwnPerceptionsOnly(t *testing.T) {
 			Diagnostic: &models.RecallDiagnostic{ChatID: chat.ID, Character: long, Data: "{}"}}); err != nil {
 			t.Fatal(err)
 		}
+		if err := st.FlushRecallCounts(ctx); err != nil {
+			t.Fatal(err)
+		}
 		var p models.Perception
 		st.DB().Where("id = ?", id).Take(&p)
 		if p.RecallCount != 1 {

@@ -79,7 +79,10 @@ type Perception struct {
 	RecallCount int   `gorm:"not null;default:0"`
 	// FoldedInto is the belief reflection folded it into; nil until then.
 	FoldedInto *string `gorm:"size:26"`
-	CreatedAt  time.Time
+	// Reflected says a reflection of its character has shown it: it has a
+	// mark in reflection_seen.
+	Reflected bool `gorm:"not null;default:false"`
+	CreatedAt time.Time
 }
 
 // Presence records who was present at a message: the chat's cast and the

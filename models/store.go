@@ -35,6 +35,8 @@ type Store struct {
 	now      func() time.Time
 	// spaces caches the ids of spaces known to exist.
 	spaces sync.Map
+	// recalls gathers recall counts until they are written (recall_counts.go).
+	recalls *recallCounts
 	// pause, when set (tests only: export_test.go), runs inside a memory
 	// write's transaction once it holds its locks and has checked what it
 	// writes, just before it writes: a test slows a write there to race it.
@@ -120,7 +122,8 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{db: db, readers: readers, dialect: dialect, log: log.With("component", "models"), now: func() time.Time { return time.Now().UTC() }}
+	s := &Store{db: db, readers: readers, dialect: dialect, log: log.With("component", "models"), now: func() time.Time { return time.Now().UTC() },
+		recalls: newRecallCounts()}
 	if dialect == "sqlite" {
 		if err := s.startCheckpointer(path); err != nil {
 			readers.Close()
@@ -212,8 +215,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err := migrateRecapKey(db, s.dialect); err != nil {
 		return fmt.Errorf("models: migrate: recaps by chat and card: %w", err)
 	}
+	flagged := !db.Migrator().HasTable(&Perception{}) || db.Migrator().HasColumn(&Perception{}, "reflected")
 	if err := db.AutoMigrate(All()...); err != nil {
 		return fmt.Errorf("models: migrate: %w", err)
+	}
+	if err := migrateReflected(db, flagged); err != nil {
+		return fmt.Errorf("models: migrate: reflected perceptions: %w", err)
 	}
 	if err := adoptHandLines(db, untracked); err != nil {
 		return fmt.Errorf("models: migrate: hand lines: %w", err)
@@ -245,6 +252,9 @@ func (s *Store) Close() error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
+	}
+	if err := s.closeRecallCounts(); err != nil {
+		s.log.Warn("recall counts lost at close", "err", err)
 	}
 	if s.stopCheckpoints != nil {
 		s.stopCheckpoints()
