@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"troupe/models"
 )
@@ -37,9 +38,9 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 		recaps[r.ChatID] = r
 	}
 	known, deleted := map[string]bool{}, map[string]bool{}
-	var deletedIDs []string
+	var deletedIDs, waiting []string
 	var changed []ChangedRecap
-	var live []models.Recap
+	var live, blocks []models.Recap
 	merged := map[string]string{}
 	for _, e := range state.Entries {
 		r, ok := recaps[e.ChatID]
@@ -50,6 +51,19 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 		case ok:
 			known[e.ChatID] = true
 			live = append(live, r)
+			current, err := s.recapOnBranch(ctx, r)
+			if err != nil {
+				return Result{}, err
+			}
+			if !current {
+				// A /regen discarded a turn the recap covers: neither
+				// merged nor shown as the chat's block until the recap
+				// job, owed since the chat's head moved, writes it again
+				// from the branch.
+				waiting = append(waiting, r.ChatID)
+				continue
+			}
+			blocks = append(blocks, r)
 			if r.Hash != e.MergedHash {
 				changed = append(changed, ChangedRecap{ChatID: r.ChatID, ChatName: r.ChatName, Content: r.Content})
 				merged[r.ChatID] = r.Hash
@@ -57,6 +71,9 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 		}
 	}
 	if len(changed) == 0 && len(deleted) == 0 {
+		if len(waiting) > 0 {
+			return Result{Outcome: Skipped, Reason: ReasonOffBranch + ": " + strings.Join(waiting, ", ")}, nil
+		}
 		return Result{Outcome: Skipped, Reason: "nothing changed"}, nil
 	}
 	sort.Strings(deletedIDs)
@@ -78,12 +95,35 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 		return Result{}, err
 	}
 	err = s.store.InstallConsolidation(ctx, models.Consolidation{CardID: cardID, SpaceID: spaceID, Version: state.Version(),
-		Handbook: BuildHandbook(lang, live, cross), Resident: resident, Merged: merged, Deleted: deletedIDs})
+		Handbook: BuildHandbook(lang, blocks, cross), Resident: resident, Merged: merged, Deleted: deletedIDs})
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Outcome: Written, Product: "handbook:" + cardID + "|" + spaceID,
-		Reason: fmt.Sprintf("merged %d recaps, removed %d chats", len(changed), len(deletedIDs))}, nil
+	reason := fmt.Sprintf("merged %d recaps, removed %d chats", len(changed), len(deletedIDs))
+	if len(waiting) > 0 {
+		reason += "; " + ReasonOffBranch + ": " + strings.Join(waiting, ", ")
+	}
+	return Result{Outcome: Written, Product: "handbook:" + cardID + "|" + spaceID, Reason: reason}, nil
+}
+
+// ReasonOffBranch: recaps that cover a turn a /regen discarded wait for
+// their rewrite.
+const ReasonOffBranch = "recaps waiting to be written again from their chat's branch"
+
+// recapOnBranch reports whether what the recap r covers is still on its
+// chat's branch (see onBranch); a recap whose chat is gone is not.
+func (s *Service) recapOnBranch(ctx context.Context, r models.Recap) (bool, error) {
+	if r.Covers == "" {
+		return true, nil
+	}
+	chat, err := s.store.Chat(ctx, r.ChatID)
+	if errors.Is(err, models.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return s.onBranch(ctx, chat, r)
 }
 
 // Forgotten describes a chat /forget removed.

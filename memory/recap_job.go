@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"troupe/models"
 )
@@ -56,6 +57,10 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 	if err == nil && prev.Fingerprint == fp {
 		return Result{Outcome: Skipped, Reason: ReasonUnchanged}, nil
 	}
+	previous, err := s.buildsOn(ctx, chat, prev)
+	if err != nil {
+		return Result{}, err
+	}
 	turns := TurnsOf(br.Uncovered)
 	if len(BeatStarts(turns)) == 0 && br.Summary == nil {
 		return Result{Outcome: Skipped, Reason: "the chat has no turns yet"}, nil
@@ -63,7 +68,7 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 	lang, charName := s.cardLanguage(ctx, chat.CardID)
 	user := lastUserName(turns)
 	in := RecapPromptInput{Language: lang, CharName: charName, UserName: user, ChatName: chat.Name,
-		Evidence: BuildEvidence(lang, turns, charName, user, s.cfg.RecapMaxChars), PreviousRecap: prev.Content, Ledger: ledger}
+		Evidence: BuildEvidence(lang, turns, charName, user, s.cfg.RecapMaxChars), PreviousRecap: previous, Ledger: ledger}
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
 	}
@@ -71,7 +76,7 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	rec := models.Recap{ChatID: chat.ID, CardID: chat.CardID, SpaceID: chat.SpaceID, ChatName: chat.Name, Content: text, Hash: Hash(text), Fingerprint: fp}
+	rec := models.Recap{ChatID: chat.ID, CardID: chat.CardID, SpaceID: chat.SpaceID, ChatName: chat.Name, Content: text, Hash: Hash(text), Fingerprint: fp, Covers: Covers(br)}
 	if err := s.store.InstallRecap(ctx, rec); err != nil {
 		if errors.Is(err, models.ErrChatGone) {
 			return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
@@ -79,6 +84,55 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Outcome: Written, Product: "recap:" + chat.ID, Reason: "recap " + rec.Hash[:12]}, nil
+}
+
+// Covers is the identity of what a recap written from br covers: the last
+// message of the branch (of the card's view, in a scene), else the one its
+// summary covers through; "" for an empty branch.
+func Covers(br models.Branch) string {
+	if n := len(br.Uncovered); n > 0 {
+		return br.Uncovered[n-1].ID
+	}
+	if br.Summary != nil {
+		return br.Summary.CoversThroughID
+	}
+	return ""
+}
+
+// onBranch reports whether what the recap r covers is still on the chat's
+// branch. A recap written before Covers was kept ("") is taken as it is:
+// it was merged, or is merged, as it always was.
+func (s *Service) onBranch(ctx context.Context, chat models.Chat, r models.Recap) (bool, error) {
+	if r.Covers == "" {
+		return true, nil
+	}
+	ok, err := s.store.OnBranch(ctx, chat.HeadID, r.Covers)
+	if err != nil {
+		return false, fmt.Errorf("memory: recap of chat %s: %w", chat.ID, err)
+	}
+	return ok, nil
+}
+
+// buildsOn returns the text of the previous recap prev that the next one
+// is merged with: "" when there is none, and when a /regen took a message
+// it covers off the chat's branch, so the recap is written again from the
+// branch alone (its summary and turns) and no discarded reply lives on
+// through it. A recap written before Covers was kept cannot say what it
+// covers and is not built on either.
+func (s *Service) buildsOn(ctx context.Context, chat models.Chat, prev models.Recap) (string, error) {
+	if prev.Content == "" || prev.Covers == "" {
+		return "", nil
+	}
+	ok, err := s.onBranch(ctx, chat, prev)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		s.log.Info("the previous recap covers a turn no longer on the branch; writing it again from the branch",
+			"chat_id", chat.ID, "card_id", prev.CardID, "covers", prev.Covers)
+		return "", nil
+	}
+	return prev.Content, nil
 }
 
 // RecapOwed reports whether the chat changed since its recap (or has none

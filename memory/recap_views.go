@@ -22,6 +22,9 @@ type viewRecap struct {
 	branch models.Branch
 	turns  []Turn
 	fp     string
+	// last is the card's recap so far; prev, what of it the new one
+	// builds on (see buildsOn).
+	last   models.Recap
 	prev   string
 	ledger string
 }
@@ -66,7 +69,7 @@ func (s *Service) owedRecaps(ctx context.Context, chat models.Chat, cast []model
 		case prev.Fingerprint == v.fp:
 			continue
 		}
-		v.prev = prev.Content
+		v.last = prev
 		owed = append(owed, v)
 	}
 	return owed, nil
@@ -84,6 +87,9 @@ func (s *Service) recapViews(ctx context.Context, chat models.Chat, cast []model
 	groups := map[string][]viewRecap{}
 	var keys []string
 	for _, v := range owed {
+		if v.prev, err = s.buildsOn(ctx, chat, v.last); err != nil {
+			return Result{}, err
+		}
 		// A recap is written in its card's language, which its
 		// consolidation reads it in.
 		lang, _ := s.cardLanguage(ctx, v.member.CardID)
@@ -121,7 +127,7 @@ func (s *Service) recapViews(ctx context.Context, chat models.Chat, cast []model
 		}
 		calls++
 		for _, v := range g {
-			rec := models.Recap{ChatID: chat.ID, CardID: v.member.CardID, SpaceID: chat.SpaceID, ChatName: chat.Name, Content: text, Hash: Hash(text), Fingerprint: v.fp}
+			rec := models.Recap{ChatID: chat.ID, CardID: v.member.CardID, SpaceID: chat.SpaceID, ChatName: chat.Name, Content: text, Hash: Hash(text), Fingerprint: v.fp, Covers: Covers(v.branch)}
 			if err := s.store.InstallRecap(ctx, rec); err != nil {
 				if errors.Is(err, models.ErrChatGone) {
 					return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil

@@ -100,6 +100,7 @@ type Store interface {
 	Chat(ctx context.Context, id string) (models.Chat, error)
 	LoadBranch(ctx context.Context, headID string) (models.Branch, error)
 	LoadView(ctx context.Context, headID, character string) (models.Branch, error)
+	OnBranch(ctx context.Context, headID, id string) (bool, error)
 	Cast(ctx context.Context, chatID string, withRemoved bool) ([]models.CastMember, error)
 	InstallViews(ctx context.Context, chatID, coversThroughID string, vs []models.ViewSummary) ([]models.Summary, error)
 	CardRecap(ctx context.Context, chatID, cardID string) (models.Recap, error)

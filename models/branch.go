@@ -159,3 +159,63 @@ func (b Branch) OnWalk(id string) bool {
 	}
 	return false
 }
+
+// forkReach is how many of a message's ancestors OnBranch looks for on
+// the branch: a /regen forks one or two messages above the one it
+// replaced.
+const forkReach = 32
+
+// onBranchSQL walks back from @head along parent links and stops at the
+// first message in @stop (the message sought and its nearest ancestors):
+// the message is on the branch if and only if the walk stops at it, since
+// it comes before its ancestors on any branch that holds it.
+const onBranchSQL = `
+WITH RECURSIVE up(id, parent_id, depth) AS (
+  SELECT m.id, m.parent_id, 0 FROM messages m WHERE m.id = ?
+  UNION ALL
+  SELECT m.id, m.parent_id, u.depth + 1 FROM messages m JOIN up u ON m.id = u.parent_id
+  WHERE u.id NOT IN (%s) AND u.depth < ?
+)
+SELECT id FROM up ORDER BY depth DESC LIMIT 1`
+
+// ancestorsSQL lists a message and its ancestors, nearest first.
+const ancestorsSQL = `
+WITH RECURSIVE up(id, parent_id, depth) AS (
+  SELECT m.id, m.parent_id, 0 FROM messages m WHERE m.id = ?
+  UNION ALL
+  SELECT m.id, m.parent_id, u.depth + 1 FROM messages m JOIN up u ON m.id = u.parent_id
+  WHERE u.depth < ?
+)
+SELECT id FROM up ORDER BY depth`
+
+// OnBranch reports whether the message id is on the branch that ends at
+// headID: false when a /regen replaced it (or one before it) with a
+// sibling, when it is not stored, and when either id is "". It costs the
+// messages from the head back to the point where the two branches meet,
+// and is false (the careful answer) beyond MaxBranchWalk of them.
+func (s *Store) OnBranch(ctx context.Context, headID, id string) (bool, error) {
+	if headID == "" || id == "" {
+		return false, nil
+	}
+	if headID == id {
+		return true, nil
+	}
+	db := s.db.WithContext(ctx)
+	var stop []string
+	if err := db.Raw(ancestorsSQL, id, forkReach).Scan(&stop).Error; err != nil {
+		return false, fmt.Errorf("models: ancestors of %s: %w", id, err)
+	}
+	if len(stop) == 0 {
+		return false, nil
+	}
+	args := []any{headID}
+	for _, a := range stop {
+		args = append(args, a)
+	}
+	args = append(args, MaxBranchWalk)
+	var met []string
+	if err := db.Raw(fmt.Sprintf(onBranchSQL, placeholders(len(stop))), args...).Scan(&met).Error; err != nil {
+		return false, fmt.Errorf("models: is %s on the branch at %s: %w", id, headID, err)
+	}
+	return len(met) == 1 && met[0] == id, nil
+}

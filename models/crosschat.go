@@ -84,7 +84,7 @@ func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
 		s.paused("install recap")
 		if err := tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "chat_id"}, {Name: "card_id"}},
-			DoUpdates: clause.AssignmentColumns([]string{"space_id", "chat_name", "content", "hash", "fingerprint", "updated_at"}),
+			DoUpdates: clause.AssignmentColumns([]string{"space_id", "chat_name", "content", "hash", "fingerprint", "covers", "updated_at"}),
 		}).Create(&r).Error; err != nil {
 			return err
 		}

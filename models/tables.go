@@ -97,7 +97,14 @@ type Recap struct {
 	Content     string `gorm:"type:text;not null"`
 	Hash        string `gorm:"size:64;not null"`
 	Fingerprint string `gorm:"size:64;not null"`
-	UpdatedAt   time.Time
+	// Covers is the id of the last message the recap was written from
+	// (the chat's head; in a scene, the last message of the card's view,
+	// else the message its summary covers through): the identity of what
+	// it covers, taken from the stored branch, never from the model. A
+	// recap whose Covers a /regen took off the chat's branch is neither
+	// merged nor built on. "" for recaps written before it was kept.
+	Covers    string `gorm:"size:26;not null;default:''"`
+	UpdatedAt time.Time
 }
 
 // ManifestEntry records, per chat of a card and space, the hash of its recap
