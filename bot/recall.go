@@ -44,6 +44,11 @@ func (p *Pipeline) searchRecall(ctx context.Context, cs chatState, character, he
 	rc := p.opt.Recall
 	r := &pendingRecall{timeout: rc.Timeout, done: make(chan struct{}),
 		in: memory.RecallInput{Language: p.language(cs.card), SpaceID: cs.chat.SpaceID, Character: character, ChatID: cs.chat.ID, HeadID: headID}}
+	// The nickname {{char}} becomes is the speaker's own; its card's name,
+	// when it differs from its cast name, is another card's in the space.
+	if character == cs.speakerName() && cs.card.Nickname != "" {
+		r.in.Aliases = []string{cs.card.Nickname}
+	}
 	for _, m := range cued {
 		r.cued = append(r.cued, m.ID)
 		r.in.New = append(r.in.New, m.Content)

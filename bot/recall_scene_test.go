@@ -4,8 +4,11 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
+	"troupe/config"
 	"troupe/llm/openaitest"
+	"troupe/memory"
 	"troupe/models"
 )
 
@@ -79,5 +82,81 @@ func TestRecallInASceneForEachSpeaker(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecallOwnNameIsNoCueForOwnLines: in a scene the user names whom they
+// speak to, so a character's name is in nearly every message it answers;
+// it is no cue for its own memories, else every line it ever said (here a
+// dozen "Maren nods and answers the question") would outrank what the
+// question asks for and fill its recall. Asked where the compass is, Maren
+// recalls the compass first and none of her own lines.
+func TestRecallOwnNameIsNoCueForOwnLines(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newViewRig(t, b, viewOpts{recorder: true, batch: 2, recall: func(rc *config.Recall) { rc.Diagnostics, rc.KeptChars = true, 0 }})
+			say := r.sayer(t)
+			say("@Maren @苏砚 I buried the brass compass under the old oak.")
+			for range 12 {
+				say("@Maren the night is cold.")
+			}
+			r.drain(t)
+			chat := sceneChat(t, r.sceneRig)
+			if _, err := r.mem.Record(context.Background(), chat.ID); err != nil {
+				t.Fatal(err)
+			}
+			var own int64
+			if err := r.st.DB().Model(&models.Perception{}).Where("character_name = ? AND text LIKE ?", "Maren", "%Maren nods and answers%").Count(&own).Error; err != nil {
+				t.Fatal(err)
+			}
+			if own < 10 {
+				t.Fatalf("Maren keeps %d of her own lines, want 10 or more", own)
+			}
+			r.exec(t, "/new")
+			r.drain(t)
+			// Past the greetings, so that the question is all that is new
+			// to Maren.
+			say("@Maren good morning.")
+
+			ps := say("@Maren where did I bury the brass compass?")
+			msgs := lastPromptOf(t, ps, "Maren")
+			i := recallAt(msgs)
+			if i < 0 || !strings.Contains(msgs[i].Content, "brass compass") {
+				t.Fatalf("Maren recalls nothing of the compass:\n%s", messagesText(msgs))
+			}
+			if strings.Contains(msgs[i].Content, "nods and answers") {
+				t.Errorf("Maren's own passing lines fill her recall:\n%s", msgs[i].Content)
+			}
+			rep := sceneReport(t, r, sceneChat(t, r.sceneRig).ID, "Maren")
+			if len(rep.Items) == 0 || !rep.Items[0].Picked || !strings.Contains(rep.Items[0].Text, "brass compass") {
+				t.Errorf("the compass is not Maren's first pick: %+v", rep.Items)
+			}
+		})
+	}
+}
+
+// sceneReport waits for the inspector's record of who's last recall in
+// the chat.
+func sceneReport(t *testing.T, r *viewRig, chatID, who string) memory.RecallReport {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ds, err := r.st.RecallDiagnostics(context.Background(), chatID, "", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			if d.Character == who {
+				rep, err := memory.ParseRecallReport(d.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recall record of %s", who)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -2,6 +2,8 @@ package bot_test
 
 import (
 	"context"
+	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -179,6 +181,59 @@ func TestVectorRecallFindsWhatWordsCannot(t *testing.T) {
 			// the client, ended the wait.
 			if took := time.Since(start); took > 20*time.Second {
 				t.Errorf("the turn took %s with a stalled endpoint and a 4 s cap", took)
+			}
+		})
+	}
+}
+
+// offsetEmbedder is conceptEmbedder as a model whose vectors all share a
+// large common part, as some real models' do: unrelated texts score about
+// 0.66, the same concept about 0.98.
+func offsetEmbedder(input string, dim int) []float32 {
+	v := conceptEmbedder(input, dim)
+	var n float64
+	for _, f := range v {
+		n += float64(f) * float64(f)
+	}
+	common := openaitest.Embedding("what every text shares", dim)
+	out := make([]float32, dim)
+	for i := range v {
+		out[i] = v[i]/float32(math.Sqrt(n)) + 1.4*common[i]
+	}
+	return out
+}
+
+// An embedding model that finds every pair of texts alike (cosine 0.6 and
+// more) does not flood recall: its similarities are calibrated against
+// what it gives this query's pairs at large before they meet the words'
+// relevance, so the compass, of the same concept as the question, is
+// recalled, and the unrelated memories do not pass the floor by their raw
+// cosine alone.
+func TestVectorRecallCalibratesAModelThatFindsAllAlike(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			r, _ := vectorRig(t, b)
+			r.fake.SetEmbedder(offsetEmbedder)
+			tellThreeThenNew(t, r, "vo")
+			r.say(t, "vo", 4, "Ada", "Where did I hide my navigator's needle?")
+			block := recallBlock(t, r.fake)
+			if !strings.Contains(block, "brass compass under the old oak") {
+				t.Fatalf("the compass, of the question's concept, is not recalled:\n%s", block)
+			}
+			for _, unrelated := range []string{"Juniper", "the sea"} {
+				if strings.Contains(block, unrelated) {
+					t.Errorf("a memory that shares only the model's common part came along (%s):\n%s", unrelated, block)
+				}
+			}
+			rep := waitReport(t, r, "vo", func(rep memory.RecallReport) bool { return len(rep.Items) > 0 })
+			for _, it := range rep.Items {
+				if !strings.Contains(it.Text, "compass") && slices.Contains(it.Sources, "vector") {
+					t.Errorf("an unrelated memory is a vector candidate (relevance %.2f): %q", it.Relevance, it.Text)
+				}
+			}
+			if len(rep.Items) == 0 || !strings.Contains(rep.Items[0].Text, "compass") {
+				t.Errorf("the compass is not the first pick: %+v", rep.Items)
 			}
 		})
 	}

@@ -67,8 +67,10 @@ type viewOpts struct {
 	reflect  *memory.ReflectConfig
 	// period, when set, replaces the rig's compaction period of 3 beats.
 	period int
-	// noRecall leaves recall off with the recorder on.
+	// noRecall leaves recall off with the recorder on; recall, when set,
+	// changes recall's configuration.
 	noRecall bool
+	recall   func(*config.Recall)
 }
 
 func newViewRig(t *testing.T, b sharedBackend, o viewOpts) *viewRig {
@@ -147,6 +149,9 @@ func newViewRig(t *testing.T, b sharedBackend, o viewOpts) *viewRig {
 		opt.Recorder = config.Recorder{Enabled: true, Batch: o.batch}
 		if !o.noRecall {
 			opt.Recall = config.Default().Recall
+		}
+		if o.recall != nil {
+			o.recall(&opt.Recall)
 		}
 	}
 	r.p = bot.New(opt)

@@ -47,6 +47,10 @@ func RecallConfigFrom(r config.Recall, m config.Memory) RecallConfig {
 type RecallInput struct {
 	Language           string
 	SpaceID, Character string
+	// Aliases are the other names the character goes by (its card's
+	// nickname): like its own name, no cue for its own memories
+	// (recall.Query).
+	Aliases []string
 	// ChatID and HeadID: of the turn's chat only the current branch counts.
 	ChatID, HeadID string
 	// New are the new messages' texts: their names and words are the cues.
@@ -90,8 +94,8 @@ type RecallFound struct {
 // gives the prompt's messages and kept blocks to Pick.
 func FindRecall(ctx context.Context, st RecallStore, cfg RecallConfig, in RecallInput) (RecallFound, error) {
 	text := strings.Join(in.New, "\n")
-	words := recall.Keywords(text)
-	terms := append(append([]string(nil), words...), recall.Cues(text)...)
+	words, cues := recall.Query(text, append([]string{in.Character}, in.Aliases...))
+	terms := append(append([]string(nil), words...), cues...)
 	if len(terms) == 0 {
 		return RecallFound{}, nil
 	}

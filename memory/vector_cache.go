@@ -223,22 +223,34 @@ func (c *VectorCache) Load(ctx context.Context, space, character string) error {
 // bringing the pair's cached vectors up to date. Vectors of another length
 // than the query's are not compared.
 func (c *VectorCache) Nearest(ctx context.Context, space, character string, query []float32, k int, minSim float64) ([]recall.Ranked, error) {
+	found, _, err := c.nearest(ctx, space, character, query, k, minSim)
+	return found, err
+}
+
+// nearest is Nearest that also returns the mean similarity of query to
+// all the character's vectors it compared: what the model gives any pair
+// of this character's memories for this query (see Vectors.Similar).
+func (c *VectorCache) nearest(ctx context.Context, space, character string, query []float32, k int, minSim float64) ([]recall.Ranked, float64, error) {
 	q := unit(append([]float32(nil), query...))
 	if q == nil || k <= 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	e := c.entry(space, character)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := c.refresh(ctx, e); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	h := make(simHeap, 0, k)
+	var sum float64
+	n := 0
 	for i, v := range e.vecs {
 		if len(v) != len(q) {
 			continue
 		}
 		s := dot(q, v)
+		sum += float64(s)
+		n++
 		if float64(s) < minSim {
 			continue
 		}
@@ -254,7 +266,11 @@ func (c *VectorCache) Nearest(ctx context.Context, space, character string, quer
 		hit := heap.Pop(&h).(simHit)
 		out[i] = recall.Ranked{ID: e.ids[hit.i], Kind: e.kinds[hit.i], Relevance: float64(hit.sim), Sources: []recall.Source{recall.Vector}}
 	}
-	return out, nil
+	mean := 0.0
+	if n > 0 {
+		mean = sum / float64(n)
+	}
+	return out, mean, nil
 }
 
 func dot(a, b []float32) float32 {

@@ -34,14 +34,32 @@ type Vectors struct {
 	Cache    *VectorCache
 	// Model names the vectors in the store (recall.embeddings.model).
 	Model string
-	// MinSimilarity leaves out items less similar than this (cosine).
+	// MinSimilarity leaves out items less similar than this, calibrated
+	// (Calibrate).
 	MinSimilarity float64
 }
 
-// DefaultMinSimilarity is the cosine similarity below which an item is no
-// candidate: unrelated texts score around 0.1 with common embedding models,
-// and random vectors of 64 or more dimensions rarely above 0.3.
+// DefaultMinSimilarity is the calibrated similarity below which an item is
+// no candidate: with common embedding models, whose unrelated texts score
+// around 0.1, it is a cosine of about 0.37; random vectors of 64 or more
+// dimensions rarely reach it.
 const DefaultMinSimilarity = 0.3
+
+// Calibrate puts a cosine similarity on the scale of word relevance (0–1),
+// against what the model gives any pair in this query: base, the query's
+// mean similarity to all the character's vectors. What base gives
+// everything says nothing, so the scale runs from base (0) to identity
+// (1). Embedding models differ: unrelated texts score about 0.1 with
+// some, 0.6 or more with others, and a raw cosine would let the latter
+// bring every memory along as relevant. A base below 0 counts as 0, so
+// calibrating never raises a similarity.
+func Calibrate(sim, base float64) float64 {
+	base = max(base, 0)
+	if base >= 1 {
+		return 0
+	}
+	return min(max((sim-base)/(1-base), 0), 1)
+}
 
 // NewVectors returns the vector source over store, its cache bounded by
 // cacheBytes.
@@ -51,7 +69,9 @@ func NewVectors(e Embedder, store VectorStore, model string, cacheBytes int64) *
 
 // Similar embeds text (one /embeddings call, while the cache is brought up
 // to date) and returns up to k of the character's items most similar to
-// it, most similar first. Only the character's own vectors are searched.
+// it, most similar first, with their similarity calibrated (Calibrate)
+// as their relevance: those below MinSimilarity are left out. Only the
+// character's own vectors are searched.
 func (v *Vectors) Similar(ctx context.Context, space, character, text string, k int) ([]recall.Ranked, error) {
 	type embedded struct {
 		vec []float32
@@ -83,7 +103,18 @@ func (v *Vectors) Similar(ctx context.Context, space, character, text string, k 
 	if q.err != nil {
 		return nil, q.err
 	}
-	return v.Cache.Nearest(ctx, space, character, q.vec, k, v.MinSimilarity)
+	found, base, err := v.Cache.nearest(ctx, space, character, q.vec, k, -1)
+	if err != nil {
+		return nil, err
+	}
+	out := found[:0]
+	for _, f := range found {
+		if rel := Calibrate(f.Relevance, base); rel >= v.MinSimilarity {
+			f.Relevance = rel
+			out = append(out, f)
+		}
+	}
+	return out, nil
 }
 
 // maxEmbedRunes bounds a text sent to be embedded; the models' input limits
@@ -136,8 +167,8 @@ func (c RecallConfig) startVectors(ctx context.Context, in RecallInput, text str
 }
 
 // merge waits for the similarity search within its budget and adds what it
-// found to ranked: an item found both ways keeps the higher relevance and
-// both sources. A search that failed or ran out of time adds nothing, and
+// found to ranked: an item found both ways keeps the higher relevance (the
+// words' and the calibrated similarity, on one scale) and both sources. A search that failed or ran out of time adds nothing, and
 // says why in skipped.
 func (s *vectorSearch) merge(ranked []recall.Ranked, skipped *[]string) []recall.Ranked {
 	if s == nil {

@@ -23,7 +23,7 @@ type RecallLoad struct {
 }
 
 // RecallItems are the loaded items and the chat's story time now, in
-// minutes since day 0.
+// minutes since day 0; each item's Shift puts it on that clock.
 type RecallItems struct {
 	Items []recall.Item
 	Now   int64
@@ -60,10 +60,11 @@ FROM perceptions p JOIN events e ON e.id = p.event_id LEFT JOIN events v ON v.id
 WHERE p.id IN ? AND p.mode <> 'none'`
 
 // RecallItems loads the found items of the character (never another's),
-// the beliefs its perceptions were folded into (in their place), and the
-// chat's latest story time, in three reads side by side: one round trip.
-// Of the turn's own chat only the current branch counts (see
-// recallPerceptionsSQL).
+// the beliefs its perceptions were folded into (in their place), the
+// chat's latest story time, and the story clocks of the other chats the
+// perceptions come from (recallClocksSQL, shiftClocks), in four reads side
+// by side: one round trip. Of the turn's own chat only the current branch
+// counts (see recallPerceptionsSQL).
 func (s *Store) RecallItems(ctx context.Context, q RecallLoad) (RecallItems, error) {
 	var out RecallItems
 	db := s.db.WithContext(ctx)
@@ -79,18 +80,24 @@ func (s *Store) RecallItems(ctx context.Context, q RecallLoad) (RecallItems, err
 		}
 		return nil
 	})
+	var clocks []chatClock
+	if len(q.Perceptions) > 0 {
+		g.Go(func() error {
+			return db.Raw(recallClocksSQL, true, q.ChatID, true, true, q.ChatID, true, q.Perceptions, q.ChatID).Scan(&clocks).Error
+		})
+	}
 	var asked []Belief
 	if len(q.Beliefs) > 0 {
 		g.Go(func() error { return db.Where("id IN ?", q.Beliefs).Find(&asked).Error })
 	}
-	found, folded, err := s.recallPerceptions(db, q, char)
+	found, chats, folded, err := s.recallPerceptions(db, q, char)
 	if werr := g.Wait(); err == nil {
 		err = werr
 	}
 	if err != nil {
 		return RecallItems{}, fmt.Errorf("models: recall items of %s: %w", q.Character, err)
 	}
-	out.Items = found
+	out.Items = shiftClocks(found, chats, clocks, q.ChatID, out.Now)
 	beliefs := make(map[string]Belief, len(asked)+len(folded))
 	for _, b := range append(asked, folded...) {
 		beliefs[b.ID] = b
@@ -111,14 +118,15 @@ func (s *Store) RecallItems(ctx context.Context, q RecallLoad) (RecallItems, err
 
 // recallPerceptions reads the found perceptions of the character (never
 // another's) that are not on another branch of the turn's chat, and the
-// beliefs they were folded into.
-func (s *Store) recallPerceptions(db *gorm.DB, q RecallLoad, char string) (found []recall.Item, folded []Belief, err error) {
+// beliefs they were folded into; chats are the found ones' chats, in
+// order.
+func (s *Store) recallPerceptions(db *gorm.DB, q RecallLoad, char string) (found []recall.Item, chats []string, folded []Belief, err error) {
 	if len(q.Perceptions) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	rows, err := db.Raw(recallPerceptionsSQL, q.ChatID, q.HeadID, false, true, q.Perceptions).Rows()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -134,7 +142,7 @@ func (s *Store) recallPerceptions(db *gorm.DB, q RecallLoad, char string) (found
 		if err := rows.Scan(&it.ID, &space, &owner, &chat, &it.Mode, &it.Text, &it.Gist, &it.Importance, &it.Seq, &day, &minute, &it.Recalls,
 			&it.FoldedInto, &it.MessageID, &about, &it.Place, &it.Via, &onBranch,
 			&b.id, &b.space, &b.owner, &b.text, &b.confidence, &b.about, &b.changed, &b.recalls); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if space != q.SpaceID || owner != char || !onBranch {
 			continue // never another character's memory, nor another branch's
@@ -144,9 +152,58 @@ func (s *Store) recallPerceptions(db *gorm.DB, q RecallLoad, char string) (found
 				Confidence: int(b.confidence.Int64), About: b.about.String, ChangedSeq: b.changed.Int64, RecallCount: int(b.recalls.Int64)})
 		}
 		it.Kind, it.About, it.StoryMinute = recall.Perception, lines(about), storyMinute(day, minute)
-		found = append(found, it)
+		found, chats = append(found, it), append(chats, chat)
 	}
-	return found, folded, rows.Err()
+	return found, chats, folded, rows.Err()
+}
+
+// recallClocksSQL reads, for each other chat that a found perception
+// comes from, that chat's story time when it last moved (its latest sealed
+// event) and the turn's chat's story time at that moment in the space's
+// one order of turns: its latest sealed event up to then, or its first when
+// it began later. One statement for all the chats, each an index probe of
+// idx_event_chat_sealed; run beside the perceptions' read, so no round trip
+// of its own.
+const recallClocksSQL = `SELECT c.chat_id,
+  (SELECT e.day * 1440 + e.minute FROM events e WHERE e.chat_id = c.chat_id AND e.sealed = ? ORDER BY e.seq DESC LIMIT 1) AS own,
+  COALESCE(
+    (SELECT k.day * 1440 + k.minute FROM events k WHERE k.chat_id = ? AND k.sealed = ?
+       AND k.seq <= (SELECT e.seq FROM events e WHERE e.chat_id = c.chat_id AND e.sealed = ? ORDER BY e.seq DESC LIMIT 1)
+       ORDER BY k.seq DESC LIMIT 1),
+    (SELECT f.day * 1440 + f.minute FROM events f WHERE f.chat_id = ? AND f.sealed = ? ORDER BY f.seq LIMIT 1)) AS here
+FROM (SELECT DISTINCT chat_id FROM perceptions WHERE id IN ? AND chat_id <> ?) c`
+
+// chatClock is a row of recallClocksSQL: another chat's story time when it
+// last moved, and the turn's chat's then (NULL while that chat has none).
+type chatClock struct {
+	ChatID string
+	Own    sql.NullInt64
+	Here   sql.NullInt64
+}
+
+// shiftClocks puts the perceptions of other chats on the turn's chat's
+// story clock (recall.Item.Shift): each chat keeps its own, so a memory
+// ages by the story time that passed after it in its own chat, then by
+// what passed in the turn's chat since that chat last moved. What faded in
+// one chat is not fresh in the next, which may start again at day 1; what
+// nothing followed in its own chat is as fresh as the turn's chat's time
+// since allows. A turn's chat with no story time yet counts from now.
+func shiftClocks(items []recall.Item, chats []string, clocks []chatClock, chatID string, now int64) []recall.Item {
+	shift := make(map[string]int64, len(clocks))
+	for _, c := range clocks {
+		if !c.Own.Valid || c.ChatID == chatID {
+			continue
+		}
+		here := now
+		if c.Here.Valid {
+			here = c.Here.Int64
+		}
+		shift[c.ChatID] = here - c.Own.Int64
+	}
+	for i := range items {
+		items[i].Shift = shift[chats[i]]
+	}
+	return items
 }
 
 // beliefImportance is a belief's importance in a recall score: what a

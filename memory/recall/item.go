@@ -34,8 +34,14 @@ type Item struct {
 	Text, Gist string
 	// Importance is 1–10.
 	Importance int
-	// StoryMinute is when it happened, in story minutes since day 0.
+	// StoryMinute is when it happened, in story minutes since day 0, on
+	// its own chat's story clock.
 	StoryMinute int64
+	// Shift moves StoryMinute onto the turn's chat's story clock, which
+	// fading and recency count on (At): 0 for an item of that chat and
+	// for a belief. Each chat keeps a story clock of its own, so another
+	// chat's day 3 says nothing of how long ago it is now.
+	Shift int64
 	// When is the story time as words ("day 3, evening").
 	When string
 	// Seq is the space turn it comes from (a belief's: when it last
@@ -56,6 +62,10 @@ type Item struct {
 	// message is in the prompt verbatim is not recalled.
 	MessageID string
 }
+
+// At is when the item happened on the turn's chat's story clock
+// (StoryMinute moved by Shift).
+func (it Item) At() int64 { return it.StoryMinute + it.Shift }
 
 // Candidate is an item found for the current turn, with how it was found
 // and its relevance (0–1) to the new messages.

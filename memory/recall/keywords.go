@@ -27,6 +27,35 @@ func Keywords(text string) []string {
 	return out
 }
 
+// Query returns the words (Keywords) and cues (Cues) of text that a recall
+// for the character that goes by self (its name and other names) searches
+// for. Its own names are neither: every line it said is indexed under its
+// name, as the one who acted, so a message that names it — a scene's
+// @mention, a question put to it — would make each of those lines relevant
+// and fill its recall with what it said in passing. Other names still cue.
+func Query(text string, self []string) (words, cues []string) {
+	own := map[string]bool{}
+	for _, n := range self {
+		if c := CueTerm(n); c != "" {
+			own[c] = true
+		}
+		for _, w := range Keywords(n) {
+			own[w] = true
+		}
+	}
+	for _, w := range Keywords(text) {
+		if !own[w] {
+			words = append(words, w)
+		}
+	}
+	for _, c := range Cues(text) {
+		if !own[c] {
+			cues = append(cues, c)
+		}
+	}
+	return words, cues
+}
+
 // CueTerm is the cue term of a name ("" for a blank one).
 func CueTerm(name string) string {
 	n := strings.Join(strings.Fields(strings.ToLower(name)), " ")

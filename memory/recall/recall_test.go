@@ -377,3 +377,35 @@ func TestACorrectionIsNoEchoOfWhatThePromptShows(t *testing.T) {
 		}
 	}
 }
+
+// A character's own names are neither words nor cues of its own recall;
+// other names still cue, in either script.
+func TestQueryLeavesOutOwnNames(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		text      string
+		self      []string
+		words     []string
+		cues, not []string
+	}{
+		{"@Mara where did Bren bury the compass?", []string{"Mara"}, []string{"bren", "bury", "compass"}, []string{"@bren"}, []string{"@mara"}},
+		{"Mara Vell, ask Tess.", []string{"Mara Vell", "Mar"}, []string{"tess"}, []string{"@tess"}, []string{"@mara vell"}},
+		{"苏砚，罗盘在哪儿？", []string{"苏砚"}, []string{"罗盘", "盘在", "在哪", "哪儿"}, []string{"@罗盘"}, []string{"@苏砚"}},
+	}
+	for _, tt := range tests {
+		words, cues := Query(tt.text, tt.self)
+		if !slices.Equal(words, tt.words) {
+			t.Errorf("Query(%q, %q) words = %q, want %q", tt.text, tt.self, words, tt.words)
+		}
+		for _, c := range tt.cues {
+			if !slices.Contains(cues, c) {
+				t.Errorf("Query(%q, %q) cues %q lack %q", tt.text, tt.self, cues, c)
+			}
+		}
+		for _, c := range tt.not {
+			if slices.Contains(cues, c) {
+				t.Errorf("Query(%q, %q) cues hold the character's own %q", tt.text, tt.self, c)
+			}
+		}
+	}
+}

@@ -38,7 +38,7 @@ func Retention(it Item, now int64, f Fading) float64 {
 	if !f.On {
 		return 1
 	}
-	elapsedDays := float64(max(now-it.StoryMinute, 0)) / MinutesPerDay
+	elapsedDays := float64(max(now-it.At(), 0)) / MinutesPerDay
 	strength := 2 * math.Pow(float64(clampImportance(it.Importance)), 1.3) * (1 + math.Log1p(float64(it.Recalls)))
 	if it.FoldedInto != "" && f.FoldedFade > 0 {
 		strength *= f.FoldedFade
@@ -48,7 +48,7 @@ func Retention(it Item, now int64, f Fading) float64 {
 
 // Recency is 1 for now and halves with each story week.
 func Recency(it Item, now int64) float64 {
-	weeks := float64(max(now-it.StoryMinute, 0)) / (7 * MinutesPerDay)
+	weeks := float64(max(now-it.At(), 0)) / (7 * MinutesPerDay)
 	return math.Pow(0.5, weeks)
 }
 
