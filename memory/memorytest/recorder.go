@@ -66,8 +66,21 @@ func recorderSection(user, tag string) []string {
 	return out
 }
 
-// Recorder writes a valid recorder answer: story time day = turn, the
-// place "the lighthouse"; importance 5 for every event (8 and pivotal for
+// timeJump tells an event that says years went by.
+var timeJump = regexp.MustCompile(`(?i)years (went by|later|passed)|many winters later|一年又一年|年复一年|多年以后|许多个冬天`)
+
+// yearsDays is how far a time jump moves the story clock.
+const yearsDays = 3650
+
+// skippedFlag is the ledger flag the fake keeps its time jumps in, so that
+// a later batch goes on from them.
+const skippedFlag = "days_skipped"
+
+var skippedLine = regexp.MustCompile(`"` + skippedFlag + `":"(\d+)"`)
+
+// Recorder writes a valid recorder answer: story time day = turn (plus ten
+// years from an event that says years went by, kept in the ledger's
+// flags for later batches), the place "the lighthouse"; importance 5 for every event (8 and pivotal for
 // an event that mentions a key); the first cast member misses nothing; an
 // acquaintance from it to every player; the lighthouse as a new place it
 // knows; a thread opened by the first event.
@@ -80,10 +93,17 @@ func Recorder(req openaitest.Request) string {
 	a := map[string]any{}
 	var turns, events, rels []map[string]any
 	seen := map[int]bool{}
+	skipped := 0
+	if m := skippedLine.FindStringSubmatch(req.Messages[1].Content); m != nil {
+		skipped, _ = strconv.Atoi(m[1])
+	}
 	for _, e := range evs {
+		if timeJump.MatchString(e.Text) {
+			skipped += yearsDays
+		}
 		if !seen[e.Turn] {
 			seen[e.Turn] = true
-			turns = append(turns, map[string]any{"turn": e.Turn, "story_time": map[string]int{"day": e.Turn, "minute": 600}, "place": "the lighthouse"})
+			turns = append(turns, map[string]any{"turn": e.Turn, "story_time": map[string]int{"day": e.Turn + skipped, "minute": 600}, "place": "the lighthouse"})
 		}
 		imp := 5
 		if strings.Contains(strings.ToLower(e.Text), "key") {
@@ -108,8 +128,12 @@ func Recorder(req openaitest.Request) string {
 		a["knowledge"] = []map[string]string{{"character": cast[0], "entity": "the lighthouse", "event": first.ID}}
 	}
 	a["threads"] = []map[string]string{{"op": "open", "kind": "mystery", "text": "What is the light for?", "event": first.ID}}
-	a["ledger"] = map[string]any{"time": "day " + strconv.Itoa(evs[len(evs)-1].Turn) + ", morning", "place": "the lighthouse",
+	ledger := map[string]any{"time": "day " + strconv.Itoa(evs[len(evs)-1].Turn+skipped) + ", morning", "place": "the lighthouse",
 		"roster": append(append([]string(nil), cast...), RecorderPlayers(req)...)}
+	if skipped > 0 {
+		ledger["flags"] = map[string]string{skippedFlag: strconv.Itoa(skipped)}
+	}
+	a["ledger"] = ledger
 	b, _ := json.Marshal(a)
 	return string(b)
 }
