@@ -39,9 +39,25 @@ func (p *Pipeline) Bind(ctx context.Context, ref ChannelRef, cardID string) erro
 		if err == nil && cur.CardID == cardID {
 			return nil
 		}
-		_, err = p.startChat(ctx, ch, card, "")
-		return err
+		if _, err = p.startChat(ctx, ch, card, ""); err != nil {
+			return err
+		}
+		p.chatEnded(ctx, ch.CurrentChatID)
+		return nil
 	})
+}
+
+// chatEnded tells the job queue that the chat ended (another card or cast
+// took the channel): its recap is owed now and, with the recorder, its last
+// turn, which no /regen can reach any more. A failed enqueue is found again
+// by the sweeper.
+func (p *Pipeline) chatEnded(ctx context.Context, chatID string) {
+	if p.opt.Jobs == nil || chatID == "" {
+		return
+	}
+	if err := p.opt.Jobs.ChatEnded(ctx, chatID); err != nil {
+		p.log.Warn("enqueue the work an ended chat owes", "chat_id", chatID, "err", err)
+	}
 }
 
 // open is an EventOpen's work: it binds the channel to cast (one card, or

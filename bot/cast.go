@@ -338,8 +338,11 @@ func (p *Pipeline) BindCast(ctx context.Context, ref ChannelRef, cardIDs []strin
 				return nil
 			}
 		}
-		_, _, err = p.startScene(ctx, ch, cast, "")
-		return err
+		if _, _, err = p.startScene(ctx, ch, cast, ""); err != nil {
+			return err
+		}
+		p.chatEnded(ctx, ch.CurrentChatID)
+		return nil
 	})
 }
 

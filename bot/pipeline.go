@@ -19,8 +19,10 @@ import (
 type Jobs interface {
 	// AfterTurn is called after a reply is stored.
 	AfterTurn(ctx context.Context, t TurnDone) error
-	// ChatEnded is called when /new or /card set moves a channel off a chat:
-	// its recap is owed now.
+	// ChatEnded is called when /new, /card set, /start of another card or
+	// a move to another space takes a channel off a chat: its recap is owed
+	// now, and its last turn, which the recorder held back for /regen, is
+	// recordable (the recap job records first).
 	ChatEnded(ctx context.Context, chatID string) error
 	// MemoryChanged is called when /forget or a hand edit changed a card's
 	// memory in a space: its consolidation is owed.

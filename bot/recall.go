@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"troupe/memory"
+	"troupe/memory/recall"
 	"troupe/models"
 )
 
@@ -154,6 +155,15 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 	if rc.Diagnostics {
 		done.Diagnostic = &models.RecallDiagnostic{ChatID: cs.chat.ID, MessageID: r.in.HeadID, Character: character,
 			Data: got.Report(character).JSON()}
+		// The record is filed under the items it names, so forgetting one
+		// of them (its chat, a belief) deletes it wherever it is.
+		for _, s := range got.Scored {
+			if s.Kind == recall.Belief {
+				done.Diagnostic.Beliefs = append(done.Diagnostic.Beliefs, s.ID)
+			} else {
+				done.Diagnostic.Perceptions = append(done.Diagnostic.Perceptions, s.ID)
+			}
+		}
 	}
 	keep := p.turnBlock(cs, br, r, got)
 	if len(done.Perceptions)+len(done.Beliefs) == 0 && done.Diagnostic == nil {

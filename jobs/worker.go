@@ -352,7 +352,10 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 }
 
 // recordOwed reports whether recorder.batch recordable turns of the chat
-// wait (the newest turn waits for a later user message and does not count).
+// wait (the newest turn waits for a later user message and does not count),
+// or the chat has ended with its last turn unrecorded: no later turn will
+// fill a batch, and the turn is recordable now (its enqueue at the chat's
+// end, or that run, may have failed).
 func (w *Worker) recordOwed(ctx context.Context, c models.Chat) (bool, error) {
 	if !w.opt.Recorder || w.opt.RecordBatch <= 0 {
 		return false, nil
@@ -361,7 +364,14 @@ func (w *Worker) recordOwed(ctx context.Context, c models.Chat) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
 	}
-	return n-1 >= w.opt.RecordBatch, nil
+	if n-1 >= w.opt.RecordBatch || n == 0 {
+		return n > 0, nil
+	}
+	owed, err := w.store.EndedTurnOwed(ctx, c)
+	if err != nil {
+		return false, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
+	}
+	return owed, nil
 }
 
 func (w *Worker) sweep(ctx context.Context) {

@@ -573,6 +573,10 @@ func (s *Store) DeleteBelief(ctx context.Context, id string) (Belief, error) {
 		if err := deleteBeliefs(tx, []string{id}); err != nil {
 			return err
 		}
+		// Forgotten by hand: no recall diagnostic keeps its words.
+		if err := forgetDiagnostics(tx, []string{id}, ""); err != nil {
+			return err
+		}
 		return renew(tx, cited)
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -619,6 +623,11 @@ func forgetBeliefs(tx *gorm.DB, chat Chat) error {
 		f := reflect.Forget(bs, gone)
 		if len(f.Deleted) > 0 {
 			if err := deleteBeliefs(tx, f.Deleted); err != nil {
+				return err
+			}
+			// Their wording may carry the chat: so may the diagnostics
+			// that show them, in any chat.
+			if err := forgetDiagnostics(tx, f.Deleted, ""); err != nil {
 				return err
 			}
 		}

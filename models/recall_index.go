@@ -43,7 +43,7 @@ const (
 )
 
 func recallTables() []any {
-	return []any{&RecallTerm{}, &RecallOwed{}, &RecallKept{}, &RecallKeptItem{}, &RecallDiagnostic{}}
+	return []any{&RecallTerm{}, &RecallOwed{}, &RecallKept{}, &RecallKeptItem{}, &RecallDiagnostic{}, &RecallDiagnosticItem{}}
 }
 
 // recallItem is what the index needs of an item.

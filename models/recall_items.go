@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"troupe/memory/recall"
 )
@@ -227,7 +228,8 @@ func storyMinute(day, minute int) int64 {
 // RecallDiagnostic keeps one turn's recall for the inspector (/why, troupe
 // memory why): the candidates with their scores, which were picked and
 // why, as JSON. Only the last recall.diagnostics_turns of a chat are kept;
-// /forget deletes them with the chat.
+// /forget deletes them with the chat, and deletes in every chat those that
+// name an item of the forgotten chat (RecallDiagnosticItem).
 type RecallDiagnostic struct {
 	ID        string `gorm:"primaryKey;size:26"`
 	ChatID    string `gorm:"size:26;not null;index"`
@@ -235,6 +237,23 @@ type RecallDiagnostic struct {
 	Character string `gorm:"column:character_name;size:200;not null"`
 	Data      string `gorm:"type:text;not null"`
 	CreatedAt time.Time
+	// Perceptions and Beliefs are the candidates Data names, by id: what
+	// NoteRecall files as the record's items.
+	Perceptions []string `gorm:"-"`
+	Beliefs     []string `gorm:"-"`
+}
+
+// RecallDiagnosticItem is one item a diagnostic names, with a chat its
+// words come from: a perception's own chat; for a belief one row with
+// FromChat "" and one for each chat its evidence or checks came from when
+// the diagnostic was written (the belief may be gone, reflected away, by
+// the time one of them is forgotten). Filed from the stored items, never
+// from the diagnostic's text. ChatID is the diagnostic's chat.
+type RecallDiagnosticItem struct {
+	DiagnosticID string `gorm:"primaryKey;size:26"`
+	ItemID       string `gorm:"primaryKey;size:26;index"`
+	FromChat     string `gorm:"primaryKey;size:26;index"`
+	ChatID       string `gorm:"size:26;not null;index"`
 }
 
 // RecallDone is what a turn's recall leaves behind: the items it recalled
@@ -260,8 +279,19 @@ func (s *Store) NoteRecall(ctx context.Context, d RecallDone) error {
 		diag := *d.Diagnostic
 		diag.ID, diag.CreatedAt = NewID(), s.now()
 		diag.Character = FitName(diag.Character, NameSize)
+		items, whole, err := diagnosticItems(tx, diag)
+		if err != nil || !whole {
+			// An item it names was forgotten meanwhile: its words must not
+			// outlive it here.
+			return err
+		}
 		if err := tx.Create(&diag).Error; err != nil {
 			return err
+		}
+		if len(items) > 0 {
+			if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(items, 200).Error; err != nil {
+				return err
+			}
 		}
 		var cutoff sql.NullString
 		if err := tx.Model(&RecallDiagnostic{}).Select("id").Where("chat_id = ?", diag.ChatID).Order("id DESC").
@@ -271,10 +301,101 @@ func (s *Store) NoteRecall(ctx context.Context, d RecallDone) error {
 		if !cutoff.Valid {
 			return nil
 		}
+		if err := tx.Where("diagnostic_id IN (?)", tx.Model(&RecallDiagnostic{}).Select("id").
+			Where("chat_id = ? AND id <= ?", diag.ChatID, cutoff.String)).Delete(&RecallDiagnosticItem{}).Error; err != nil {
+			return err
+		}
 		return tx.Where("chat_id = ? AND id <= ?", diag.ChatID, cutoff.String).Delete(&RecallDiagnostic{}).Error
 	})
 	if err != nil {
 		return fmt.Errorf("models: note recall: %w", err)
+	}
+	return nil
+}
+
+// diagnosticItems files the items diag names, and the chats their words
+// come from, from the stored rows; whole is false when one of them is gone
+// (forgotten since the turn read it). On PostgreSQL the rows are held FOR
+// KEY SHARE until the transaction ends, so a forget either waits for the
+// diagnostic to be stored, and then deletes it, or is done before it is
+// read, and it is not stored: never a diagnostic left naming a forgotten
+// chat's words.
+func diagnosticItems(tx *gorm.DB, diag RecallDiagnostic) (items []RecallDiagnosticItem, whole bool, err error) {
+	lock := func(q *gorm.DB) *gorm.DB {
+		if tx.Dialector.Name() == "postgres" {
+			return q.Clauses(clause.Locking{Strength: "KEY SHARE"})
+		}
+		return q
+	}
+	add := func(item, from string) {
+		items = append(items, RecallDiagnosticItem{DiagnosticID: diag.ID, ItemID: item, FromChat: from, ChatID: diag.ChatID})
+	}
+	found := map[string]bool{}
+	for start := 0; start < len(diag.Perceptions); start += 500 {
+		var ps []Perception
+		if err := lock(tx.Select("id, chat_id").Where("id IN ?", diag.Perceptions[start:min(start+500, len(diag.Perceptions))])).
+			Find(&ps).Error; err != nil {
+			return nil, false, err
+		}
+		for _, p := range ps {
+			found[p.ID] = true
+			add(p.ID, p.ChatID)
+		}
+	}
+	for start := 0; start < len(diag.Beliefs); start += 500 {
+		part := diag.Beliefs[start:min(start+500, len(diag.Beliefs))]
+		var ids []string
+		if err := lock(tx.Model(&Belief{}).Where("id IN ?", part)).Pluck("id", &ids).Error; err != nil {
+			return nil, false, err
+		}
+		for _, id := range ids {
+			found[id] = true
+			add(id, "")
+		}
+		var from []struct{ BeliefID, ChatID string }
+		if err := tx.Raw(`SELECT belief_id, chat_id FROM belief_evidence WHERE belief_id IN ?
+UNION SELECT belief_id, chat_id FROM belief_checks WHERE belief_id IN ?`, part, part).Scan(&from).Error; err != nil {
+			return nil, false, err
+		}
+		for _, f := range from {
+			if f.ChatID != "" {
+				add(f.BeliefID, f.ChatID)
+			}
+		}
+	}
+	for _, id := range append(append([]string(nil), diag.Perceptions...), diag.Beliefs...) {
+		if !found[id] {
+			return nil, false, nil
+		}
+	}
+	return items, true, nil
+}
+
+// forgetDiagnostics deletes, inside a forget's transaction, every recall
+// diagnostic in any chat that names one of the items, or an item whose
+// words came from the chat fromChat ("" for none).
+func forgetDiagnostics(tx *gorm.DB, items any, fromChat string) error {
+	q := tx.Model(&RecallDiagnosticItem{}).Distinct("diagnostic_id")
+	switch {
+	case items != nil && fromChat != "":
+		q = q.Where("item_id IN (?) OR from_chat = ?", items, fromChat)
+	case items != nil:
+		q = q.Where("item_id IN (?)", items)
+	default:
+		q = q.Where("from_chat = ?", fromChat)
+	}
+	var ids []string
+	if err := q.Pluck("diagnostic_id", &ids).Error; err != nil {
+		return err
+	}
+	for start := 0; start < len(ids); start += 500 {
+		part := ids[start:min(start+500, len(ids))]
+		if err := tx.Where("diagnostic_id IN ?", part).Delete(&RecallDiagnosticItem{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("id IN ?", part).Delete(&RecallDiagnostic{}).Error; err != nil {
+			return err
+		}
 	}
 	return nil
 }

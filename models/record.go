@@ -27,7 +27,8 @@ func (s *Store) UnrecordedTurns(ctx context.Context, chatID string, atMost int) 
 }
 
 // RecordBatch is what the recorder owes for a chat: the unsealed events of
-// the current branch's turns that a later user message follows, with who
+// the current branch's turns that a later user message follows (all of
+// them once the chat has ended), with who
 // was present at each, and what the prompt shows with them.
 type RecordBatch struct {
 	Chat   Chat
@@ -48,7 +49,8 @@ type RecordBatch struct {
 	// LastDay and LastMinute are the latest story time already recorded.
 	LastDay, LastMinute int
 	// Pending counts the branch's unsealed turns the batch leaves out:
-	// the newest, which waits for a later user message.
+	// the newest, which waits for a later user message while the chat is
+	// current (none once it has ended).
 	Pending int
 }
 
@@ -93,13 +95,20 @@ func (s *Store) RecordBatch(ctx context.Context, chatID string) (RecordBatch, er
 	}
 	rows.Close()
 	// The last turn (from the last run of user messages on) waits for a
-	// later user message, so a /regen never meets sealed events.
+	// later user message, so a /regen never meets sealed events; once the
+	// chat has ended no /regen can reach it, and it is owed too.
 	end := len(ids)
-	for end > 0 && roles[end-1] != "user" {
-		end--
+	ended, err := chatEnded(db, chatID)
+	if err != nil {
+		return b, fmt.Errorf("models: record batch of chat %s: %w", chatID, err)
 	}
-	for end > 0 && roles[end-1] == "user" {
-		end--
+	if !ended {
+		for end > 0 && roles[end-1] != "user" {
+			end--
+		}
+		for end > 0 && roles[end-1] == "user" {
+			end--
+		}
 	}
 	if end < len(ids) {
 		b.Pending = 1
@@ -163,6 +172,40 @@ func (s *Store) recordContext(db *gorm.DB, b *RecordBatch) error {
 		b.LastDay, b.LastMinute = last[0].Day, last[0].Minute
 	}
 	return nil
+}
+
+// chatEnded reports whether the chat is no channel's current chat: /new,
+// another card or cast, or a move to another space ended it. A chat never
+// becomes current again (a channel's current chat is only ever a new one),
+// so nothing — no turn, no /regen — changes its branch any more.
+func chatEnded(db *gorm.DB, chatID string) (bool, error) {
+	var n int64
+	if err := db.Model(&Channel{}).Where("current_chat_id = ?", chatID).Count(&n).Error; err != nil {
+		return false, err
+	}
+	return n == 0, nil
+}
+
+// EndedTurnOwed reports whether the chat has ended with its last turn not
+// yet recorded: the recorder owes it now, though no batch fills (the
+// sweeper's rule for an ended chat). One look at the head and its parent.
+func (s *Store) EndedTurnOwed(ctx context.Context, chat Chat) (bool, error) {
+	db := s.db.WithContext(ctx)
+	if chat.HeadID == "" {
+		return false, nil
+	}
+	ended, err := chatEnded(db, chat.ID)
+	if err != nil || !ended {
+		return false, err
+	}
+	var n int64
+	err = db.Model(&Event{}).Where("chat_id = ? AND sealed = ? AND message_id IN (?)", chat.ID, false,
+		db.Model(&Message{}).Select("id").Where("id = ? OR id = (?)", chat.HeadID, db.Model(&Message{}).Select("parent_id").Where("id = ?", chat.HeadID))).
+		Count(&n).Error
+	if err != nil {
+		return false, fmt.Errorf("models: ended turn of chat %s: %w", chat.ID, err)
+	}
+	return n > 0, nil
 }
 
 // maxEntities bounds the entities a batch looks through for the ones it

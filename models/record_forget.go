@@ -11,9 +11,10 @@ import (
 // the knowledge edges it granted, every relationship description it wrote
 // or updated (deleted, not edited: its wording may carry the chat), the
 // recall index entries, vectors, kept recall blocks and diagnostics of the
-// chat, the kept blocks of any chat that show its perceptions, the
-// background characters it introduced, and the entities it introduced that
-// nothing else mentions. No model is asked.
+// chat, the kept blocks and diagnostics of any chat that show its
+// perceptions (or, for diagnostics, a belief drawn from it), the background
+// characters it introduced, and the entities it introduced that nothing
+// else mentions. No model is asked.
 func forgetRecord(tx *gorm.DB, chat Chat) error {
 	if err := forgetBeliefs(tx, chat); err != nil {
 		return err
@@ -23,7 +24,13 @@ func forgetRecord(tx *gorm.DB, chat Chat) error {
 	if err := unkeepShowing(tx, tx.Model(&Perception{}).Select("id").Where("chat_id = ?", chat.ID)); err != nil {
 		return err
 	}
-	for _, m := range []any{&Event{}, &Perception{}, &Presence{}, &Thread{}, &Knowledge{}, &CastMember{}, &RecallTerm{}, &RecallOwed{}, &RecallKept{}, &RecallKeptItem{}, &RecallDiagnostic{}, &RecallVector{}} {
+	// So may other chats' recall diagnostics: every one that names an item
+	// whose words came from the chat goes whole (/why would show them).
+	if err := forgetDiagnostics(tx, nil, chat.ID); err != nil {
+		return err
+	}
+	for _, m := range []any{&Event{}, &Perception{}, &Presence{}, &Thread{}, &Knowledge{}, &CastMember{}, &RecallTerm{}, &RecallOwed{}, &RecallKept{}, &RecallKeptItem{},
+		&RecallDiagnosticItem{}, &RecallDiagnostic{}, &RecallVector{}} {
 		if err := tx.Where("chat_id = ?", chat.ID).Delete(m).Error; err != nil {
 			return err
 		}

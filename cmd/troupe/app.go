@@ -220,7 +220,9 @@ func (j jobsBridge) Record(ctx context.Context, chatID string, now bool) error {
 	return j.q.Record(ctx, chatID, now)
 }
 
-// ChatEnded owes the ended chat's recap now.
+// ChatEnded owes the ended chat's recap now; with the recorder on, the recap
+// job records the chat first, its last turn included (no /regen reaches it
+// any more).
 func (j jobsBridge) ChatEnded(ctx context.Context, chatID string) error {
 	return j.q.RecapNow(ctx, chatID)
 }

@@ -22,7 +22,8 @@ speaking character's recall found, its score by component (importance,
 relevance, story-time recency, retention), whether it was picked and why
 (mmr, association, or why not), how it was found (cue, words) and whether it
 faded to its gist. Kept only with recall.diagnostics on, for the last
-recall.diagnostics_turns turns of each chat; /forget deletes them.`,
+recall.diagnostics_turns turns of each chat; /forget deletes them, and the
+records of other chats that name the forgotten chat's items.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return c.withMemory(cmd, func(a *app) error {
