@@ -18,8 +18,9 @@ import (
 //     a person's lines can run over it, and the scribe's carry what every
 //     chat taught the character. To keep a line of one's own in view, put it
 //     higher up; the whole file stays stored and `troupe memory show`
-//     prints it. The line whose leaving makes room is cut inside instead,
-//     when a start of it worth reading fits.
+//     prints it. The line whose leaving makes room is cut inside instead
+//     when what is left is under min_useful_chars and a start of the line
+//     worth reading fits.
 //  2. when a scene leaves less than the budget, the rest from its end, cut
 //     at a paragraph or line (FitResident).
 //
@@ -112,7 +113,11 @@ func RenderResident(lang, stored string, others int, b Budget) ResidentView {
 			continue
 		}
 		t := strings.TrimSpace(l)
-		if left := room - size - 1; i == last && left >= minPartialLine {
+		// As FitResident cuts inside a line only when no boundary leaves
+		// MinUseful: the line whose leaving made room is cut inside
+		// instead when the rest is under that (a person's one long
+		// paragraph), and a start of it worth reading fits.
+		if left := room - size - 1; i == last && size < max(b.MinUseful, minPartialLine) && left >= minPartialLine {
 			kept = append(kept, strings.TrimRight(PrefixRunes(t, left-1), " \t")+"…")
 			size += left + 1
 		}

@@ -162,7 +162,11 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 // injected view's (memory.RenderResident).
 func writeResidentCut(w io.Writer, v memoryView) {
 	fmt.Fprintln(w, "== resident as injected ==")
-	if len(v.ResidentCut) == 0 {
+	switch {
+	case v.Resident == "":
+		fmt.Fprintln(w, "none")
+		return
+	case len(v.ResidentCut) == 0:
 		fmt.Fprintln(w, "whole (a turn whose scene leaves less room cuts it from the end)")
 		return
 	}
