@@ -22,7 +22,7 @@ func (p *Pipeline) ownerMemory(ctx context.Context, lang string, cs chatState, s
 		return p.internal(ctx, sink, "memory report", err)
 	}
 	var b strings.Builder
-	p.writeResident(&b, lang, cs, rep.Resident)
+	p.writeResident(&b, lang, cs, rep)
 	b.WriteString("\n\n")
 	last := "—"
 	if !rep.LastConsolidation.IsZero() {
@@ -60,7 +60,7 @@ func (p *Pipeline) groupMemory(ctx context.Context, lang string, cs chatState, s
 	var b strings.Builder
 	b.WriteString(p.mtext(lang, msgMemoryHereHeading, cs.chat.Name))
 	b.WriteString("\n\n")
-	p.writeResident(&b, lang, cs, rep.Resident)
+	p.writeResident(&b, lang, cs, rep)
 	b.WriteString("\n\n")
 	recap := msgRecapNone
 	switch {
@@ -102,14 +102,22 @@ func (p *Pipeline) leadScene(ctx context.Context, cs chatState) string {
 	return p.sceneOf(cs, cs.user, sk)
 }
 
-// writeResident writes the resident summary as given, or that there is
-// none yet.
-func (p *Pipeline) writeResident(b *strings.Builder, lang string, cs chatState, resident string) {
-	if resident == "" {
+// writeResident writes the resident summary as a turn injects it, or
+// that there is none yet, and what the injected one leaves out of the
+// stored one: a person's lines past the budget stay stored and out of the
+// prompts (memory.RenderResident), which /memory must not hide.
+func (p *Pipeline) writeResident(b *strings.Builder, lang string, cs chatState, rep memory.Report) {
+	if rep.Resident == "" && rep.ResidentCutLines == 0 {
 		b.WriteString(p.text(lang, msgNoMemory, cs.card.Name))
 		return
 	}
-	b.WriteString(resident)
+	b.WriteString(rep.Resident)
+	if rep.ResidentCutLines > 0 {
+		if rep.Resident != "" {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(p.mtext(lang, msgResidentCut, rep.ResidentCutLines, rep.ResidentHandCut))
+	}
 }
 
 // maxShownFailures bounds the failing jobs /memory lists.
@@ -168,6 +176,7 @@ const (
 	msgMemoryFailureHere
 	msgJobRecord
 	msgJobReflect
+	msgResidentCut
 )
 
 var memoryTexts = map[string]map[memoryMsg]string{
@@ -181,6 +190,7 @@ var memoryTexts = map[string]map[memoryMsg]string{
 		msgMemoryFailureHere:  "Owed, failing: %s (failures in a row: %d, the last at %s; next try: %s).",
 		msgJobRecord:          "recording",
 		msgJobReflect:         "reflection",
+		msgResidentCut:        "Cut to fit a prompt: %d lines of the stored summary are left out or shortened (%d of them written by hand). The stored summary keeps them all: the operator sees it whole with troupe memory show.",
 	},
 	"zh": {
 		msgMemoryAskPrivately: "角色的记忆只给提问的人本人看，这里没法只让你一个人看到：请在与机器人的私聊里发送 /memory。",
@@ -192,6 +202,7 @@ var memoryTexts = map[string]map[memoryMsg]string{
 		msgMemoryFailureHere:  "待办、失败中：%s——已连续失败 %d 次，最近一次在 %s；下次尝试：%s。",
 		msgJobRecord:          "记录",
 		msgJobReflect:         "反思",
+		msgResidentCut:        "为放进提示已裁剪：存档的摘要有 %d 行没有放入或被截短（其中人工写的 %d 行）。存档本身一行不少，运维可用 troupe memory show 查看全文。",
 	},
 }
 

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -17,7 +18,19 @@ type ConsolidationCheck struct {
 	// PrevHandbookHand and PrevResidentHand their stored hand-line sets.
 	PrevHandbook, PrevResident         string
 	PrevHandbookHand, PrevResidentHand string
-	ResidentMax                        int
+	// ResidentMax is the resident's budget: the scribe's own lines are
+	// held to what the person's lines leave of it (ResidentRoom).
+	ResidentMax int
+}
+
+// ConsolidationAnswer is a consolidation answer split and validated.
+type ConsolidationAnswer struct {
+	// Handbook is the handbook's cross-chat sections (the engine adds the
+	// chat blocks); Resident the resident summary.
+	Handbook, Resident string
+	// Dropped are the live chats whose blocks the answer wrote in its
+	// handbook and the engine dropped, in their order.
+	Dropped []string
 }
 
 // AnswerError is why a scribe's answer was refused. Its message names the
@@ -38,15 +51,31 @@ func refuse(line, format string, args ...any) *AnswerError {
 	return &AnswerError{Reason: fmt.Sprintf(format, args...), line: strings.TrimSpace(line)}
 }
 
-// ParseConsolidation splits and validates a consolidation answer. It returns
-// the handbook's cross-chat sections (the engine adds the chat blocks) and
-// the resident summary, or an *AnswerError.
+// ParseConsolidation splits and validates a consolidation answer (see
+// CheckConsolidation). It returns the handbook's cross-chat sections (the
+// engine adds the chat blocks) and the resident summary, or an
+// *AnswerError.
+func ParseConsolidation(answer string, c ConsolidationCheck) (handbook, resident string, err error) {
+	a, err := CheckConsolidation(answer, c)
+	return a.Handbook, a.Resident, err
+}
+
+// CheckConsolidation splits and validates a consolidation answer, or
+// returns an *AnswerError.
 //
 // Every line the scribe writes carries a well-formed tag of a live chat,
 // except the format's headings and the lines a person wrote (which must all
 // be kept). Malformed or foreign tags, chat block headings, and the ids of
-// deleted chats are refused wherever they appear.
-func ParseConsolidation(answer string, c ConsolidationCheck) (handbook, resident string, err error) {
+// deleted chats are refused wherever they appear, with one exception: a
+// chat block of a live chat in the handbook, written as the engine writes
+// one (the seed's format has them, and a model may echo it), is the
+// engine's to write, so it is dropped and reported in Dropped rather than
+// refused (dropChatBlocks). The resident summary's own lines are held to
+// what the person's lines leave of the budget (ResidentRoom); the person's
+// lines are never refused for length, since the injected view is cut
+// instead (RenderResident).
+func CheckConsolidation(answer string, c ConsolidationCheck) (ConsolidationAnswer, error) {
+	var none ConsolidationAnswer
 	mk := Markers[langOr(c.Language)]
 	text := stripFence(answer)
 	i := strings.Index(text, mk[0])
@@ -59,15 +88,16 @@ func ParseConsolidation(answer string, c ConsolidationCheck) (handbook, resident
 		}
 	}
 	if i < 0 || j < 0 {
-		return "", "", &AnswerError{Reason: fmt.Sprintf("the marker lines %q and %q must both be present, in that order", mk[0], mk[1])}
+		return none, &AnswerError{Reason: fmt.Sprintf("the marker lines %q and %q must both be present, in that order", mk[0], mk[1])}
 	}
 	if strings.TrimSpace(text[:i]) != "" {
-		return "", "", &AnswerError{Reason: fmt.Sprintf("there is text before %q", mk[0])}
+		return none, &AnswerError{Reason: fmt.Sprintf("there is text before %q", mk[0])}
 	}
-	hbRaw, rsRaw := text[i+len(mk[0]):j], text[j+len(mk[1]):]
-	handbook, resident = strings.TrimSpace(hbRaw), strings.TrimSpace(rsRaw)
+	hbRaw, dropped := dropChatBlocks(text[i+len(mk[0]):j], c.Known)
+	rsRaw := text[j+len(mk[1]):]
+	handbook, resident := strings.TrimSpace(hbRaw), strings.TrimSpace(rsRaw)
 	if len(c.Known) > 0 && (handbook == "" || resident == "") {
-		return "", "", &AnswerError{Reason: "both files must have content while chats remain"}
+		return none, &AnswerError{Reason: "both files must have content while chats remain"}
 	}
 	files := []struct {
 		name, raw, prev, hand string
@@ -79,16 +109,70 @@ func ParseConsolidation(answer string, c ConsolidationCheck) (handbook, resident
 	for _, f := range files {
 		hand := HandEdits(f.prev, f.hand)
 		if err := checkLines(f.name, f.raw, hand, f.blocks, c); err != nil {
-			return "", "", err
+			return none, err
 		}
 		if err := keptHandEdits(f.name, f.raw, hand); err != nil {
-			return "", "", err
+			return none, err
 		}
 	}
-	if n := utf8.RuneCountInString(StripTags(resident)); c.ResidentMax > 0 && n > c.ResidentMax {
-		return "", "", &AnswerError{Reason: fmt.Sprintf("the resident summary has %d characters without tags; it must have at most %d", n, c.ResidentMax)}
+	hand := HandEdits(c.PrevResident, c.PrevResidentHand)
+	if n, room := scribeChars(resident, hand), ResidentRoom(c.ResidentMax, hand); c.ResidentMax > 0 && n > room {
+		return none, &AnswerError{Reason: fmt.Sprintf("the lines you wrote in the resident summary have %d characters without tags; they must have at most %d (the lines a person wrote do not count)", n, room)}
 	}
-	return handbook, resident, nil
+	return ConsolidationAnswer{Handbook: handbook, Resident: resident, Dropped: dropped}, nil
+}
+
+// scribeChars counts the characters, tags left out, of a resident's lines
+// that are not the person's lines hand.
+func scribeChars(resident string, hand []string) int {
+	isHand := map[string]bool{}
+	for _, h := range hand {
+		isHand[h] = true
+	}
+	var own []string
+	for _, l := range strings.Split(resident, "\n") {
+		if !isHand[strings.TrimSpace(l)] {
+			own = append(own, l)
+		}
+	}
+	return utf8.RuneCountInString(StripTags(strings.Join(own, "\n")))
+}
+
+// sourceLineRe matches the line that ends a chat block, as the engine
+// writes it ("Source: chat c1", "来源：局 c1") or as the seed does
+// ("来源：局/c1.md").
+var sourceLineRe = regexp.MustCompile(`(?i)^(?:source\s*[:：]\s*chats?|来源\s*[:：]\s*局)\s*[/ ]?\s*([A-Za-z0-9_.:-]+?)(?:\.md)?\s*$`)
+
+// dropChatBlocks blanks out the chat blocks a handbook answer wrote, which
+// are the engine's to build from the recaps, and returns the ids of their
+// chats. Only what is clearly a chat block goes: a top-level heading
+// exactly in the engine's form, "# Chat: <name> (<id>)" or "# 局：<名>（<id>）",
+// naming a live chat, and the lines after it up to its source line or the
+// next top-level heading. A chat heading in any other form, or of a deleted
+// or unknown chat, stays for checkLines to refuse. Lines are blanked, not
+// removed, so that line numbers in a refusal still count from the marker.
+func dropChatBlocks(raw string, known map[string]bool) (string, []string) {
+	lines := strings.Split(raw, "\n")
+	var dropped []string
+	in := ""
+	for n, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "# ") {
+			in = ""
+			if id := blockID(t); id != "" && known[id] {
+				in = id
+				dropped = append(dropped, id)
+			}
+		}
+		if in == "" {
+			continue
+		}
+		lines[n] = ""
+		if m := sourceLineRe.FindStringSubmatch(t); m != nil && m[1] == in {
+			in = ""
+		}
+	}
+	return strings.Join(lines, "\n"), dropped
 }
 
 // checkLines applies the line rules to one file of the answer. Lines are

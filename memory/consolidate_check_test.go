@@ -29,7 +29,11 @@ func TestParseConsolidationRefuses(t *testing.T) {
 		{"deleted chat's block heading", hb + "\n\n# Chat: The " + words + " (c3)\n- gone", rs, "handbook line 5 is a heading of the deleted chat c3"},
 		{"deleted chat's heading, level two, in the resident", hb, rs + "\n## Chat: The " + words + " (c3)", "resident summary line 5 is a heading of the deleted chat c3"},
 		{"deleted chat's heading in Chinese", hb + "\n# 局：" + words + "（c3）", rs, "heading of the deleted chat c3"},
-		{"live chat's block heading", "# Chat: The " + words + " (c1)\nSource: chat c1\n\n" + hb, rs, "handbook line 1 is a chat block heading"},
+		// A block in the engine's form, of a live chat, is dropped (see
+		// TestCheckConsolidationDropsChatBlocks); any other is refused.
+		{"live chat's heading, level two", "## Chat: The " + words + " (c1)\nSource: chat c1\n\n" + hb, rs, "handbook line 1 is a chat block heading"},
+		{"unknown chat's block heading", "# Chat: The " + words + " (c9)\nSource: chat c9\n\n" + hb, rs, "handbook line 1 is a chat block heading"},
+		{"live chat's block in the resident", hb, "# Chat: The " + words + " (c1)\n" + rs, "resident summary line 1 is a chat block heading"},
 		{"heading outside the format", hb + "\n## The " + words, rs, "handbook line 4 is a heading the format does not have"},
 		{"capitalised tag", hb + "\n- The " + words + ". [Chat:c3]", rs, "handbook line 4 has a malformed tag"},
 		{"capitalised tag of a live chat", hb, rs + "\n- The " + words + ". [Chat:c1]", "resident summary line 5 has a malformed tag"},

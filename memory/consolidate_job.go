@@ -79,7 +79,7 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 	sort.Strings(deletedIDs)
 	lang, charName := s.cardLanguage(ctx, cardID)
 	in := ConsolidationPromptInput{Language: lang, CharName: charName, Handbook: CrossSections(state.Handbook), Resident: state.Resident,
-		Deleted: deletedIDs, Changed: changed, ResidentMax: s.cfg.ResidentMaxChars}
+		Deleted: deletedIDs, Changed: changed, ResidentMax: ResidentRoom(s.cfg.ResidentMaxChars, HandEdits(state.Resident, state.ResidentHand))}
 	for _, r := range live {
 		in.Chats = append(in.Chats, ChatRef{ID: r.ChatID, Name: r.ChatName})
 	}
@@ -87,8 +87,12 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 		PrevHandbookHand: state.HandbookHand, PrevResidentHand: state.ResidentHand, ResidentMax: s.cfg.ResidentMaxChars}
 	var cross, resident string
 	_, err = s.ask(ctx, KindConsolidate, lang, ConsolidationPrompt(in), func(a string) (string, error) {
-		hb, rs, err := ParseConsolidation(a, check)
-		cross, resident = hb, rs
+		ans, err := CheckConsolidation(a, check)
+		cross, resident = ans.Handbook, ans.Resident
+		if err == nil && len(ans.Dropped) > 0 {
+			// The engine builds each chat's block from its recap.
+			s.log.Debug("dropped the chat blocks the scribe wrote", "card_id", cardID, "space_id", spaceID, "chat_ids", ans.Dropped)
+		}
 		return a, err
 	})
 	if err != nil {

@@ -173,8 +173,10 @@ func TestForgottenChatLeftoversRefused(t *testing.T) {
 }
 
 // Issue 11, defect 3: an answer that keeps a live chat's heading but none
-// of its facts is not installed as written: the scribe writes no chat
-// blocks, and the engine builds each one from its chat's recap.
+// of its facts is not installed as written: the engine builds each chat's
+// block from its recap. Since issue 30 (item 10) the blocks a scribe writes
+// are dropped rather than refused, so the answer is installed at once, with
+// the engine's blocks.
 func TestLiveChatBlockKeepsItsFacts(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
@@ -191,20 +193,18 @@ func TestLiveChatBlockKeepsItsFacts(t *testing.T) {
 			hollow := mk[0] + "\n# Chat: Rainy night at the inn (jA)\nSource: chat jA\n\n" +
 				"# Chat: A letter from the tea fields (jB)\n- The old pear tree behind the inn did not blossom this year.\nSource: chat jB\n\n" +
 				readFixture(t, "handbook.md") + "\n" + mk[1] + "\n" + readFixture(t, "resident.md")
-			w.fake.Script(openaitest.Answer{Text: hollow}, openaitest.Answer{Text: hollow})
-			_, err := w.mem.Consolidate(ctx, "qingwu", space)
-			var rej *memory.RejectedError
-			if !errors.As(err, &rej) {
-				t.Fatalf("an answer with jA's heading and none of its facts: err = %v, want it rejected", err)
-			}
-			if after := w.memory(t); after.Version() != before.Version() {
-				t.Errorf("a rejected answer changed the memory")
-			}
-			// Hollow once, then repaired: every chat's block carries its recap.
+			calls := w.fake.Count()
 			w.fake.Script(openaitest.Answer{Text: hollow})
 			if res, err := w.mem.Consolidate(ctx, "qingwu", space); err != nil || res.Outcome != memory.Written {
-				t.Fatalf("consolidate with a repair: %+v, %v", res, err)
+				t.Fatalf("an answer with jA's heading and none of its facts: %+v, %v", res, err)
 			}
+			if n := w.fake.Count() - calls; n != 1 {
+				t.Errorf("made %d calls, want the answer installed at once", n)
+			}
+			if after := w.memory(t); after.Version() == before.Version() {
+				t.Errorf("nothing was installed")
+			}
+			// Every chat's block carries its recap, not the answer's.
 			mem := w.memory(t)
 			recaps := map[string]string{"jA": readFixture(t, "recap_jA.md") + "\n" + fact, "jB": readFixture(t, "recap_jB.md")}
 			for id, recap := range recaps {

@@ -34,9 +34,11 @@ type ConsolidationPromptInput struct {
 	Handbook string
 	Resident string
 	// Chats are the live chats, the only ones a tag may name.
-	Chats       []ChatRef
-	Deleted     []string
-	Changed     []ChangedRecap
+	Chats   []ChatRef
+	Deleted []string
+	Changed []ChangedRecap
+	// ResidentMax is how many characters the scribe's own lines of the
+	// resident may have (ResidentRoom): the person's lines do not count.
 	ResidentMax int
 }
 
@@ -50,7 +52,7 @@ func ConsolidationPrompt(in ConsolidationPromptInput) []Message {
 
 手册：每一局自己的那一块由程序根据它的复盘写好；你只写跟在这些块后面的三个跨局小节：「%s」「%s」「%s」。每条一行，以「- 」开头，行尾为每一个支持它的局各标一个 [chat:<id>]。不要写局块、局标题或别的标题。
 
-常驻摘要（不超过 %d 字，去掉标记后计）：标题行「%s」；然后每局一行「- 局名（id）：一句话 [chat:<id>]」；然后四节「%s」「%s」「%s」「%s」，每条一行、行尾同样标出支持它的局。
+常驻摘要（你写的行合计不超过 %d 字，去掉标记后计，人工写的行不算在内）：标题行「%s」；然后每局一行「- 局名（id）：一句话 [chat:<id>]」；然后四节「%s」「%s」「%s」「%s」，每条一行、行尾同样标出支持它的局。
 
 规则：
 - 除了上面这些标题，你写的每一行都至少带一个标记，严格写成 [chat:<id>]，id 只能取自 <chats>。不要用别的标记写法。
@@ -69,7 +71,7 @@ func ConsolidationPrompt(in ConsolidationPromptInput) []Message {
 
 Handbook: the engine writes each chat's own block from its recap; you write only the three cross-chat sections that follow the blocks: "%s", "%s", "%s". One entry per line starting with "- ", ending with one [chat:<id>] tag for EACH chat that supports it. Write no chat block, no chat heading and no other heading.
 
-Resident summary (at most %d characters, not counting tags): the title line "%s"; one line per chat, "- <chat name> (<id>): one sentence [chat:<id>]"; then four sections "%s", "%s", "%s", "%s", one entry per line, each tagged with the chats that support it.
+Resident summary (the lines you write: at most %d characters, not counting tags or the lines a person wrote): the title line "%s"; one line per chat, "- <chat name> (<id>): one sentence [chat:<id>]"; then four sections "%s", "%s", "%s", "%s", one entry per line, each tagged with the chats that support it.
 
 Rules:
 - Every line you write, other than those headings, carries at least one tag, written exactly [chat:<id>] with an id listed in <chats>. No other form of tag.

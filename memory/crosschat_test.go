@@ -239,7 +239,7 @@ func TestConsolidationRejectsMalformedOutput(t *testing.T) {
 	cases := map[string]openaitest.Answer{
 		"missing marker":        {Text: hb + "\n" + mk[1] + "\n" + rs},
 		"tag names a stranger":  {Text: ok(hb+"\n- Someone else. [chat:zz]", rs)},
-		"writes a chat block":   {Text: ok("# Chat: Rainy night at the inn (jA)\nSource: chat jA\n\n"+hb, rs)},
+		"writes a chat heading": {Text: ok("## Chat: Rainy night at the inn (jA)\nSource: chat jA\n\n"+hb, rs)},
 		"untagged line":         {Text: ok(hb+"\n- Qingwu hums while she sweeps.", rs)},
 		"dropped hand edit":     {Text: ok(strings.Replace(hb, "- Qingwu's sister comes to the inn on market days.\n", "", 1), rs)},
 		"resident too long":     {Text: ok(hb, rs+"\n"+strings.Repeat("- filler line that goes on and on [chat:jA]\n", 40))},

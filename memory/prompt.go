@@ -13,8 +13,8 @@ type Material struct {
 	// Input); AssembleInput's own System and PostHistory are then ignored.
 	Card *CardText
 	// StoredResident is the resident summary as stored, tags and all.
-	// BuildPrompt strips and fits it into what the scene leaves of the
-	// envelope; AssembleInput.Resident is ignored.
+	// BuildPrompt renders it into what the scene leaves of the envelope
+	// (RenderResident); AssembleInput.Resident is ignored.
 	StoredResident string
 	// Keep is how many of the last beats are never left out for room.
 	Keep int
@@ -40,7 +40,7 @@ type Prompt struct {
 // returns ErrNoFit when even the bare prompt is over the limit.
 func BuildPrompt(m Material, b Budget) (Prompt, error) {
 	in := m.Input()
-	in.Resident = FitResident(in.Language, StripTags(m.StoredResident), utf8.RuneCountInString(in.Scene), b)
+	in.Resident = RenderResident(in.Language, m.StoredResident, utf8.RuneCountInString(in.Scene), b).Text
 	if m.Limit <= 0 {
 		msgs := Assemble(in)
 		f := Fit{Messages: msgs, EndScene: endScene(in)}

@@ -12,6 +12,12 @@ import (
 type Report struct {
 	// Resident is the resident summary exactly as it is injected.
 	Resident string
+	// ResidentCutLines counts the lines of the stored resident the
+	// injected one leaves out or cuts inside, ResidentHandCut those of
+	// them a person wrote; ResidentCut are those lines, tags stripped
+	// (Report only: ChatReport leaves them out, as no prompt holds them).
+	ResidentCutLines, ResidentHandCut int
+	ResidentCut                       []string
 	// Merged counts chats whose current recap is merged.
 	Merged int
 	// Owed counts recaps written but not merged, and deletions not yet
@@ -59,6 +65,7 @@ func (s *Service) Report(ctx context.Context, cardID, spaceID string) (Report, e
 // channels' chats.
 func (s *Service) ChatReport(ctx context.Context, cardID, spaceID, chatID string, others int) (Report, error) {
 	r, err := s.report(ctx, cardID, spaceID, chatID, others)
+	r.ResidentCut = nil
 	for i := range r.Failures {
 		r.Failures[i].Key, r.Failures[i].Reason = "", ""
 	}
@@ -74,7 +81,8 @@ func (s *Service) report(ctx context.Context, cardID, spaceID, chatID string, ot
 		return r, err
 	}
 	lang, _ := s.cardLanguage(ctx, cardID)
-	r.Resident = FitResident(lang, StripTags(state.Resident), others, s.Budget())
+	v := RenderResident(lang, state.Resident, others, s.Budget())
+	r.Resident, r.ResidentCut, r.ResidentCutLines, r.ResidentHandCut = v.Text, v.Cut, len(v.Cut), v.HandCut
 	for _, e := range state.Entries {
 		if chatID != "" && e.ChatID != chatID {
 			continue

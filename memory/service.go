@@ -204,9 +204,10 @@ func (s *Service) cardLanguage(ctx context.Context, cardID string) (lang, charNa
 }
 
 // FitResident returns a stored resident summary as injected: its tags
-// stripped, fitted to what others characters leave of the envelope.
+// stripped, rendered into what others characters leave of the envelope
+// (RenderResident).
 func (s *Service) FitResident(lang, stored string, others int) string {
-	return FitResident(lang, StripTags(stored), others, s.Budget())
+	return RenderResident(lang, stored, others, s.Budget()).Text
 }
 
 // Budget returns the injection budget.

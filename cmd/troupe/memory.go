@@ -57,6 +57,12 @@ type memoryView struct {
 	Record models.RecordView `json:"record"`
 	// Beliefs are the space's beliefs, with confidence and evidence.
 	Beliefs []models.BeliefView `json:"beliefs"`
+	// ResidentInjected is the resident as a turn injects it (before a
+	// scene takes its part of the envelope); ResidentCut the stored
+	// lines it leaves out or cuts inside, tags stripped.
+	ResidentInjected string   `json:"resident_injected"`
+	ResidentCut      []string `json:"resident_cut"`
+	ResidentHandCut  int      `json:"resident_hand_cut"`
 }
 
 func (c *cli) memoryShowCmd() *cobra.Command {
@@ -107,7 +113,12 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					views = append(views, memoryView{CardID: k.CardID, SpaceID: k.SpaceID, Resident: st.Resident, Handbook: st.Handbook, Recaps: st.Recaps, Manifest: st.Entries, Chats: chats, Failing: failing, Record: rec, Beliefs: beliefs})
+					rep, err := a.memory.Report(ctx, k.CardID, k.SpaceID)
+					if err != nil {
+						return err
+					}
+					views = append(views, memoryView{CardID: k.CardID, SpaceID: k.SpaceID, Resident: st.Resident, Handbook: st.Handbook, Recaps: st.Recaps, Manifest: st.Entries, Chats: chats, Failing: failing, Record: rec, Beliefs: beliefs,
+						ResidentInjected: rep.Resident, ResidentCut: rep.ResidentCut, ResidentHandCut: rep.ResidentHandCut})
 				}
 				if asJSON {
 					enc := json.NewEncoder(c.stdout)
@@ -119,7 +130,9 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 				}
 				v := views[0]
 				w := c.stdout
-				fmt.Fprintf(w, "== resident (%s / %s) ==\n%s\n\n== handbook ==\n%s\n\n== recaps ==\n", v.CardID, v.SpaceID, v.Resident, v.Handbook)
+				fmt.Fprintf(w, "== resident (%s / %s) ==\n%s\n\n", v.CardID, v.SpaceID, v.Resident)
+				writeResidentCut(w, v)
+				fmt.Fprintf(w, "\n== handbook ==\n%s\n\n== recaps ==\n", v.Handbook)
 				for _, r := range v.Recaps {
 					fmt.Fprintf(w, "-- %s (%s) --\n%s\n", r.ChatID, r.ChatName, r.Content)
 				}
@@ -142,6 +155,25 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 	cmd.Flags().StringVar(&space, "space", "", "space id (e.g. discord:guild:123, discord:channel:123/456, telegram:user:42, console:local:ada)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// writeResidentCut says what the injected resident leaves out of the
+// stored one printed above it: the stored one is whole, the budget is the
+// injected view's (memory.RenderResident).
+func writeResidentCut(w io.Writer, v memoryView) {
+	fmt.Fprintln(w, "== resident as injected ==")
+	switch {
+	case v.Resident == "":
+		fmt.Fprintln(w, "none")
+		return
+	case len(v.ResidentCut) == 0:
+		fmt.Fprintln(w, "whole (a turn whose scene leaves less room cuts it from the end)")
+		return
+	}
+	fmt.Fprintf(w, "the injected view leaves out or shortens %d lines of the stored resident above (%d written by hand), even before a scene takes its room:\n", len(v.ResidentCut), v.ResidentHandCut)
+	for _, l := range v.ResidentCut {
+		fmt.Fprintf(w, "\t%s\n", l)
+	}
 }
 
 // writeRecord prints the recorder's side of a card's memory in a space.
