@@ -57,7 +57,7 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 	if err == nil && prev.Fingerprint == fp {
 		return Result{Outcome: Skipped, Reason: ReasonUnchanged}, nil
 	}
-	previous, err := s.buildsOn(ctx, chat, prev)
+	previous, off, err := s.buildsOn(ctx, chat, prev)
 	if err != nil {
 		return Result{}, err
 	}
@@ -77,7 +77,7 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 		return Result{}, err
 	}
 	rec := models.Recap{ChatID: chat.ID, CardID: chat.CardID, SpaceID: chat.SpaceID, ChatName: chat.Name, Content: text, Hash: Hash(text), Fingerprint: fp, Covers: Covers(br)}
-	if err := s.store.InstallRecap(ctx, rec); err != nil {
+	if err := s.installRecap(ctx, rec, prev, off); err != nil {
 		if errors.Is(err, models.ErrChatGone) {
 			return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
 		}
@@ -115,24 +115,46 @@ func (s *Service) onBranch(ctx context.Context, chat models.Chat, r models.Recap
 
 // buildsOn returns the text of the previous recap prev that the next one
 // is merged with: "" when there is none, and when a /regen took a message
-// it covers off the chat's branch, so the recap is written again from the
-// branch alone (its summary and turns) and no discarded reply lives on
-// through it. A recap written before Covers was kept cannot say what it
-// covers and is not built on either.
-func (s *Service) buildsOn(ctx context.Context, chat models.Chat, prev models.Recap) (string, error) {
+// it covers off the chat's branch (off is then true), so the recap is
+// written again from the branch alone (its summary and turns) and no
+// discarded reply lives on through it. A recap written before Covers was
+// kept cannot say what it covers and is not built on either.
+func (s *Service) buildsOn(ctx context.Context, chat models.Chat, prev models.Recap) (text string, off bool, err error) {
 	if prev.Content == "" || prev.Covers == "" {
-		return "", nil
+		return "", false, nil
 	}
 	ok, err := s.onBranch(ctx, chat, prev)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if !ok {
 		s.log.Info("the previous recap covers a turn no longer on the branch; writing it again from the branch",
 			"chat_id", chat.ID, "card_id", prev.CardID, "covers", prev.Covers)
-		return "", nil
+		return "", true, nil
 	}
-	return prev.Content, nil
+	return prev.Content, false, nil
+}
+
+// installRecap installs rec, the card's new recap of a chat, in place of
+// prev; off says prev covers a turn a /regen discarded. If the card's
+// memory had merged prev, the handbook and resident may hold the discarded
+// turn's words in any line tagged with the chat, which a scribe asked to
+// keep the lines of unchanged chats may keep for ever: they are removed
+// whole, as /forget removes a chat's, and every merge mark cleared, in the
+// recap's own transaction, so the next consolidation (enqueued after every
+// recap written) writes the cross-chat facts again from every live recap.
+func (s *Service) installRecap(ctx context.Context, rec, prev models.Recap, off bool) error {
+	if !off {
+		return s.store.InstallRecap(ctx, rec)
+	}
+	purged, err := s.store.RewriteRecap(ctx, rec, prev.Hash, func(hb, rs string) (string, string) {
+		return Forget(hb, rec.ChatID), Forget(rs, rec.ChatID)
+	})
+	if purged {
+		s.log.Info("the recap that covers the discarded turn had been merged; the chat's lines left the handbook and resident, to be written again from every live recap",
+			"chat_id", rec.ChatID, "card_id", rec.CardID, "space_id", rec.SpaceID)
+	}
+	return err
 }
 
 // RecapOwed reports whether the chat changed since its recap (or has none

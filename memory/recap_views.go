@@ -24,8 +24,10 @@ type viewRecap struct {
 	fp     string
 	// last is the card's recap so far; prev, what of it the new one
 	// builds on (see buildsOn).
-	last   models.Recap
-	prev   string
+	last models.Recap
+	prev string
+	// off says last covers a turn a /regen discarded.
+	off    bool
 	ledger string
 }
 
@@ -87,7 +89,7 @@ func (s *Service) recapViews(ctx context.Context, chat models.Chat, cast []model
 	groups := map[string][]viewRecap{}
 	var keys []string
 	for _, v := range owed {
-		if v.prev, err = s.buildsOn(ctx, chat, v.last); err != nil {
+		if v.prev, v.off, err = s.buildsOn(ctx, chat, v.last); err != nil {
 			return Result{}, err
 		}
 		// A recap is written in its card's language, which its
@@ -128,7 +130,7 @@ func (s *Service) recapViews(ctx context.Context, chat models.Chat, cast []model
 		calls++
 		for _, v := range g {
 			rec := models.Recap{ChatID: chat.ID, CardID: v.member.CardID, SpaceID: chat.SpaceID, ChatName: chat.Name, Content: text, Hash: Hash(text), Fingerprint: v.fp, Covers: Covers(v.branch)}
-			if err := s.store.InstallRecap(ctx, rec); err != nil {
+			if err := s.installRecap(ctx, rec, v.last, v.off); err != nil {
 				if errors.Is(err, models.ErrChatGone) {
 					return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
 				}

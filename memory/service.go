@@ -109,6 +109,7 @@ type Store interface {
 	InstallSummary(ctx context.Context, chatID, prevSummaryID, coversThroughID, content string, beats int) (models.Summary, error)
 	Recap(ctx context.Context, chatID string) (models.Recap, error)
 	InstallRecap(ctx context.Context, r models.Recap) error
+	RewriteRecap(ctx context.Context, r models.Recap, discarded string, purge models.Purge) (bool, error)
 	DeleteRecap(ctx context.Context, chatID, cardID string, purge models.Purge) ([]models.MemoryKey, error)
 	LoadMemory(ctx context.Context, cardID, spaceID string) (models.MemoryState, error)
 	HandbookTime(ctx context.Context, cardID, spaceID string) (time.Time, error)

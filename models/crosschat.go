@@ -59,8 +59,27 @@ var ErrNotInCast = errors.New("models: the card is not in the chat's cast")
 // ErrChatGone when the chat was forgotten and ErrNotInCast when the card
 // was never in the chat's cast.
 func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
+	_, err := s.RewriteRecap(ctx, r, "", nil)
+	return err
+}
+
+// RewriteRecap installs r as InstallRecap does, in place of the card's
+// recap of hash discarded, which covers a turn a /regen took off the
+// chat's branch. When the card's memory merged that recap (its manifest
+// entry's merged hash is discarded), the discarded turn's words may be in
+// the handbook and resident: in the same transaction, purge rewrites both
+// without the chat's lines, and their history the same way (as ForgetChat
+// does, since no rule can tell which words of a line came from the
+// discarded turn), and every merged hash of the card and space is cleared
+// (as EditMemory does), so the next consolidation writes the cross-chat
+// facts again from every live recap, the new one included. A consolidation
+// written meanwhile finds the memory changed and is not installed. It
+// reports whether it purged.
+func (s *Store) RewriteRecap(ctx context.Context, r Recap, discarded string, purge Purge) (bool, error) {
 	r.UpdatedAt = s.now()
+	purged := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		purged = false
 		chat, err := s.lockChat(tx, r.ChatID)
 		if err != nil {
 			return err
@@ -89,15 +108,34 @@ func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
 			return err
 		}
 		e := ManifestEntry{CardID: r.CardID, SpaceID: r.SpaceID, ChatID: r.ChatID, ChatName: r.ChatName, RecapHash: r.Hash, UpdatedAt: r.UpdatedAt}
-		return tx.Clauses(clause.OnConflict{
+		if err := tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "card_id"}, {Name: "space_id"}, {Name: "chat_id"}},
 			DoUpdates: clause.AssignmentColumns([]string{"chat_name", "recap_hash", "updated_at"}),
-		}).Create(&e).Error
+		}).Create(&e).Error; err != nil {
+			return err
+		}
+		if discarded == "" || purge == nil {
+			return nil
+		}
+		var merged []string
+		if err := tx.Model(&ManifestEntry{}).Where("card_id = ? AND space_id = ? AND chat_id = ?", r.CardID, r.SpaceID, r.ChatID).
+			Limit(1).Pluck("merged_hash", &merged).Error; err != nil {
+			return err
+		}
+		if len(merged) == 0 || merged[0] != discarded {
+			return nil
+		}
+		key := MemoryKey{r.CardID, r.SpaceID}
+		if err := purgeMemory(tx, key, purge, r.UpdatedAt); err != nil {
+			return err
+		}
+		purged = true
+		return clearMerged(tx, key.CardID, key.SpaceID, r.UpdatedAt)
 	})
 	if err != nil && !errors.Is(err, ErrChatGone) {
-		return fmt.Errorf("models: install recap of %s for %s: %w", r.ChatID, r.CardID, err)
+		return false, fmt.Errorf("models: install recap of %s for %s: %w", r.ChatID, r.CardID, err)
 	}
-	return err
+	return purged && err == nil, err
 }
 
 // MemoryState is a card's cross-chat memory in a space.
@@ -360,6 +398,13 @@ func forgetChatOfCard(tx *gorm.DB, chatID string, key MemoryKey, purge Purge, no
 	if purge == nil {
 		return nil
 	}
+	return purgeMemory(tx, key, purge, now)
+}
+
+// purgeMemory rewrites a card's handbook and resident in a space with
+// purge, in place (the old versions are not kept), and every version in
+// their history the same way.
+func purgeMemory(tx *gorm.DB, key MemoryKey, purge Purge, now time.Time) error {
 	cur, err := loadMemory(tx, key.CardID, key.SpaceID)
 	if err != nil {
 		return err
