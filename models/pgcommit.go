@@ -18,7 +18,10 @@ import (
 // order), and what a job writes is derived from what the turns stored:
 // the work is owed again and the sweeper finds it. No job carries out a
 // /forget (the command deletes in its own transaction), so none is undone.
-type jobCommitPool struct{ *sql.DB }
+type jobCommitPool struct {
+	*sql.DB
+	counts *statementCounter
+}
 
 var (
 	_ gorm.ConnPool         = jobCommitPool{}
@@ -33,6 +36,7 @@ func (p jobCommitPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.C
 	if err != nil {
 		return nil, err
 	}
+	p.counts.tx(ctx)
 	if isBackground(ctx) {
 		if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit TO OFF"); err != nil {
 			_ = tx.Rollback()

@@ -79,7 +79,7 @@ func (s *Store) writeRecallCounts() {
 		case <-t.C:
 		case <-c.kick:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(Background(context.Background()), 30*time.Second)
 		if err := s.FlushRecallCounts(ctx); err != nil {
 			s.log.Warn("write recall counts", "err", err)
 		}

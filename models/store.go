@@ -35,6 +35,8 @@ type Store struct {
 	now      func() time.Time
 	// spaces caches the ids of spaces known to exist.
 	spaces sync.Map
+	// counts counts the statements sent (statements.go).
+	counts *statementCounter
 	// recalls gathers recall counts until they are written (recall_counts.go).
 	recalls *recallCounts
 	// pause, when set (tests only: export_test.go), runs inside a memory
@@ -84,6 +86,10 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 	if err := registerSizeChecks(db); err != nil {
 		return nil, fmt.Errorf("models: open %s: %w", dialect, err)
 	}
+	counts := &statementCounter{}
+	if err := registerStatementCounts(db, counts); err != nil {
+		return nil, fmt.Errorf("models: open %s: %w", dialect, err)
+	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, fmt.Errorf("models: open %s: %w", dialect, err)
@@ -100,7 +106,7 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		// through s.db while it holds a transaction. Reads outside a
 		// transaction go to readers.
 		sqlDB.SetMaxOpenConns(1)
-		writer := &gatedPool{db: sqlDB, gate: newWriteGate()}
+		writer := &gatedPool{db: sqlDB, gate: newWriteGate(), counts: counts}
 		db.ConnPool, db.Statement.ConnPool = writer, writer
 		if readers, err = openSQLiteReaders(db, writer, path); err != nil {
 			sqlDB.Close()
@@ -115,7 +121,7 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 			sqlDB.Close()
 			return nil, fmt.Errorf("models: open %s: %w", dialect, err)
 		}
-		pool := jobCommitPool{sqlDB}
+		pool := jobCommitPool{DB: sqlDB, counts: counts}
 		db.ConnPool, db.Statement.ConnPool = pool, pool
 	}
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
@@ -123,7 +129,7 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{db: db, readers: readers, dialect: dialect, log: log.With("component", "models"), now: func() time.Time { return time.Now().UTC() },
-		recalls: newRecallCounts()}
+		recalls: newRecallCounts(), counts: counts}
 	if dialect == "sqlite" {
 		if err := s.startCheckpointer(path); err != nil {
 			readers.Close()

@@ -103,8 +103,9 @@ func (g *writeGate) release() {
 // gatedPool is the SQLite writer's connection pool as GORM sees it: the
 // one-connection *sql.DB behind a writeGate.
 type gatedPool struct {
-	db   *sql.DB
-	gate *writeGate
+	db     *sql.DB
+	gate   *writeGate
+	counts *statementCounter
 }
 
 var (
@@ -161,6 +162,7 @@ func (p *gatedPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.Conn
 		p.gate.release()
 		return nil, err
 	}
+	p.counts.tx(ctx)
 	return &gatedTx{Tx: tx, pool: p}, nil
 }
 

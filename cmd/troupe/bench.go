@@ -107,6 +107,19 @@ type benchResult struct {
 	SummariesStored int64 `json:"summaries_stored"`
 	ChatRequests    int64 `json:"chat_requests"`
 	ScribeRequests  int   `json:"scribe_requests"`
+	// SideRequests counts the side model's calls by kind: summary,
+	// recap, consolidate, record, reflect and belief_check.
+	SideRequests map[string]int `json:"side_requests"`
+	// Statements and round trips per answered turn, as the store sent
+	// them: the turns' own and the memory jobs' (models.Statements; round
+	// trips as PostgreSQL counts them).
+	StatementsPerTurn    float64 `json:"statements_per_turn"`
+	RoundTripsPerTurn    float64 `json:"round_trips_per_turn"`
+	JobStatementsPerTurn float64 `json:"job_statements_per_turn"`
+	JobRoundTripsPerTurn float64 `json:"job_round_trips_per_turn"`
+	// TurnsPerSecondDrained counts the jobs' drain in the time: turns
+	// answered over the wall time plus the drain.
+	TurnsPerSecondDrained float64 `json:"turns_per_second_drained"`
 	// JobsDrainSeconds is how long the worker took, after the last turn,
 	// to finish the memory jobs the turns left owed.
 	JobsDrainSeconds float64 `json:"jobs_drain_seconds"`
@@ -239,6 +252,9 @@ type benchRun struct {
 	scribe *memorytest.Scribe
 	// chatRequests counts the chat turns that reached the fake model.
 	chatRequests atomic.Int64
+	// reflections and beliefChecks count the side calls the scribe fake
+	// does not (it answers the memory jobs' other kinds).
+	reflections, beliefChecks atomic.Int64
 	// firstFailure is what the first failed turn said.
 	firstFailure string
 	// times holds the turns' pipeline times and slot waits, in histograms.
@@ -270,8 +286,10 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card cards
 		// and be retried, and be counted as turns).
 		switch {
 		case memorytest.IsReflection(req):
+			r.reflections.Add(1)
 			return openaitest.Answer{Text: memorytest.FaithfulReflection(req)}
 		case memorytest.IsBeliefCheck(req):
+			r.beliefChecks.Add(1)
 			return openaitest.Answer{Text: `{"compatible": true, "against": []}`}
 		}
 		r.chatRequests.Add(1)
@@ -362,6 +380,7 @@ func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
 	if err != nil {
 		return err
 	}
+	stmtStart := r.app.store.Statements()
 	start, cpuStart := time.Now(), processCPU()
 	replies, err := r.drive(ctx)
 	wall, cpu := time.Since(start), processCPU()-cpuStart
@@ -395,9 +414,20 @@ func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
 		r.app.log.Warn("bench: memory jobs not finished", "err", err)
 	}
 	res.JobsDrainSeconds = time.Since(drainStart).Seconds()
+	res.TurnsPerSecondDrained = float64(replies) / (wall.Seconds() + res.JobsDrainSeconds)
 	res.ChatRequests = r.chatRequests.Load()
 	for _, kind := range []string{"summary", "recap", "consolidate"} {
 		res.ScribeRequests += r.scribe.Count(kind)
+	}
+	res.SideRequests = map[string]int{"summary": r.scribe.Count("summary"), "recap": r.scribe.Count("recap"),
+		"consolidate": r.scribe.Count("consolidate"), "record": r.scribe.Count("record"),
+		"reflect": int(r.reflections.Load()), "belief_check": int(r.beliefChecks.Load())}
+	if replies > 0 {
+		st := r.app.store.Statements().Sub(stmtStart)
+		turn, jobs := st.RoundTrips()
+		n := float64(replies)
+		res.StatementsPerTurn, res.JobStatementsPerTurn = float64(st.Turn)/n, float64(st.Background)/n
+		res.RoundTripsPerTurn, res.JobRoundTripsPerTurn = float64(turn)/n, float64(jobs)/n
 	}
 	return r.readBack(ctx, res)
 }
@@ -706,6 +736,11 @@ func printBench(w io.Writer, r *benchResult) error {
 	fmt.Fprintf(tw, "prompt prefix reuse\tmedian %.3f turn to turn (%d pairs)\n", r.PrefixReuseMedian, r.PrefixReusePairs)
 	fmt.Fprintf(tw, "messages stored\t%d (summaries %d)\n", r.MessagesStored, r.SummariesStored)
 	fmt.Fprintf(tw, "model requests\t%d chat, %d scribe (jobs drained in %.2f s)\n", r.ChatRequests, r.ScribeRequests, r.JobsDrainSeconds)
+	fmt.Fprintf(tw, "side-model calls\tsummary %d, recap %d, consolidate %d, record %d, reflect %d, belief check %d\n",
+		r.SideRequests["summary"], r.SideRequests["recap"], r.SideRequests["consolidate"], r.SideRequests["record"], r.SideRequests["reflect"], r.SideRequests["belief_check"])
+	fmt.Fprintf(tw, "turns per second, drain included\t%.1f\n", r.TurnsPerSecondDrained)
+	fmt.Fprintf(tw, "statements per turn\t%.1f in the turn, %.1f in memory jobs (round trips on PostgreSQL: %.1f and %.1f)\n",
+		r.StatementsPerTurn, r.JobStatementsPerTurn, r.RoundTripsPerTurn, r.JobRoundTripsPerTurn)
 	fmt.Fprintf(tw, "peak RSS\t%.1f MiB (%s)\n", r.PeakRSSMiB, r.PeakRSSSource)
 	if r.SQLitePath != "" {
 		fmt.Fprintf(tw, "database kept\t%s\n", r.SQLitePath)

@@ -72,6 +72,21 @@ func TestBench(t *testing.T) {
 			if !strings.Contains(errOut.String(), "prompt prefix reuse") {
 				t.Errorf("the table has no prefix reuse line:\n%s", errOut.String())
 			}
+			// A turn reads and writes the store; the recorder's jobs do too,
+			// and are counted apart.
+			if got.StatementsPerTurn < 3 || got.RoundTripsPerTurn < got.StatementsPerTurn || got.JobStatementsPerTurn <= 0 {
+				t.Errorf("got %.1f statements (%.1f round trips) per turn and %.1f in jobs; want at least 3, more round trips, and some in jobs",
+					got.StatementsPerTurn, got.RoundTripsPerTurn, got.JobStatementsPerTurn)
+			}
+			if got.SideRequests["record"] == 0 || got.TurnsPerSecondDrained <= 0 || got.TurnsPerSecondDrained > got.TurnsPerSecond {
+				t.Errorf("got side calls %v, %.1f turns/s with the drain; want recorder calls and a figure no higher than %.1f",
+					got.SideRequests, got.TurnsPerSecondDrained, got.TurnsPerSecond)
+			}
+			for _, line := range []string{"side-model calls", "statements per turn"} {
+				if !strings.Contains(errOut.String(), line) {
+					t.Errorf("the table has no %q line:\n%s", line, errOut.String())
+				}
+			}
 			if got.PeakRSSMiB <= 0 {
 				t.Errorf("got peak_rss_mib %v, want > 0", got.PeakRSSMiB)
 			}
