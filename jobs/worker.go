@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -87,7 +88,16 @@ type Worker struct {
 	opt   WorkerOptions
 	log   *slog.Logger
 	locks *Locker
+	// swept is closed once Run's first sweep has enqueued the work owed
+	// at start (Swept).
+	swept     chan struct{}
+	sweptOnce sync.Once
 }
+
+// Swept is closed once the worker's first sweep is done (or Run ended
+// before it), so that a caller that drains the queue next, such as troupe
+// chat at its end, does not find it empty before the owed work is in it.
+func (w *Worker) Swept() <-chan struct{} { return w.swept }
 
 // NewWorker returns a worker; Run starts it.
 func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOptions, log *slog.Logger) *Worker {
@@ -113,7 +123,7 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 		opt.FirstRetry = 20 * time.Second
 	}
 	log = log.With("component", "jobs")
-	w := &Worker{mem: mem, store: store, queue: q, opt: opt, log: log, mux: asynq.NewServeMux(), locks: NewLocker(r)}
+	w := &Worker{mem: mem, store: store, queue: q, opt: opt, log: log, mux: asynq.NewServeMux(), locks: NewLocker(r), swept: make(chan struct{})}
 	w.srv = asynq.NewServerFromRedisClient(r.Client, asynq.Config{
 		Concurrency:              opt.Concurrency,
 		Queues:                   map[string]int{QueueUrgent: 6, QueueDefault: 3},
@@ -245,6 +255,8 @@ func (w *Worker) retryDelay(n int, err error, _ *asynq.Task) time.Duration {
 // Run processes jobs and sweeps until ctx is done; it leaves unfinished
 // jobs owed.
 func (w *Worker) Run(ctx context.Context) error {
+	markSwept := func() { w.sweptOnce.Do(func() { close(w.swept) }) }
+	defer markSwept()
 	if err := w.srv.Start(w.mux); err != nil {
 		return fmt.Errorf("jobs: start worker: %w", err)
 	}
@@ -252,6 +264,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	t := time.NewTicker(w.opt.SweepInterval)
 	defer t.Stop()
 	w.sweep(ctx)
+	markSwept()
 	for {
 		select {
 		case <-ctx.Done():

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"troupe/llm/openaitest"
 	"troupe/memory"
@@ -192,8 +193,21 @@ func regenAfterMerge(t *testing.T, b testenv.Backend, scene, sticky bool) {
 		t.Fatalf("the sticky scribe should have mixed the two chats' words on one line:\n%s", maren.Resident)
 	}
 
+	// A consolidation refused before the regen may have quoted the line in
+	// its recorded reason.
+	refused := models.JobRecord{Kind: "consolidate", Key: models.MemoryJobKey("maren", r.chat.SpaceID), Outcome: "failed",
+		Reason: "the answer's line 3 repeats " + discardedWord, UpdatedAt: time.Now()}
+	must(t, r.st.DB().Save(&refused).Error)
+
 	r.regen(t, "Maren hides the "+keptWord+" key in the lamp.")
 	r.recap(t)
+	var reasons []string
+	must(t, r.st.DB().Model(&models.JobRecord{}).Pluck("reason", &reasons).Error)
+	for _, reason := range reasons {
+		if strings.Contains(reason, discardedWord) {
+			t.Errorf("a memory job's recorded reason still quotes the discarded reply: %q", reason)
+		}
+	}
 	r.consolidate(t)
 
 	if where := r.holds(t, discardedWord); len(where) > 0 {

@@ -70,7 +70,8 @@ func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
 // the handbook and resident: in the same transaction, purge rewrites both
 // without the chat's lines, and their history the same way (as ForgetChat
 // does, since no rule can tell which words of a line came from the
-// discarded turn), and every merged hash of the card and space is cleared
+// discarded turn), the reasons recorded for its memory jobs are cleared
+// (one may quote a line), and every merged hash of the card and space is cleared
 // (as EditMemory does), so the next consolidation writes the cross-chat
 // facts again from every live recap, the new one included. A consolidation
 // written meanwhile finds the memory changed and is not installed. It
@@ -127,6 +128,9 @@ func (s *Store) RewriteRecap(ctx context.Context, r Recap, discarded string, pur
 		}
 		key := MemoryKey{r.CardID, r.SpaceID}
 		if err := purgeMemory(tx, key, purge, r.UpdatedAt); err != nil {
+			return err
+		}
+		if err := clearJobReasons(tx, key); err != nil {
 			return err
 		}
 		purged = true
@@ -382,8 +386,7 @@ func chatCards(tx *gorm.DB, chat Chat) ([]string, error) {
 // the next consolidation needs to see the deletion, and with purge what
 // its handbook, resident and their history say of the chat.
 func forgetChatOfCard(tx *gorm.DB, chatID string, key MemoryKey, purge Purge, now time.Time) error {
-	if err := tx.Model(&JobRecord{}).Where("key = ? AND reason <> ''", MemoryJobKey(key.CardID, key.SpaceID)).
-		Update("reason", ReasonCleared).Error; err != nil {
+	if err := clearJobReasons(tx, key); err != nil {
 		return err
 	}
 	// The manifest keeps only ids and hashes: enough to see the deletion.
@@ -399,6 +402,13 @@ func forgetChatOfCard(tx *gorm.DB, chatID string, key MemoryKey, purge Purge, no
 		return nil
 	}
 	return purgeMemory(tx, key, purge, now)
+}
+
+// clearJobReasons clears the reasons recorded for the memory jobs of a
+// card in a space: a refused consolidation's reason may quote a line.
+func clearJobReasons(tx *gorm.DB, key MemoryKey) error {
+	return tx.Model(&JobRecord{}).Where("key = ? AND reason <> ''", MemoryJobKey(key.CardID, key.SpaceID)).
+		Update("reason", ReasonCleared).Error
 }
 
 // purgeMemory rewrites a card's handbook and resident in a space with

@@ -87,8 +87,10 @@ func (c *cli) chatCmd() *cobra.Command {
 			g, gctx := errgroup.WithContext(ctx)
 			workerCtx, stopWorker := context.WithCancel(gctx)
 			defer stopWorker()
+			var swept <-chan struct{}
 			if !noWorker {
 				w := a.worker()
+				swept = w.Swept()
 				g.Go(func() error { return w.Run(workerCtx) })
 			}
 			session := console.New(a.pipeline, console.Options{In: c.stdin, Out: c.stdout, User: user, CardID: card.ID, Cast: cast,
@@ -100,6 +102,12 @@ func (c *cli) chatCmd() *cobra.Command {
 				}
 				if noWorker {
 					return nil
+				}
+				// The worker's first sweep enqueues what was owed before this
+				// session (a hand edit's consolidation): drain after it.
+				select {
+				case <-swept:
+				case <-gctx.Done():
 				}
 				if err := a.queue.Drain(gctx, drainTimeout); err != nil {
 					log.Warn("memory jobs not finished", "err", err)
