@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/models"
@@ -35,6 +36,22 @@ func (h *harness) systemFor(marker string) (system, rest string) {
 	return "", ""
 }
 
+// waitAnswered waits until the model was asked to answer a turn whose last
+// message holds marker.
+func (h *harness) waitAnswered(marker string) {
+	h.t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for _, req := range h.model.Requests() {
+			if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == "user" && strings.Contains(req.Messages[n-1].Content, marker) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the model was never asked to answer %q", marker)
+		}
+	}
+}
+
 // TestScenePromptHoldsThePersonaOfEachPlayerPresent: two players with
 // personas speak in one scene channel; the character's prompt holds the
 // persona of the player it answers in its system message, and the other's,
@@ -59,11 +76,14 @@ func TestScenePromptHoldsThePersonaOfEachPlayerPresent(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// Each line is answered before the next is posted, so that no
+			// two lines make one turn.
 			h.say("Maren, who keeps the lamp?")
-			h.waitVoices(1)
+			h.waitAnswered("who keeps the lamp")
 			h.discord.Post(discordtest.Post{ChannelID: h.channel, Author: h.bob, Content: "Maren, may I warm my hands?"})
-			h.waitVoices(2)
+			h.waitAnswered("may I warm my hands")
 			h.say("Maren, we are two tonight.")
+			h.waitAnswered("we are two tonight")
 			h.waitVoices(3)
 
 			tests := []struct {
