@@ -123,3 +123,45 @@ func TestGateBoundsPipelineWorkNotModelCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestTurnGivesItsSlotBackWhileRecallSearches runs three channels at once
+// through one slot, with recall searches that finish only once all three
+// have started: a turn that held its slot while its search ran would keep
+// the others from starting theirs, and the searches would end at their cap
+// instead.
+func TestTurnGivesItsSlotBackWhileRecallSearches(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			r := newRecallRig(t, b, 1)
+			const channels = 3
+			for i := range channels {
+				r.say(t, fmt.Sprint("slot-", i), 1, "Ada", "I buried the brass compass under the old oak.")
+			}
+			var mu sync.Mutex
+			started, all := 0, make(chan struct{})
+			var timedOut atomic.Int32
+			r.opt.ConcurrentTurns = 1
+			r.opt.RecallDelay = func(ctx context.Context) {
+				mu.Lock()
+				if started++; started == channels {
+					close(all)
+				}
+				mu.Unlock()
+				select {
+				case <-all:
+				case <-ctx.Done():
+					timedOut.Add(1)
+				}
+			}
+			r.p = bot.New(r.opt)
+			var wg sync.WaitGroup
+			for i := range channels {
+				wg.Go(func() { r.say(t, fmt.Sprint("slot-", i), 2, "Ada", "Where did I bury the brass compass?") })
+			}
+			wg.Wait()
+			if n := timedOut.Load(); n > 0 || started != channels {
+				t.Errorf("%d of %d recall searches started, %d ended at their cap: a turn held its slot while its search ran", started, channels, n)
+			}
+		})
+	}
+}

@@ -15,8 +15,9 @@ import (
 func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 	last := batch[len(batch)-1]
 	in, sink := last.in, last.sink
-	release, queued, err := p.gate.enter(ctx)
-	defer release()
+	held, queued, err := p.gate.hold(ctx)
+	defer held.release()
+	release := held.release
 	if err != nil {
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -50,7 +51,7 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 	if st.head == "" {
 		return p.replayedUnanswered(ctx, cs, batch, sink, release)
 	}
-	return p.replies(ctx, cs, st.rt, replyPlan{parent: st.head, expectHead: st.head, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: start, queued: queued, release: release,
+	return p.replies(ctx, cs, st.rt, replyPlan{parent: st.head, expectHead: st.head, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: start, queued: queued, release: release, slot: held,
 		stored: st.stored, ahead: st.ahead}, sink)
 }
 
@@ -218,6 +219,9 @@ type replyPlan struct {
 	queued time.Duration
 	// release gives back the turn's gate slot; nil when it holds none.
 	release func()
+	// slot is the turn's hold on its slot, which it gives back while it
+	// waits for its recall search; nil when it holds none.
+	slot *slot
 	// whisper, for the answer to a whisper, names the only two who
 	// perceive it.
 	whisper []string
@@ -255,7 +259,10 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	}
 	// The slot covers database work only: platform calls (typing, the
 	// reply) and the model are made without it.
-	pipelineTime := time.Since(rp.start)
+	// A slot taken again after the recall wait was waited for in line.
+	rewaited := rp.slot.rewaited()
+	pipelineTime := time.Since(rp.start) - rewaited
+	rp.queued += rewaited
 	if rp.release != nil {
 		rp.release()
 	}
