@@ -46,7 +46,7 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 	m := p.material(cs, br, rp, tl)
 	m.Players = p.otherPlayers(ctx, cs, rp)
 	p.addScene(cs, rp, pre.scene, &m)
-	keep := p.addRecall(ctx, rec, cs, br, pre.branch, &m, rp.slot)
+	keep := p.addRecall(ctx, rec, cs, br, pre.branch, &m)
 	if limit, ok := p.promptLimit(); ok {
 		m.Keep, m.Limit = p.opt.MemoryConfig.Keep, limit
 		m.Count = func(msgs []memory.Message) int { return p.countPrompt(cs.chat.ID, msgs, limit) }

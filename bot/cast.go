@@ -215,7 +215,7 @@ func (p *Pipeline) replies(ctx context.Context, cs chatState, rt route, rp reply
 		// The next speaker answers after this reply; its database work
 		// waits for a slot like any turn's.
 		rp.parent, rp.expectHead = id, id
-		rp.release, rp.queued, rp.ahead, rp.slot = func() {}, 0, nil, nil
+		rp.release, rp.queued, rp.ahead = func() {}, 0, nil
 	}
 	return nil
 }

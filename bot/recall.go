@@ -119,7 +119,7 @@ func (p *Pipeline) recallFor(ctx context.Context, cs chatState, br models.Branch
 // where they stood (keptRecalls), and the new block shows only what they
 // do not: the block to keep for this turn is returned, for the pipeline to
 // store while the model answers (keepRecall).
-func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState, br models.Branch, pre *branchRead, m *memory.Material, held *slot) *keptBlock {
+func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState, br models.Branch, pre *branchRead, m *memory.Material) *keptBlock {
 	if r == nil {
 		return nil
 	}
@@ -128,8 +128,6 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 	if rc.KeptChars > 0 {
 		r.in.Kept = p.keptRecalls(ctx, cs, br.Uncovered[:r.fresh], r.in.Character, pre, m)
 	}
-	// The search uses no slot: the turn gives its own back while it waits.
-	held.await(ctx, r.done, r.ctx.Done())
 	// A context done before the search returns wins: the turn does not
 	// wait on a store that hangs.
 	var err error

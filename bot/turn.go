@@ -15,9 +15,8 @@ import (
 func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 	last := batch[len(batch)-1]
 	in, sink := last.in, last.sink
-	held, queued, err := p.gate.hold(ctx)
-	defer held.release()
-	release := held.release
+	release, queued, err := p.gate.enter(ctx)
+	defer release()
 	if err != nil {
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -51,7 +50,7 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 	if st.head == "" {
 		return p.replayedUnanswered(ctx, cs, batch, sink, release)
 	}
-	return p.replies(ctx, cs, st.rt, replyPlan{parent: st.head, expectHead: st.head, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: start, queued: queued, release: release, slot: held,
+	return p.replies(ctx, cs, st.rt, replyPlan{parent: st.head, expectHead: st.head, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: start, queued: queued, release: release,
 		stored: st.stored, ahead: st.ahead}, sink)
 }
 
@@ -219,9 +218,6 @@ type replyPlan struct {
 	queued time.Duration
 	// release gives back the turn's gate slot; nil when it holds none.
 	release func()
-	// slot is the turn's hold on its slot, which it gives back while it
-	// waits for its recall search; nil when it holds none.
-	slot *slot
 	// whisper, for the answer to a whisper, names the only two who
 	// perceive it.
 	whisper []string
@@ -259,10 +255,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	}
 	// The slot covers database work only: platform calls (typing, the
 	// reply) and the model are made without it.
-	// A slot taken again after the recall wait was waited for in line.
-	rewaited := rp.slot.rewaited()
-	pipelineTime := time.Since(rp.start) - rewaited
-	rp.queued += rewaited
+	pipelineTime := time.Since(rp.start)
 	if rp.release != nil {
 		rp.release()
 	}
