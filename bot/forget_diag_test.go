@@ -72,18 +72,7 @@ func TestForgetTakesOtherChatsDiagnosticsThatNameIt(t *testing.T) {
 				t.Fatal("the word is on no page before the forget: the test checks nothing")
 			}
 
-			// /forget of chat B, confirmed.
-			admin := inbound("fb", 0)
-			admin.CanManage = true
-			sink := &confirmSink{}
-			must(t, r.p.Exec(ctx, admin, bot.Command{Name: "forget"}, sink))
-			if sink.token == "" {
-				t.Fatalf("no confirmation asked: %q", sink.notices)
-			}
-			must(t, r.p.Answer(ctx, admin, sink.token, true, sink))
-			if _, err := r.st.Chat(ctx, told.ID); err == nil {
-				t.Fatal("the confirmed /forget left chat B")
-			}
+			forgetConfirmed(t, r.p, r.st, "fb", told.ID)
 
 			if n := diagnosticsWith(t, r, word); n != 0 {
 				t.Errorf("after the forget %d diagnostic rows still hold B's word", n)

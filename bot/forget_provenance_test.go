@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"troupe/bot"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
@@ -118,17 +117,7 @@ func TestForgedChatTagCannotFileAFactUnderAnotherChat(t *testing.T) {
 				}
 
 				// /forget of chat B, confirmed, then the consolidation it owes.
-				admin := inbound("vb", 0)
-				admin.CanManage = true
-				sink := &confirmSink{}
-				must(t, r.p.Exec(ctx, admin, bot.Command{Name: "forget"}, sink))
-				if sink.token == "" {
-					t.Fatalf("no confirmation asked: %q", sink.notices)
-				}
-				must(t, r.p.Answer(ctx, admin, sink.token, true, sink))
-				if _, err := r.st.Chat(ctx, chatB.ID); err == nil {
-					t.Fatal("the confirmed /forget left chat B")
-				}
+				forgetConfirmed(t, r.p, r.st, "vb", chatB.ID)
 				consolidate(t, r, chatA)
 
 				after, err := r.st.LoadMemory(ctx, chatA.CardID, chatA.SpaceID)

@@ -30,6 +30,26 @@ func (s *confirmSink) Confirm(_ context.Context, q, token string, exp time.Time)
 	return nil
 }
 
+// forgetConfirmed runs /forget in channel ch as a member who may manage
+// it, confirms it, and fails the test unless chat chatID is then gone. It
+// returns the notices the asker got.
+func forgetConfirmed(t *testing.T, p *bot.Pipeline, st *models.Store, ch, chatID string) []string {
+	t.Helper()
+	ctx := context.Background()
+	admin := inbound(ch, 0)
+	admin.CanManage = true
+	sink := &confirmSink{}
+	must(t, p.Exec(ctx, admin, bot.Command{Name: "forget"}, sink))
+	if sink.token == "" {
+		t.Fatalf("no confirmation asked: %q", sink.notices)
+	}
+	must(t, p.Answer(ctx, admin, sink.token, true, sink))
+	if _, err := st.Chat(ctx, chatID); err == nil {
+		t.Fatalf("the confirmed /forget left the chat; notices %q", sink.notices)
+	}
+	return sink.notices
+}
+
 func (s *confirmSink) last() string {
 	if len(s.notices) == 0 {
 		return ""

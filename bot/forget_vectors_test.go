@@ -79,19 +79,8 @@ func TestForgetTakesVectorsAndTermsThroughThePipeline(t *testing.T) {
 			}
 
 			// /forget in fa, confirmed by the asker.
-			admin := inbound("fa", 0)
-			admin.CanManage = true
-			sink := &confirmSink{}
-			must(t, r.p.Exec(ctx, admin, bot.Command{Name: "forget"}, sink))
-			if sink.token == "" {
-				t.Fatalf("no confirmation asked: %q", sink.notices)
-			}
-			must(t, r.p.Answer(ctx, admin, sink.token, true, sink))
-			if !strings.Contains(strings.Join(sink.notices, "\n"), "Forgotten:") {
-				t.Fatalf("no forgotten notice: %q", sink.notices)
-			}
-			if _, err := r.st.Chat(ctx, told.ID); err == nil {
-				t.Fatal("the confirmed /forget left the chat")
+			if notices := forgetConfirmed(t, r.p, r.st, "fa", told.ID); !strings.Contains(strings.Join(notices, "\n"), "Forgotten:") {
+				t.Fatalf("no forgotten notice: %q", notices)
 			}
 
 			// The new chat of fa, same card and space, asks the same way.
@@ -183,14 +172,7 @@ func TestForgetReachesAnotherProcesssVectorCache(t *testing.T) {
 				t.Fatalf("the replica's cache holds none of the told chat's items: %v", got)
 			}
 
-			admin := inbound("fa", 0)
-			admin.CanManage = true
-			sink := &confirmSink{}
-			must(t, r.p.Exec(ctx, admin, bot.Command{Name: "forget"}, sink))
-			must(t, r.p.Answer(ctx, admin, sink.token, true, sink))
-			if _, err := r.st.Chat(ctx, told.ID); err == nil {
-				t.Fatalf("the confirmed /forget left the chat; notices %q", sink.notices)
-			}
+			forgetConfirmed(t, r.p, r.st, "fa", told.ID)
 
 			if block := ask("fc", 5); strings.Contains(block, "compass") {
 				t.Errorf("the replica recalled the forgotten compass:\n%s", block)

@@ -127,7 +127,7 @@ func TestRecallOwnNameIsNoCueForOwnLines(t *testing.T) {
 			if strings.Contains(msgs[i].Content, "nods and answers") {
 				t.Errorf("Maren's own passing lines fill her recall:\n%s", msgs[i].Content)
 			}
-			rep := sceneReport(t, r, sceneChat(t, r.sceneRig).ID, "Maren")
+			rep := sceneReport(t, r, sceneChat(t, r.sceneRig).ID, "Maren", "where did I bury")
 			if len(rep.Items) == 0 || !rep.Items[0].Picked || !strings.Contains(rep.Items[0].Text, "brass compass") {
 				t.Errorf("the compass is not Maren's first pick: %+v", rep.Items)
 			}
@@ -135,10 +135,12 @@ func TestRecallOwnNameIsNoCueForOwnLines(t *testing.T) {
 	}
 }
 
-// sceneReport waits for the inspector's record of who's last recall in
-// the chat.
-func sceneReport(t *testing.T, r *viewRig, chatID, who string) memory.RecallReport {
+// sceneReport waits for the inspector's record of who's recall in the
+// chat for the turn whose message holds asked.
+func sceneReport(t *testing.T, r *viewRig, chatID, who, asked string) memory.RecallReport {
 	t.Helper()
+	// The record is written beside the turn: wait for the one of the turn
+	// that asked, not an earlier turn's.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		ds, err := r.st.RecallDiagnostics(context.Background(), chatID, "", 10)
@@ -146,16 +148,18 @@ func sceneReport(t *testing.T, r *viewRig, chatID, who string) memory.RecallRepo
 			t.Fatal(err)
 		}
 		for _, d := range ds {
-			if d.Character == who {
-				rep, err := memory.ParseRecallReport(d.Data)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return rep
+			var m models.Message
+			if d.Character != who || r.st.DB().Where("id = ?", d.MessageID).Take(&m).Error != nil || !strings.Contains(m.Content, asked) {
+				continue
 			}
+			rep, err := memory.ParseRecallReport(d.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rep
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no recall record of %s", who)
+			t.Fatalf("no recall record of %s for %q", who, asked)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

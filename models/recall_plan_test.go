@@ -14,9 +14,7 @@ import (
 // PostgreSQL chose for the branch check (a hashed subplan) while the
 // messages were few enough to look cheap.
 func TestRecallLoadDoesNotScanMessages(t *testing.T) {
-	if !testenv.Available() {
-		t.Skip("the plan is PostgreSQL's: no test PostgreSQL (run scripts/test)")
-	}
+	testenv.Require(t) // the plan is PostgreSQL's
 	st := testenv.OpenStore(t, testenv.Backend{Name: "postgres", DSN: testenv.FreshPostgresDB(t)})
 	chat := newChat(t, st, "console:plan")
 	db := st.DB()
