@@ -19,6 +19,8 @@ type builtPrompt struct {
 	// shortened is true when recent story was left out to fit (see
 	// memory.FitPrompt): the user hears it.
 	shortened bool
+	// recall is how the turn's recall went (RecallFull…); "" without.
+	recall string
 }
 
 // promptMargin keeps the count's error from ever overflowing the context;
@@ -62,7 +64,11 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 	if pr.Urgent {
 		p.log.Warn("prompt over budget: left out older messages", "chat_id", cs.chat.ID, "dropped", pr.Dropped, "shortened", pr.Shortened, "estimate", pr.Tokens, "limit", m.Limit)
 	}
-	return builtPrompt{messages: pr.Messages, estimated: pr.Tokens, shortened: pr.Shortened, keep: keep.withScene(pr.EndScene)}, pr.Urgent, nil
+	out := builtPrompt{messages: pr.Messages, estimated: pr.Tokens, shortened: pr.Shortened, keep: keep.withScene(pr.EndScene)}
+	if rec != nil {
+		out.recall = rec.mode
+	}
+	return out, pr.Urgent, nil
 }
 
 // branch loads the branch ending at headID as the speaking member

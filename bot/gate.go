@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,6 +15,9 @@ import (
 // they start instead of slowing each other down inside the database.
 type gate struct {
 	slots chan struct{}
+	// waiting counts the turns waiting for a slot: more than none means
+	// the pipeline is busy, and recall gets cheaper (busyRecall).
+	waiting *atomic.Int32
 }
 
 // defaultConcurrentTurns is the gate's size when Options.ConcurrentTurns is 0:
@@ -26,7 +30,7 @@ func newGate(n int) gate {
 	if n <= 0 {
 		n = defaultConcurrentTurns()
 	}
-	return gate{slots: make(chan struct{}, n)}
+	return gate{slots: make(chan struct{}, n), waiting: new(atomic.Int32)}
 }
 
 // enter waits for a slot. It returns the slot's release, which may be called
@@ -35,11 +39,21 @@ func (g gate) enter(ctx context.Context) (release func(), waited time.Duration, 
 	start := time.Now()
 	select {
 	case g.slots <- struct{}{}:
-	case <-ctx.Done():
-		return func() {}, time.Since(start), ctx.Err()
+	default:
+		g.waiting.Add(1)
+		select {
+		case g.slots <- struct{}{}:
+			g.waiting.Add(-1)
+		case <-ctx.Done():
+			g.waiting.Add(-1)
+			return func() {}, time.Since(start), ctx.Err()
+		}
 	}
 	return sync.OnceFunc(func() { <-g.slots }), time.Since(start), nil
 }
+
+// busy reports whether turns are waiting for a slot.
+func (g gate) busy() bool { return g.waiting.Load() > 0 }
 
 // ConcurrentTurns is how many turns may do the pipeline's own work at once.
 func (p *Pipeline) ConcurrentTurns() int { return cap(p.gate.slots) }

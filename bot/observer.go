@@ -27,6 +27,9 @@ type TurnStats struct {
 	PromptTokens     int
 	CompletionTokens int
 	PromptMessages   int
+	// Recall is how the turn's recall went (RecallFull, RecallFewer,
+	// RecallCached, RecallLate); "" when it recalled nothing.
+	Recall string
 }
 
 // nopObserver observes nothing.

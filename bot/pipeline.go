@@ -137,7 +137,10 @@ type Pipeline struct {
 	wg     sync.WaitGroup
 	rate   rateLimiter
 	gate   gate
-	binds  bindings
+	// recalls keeps each chat's last recall ranking, for turns under
+	// load (recall_busy.go).
+	recalls recallCache
+	binds   bindings
 	// cardsStored maps a card id to the data of its row as this process
 	// last wrote it.
 	cardsStored sync.Map

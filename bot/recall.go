@@ -28,6 +28,11 @@ type pendingRecall struct {
 	done  chan struct{}
 	found memory.RecallFound
 	err   error
+	// busy: turns were waiting for a slot when the search started; it
+	// looks at fewer candidates. mode is how the turn's recall went
+	// (RecallFull…).
+	busy bool
+	mode string
 }
 
 // recallOn reports whether turns recall: recall needs the recorder's
@@ -60,15 +65,35 @@ func (p *Pipeline) searchRecall(ctx context.Context, cs chatState, character, he
 	r.ctx, r.cancel = context.WithTimeout(ctx, r.timeout)
 	r.cfg = memory.RecallConfigFrom(rc, p.opt.MemoryConfig)
 	r.cfg.Vectors, r.cfg.Rerank = p.opt.RecallVectors, p.opt.Reranker
+	r.busy = rc.BusyWait > 0 && p.gate.busy()
+	if r.busy {
+		r.cfg.Candidates = fewerCandidates(r.cfg.Candidates, r.cfg.Params.MaxItems)
+		if int(p.recalls.running.Load()) >= 2*p.ConcurrentTurns() {
+			// Enough searches are running already: this turn loads
+			// what its chat's last one ranked (addRecall).
+			r.err = errRecallLate
+			r.cancel()
+			close(r.done)
+			return r
+		}
+	}
 	// The search has its own copy of the input: the turn adds what is in
 	// its prompt to r.in meanwhile (recallFor, addRecall).
 	in := r.in
+	key := recallKey(in.ChatID, in.Character)
+	p.recalls.running.Add(1)
 	go func() {
 		defer close(r.done)
+		defer p.recalls.running.Add(-1)
 		if p.opt.RecallDelay != nil {
 			p.opt.RecallDelay(r.ctx)
 		}
 		r.found, r.err = memory.FindRecall(r.ctx, p.opt.Store, r.cfg, in)
+		if r.err == nil {
+			// Kept also when the turn stopped waiting: its chat's next
+			// turn under load loads it again.
+			p.recalls.put(key, r.found.Ranked())
+		}
 	}()
 	return r
 }
@@ -123,29 +148,20 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 	if r == nil {
 		return nil
 	}
-	defer r.cancel()
 	rc := p.opt.Recall
 	if rc.KeptChars > 0 {
 		r.in.Kept = p.keptRecalls(ctx, cs, br.Uncovered[:r.fresh], r.in.Character, pre, m)
 	}
-	// A context done before the search returns wins: the turn does not
-	// wait on a store that hangs.
-	var err error
-	select {
-	case <-r.done:
-		err = r.err
-	case <-r.ctx.Done():
-		err = r.ctx.Err()
-	}
+	found, err := p.awaitRecall(ctx, r)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			p.log.Warn("recall over its time; the turn goes on without it", "chat_id", cs.chat.ID, "timeout", r.timeout)
-		} else {
+		} else if !errors.Is(err, errRecallLate) {
 			p.log.Warn("recall", "chat_id", cs.chat.ID, "err", err)
 		}
 		return p.turnBlock(cs, br, r, memory.Recalled{})
 	}
-	got := r.found.Pick(r.cfg, r.in)
+	got := found.Pick(r.cfg, r.in)
 	m.Recall = got.Block
 	for _, s := range got.Skipped {
 		p.log.Warn("recall went on without a part", "chat_id", cs.chat.ID, "skipped", s)
@@ -179,6 +195,64 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 		}
 	}()
 	return keep
+}
+
+// awaitRecall waits for r's search: up to recall.timeout, or, while turns
+// wait for a slot, up to recall.busy_wait. A search late under load goes
+// on (its ranking is kept for the chat's next turn); this turn loads again
+// what the chat's last search ranked, and has no new block when there is
+// none (errRecallLate). r.mode says which it was.
+func (p *Pipeline) awaitRecall(ctx context.Context, r *pendingRecall) (memory.RecallFound, error) {
+	r.mode = RecallFull
+	if r.busy {
+		r.mode = RecallFewer
+	}
+	// Load that comes while the turn waits counts too: every busy_wait
+	// the turn looks again.
+	var tick <-chan time.Time
+	if wait := p.opt.Recall.BusyWait; wait > 0 {
+		t := time.NewTicker(wait)
+		defer t.Stop()
+		tick = t.C
+	}
+	// A context done before the search returns wins: the turn does not
+	// wait on a store that hangs.
+	var err error
+	for err == nil {
+		select {
+		case <-r.done:
+			if r.err == nil {
+				r.cancel()
+				return r.found, nil
+			}
+			err = r.err
+		case <-r.ctx.Done():
+			err = r.ctx.Err()
+		case <-tick:
+			if r.busy || p.gate.busy() {
+				err = errRecallLate
+			}
+		}
+	}
+	if !errors.Is(err, errRecallLate) {
+		r.cancel()
+		r.mode = RecallFailed
+		return memory.RecallFound{}, err
+	}
+	r.mode = RecallLate
+	ranked := p.recalls.get(recallKey(r.in.ChatID, r.in.Character))
+	if ranked == nil {
+		return memory.RecallFound{}, errRecallLate
+	}
+	lctx, cancel := context.WithTimeout(ctx, 2*p.opt.Recall.BusyWait)
+	defer cancel()
+	found, err := memory.RecallAgain(lctx, p.opt.Store, r.in, ranked)
+	if err != nil {
+		p.log.Debug("recall: loading the chat's last ranking again", "chat_id", r.in.ChatID, "err", err)
+		return memory.RecallFound{}, errRecallLate
+	}
+	r.mode = RecallCached
+	return found, nil
 }
 
 // turnBlock is the block to keep for the turn (with recall.kept_chars):

@@ -346,7 +346,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	// delivery itself is the platform's time).
 	own := pipelineTime + stored.Sub(afterModel) + time.Since(delivered)
 	p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "answered", Pipeline: own, Queued: rp.queued, Model: modelDone.Sub(modelStart),
-		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, PromptMessages: len(prompt.messages)})
+		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, PromptMessages: len(prompt.messages), Recall: prompt.recall})
 	p.afterTurn(ctx, cs, TurnDone{ChatID: cs.chat.ID, CardID: cs.chat.CardID, SpaceID: cs.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
 	p.recordOwed(ctx, cs)
 	return msg.ID, nil

@@ -124,6 +124,11 @@ type Recall struct {
 	KeptChars int `yaml:"kept_chars"`
 	// Timeout caps recall's time in a turn; past it the block is left out.
 	Timeout time.Duration `yaml:"timeout"`
+	// BusyWait caps how long a turn waits for its search while other
+	// turns wait for a slot; past it the turn loads again, by id, what
+	// its chat's last search ranked (a cached block), or goes on without
+	// a new block. 0 waits up to Timeout whatever the load.
+	BusyWait time.Duration `yaml:"busy_wait"`
 	Weights RecallWeights `yaml:"weights"`
 	// Embeddings, when BaseURL and Model are set, adds vector similarity.
 	Embeddings Embeddings `yaml:"embeddings"`
@@ -298,7 +303,7 @@ func Default() Config {
 		Recorder:   Recorder{Enabled: true, Batch: 6, JSONMode: true},
 		Scene:      Scene{MaxCast: 8},
 		Reflection: Reflection{Auto: true, EveryTurns: 20, MinTurns: 5, PerRun: 3, MinNew: 3, MaxChecks: 5, PivotalImportance: 8},
-		Recall: Recall{Enabled: true, Candidates: 50, MaxItems: 8, MaxChars: 1500, KeptChars: 3000, Timeout: 5 * time.Second,
+		Recall: Recall{Enabled: true, Candidates: 50, MaxItems: 8, MaxChars: 1500, KeptChars: 3000, Timeout: 5 * time.Second, BusyWait: 10 * time.Millisecond,
 			Weights:    RecallWeights{Importance: 1, Relevance: 1.5, Recency: 0.5, Retention: 1},
 			Embeddings: Embeddings{Dimensions: 256}, VectorCacheMB: 64, DiagnosticsTurns: 50},
 		Memory: Memory{

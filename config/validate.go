@@ -49,6 +49,7 @@ func (c Config) Validate() error {
 		{"recall.max_chars", c.Recall.MaxChars < 100, "must be at least 100"},
 		{"recall.kept_chars", c.Recall.KeptChars < 0, "must not be negative (0 keeps no block)"},
 		{"recall.timeout", c.Recall.Timeout <= 0, "must be a positive duration"},
+		{"recall.busy_wait", c.Recall.BusyWait < 0 || c.Recall.BusyWait > c.Recall.Timeout, "must be between 0 and recall.timeout"},
 		{"recall.weights", c.Recall.Weights.Importance < 0 || c.Recall.Weights.Relevance < 0 || c.Recall.Weights.Recency < 0 || c.Recall.Weights.Retention < 0 ||
 			c.Recall.Weights.Importance+c.Recall.Weights.Relevance+c.Recall.Weights.Recency+c.Recall.Weights.Retention == 0, "must not be negative, and not all 0"},
 		{"recall.embeddings.base_url", c.Recall.Embeddings.BaseURL != "" && !isHTTPURL(c.Recall.Embeddings.BaseURL), "must be an http(s) URL or empty (no embeddings)"},

@@ -83,7 +83,15 @@ type RecallFound struct {
 	cands   []recall.Candidate
 	now     int64
 	skipped []string
+	// ranked is what the search ranked before the load: ids and
+	// relevance only, for RecallAgain.
+	ranked []recall.Ranked
 }
+
+// Ranked is what the search ranked: the ids of its candidates with their
+// relevance and how they were found, no text. RecallAgain loads them
+// again for a later turn.
+func (f RecallFound) Ranked() []recall.Ranked { return f.ranked }
 
 // FindRecall finds the speaking character's own perceptions and beliefs
 // that bear on the new messages, by the names and words they share with
@@ -114,6 +122,37 @@ func FindRecall(ctx context.Context, st RecallStore, cfg RecallConfig, in Recall
 	if len(ranked) == 0 {
 		return found, nil
 	}
+	items, err := loadRanked(ctx, st, in, ranked)
+	if err != nil {
+		return RecallFound{}, err
+	}
+	cfg.recheckVectors(ctx, in, ranked, items)
+	found.ranked = ranked
+	found.cands = candidates(in, ranked, items)
+	found.cands = cfg.rerank(ctx, text, found.cands, &found.skipped)
+	found.now = items.Now
+	return found, nil
+}
+
+// RecallAgain loads what an earlier search ranked (RecallFound.Ranked)
+// for in: one query by id, with every check of a search's load (the
+// character's own items, live, on in's branch), so an item forgotten or
+// taken off the branch since is not brought back. Neither vectors nor
+// rerank run: it is the turn's cheap recall when the store is busy.
+func RecallAgain(ctx context.Context, st RecallStore, in RecallInput, ranked []recall.Ranked) (RecallFound, error) {
+	if len(ranked) == 0 {
+		return RecallFound{}, nil
+	}
+	items, err := loadRanked(ctx, st, in, ranked)
+	if err != nil {
+		return RecallFound{}, err
+	}
+	return RecallFound{ranked: ranked, cands: candidates(in, ranked, items), now: items.Now}, nil
+}
+
+// loadRanked loads the ranked items that are in's character's own and
+// on its branch.
+func loadRanked(ctx context.Context, st RecallStore, in RecallInput, ranked []recall.Ranked) (models.RecallItems, error) {
 	load := models.RecallLoad{SpaceID: in.SpaceID, Character: in.Character, ChatID: in.ChatID, HeadID: in.HeadID}
 	for _, r := range ranked {
 		if r.Kind == recall.Belief {
@@ -122,26 +161,24 @@ func FindRecall(ctx context.Context, st RecallStore, cfg RecallConfig, in Recall
 			load.Perceptions = append(load.Perceptions, r.ID)
 		}
 	}
-	items, err := st.RecallItems(ctx, load)
-	if err != nil {
-		return RecallFound{}, err
-	}
-	cfg.recheckVectors(ctx, in, ranked, items)
+	return st.RecallItems(ctx, load)
+}
+
+// candidates pairs the loaded items with their ranking.
+func candidates(in RecallInput, ranked []recall.Ranked, items models.RecallItems) []recall.Candidate {
 	byID := make(map[string]recall.Ranked, len(ranked))
 	for _, r := range ranked {
 		byID[r.ID] = r
 	}
-	found.cands = make([]recall.Candidate, 0, len(items.Items))
+	cands := make([]recall.Candidate, 0, len(items.Items))
 	for _, it := range items.Items {
 		if it.Kind == recall.Perception {
 			it.When = recall.When(in.Language, int(it.StoryMinute/recall.MinutesPerDay), int(it.StoryMinute%recall.MinutesPerDay))
 		}
 		r := byID[it.ID]
-		found.cands = append(found.cands, recall.Candidate{Item: it, Sources: r.Sources, Relevance: r.Relevance})
+		cands = append(cands, recall.Candidate{Item: it, Sources: r.Sources, Relevance: r.Relevance})
 	}
-	found.cands = cfg.rerank(ctx, text, found.cands, &found.skipped)
-	found.now = items.Now
-	return found, nil
+	return cands
 }
 
 // Pick scores the found candidates, picks what to recall (recall.Select:

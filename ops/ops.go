@@ -29,6 +29,7 @@ type Metrics struct {
 	modelTime    *prometheus.HistogramVec
 	tokens       *prometheus.CounterVec
 	promptTokens prometheus.Histogram
+	recalls      *prometheus.CounterVec
 	promptMsgs   prometheus.Histogram
 	jobRuns      *prometheus.CounterVec
 	forgets      *prometheus.CounterVec
@@ -64,7 +65,8 @@ func NewMetrics(depth Depth, failing Failing) *Metrics {
 	m.jobRuns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_memory_jobs_total", Help: "Memory job runs by kind and outcome (written, skipped, rejected, failed)."}, []string{"kind", "outcome"})
 	m.forgets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_forgets_total", Help: "Confirmed /forget operations."}, []string{"platform"})
 	m.sendErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_platform_send_errors_total", Help: "Replies a platform could not deliver."}, []string{"platform"})
-	m.reg.MustRegister(m.turns, m.pipelineTime, m.queueTime, m.modelTime, m.tokens, m.promptTokens, m.promptMsgs, m.jobRuns, m.forgets, m.sendErrors,
+	m.recalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_recall_total", Help: "Answered turns' recall by how it went: full; under load fewer (half the candidates), cached (the chat's last ranking loaded again), late (no new block)."}, []string{"mode"})
+	m.reg.MustRegister(m.turns, m.pipelineTime, m.queueTime, m.modelTime, m.tokens, m.promptTokens, m.promptMsgs, m.jobRuns, m.forgets, m.sendErrors, m.recalls,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if depth != nil {
 		m.reg.MustRegister(&depthCollector{
@@ -99,6 +101,9 @@ func (m *Metrics) TurnObserved(t bot.TurnStats) {
 	}
 	if t.PromptMessages > 0 {
 		m.promptMsgs.Observe(float64(t.PromptMessages))
+	}
+	if t.Recall != "" {
+		m.recalls.WithLabelValues(t.Recall).Inc()
 	}
 }
 

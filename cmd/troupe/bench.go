@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -110,6 +111,9 @@ type benchResult struct {
 	// SideRequests counts the side model's calls by kind: summary,
 	// recap, consolidate, record, reflect and belief_check.
 	SideRequests map[string]int `json:"side_requests"`
+	// Recalls counts the answered turns' recall by how it went
+	// (bot.RecallFull, RecallFewer, RecallCached, RecallLate).
+	Recalls map[string]int `json:"recalls,omitempty"`
 	// Statements and round trips per answered turn, as the store sent
 	// them: the turns' own and the memory jobs' (models.Statements; round
 	// trips as PostgreSQL counts them).
@@ -403,6 +407,7 @@ func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
 	res.SteadyP50MS, res.SteadyP99MS, res.SteadyMaxMS = r.times.steadyPipeline.summary()
 	res.QueueP50MS, res.QueueP99MS, _ = r.times.wait.summary()
 	res.SteadyQueueP50, res.SteadyQueueP99, _ = r.times.steadyWait.summary()
+	res.Recalls = maps.Clone(r.times.recalls)
 	r.times.mu.Unlock()
 	res.PrefixReuseMedian, res.PrefixReusePairs = r.reuse.median()
 	if r.steadyReplies > 0 {
@@ -738,6 +743,10 @@ func printBench(w io.Writer, r *benchResult) error {
 	fmt.Fprintf(tw, "model requests\t%d chat, %d scribe (jobs drained in %.2f s)\n", r.ChatRequests, r.ScribeRequests, r.JobsDrainSeconds)
 	fmt.Fprintf(tw, "side-model calls\tsummary %d, recap %d, consolidate %d, record %d, reflect %d, belief check %d\n",
 		r.SideRequests["summary"], r.SideRequests["recap"], r.SideRequests["consolidate"], r.SideRequests["record"], r.SideRequests["reflect"], r.SideRequests["belief_check"])
+	if len(r.Recalls) > 0 {
+		fmt.Fprintf(tw, "recall\tfull %d; under load: fewer candidates %d, cached ranking %d, late %d; failed %d\n",
+			r.Recalls[bot.RecallFull], r.Recalls[bot.RecallFewer], r.Recalls[bot.RecallCached], r.Recalls[bot.RecallLate], r.Recalls[bot.RecallFailed])
+	}
 	fmt.Fprintf(tw, "turns per second, drain included\t%.1f\n", r.TurnsPerSecondDrained)
 	fmt.Fprintf(tw, "statements per turn\t%.1f in the turn, %.1f in memory jobs (round trips on PostgreSQL: %.1f and %.1f)\n",
 		r.StatementsPerTurn, r.JobStatementsPerTurn, r.RoundTripsPerTurn, r.JobRoundTripsPerTurn)

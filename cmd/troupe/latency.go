@@ -77,6 +77,8 @@ type turnTimes struct {
 	pipeline, wait latencyHistogram
 	steadyPipeline latencyHistogram
 	steadyWait     latencyHistogram
+	// recalls counts the turns by how their recall went.
+	recalls map[string]int
 }
 
 var _ bot.Observer = (*turnTimes)(nil)
@@ -90,6 +92,12 @@ func (t *turnTimes) TurnObserved(s bot.TurnStats) {
 	defer t.mu.Unlock()
 	t.pipeline.add(s.Pipeline)
 	t.wait.add(s.Queued)
+	if s.Recall != "" {
+		if t.recalls == nil {
+			t.recalls = map[string]int{}
+		}
+		t.recalls[s.Recall]++
+	}
 	if t.steadyOn {
 		t.steadyPipeline.add(s.Pipeline)
 		t.steadyWait.add(s.Queued)
