@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
 	"errors"
@@ -291,27 +292,39 @@ func (s *Store) RecallHits(ctx context.Context, q RecallSearch) ([]recall.Hit, e
 // recallHitsPostgres reads each term's newest entries in one statement of
 // fixed text, so that it is prepared and planned once per connection: the
 // terms come as an array, and each one's bounded range of the search index
-// is a lateral subquery.
-const recallHitsPostgres = `SELECT t.term, h.item_id, h.kind FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS t(term, n)
-  CROSS JOIN LATERAL (SELECT item_id, kind, seq FROM recall_terms WHERE space_id = ? AND character_name = ? AND term = t.term
-    ORDER BY seq DESC LIMIT ?) AS h
-  ORDER BY t.n, h.seq DESC`
+// is a lateral subquery. Each term comes back as one row, its entries (kind
+// and id, newest first) joined by commas: a row per entry cost the turn
+// more in the driver than the search cost the database.
+const recallHitsPostgres = `SELECT t.term, COALESCE(h.entries, '') FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS t(term, n)
+  CROSS JOIN LATERAL (SELECT string_agg(x.kind || x.item_id, ',' ORDER BY x.seq DESC) AS entries FROM
+    (SELECT item_id, kind, seq FROM recall_terms WHERE space_id = ? AND character_name = ? AND term = t.term
+     ORDER BY seq DESC LIMIT ?) AS x) AS h
+  ORDER BY t.n`
 
 func (s *Store) recallHitsPostgres(ctx context.Context, space, char string, terms []string, perTerm int) ([]recall.Hit, error) {
 	rows, err := s.db.WithContext(ctx).Raw(recallHitsPostgres, textArray(terms), space, char, perTerm).Rows()
 	if err != nil {
 		return nil, err
 	}
+	return scanJoinedHits(rows)
+}
+
+// scanJoinedHits reads rows of a term and its entries joined by commas,
+// each entry its kind's letter and the item's id.
+func scanJoinedHits(rows *sql.Rows) ([]recall.Hit, error) {
 	defer rows.Close()
 	var out []recall.Hit
 	for rows.Next() {
-		var h recall.Hit
-		var kind string
-		if err := rows.Scan(&h.Term, &h.ID, &kind); err != nil {
+		var term, entries string
+		if err := rows.Scan(&term, &entries); err != nil {
 			return nil, err
 		}
-		h.Kind = hitKind(kind)
-		out = append(out, h)
+		for e := range strings.SplitSeq(entries, ",") {
+			if len(e) < 2 {
+				continue
+			}
+			out = append(out, recall.Hit{ID: e[1:], Kind: hitKind(e[:1]), Term: term})
+		}
 	}
 	return out, rows.Err()
 }
@@ -360,21 +373,7 @@ func (s *Store) recallHitsSQLite(ctx context.Context, space, char string, terms 
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []recall.Hit
-	for rows.Next() {
-		var term, entries string
-		if err := rows.Scan(&term, &entries); err != nil {
-			return nil, err
-		}
-		for e := range strings.SplitSeq(entries, ",") {
-			if len(e) < 2 {
-				continue
-			}
-			out = append(out, recall.Hit{ID: e[1:], Kind: hitKind(e[:1]), Term: term})
-		}
-	}
-	return out, rows.Err()
+	return scanJoinedHits(rows)
 }
 
 func hitKind(kind string) recall.Kind {
