@@ -29,7 +29,6 @@ type Adapter struct {
 	libLog   *slog.Logger
 	guilds   map[string]bool
 	channels map[string]bool
-	roles    map[string]bool
 	tuning   tuning
 
 	mu      sync.Mutex
@@ -37,6 +36,9 @@ type Adapter struct {
 	appID   string
 	running bool
 	stopped bool
+	// adminRoles are the role ids of discord.admin_roles, the names
+	// resolved at start included.
+	adminRoles map[string]bool
 	// readyAt is when the gateway last said READY or RESUMED.
 	readyAt time.Time
 
@@ -113,9 +115,9 @@ func New(cfg config.Discord, p bot.Engine, log *slog.Logger, opts ...Option) (*A
 		libLog:   log,
 		guilds:   set(cfg.AllowedGuilds, false),
 		channels: set(cfg.AllowedChannels, false),
-		roles:    set(cfg.AdminRoles, true),
 		tuning:   defaultTuning(),
 	}
+	a.adminRoles, _ = adminRoleIDs(cfg.AdminRoles)
 	for _, o := range opts {
 		o(a)
 	}
@@ -202,6 +204,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.resolveAdminRoles(ctx, s)
 	if err := s.Open(); err != nil {
 		return fmt.Errorf("discord: connect: %w", err)
 	}
