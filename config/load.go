@@ -22,41 +22,58 @@ const EnvPrefix = "TROUPE_"
 
 // Load builds a Config from the defaults, the file at path (DefaultFile if
 // path is empty and that file exists) and the environment given by lookup.
-// It returns an *Error naming the key when any value is invalid.
+// When values are invalid it returns every problem found: an *Error naming
+// the key when there is one, Errors when there are several.
 func Load(path string, lookup func(string) (string, bool)) (Config, error) {
 	cfg := Default()
 	explicit := path != ""
 	if !explicit {
 		path = DefaultFile
 	}
+	var errs []*Error
 	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-			return Config{}, fileError(path, data, err)
+			var te *yaml.TypeError
+			if !errors.As(err, &te) {
+				// A file that does not parse says nothing more.
+				return Config{}, join(fileErrors(path, data, err))
+			}
+			// The values that decoded are kept, so the rest of the file
+			// and the environment are still checked.
+			errs = append(errs, fileErrors(path, data, err)...)
 		}
 	case errors.Is(err, os.ErrNotExist) && !explicit:
 	default:
 		return Config{}, &Error{Key: "--config", Problem: err.Error()}
 	}
-	if err := applyEnv(&cfg, lookup); err != nil {
-		return Config{}, err
-	}
+	errs = append(errs, applyEnv(&cfg, lookup)...)
 	if cfg.Model.APIKey == "" {
 		if v, ok := lookup("OPENAI_API_KEY"); ok {
 			cfg.Model.APIKey = Secret(v)
 		}
 	}
-	if err := cfg.Validate(); err != nil {
-		return Config{}, err
+	bad := map[string]bool{}
+	for _, e := range errs {
+		bad[e.Key] = true
+	}
+	for _, e := range cfg.problems() {
+		// A key whose value was refused keeps its default; whatever the
+		// checks say of it would only repeat the problem.
+		if !bad[e.Key] {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
+		return Config{}, join(errs)
 	}
 	return cfg, nil
 }
 
-func yamlProblem(err error) string {
-	msg := err.Error()
+func yamlProblem(msg string) string {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
 	msg = strings.ReplaceAll(msg, "not found in type config.", "unknown key in ")
@@ -97,18 +114,18 @@ func walk(v reflect.Value, prefix string, fn func(key string, field reflect.Valu
 	}
 }
 
-func applyEnv(cfg *Config, lookup func(string) (string, bool)) error {
-	var firstErr error
+func applyEnv(cfg *Config, lookup func(string) (string, bool)) []*Error {
+	var errs []*Error
 	walk(reflect.ValueOf(cfg).Elem(), "", func(key string, f reflect.Value) {
 		raw, ok := lookup(EnvName(key))
-		if !ok || firstErr != nil {
+		if !ok {
 			return
 		}
 		if err := setField(f, raw); err != nil {
-			firstErr = &Error{Key: key, Problem: fmt.Sprintf("%s=%q: %v", EnvName(key), redactFor(f, raw), err)}
+			errs = append(errs, &Error{Key: key, Problem: fmt.Sprintf("%s=%q: %v", EnvName(key), redactFor(f, raw), err)})
 		}
 	})
-	return firstErr
+	return errs
 }
 
 func redactFor(f reflect.Value, raw string) string {
@@ -124,7 +141,7 @@ func setField(f reflect.Value, raw string) error {
 	case f.Type() == reflect.TypeOf(time.Duration(0)):
 		d, err := time.ParseDuration(raw)
 		if err != nil {
-			return errors.New("not a duration (e.g. 30s, 5m)")
+			return errors.New(durationHint(raw))
 		}
 		f.SetInt(int64(d))
 	case f.Kind() == reflect.String:

@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -14,8 +16,45 @@ type Error struct {
 
 func (e *Error) Error() string { return "config: " + e.Key + ": " + e.Problem }
 
-// Validate checks every key and returns an *Error for the first bad one.
-func (c Config) Validate() error {
+// Errors is several invalid values, in the order they were found; each is
+// an *Error, so errors.As finds the first.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "config: %d problems:", len(es))
+	for _, e := range es {
+		b.WriteString("\n  " + e.Key + ": " + e.Problem)
+	}
+	return b.String()
+}
+
+// Unwrap returns each *Error.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// join returns nil for no problem, the *Error for one and Errors for more.
+func join(errs []*Error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return Errors(errs)
+}
+
+// Validate checks every key: an *Error for one bad value, Errors naming
+// each when there are several.
+func (c Config) Validate() error { return join(c.problems()) }
+
+// problems lists every bad value of c.
+func (c Config) problems() []*Error {
 	checks := []struct {
 		key string
 		bad bool
@@ -82,18 +121,41 @@ func (c Config) Validate() error {
 		{"log.level", !oneOf(c.Log.Level, "debug", "info", "warn", "error"), "must be debug, info, warn or error"},
 		{"log.format", !oneOf(c.Log.Format, "text", "json"), "must be text or json"},
 	}
+	var errs []*Error
 	for _, ch := range checks {
 		if ch.bad {
-			return &Error{Key: ch.key, Problem: ch.msg}
+			errs = append(errs, &Error{Key: ch.key, Problem: ch.msg})
 		}
 	}
 	if !oneOf(c.Discord.Space, SpaceAudience, SpaceGuild, SpaceChannel) {
-		return &Error{Key: "discord.space", Problem: fmt.Sprintf("%q must be audience (a private channel or thread is its own space), guild (one space per guild) or channel (one space per channel)", c.Discord.Space)}
+		errs = append(errs, &Error{Key: "discord.space", Problem: fmt.Sprintf("%q must be audience (a private channel or thread is its own space), guild (one space per guild) or channel (one space per channel)", c.Discord.Space)})
 	}
-	if c.Discord.APIBaseURL != "" && !strings.HasSuffix(c.Discord.APIBaseURL, "/") {
-		return &Error{Key: "discord.api_base_url", Problem: fmt.Sprintf("%q must end in /", c.Discord.APIBaseURL)}
+	if isHTTPURL(c.Discord.APIBaseURL) && !strings.HasSuffix(c.Discord.APIBaseURL, "/") {
+		errs = append(errs, &Error{Key: "discord.api_base_url", Problem: fmt.Sprintf("%q must end in /", c.Discord.APIBaseURL)})
 	}
-	return nil
+	if problem := listenProblem(c.Ops.Listen); problem != "" {
+		errs = append(errs, &Error{Key: "ops.listen", Problem: problem})
+	}
+	return errs
+}
+
+// listenProblem says what is wrong with a listen address: HOST:PORT or
+// :PORT, the port a number up to 65535; empty is fine (off).
+func listenProblem(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	host, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.Atoi(port)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%q is not HOST:PORT, such as 127.0.0.1:9090 (empty turns the endpoint off)", addr)
+	case perr != nil || n < 0 || n > 65535:
+		return fmt.Sprintf("%q: the port must be a number up to 65535, such as 127.0.0.1:9090", addr)
+	case strings.ContainsAny(host, " /"):
+		return fmt.Sprintf("%q: %q is not a host name or address", addr, host)
+	}
+	return ""
 }
 
 func isHTTPURL(s string) bool {

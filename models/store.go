@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -65,6 +68,9 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 	switch {
 	case strings.HasPrefix(dsn, "sqlite://"):
 		dialect, path = "sqlite", strings.TrimPrefix(dsn, "sqlite://")
+		if err := sqliteFolder(path); err != nil {
+			return nil, err
+		}
 		dialector = sqlite.Open(sqliteDSN(path))
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		dialect = "postgres"
@@ -138,6 +144,24 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// sqliteFolder checks that the folder of a SQLite file exists: SQLite
+// itself only says "out of memory (14)" when it cannot create the file.
+func sqliteFolder(path string) error {
+	file, _, _ := strings.Cut(path, "?")
+	if file == "" || file == ":memory:" || strings.HasPrefix(file, "file::memory:") {
+		return nil
+	}
+	dir := filepath.Dir(strings.TrimPrefix(file, "file:"))
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("models: sqlite: the folder %s of the database file does not exist: create it, or change database.dsn", dir)
+	case err == nil && !st.IsDir():
+		return fmt.Errorf("models: sqlite: %s, where the database file should go, is not a folder", dir)
+	}
+	return nil
 }
 
 func sqliteDSN(path string) string { return withParams(path, sqliteParams()) }

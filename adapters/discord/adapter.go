@@ -29,7 +29,6 @@ type Adapter struct {
 	libLog   *slog.Logger
 	guilds   map[string]bool
 	channels map[string]bool
-	roles    map[string]bool
 	tuning   tuning
 
 	mu      sync.Mutex
@@ -37,6 +36,9 @@ type Adapter struct {
 	appID   string
 	running bool
 	stopped bool
+	// adminRoles are the role ids of discord.admin_roles, the names
+	// resolved at start included.
+	adminRoles map[string]bool
 	// readyAt is when the gateway last said READY or RESUMED.
 	readyAt time.Time
 
@@ -113,9 +115,9 @@ func New(cfg config.Discord, p bot.Engine, log *slog.Logger, opts ...Option) (*A
 		libLog:   log,
 		guilds:   set(cfg.AllowedGuilds, false),
 		channels: set(cfg.AllowedChannels, false),
-		roles:    set(cfg.AdminRoles, true),
 		tuning:   defaultTuning(),
 	}
+	a.adminRoles, _ = adminRoleIDs(cfg.AdminRoles)
 	for _, o := range opts {
 		o(a)
 	}
@@ -138,13 +140,9 @@ func set(items []string, fold bool) map[string]bool {
 
 // session builds the discordgo session: token, intents, shard, HTTP client.
 func (a *Adapter) session() (*discordgo.Session, error) {
-	token := strings.TrimSpace(a.cfg.Token.Value())
-	if !strings.HasPrefix(token, "Bot ") {
-		token = "Bot " + token
-	}
-	s, err := discordgo.New(token)
+	s, err := restSession(a.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("discord: session: %w", err)
+		return nil, err
 	}
 	s.Identify.Intents = intents
 	s.ShardID, s.ShardCount = a.cfg.ShardID, a.cfg.ShardCount
@@ -153,13 +151,6 @@ func (a *Adapter) session() (*discordgo.Session, error) {
 	s.SyncEvents = true
 	s.State.TrackEmojis, s.State.TrackStickers, s.State.TrackVoice = false, false, false
 	s.State.TrackPresences, s.State.TrackMembers, s.State.TrackThreadMembers = false, false, false
-	if a.cfg.APIBaseURL != "" {
-		rb, err := newRebase(a.cfg.APIBaseURL, http.DefaultTransport)
-		if err != nil {
-			return nil, err
-		}
-		s.Client = &http.Client{Timeout: 20 * time.Second, Transport: rb}
-	}
 	s.AddHandler(a.onReady)
 	s.AddHandler(a.onResumed)
 	s.AddHandler(a.onMessageCreate)
@@ -169,6 +160,27 @@ func (a *Adapter) session() (*discordgo.Session, error) {
 	s.AddHandler(a.onChannelDelete)
 	s.AddHandler(a.onThreadUpdate)
 	s.AddHandler(a.onRoleUpdate)
+	return s, nil
+}
+
+// restSession is a discordgo session for REST calls: the token and, with
+// discord.api_base_url, requests sent there.
+func restSession(cfg config.Discord) (*discordgo.Session, error) {
+	token := strings.TrimSpace(cfg.Token.Value())
+	if !strings.HasPrefix(token, "Bot ") {
+		token = "Bot " + token
+	}
+	s, err := discordgo.New(token)
+	if err != nil {
+		return nil, fmt.Errorf("discord: session: %w", err)
+	}
+	if cfg.APIBaseURL != "" {
+		rb, err := newRebase(cfg.APIBaseURL, http.DefaultTransport)
+		if err != nil {
+			return nil, err
+		}
+		s.Client = &http.Client{Timeout: 20 * time.Second, Transport: rb}
+	}
 	return s, nil
 }
 
@@ -192,6 +204,7 @@ func (a *Adapter) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.resolveAdminRoles(ctx, s)
 	if err := s.Open(); err != nil {
 		return fmt.Errorf("discord: connect: %w", err)
 	}

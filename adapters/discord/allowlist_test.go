@@ -133,7 +133,7 @@ func TestEveryInteractionHonoursWhereTheBotMayPlay(t *testing.T) {
 // TestManageCommandsNeedPermissionOrAdminRole: the commands that change a
 // channel or erase memory are refused to a member without the permission,
 // whatever other roles they have, and carried out for a member with a role
-// in admin_roles (named, as Discord's roles arrive in GUILD_CREATE).
+// in admin_roles (named: the name is resolved to the role id at start).
 func TestManageCommandsNeedPermissionOrAdminRole(t *testing.T) {
 	t.Parallel()
 	var guild, stage, storytellers, players string

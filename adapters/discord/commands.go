@@ -155,8 +155,9 @@ func castChange(cmd bot.Command) bool {
 // canManage reports whether the caller may run admin commands: Manage
 // Channels for /card set and changes of the cast, Manage Messages for
 // everything else, from the
-// member's permissions in the channel, or a role in discord.admin_roles (by
-// id or name). In DMs the caller owns the space.
+// member's permissions in the channel, or a role in discord.admin_roles
+// (matched by id; names were resolved to ids at start). In DMs the caller
+// owns the space.
 func (a *Adapter) canManage(s *discordgo.Session, i *discordgo.Interaction, cmd bot.Command) bool {
 	m := i.Member
 	if m == nil {
@@ -170,16 +171,8 @@ func (a *Adapter) canManage(s *discordgo.Session, i *discordgo.Interaction, cmd 
 		return true
 	}
 	for _, id := range m.Roles {
-		if a.roles[strings.ToLower(id)] {
+		if a.isAdminRole(id) {
 			return true
-		}
-		if r, err := s.State.Role(i.GuildID, id); err == nil {
-			s.State.RLock()
-			name := strings.ToLower(r.Name)
-			s.State.RUnlock()
-			if a.roles[name] {
-				return true
-			}
 		}
 	}
 	return false

@@ -112,28 +112,43 @@ func TestCardAutocompleteAndSet(t *testing.T) {
 	}
 }
 
+// discord.admin_roles matches roles by id: an id written there lets its
+// members manage, a name is resolved to its role's id at start with a
+// warning (names can change), and another role that has (or takes) the
+// name later is not an admin role.
 func TestRoleInAdminRolesMayManage(t *testing.T) {
 	t.Parallel()
+	var named string
 	h := newHarness(t, setup{
-		cfg:    func(c *config.Discord) { c.AdminRoles = []string{"Storytellers"} },
-		before: func(d *discordtest.Server) {},
+		cfg: func(c *config.Discord) { c.AdminRoles = []string{"777", "Storytellers", "Nobody"} },
+		before: func(d *discordtest.Server) {
+			named = d.NewID()
+			d.AddGuild("Role Hall", discordtest.Role{ID: named, Name: "Storytellers"})
+		},
 	})
-	role := "777"
-	h.a.cfg.AdminRoles = nil
-	// The role is known by name from GUILD_CREATE; the harness guild has none,
-	// so check the id path and the name path through canManage directly.
-	h.a.roles = map[string]bool{"storytellers": true, role: true}
-	i := &discordgo.Interaction{GuildID: h.guild, Member: &discordgo.Member{Permissions: member, Roles: []string{role}}}
+	i := &discordgo.Interaction{GuildID: h.guild, Member: &discordgo.Member{Permissions: member, Roles: []string{"777"}}}
 	if !h.a.canManage(nil, i, bot.Command{Name: "forget"}) {
-		t.Errorf("a member with an admin role may not manage")
+		t.Errorf("a member with an admin role id may not manage")
 	}
+	i.Member.Roles = []string{named}
+	if !h.a.canManage(nil, i, bot.Command{Name: "forget"}) {
+		t.Errorf("a member with the role named in admin_roles may not manage")
+	}
+	logs := h.logs.String()
+	if !strings.Contains(logs, "resolved to its id") || !strings.Contains(logs, "role_id="+named) || !strings.Contains(logs, "names can change") {
+		t.Errorf("no warning that the name was resolved to %s:\n%s", named, logs)
+	}
+	if !strings.Contains(logs, "no role of the bot's guilds has this name") || !strings.Contains(logs, "name=Nobody") {
+		t.Errorf("no warning for the name no role has:\n%s", logs)
+	}
+	// A role that is given the name later is not an admin role.
 	i.Member.Roles = []string{"778"}
 	s := &discordgo.Session{State: discordgo.NewState()}
 	if err := s.State.GuildAdd(&discordgo.Guild{ID: h.guild, Roles: []*discordgo.Role{{ID: "778", Name: "Storytellers"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if !h.a.canManage(s, i, bot.Command{Name: "forget"}) {
-		t.Errorf("a member with an admin role (by name) may not manage")
+	if h.a.canManage(s, i, bot.Command{Name: "forget"}) {
+		t.Errorf("a role renamed to an admin role's name may manage")
 	}
 	i.Member.Roles = nil
 	if h.a.canManage(s, i, bot.Command{Name: "forget"}) {

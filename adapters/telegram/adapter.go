@@ -135,6 +135,10 @@ func (a *Adapter) Run(ctx context.Context) error {
 	defer cancelWork()
 	a.api, a.work = api, work
 	a.rt = router{self: api.Self, allowGroups: a.cfg.AllowGroups, allowed: newAllowList(a.cfg.AllowedUsers)}
+	if names := a.rt.allowed.usernames(); len(names) > 0 {
+		a.log.Warn("telegram.allowed_users: a username is bound to the id of the first user seen with it, until the next start; names can change, write user ids instead",
+			"usernames", strings.Join(names, ","))
+	}
 	a.inbox = nil
 	if a.hook == nil {
 		a.inbox = &inbox{state: a.p, key: offsetKey(api.Self.ID)}

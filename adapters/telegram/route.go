@@ -1,8 +1,10 @@
 package telegram
 
 import (
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
@@ -52,7 +54,7 @@ type event struct {
 type router struct {
 	self        tgbotapi.User
 	allowGroups bool
-	allowed     allowList
+	allowed     *allowList
 }
 
 // route turns an update into an event, or says why it is ignored.
@@ -231,29 +233,67 @@ func displayName(u *tgbotapi.User) string {
 	return name
 }
 
-// allowList is telegram.allowed_users: ids or usernames; empty allows
-// everyone.
+// allowList is telegram.allowed_users: user ids, or usernames; empty
+// allows everyone. Users are matched by id: the Bot API cannot look a
+// username up, so a username entry is bound to the id of the first user
+// seen with it, and from then on only that id matches it (a name can be
+// given up and taken by someone else). Bindings last while the process
+// runs.
 type allowList struct {
-	ids   map[int64]bool
-	names map[string]bool
+	ids map[int64]bool
+
+	mu sync.Mutex
+	// names maps a lowercase username to the id it was first seen with,
+	// 0 until then.
+	names map[string]int64
 }
 
-func newAllowList(entries []string) allowList {
-	l := allowList{ids: map[int64]bool{}, names: map[string]bool{}}
+func newAllowList(entries []string) *allowList {
+	l := &allowList{ids: map[int64]bool{}, names: map[string]int64{}}
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
 		if id, err := strconv.ParseInt(e, 10, 64); err == nil {
 			l.ids[id] = true
 		} else if e != "" {
-			l.names[strings.ToLower(strings.TrimPrefix(e, "@"))] = true
+			l.names[strings.ToLower(strings.TrimPrefix(e, "@"))] = 0
 		}
 	}
 	return l
 }
 
-func (l allowList) has(u *tgbotapi.User) bool {
-	if len(l.ids) == 0 && len(l.names) == 0 {
+// usernames lists the username entries, for the warning at start.
+func (l *allowList) usernames() []string {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for n := range l.names {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (l *allowList) has(u *tgbotapi.User) bool {
+	if l == nil || (len(l.ids) == 0 && len(l.names) == 0) {
 		return true
 	}
-	return l.ids[u.ID] || (u.UserName != "" && l.names[strings.ToLower(u.UserName)])
+	if l.ids[u.ID] {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	name := strings.ToLower(u.UserName)
+	for n, id := range l.names {
+		if id == u.ID {
+			return true
+		}
+		if n == name && id == 0 {
+			l.names[n] = u.ID
+			return true
+		}
+	}
+	return false
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"troupe/cards"
+	"troupe/config"
 )
 
 // logCardFailures names each file of the card folder that did not load.
@@ -31,13 +32,21 @@ func (c *cli) cardCmd() *cobra.Command {
 }
 
 // cardDir is the card folder: --dir, else cards.dir of the configuration.
+// A folder that does not exist is an error (not an empty library), with the
+// nearest folders there are.
 func (c *cli) cardDir(dir string) (string, error) {
 	if dir != "" {
+		if err := checkFolder(dir); err != nil {
+			return "", usageError{fmt.Errorf("--dir: %w", err)}
+		}
 		return dir, nil
 	}
 	cfg, err := c.load()
 	if err != nil {
 		return "", err
+	}
+	if err := checkFolder(cfg.Cards.Dir); err != nil {
+		return "", &config.Error{Key: "cards.dir", Problem: err.Error()}
 	}
 	return cfg.Cards.Dir, nil
 }

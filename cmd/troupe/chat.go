@@ -79,6 +79,9 @@ func (c *cli) chatCmd() *cobra.Command {
 				}
 				lore = append(lore, b)
 			}
+			if err := preflight(ctx, cfg, log, false); err != nil {
+				return err
+			}
 			a, err := openAppWith(ctx, cfg, log, lib, lore)
 			if err != nil {
 				return err

@@ -38,7 +38,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&c.configPath, "config", "", "config file (default troupe.yaml if present)")
-	root.AddCommand(c.serveCmd(), c.workerCmd(), c.chatCmd(), c.migrateCmd(), c.versionCmd(), c.memoryCmd(), c.healthCmd(), c.benchCmd(), c.cardCmd(), c.evalCmd())
+	root.AddCommand(c.serveCmd(), c.workerCmd(), c.chatCmd(), c.migrateCmd(), c.versionCmd(), c.memoryCmd(), c.healthCmd(), c.benchCmd(), c.cardCmd(), c.evalCmd(), c.doctorCmd())
 	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && cmd != nil && isUsage(err) {
 		return usageError{err}
@@ -105,7 +105,11 @@ func (c *cli) serveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return serve(cmd.Context(), cfg, newLogger(cfg.Log, c.stderr), true)
+			log := newLogger(cfg.Log, c.stderr)
+			if err := preflight(cmd.Context(), cfg, log, true); err != nil {
+				return err
+			}
+			return serve(cmd.Context(), cfg, log, true)
 		},
 	}
 }

@@ -30,9 +30,16 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
+	var cerrs config.Errors
 	var cerr *config.Error
 	var uerr usageError
 	switch {
+	case errors.As(err, &cerrs):
+		fmt.Fprintf(stderr, "troupe: invalid configuration (%d problems):\n", len(cerrs))
+		for _, e := range cerrs {
+			fmt.Fprintf(stderr, "  %s: %s\n", e.Key, e.Problem)
+		}
+		return 2
 	case errors.As(err, &cerr):
 		fmt.Fprintf(stderr, "troupe: invalid configuration: %s: %s\n", cerr.Key, cerr.Problem)
 		return 2

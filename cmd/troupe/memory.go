@@ -79,11 +79,17 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 			return c.withMemory(cmd, func(a *app) error {
 				ctx := cmd.Context()
 				keys := []models.MemoryKey{{CardID: card, SpaceID: space}}
-				if card == "" {
-					var err error
-					if keys, err = a.store.MemoryKeys(ctx); err != nil {
+				all, err := a.store.MemoryKeys(ctx)
+				if err != nil {
+					return err
+				}
+				if card != "" {
+					// A mistyped id would print an empty memory.
+					if err := checkMemoryKey(all, card, space); err != nil {
 						return err
 					}
+				} else {
+					keys = all
 					if !asJSON {
 						for _, k := range keys {
 							fmt.Fprintf(c.stdout, "%s\t%s\n", k.CardID, k.SpaceID)

@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // RefuseDimensions is the message OpenAI answers, with HTTP 400 and type
@@ -137,20 +136,6 @@ func Embedding(input string, dim int) []float32 {
 		}
 	}
 	return vec
-}
-
-// handleModels serves GET /v1/models, listing DefaultModel.
-func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	s.record(newRequest(r))
-	writeJSON(w, http.StatusOK, map[string]any{
-		"object": "list",
-		"data": []modelEntry{{
-			ID:      DefaultModel,
-			Object:  "model",
-			Created: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Unix(),
-			OwnedBy: "openaitest",
-		}},
-	})
 }
 
 // handleNotFound answers any other path the way the API does.

@@ -44,6 +44,7 @@ type Server struct {
 	seq int
 	// unrecorded stops keeping requests (SetRecording(false)).
 	unrecorded bool
+	access     access
 }
 
 // TB is the part of testing.TB the fake uses; declaring it here keeps the
@@ -80,7 +81,7 @@ func Start() *Server {
 	mux.HandleFunc("POST /v1/rerank", s.handleRerank)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("/", s.handleNotFound)
-	s.srv = httptest.NewServer(mux)
+	s.srv = httptest.NewServer(s.gate(mux))
 	return s
 }
 

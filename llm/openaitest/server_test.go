@@ -87,8 +87,8 @@ func TestModels(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ListModels: %v", err)
 	}
-	if len(list.Models) != 1 || list.Models[0].ID != openaitest.DefaultModel {
-		t.Errorf("got models %+v, want one %q", list.Models, openaitest.DefaultModel)
+	if len(list.Models) != 2 || list.Models[0].ID != openaitest.DefaultModel || list.Models[1].ID != openaitest.TroupeDefaultModel {
+		t.Errorf("got models %+v, want %q and %q", list.Models, openaitest.DefaultModel, openaitest.TroupeDefaultModel)
 	}
 }
 

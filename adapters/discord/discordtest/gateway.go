@@ -180,13 +180,7 @@ func (s *Server) identify(c *conn, d json.RawMessage, query string) bool {
 func (s *Server) guildJSONLocked(g *guild) obj {
 	o := s.sample("gateway/guild_create")["d"].(obj)
 	o["id"], o["name"] = g.id, g.name
-	roles := []obj{{"id": g.id, "name": "@everyone", "permissions": itoa64(g.everyone), "position": 0, "color": 0,
-		"hoist": false, "managed": false, "mentionable": false, "icon": nil, "unicode_emoji": nil, "flags": 0}}
-	for i, r := range g.roles {
-		roles = append(roles, obj{"id": r.ID, "name": r.Name, "permissions": itoa64(r.Permissions), "position": i + 1,
-			"color": 0, "hoist": false, "managed": false, "mentionable": false, "icon": nil, "unicode_emoji": nil, "flags": 0})
-	}
-	o["roles"] = roles
+	o["roles"] = rolesJSONLocked(g)
 	channels, threads := []obj{}, []obj{}
 	for _, id := range g.channels {
 		c := *s.channels[id]

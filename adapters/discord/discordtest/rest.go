@@ -69,6 +69,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, seg []string, bod
 		o := s.sample("rest/user")
 		o["id"], o["username"] = s.bot.ID, s.bot.Username
 		writeJSON(w, http.StatusOK, o)
+	case m == "GET" && n == 3 && seg[0] == "users" && seg[1] == "@me" && seg[2] == "guilds":
+		s.myGuilds(w)
+	case m == "GET" && n == 3 && seg[0] == "guilds" && seg[2] == "roles":
+		s.guildRoles(w, seg[1])
 	case seg[0] == "channels" && n >= 2:
 		s.routeChannel(w, r, seg[1], seg[2:], body)
 	case seg[0] == "webhooks" && n >= 3:

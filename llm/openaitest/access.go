@@ -1,0 +1,105 @@
+package openaitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// TroupeDefaultModel is the model.name of a troupe configuration left at its
+// defaults; the server lists it next to DefaultModel, so that a troupe
+// started against the fake with defaults finds its model.
+const TroupeDefaultModel = "gpt-4o-mini"
+
+// access is what the server lets through before any handler: the key it
+// wants, the models it serves, whether it has a model list.
+type access struct {
+	// key, when set, is the only bearer token accepted; any other request
+	// is answered 401.
+	key string
+	// models, when set, are the only models listed and served: a chat or
+	// embeddings request naming another is answered 404 model_not_found.
+	models []string
+	// noList answers GET /v1/models 404, as servers without a list do.
+	noList bool
+}
+
+// RequireKey makes the server refuse (401 invalid_api_key) every request
+// whose Authorization is not "Bearer key"; "" accepts any again.
+func (s *Server) RequireKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.access.key = key
+}
+
+// SetModels makes ids the only models the server lists and serves; none
+// restores the default (DefaultModel and TroupeDefaultModel listed, any
+// model served).
+func (s *Server) SetModels(ids ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.access.models = slices.Clone(ids)
+}
+
+// HideModelList makes GET /v1/models answer 404, as some servers do.
+func (s *Server) HideModelList(hide bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.access.noList = hide
+}
+
+// gate applies the access settings in front of next.
+func (s *Server) gate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		a := s.access
+		s.mu.Unlock()
+		if a.key != "" && r.Header.Get("Authorization") != "Bearer "+a.key {
+			writeError(w, http.StatusUnauthorized, -1, "Incorrect API key provided.")
+			return
+		}
+		if r.Method == http.MethodPost && len(a.models) > 0 && r.Body != nil {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, -1, "unreadable body")
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var m struct {
+				Model string `json:"model"`
+			}
+			if json.Unmarshal(body, &m) == nil && m.Model != "" && !slices.Contains(a.models, m.Model) {
+				writeJSON(w, http.StatusNotFound, map[string]any{"error": map[string]any{
+					"message": "The model `" + m.Model + "` does not exist or you do not have access to it.",
+					"type":    "invalid_request_error", "param": nil, "code": "model_not_found"}})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// handleModels serves GET /v1/models. It is not recorded: every client
+// asks for it when it starts, and tests count the requests that do work.
+func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	a := s.access
+	s.mu.Unlock()
+	if a.noList {
+		writeError(w, http.StatusNotFound, -1, "Invalid URL (GET /v1/models)")
+		return
+	}
+	ids := a.models
+	if len(ids) == 0 {
+		ids = []string{DefaultModel, TroupeDefaultModel}
+	}
+	data := make([]modelEntry, 0, len(ids))
+	for _, id := range ids {
+		data = append(data, modelEntry{ID: id, Object: "model", OwnedBy: "openaitest",
+			Created: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Unix()})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
