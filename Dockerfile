@@ -39,7 +39,8 @@ VOLUME ["/data"]
 
 ENV TROUPE_CARDS_DIR=/cards \
     TROUPE_DATABASE_DSN=sqlite:///data/troupe.db \
-    TROUPE_OPS_LISTEN=0.0.0.0:9090
+    TROUPE_OPS_LISTEN=0.0.0.0:9090 \
+    TROUPE_TELEGRAM_WEBHOOK_LISTEN=0.0.0.0:8443
 
 USER 65532:65532
 # 9090: ops.listen (health and metrics); 8443: telegram.webhook_listen.

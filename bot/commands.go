@@ -68,18 +68,17 @@ func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink)
 		return err
 	}
 	defer p.wg.Done()
+	// Every command shares the user's rate with messages: each costs a
+	// platform write at least, most read or write a chat, /start may open
+	// one and /regen calls the model.
+	if limited, err := p.overRate(ctx, in, sink); limited {
+		return err
+	}
 	switch cmd.Name {
 	case "help":
 		return sink.Notice(ctx, p.text(p.langOf(in), msgHelp))
 	case "start":
 		return p.cmdStart(ctx, in, cmd.Args, sink)
-	}
-	// Every other command reads or writes a chat, and /regen calls the
-	// model: they share the user's rate with messages.
-	if limited, err := p.overRate(ctx, in, sink); limited {
-		return err
-	}
-	switch cmd.Name {
 	case "new":
 		return p.withLane(ctx, in, func() error { return p.cmdNew(ctx, in, sink) })
 	case "regen":

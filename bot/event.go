@@ -189,6 +189,13 @@ func (p *Pipeline) submitWork(ctx context.Context, ev Event, sink Sink, r Receip
 	}
 	r.admit(nil)
 	work := func() error {
+		if ev.Kind == EventButton {
+			// A press shares the user's rate with messages and commands,
+			// as the command that offered the buttons did.
+			if limited, err := p.overRate(ctx, ev.In, sink); limited {
+				return err
+			}
+		}
 		switch {
 		case ev.Kind == EventCommand:
 			return p.Exec(ctx, ev.In, ev.Command, sink)

@@ -324,7 +324,7 @@ func Default() Config {
 		Lore:     Lore{BudgetPercent: 25, BudgetTokens: 4096},
 		Language: "en",
 		Discord:  Discord{ShardCount: 1, Space: SpaceAudience},
-		Telegram: Telegram{WebhookListen: ":8443"},
+		Telegram: Telegram{WebhookListen: "127.0.0.1:8443"},
 		Limits:   Limits{RatePerMinute: 20, MaxMessageChars: 8000},
 		Ops:      Ops{Listen: "127.0.0.1:9090"},
 		Log:      Log{Level: "info", Format: "text"},

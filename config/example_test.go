@@ -327,6 +327,8 @@ func TestLoadErrors(t *testing.T) {
 		{name: "redis url", env: map[string]string{"TROUPE_REDIS_URL": "http://:hunter2@redis"}, key: "redis.url", hides: []string{"hunter2"}},
 		{name: "shard id", env: map[string]string{"TROUPE_DISCORD_SHARD_ID": "1"}, key: "discord.shard_id"},
 		{name: "webhook needs secret", env: map[string]string{"TROUPE_TELEGRAM_WEBHOOK_URL": "https://bot.example/tg"}, key: "telegram.webhook_secret"},
+		{name: "webhook over http", env: map[string]string{"TROUPE_TELEGRAM_WEBHOOK_URL": "http://bot.example/tg", "TROUPE_TELEGRAM_WEBHOOK_SECRET": "s"}, key: "telegram.webhook_url", contains: []string{"https://", "over https only"}},
+		{name: "webhook listen", env: map[string]string{"TROUPE_TELEGRAM_WEBHOOK_URL": "https://bot.example/tg", "TROUPE_TELEGRAM_WEBHOOK_SECRET": "s", "TROUPE_TELEGRAM_WEBHOOK_LISTEN": "8443"}, key: "telegram.webhook_listen", contains: []string{"host:port"}},
 		{name: "log level", file: "log:\n  level: loud\n", key: "log.level"},
 		{name: "unknown key", file: "memory:\n  keep: 6\n  kep: 7\n", contains: []string{"kep", "line 3"}},
 		{name: "removed key", file: "telegram:\n  rate_per_minute: 5\n", contains: []string{"telegram.rate_per_minute", "limits.rate_per_minute", "line 2"}},

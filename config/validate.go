@@ -113,8 +113,9 @@ func (c Config) problems() []*Error {
 		{"discord.shard_count", c.Discord.ShardCount < 1, "must be at least 1"},
 		{"discord.shard_id", c.Discord.ShardID < 0 || c.Discord.ShardID >= c.Discord.ShardCount, "must be between 0 and discord.shard_count-1"},
 		{"telegram.api_endpoint", c.Telegram.APIEndpoint != "" && strings.Count(c.Telegram.APIEndpoint, "%s") != 2, "must contain two %s, like http://127.0.0.1:8081/bot%s/%s"},
-		{"telegram.webhook_url", c.Telegram.WebhookURL != "" && !isHTTPURL(c.Telegram.WebhookURL), "must be an https URL"},
+		{"telegram.webhook_url", c.Telegram.WebhookURL != "" && !isHTTPSURL(c.Telegram.WebhookURL), "must be an https:// URL: Telegram posts updates over https only (terminate TLS in a proxy in front of telegram.webhook_listen)"},
 		{"telegram.webhook_secret", c.Telegram.WebhookURL != "" && c.Telegram.WebhookSecret == "", "must be set when telegram.webhook_url is"},
+		{"telegram.webhook_listen", c.Telegram.WebhookURL != "" && !isListenAddr(c.Telegram.WebhookListen), "must be host:port, like 127.0.0.1:8443 (or 0.0.0.0:8443 for every interface)"},
 		{"limits.rate_per_minute", c.Limits.RatePerMinute < 0, "must be 0 (off) or more"},
 		{"limits.max_message_chars", c.Limits.MaxMessageChars < 0, "must be 0 (no limit) or more"},
 		{"limits.concurrent_turns", c.Limits.ConcurrentTurns < 0, "must be 0 (one per CPU) or more"},
@@ -161,6 +162,22 @@ func listenProblem(addr string) string {
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func isHTTPSURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme == "https" && u.Host != ""
+}
+
+// isListenAddr reports whether s is a TCP address to listen on: host:port,
+// the host possibly empty (every interface), the port a number.
+func isListenAddr(s string) bool {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535
 }
 
 func validDSN(s string) bool {

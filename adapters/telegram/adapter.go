@@ -51,8 +51,15 @@ type Adapter struct {
 	pollTimeout  int // seconds
 	drainTimeout time.Duration
 	maxWaits     int
+	hookLimits   hookLimits
+	// unauth paces the warning about webhook requests without the secret.
+	unauth sparse
 
 	seen *seenSet
+	// order keeps each chat's updates in order off the receiving
+	// goroutine; perms remembers who may manage a group.
+	order chatOrder
+	perms permCache
 
 	running atomic.Bool
 	// ready is set once Run has connected; the fields below are written
@@ -82,8 +89,8 @@ func New(cfg config.Telegram, p bot.Engine, log *slog.Logger) (*Adapter, error) 
 	var hook *url.URL
 	if cfg.WebhookURL != "" {
 		u, err := url.Parse(cfg.WebhookURL)
-		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return nil, fmt.Errorf("telegram: webhook_url %q is not an http(s) URL", cfg.WebhookURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" {
+			return nil, fmt.Errorf("telegram: webhook_url %q is not an https URL (Telegram posts updates over https only)", cfg.WebhookURL)
 		}
 		if cfg.WebhookSecret.Value() == "" {
 			return nil, errors.New("telegram: webhook_secret must be set with webhook_url")
@@ -107,6 +114,8 @@ func New(cfg config.Telegram, p bot.Engine, log *slog.Logger) (*Adapter, error) 
 		pollTimeout:  25,
 		drainTimeout: 20 * time.Second,
 		maxWaits:     5,
+		hookLimits:   defaultHookLimits,
+		unauth:       sparse{every: time.Minute},
 		seen:         newSeenSet(10000),
 	}
 	return a, nil

@@ -603,18 +603,22 @@ func TestLimits(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
 		h.limits.PerMinute = 2
-		now := time.Unix(1_700_000_000, 0)
-		h.now = func() time.Time { return now }
+		clk := newTestClock()
+		h.now = clk.now
 		h.start()
+		var ids []int
 		for _, s := range []string{"one", "two", "three", "four", "five"} {
-			h.tg.SendText(alice, s)
+			id, _ := h.tg.SendText(alice, s)
+			ids = append(ids, id)
 		}
 		const slowDown = "writing faster than the character can keep up"
 		h.waitText(alice.ID, slowDown)
 		h.waitText(alice.ID, "two")
 		// Commands count too: /regen would call the model again.
-		h.tg.SendText(alice, "/regen")
-		// /help is never limited and runs after /regen, in the chat's order.
+		id, _ := h.tg.SendText(alice, "/regen")
+		h.settled(append(ids, id)...)
+		// A minute later the user may write again.
+		clk.add(time.Minute)
 		h.tg.SendText(alice, "/help")
 		h.waitText(alice.ID, "Commands:")
 		if n := h.count(alice.ID, slowDown); n != 1 {

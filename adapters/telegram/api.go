@@ -146,8 +146,14 @@ func (a *Adapter) answerCallback(ctx context.Context, id, text string) error {
 }
 
 // canManage reports whether a group member is the group's creator or an
-// administrator; on error it says no.
+// administrator; on error it says no, and asks again next time. An answer
+// is remembered for permTTL (permCache). It is called in the chat's order
+// (inOrder), so flood control on the call holds up that chat alone.
 func (a *Adapter) canManage(ctx context.Context, chatID, userID int64) bool {
+	key := permKey{chatID: chatID, userID: userID}
+	if manage, ok := a.perms.get(key, a.now()); ok {
+		return manage
+	}
 	cfg := tgbotapi.GetChatMemberConfig{ChatConfigWithUser: tgbotapi.ChatConfigWithUser{ChatID: chatID, UserID: userID}}
 	resp, err := a.do(ctx, "getChatMember", cfg, true)
 	if err != nil {
@@ -156,9 +162,12 @@ func (a *Adapter) canManage(ctx context.Context, chatID, userID int64) bool {
 	}
 	var m tgbotapi.ChatMember
 	if err := json.Unmarshal(resp.Result, &m); err != nil {
+		a.log.Warn("get chat member: decode result", "chat_id", chatID, "user_id", userID, "err", err)
 		return false
 	}
-	return m.IsCreator() || m.IsAdministrator()
+	manage := m.IsCreator() || m.IsAdministrator()
+	a.perms.put(key, manage, a.now())
+	return manage
 }
 
 // setWebhook points Telegram at url with a secret token. The library's

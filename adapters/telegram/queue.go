@@ -9,13 +9,17 @@ import (
 	"troupe/bot"
 )
 
-// dispatch hands ev to the engine, which keeps each chat's order: it is
-// called in the order updates arrived, and Submit returns once the event is
-// ordered in its chat, so a command or a button press acts after the
-// messages sent before it. It returns the receipt of a message (ok), which
-// tells when the message is stored. The pipeline applies the per-user
-// limits (rate and length) that every platform shares.
-func (a *Adapter) dispatch(ev event) (rc bot.Receipt, ok bool) {
+// dispatch hands ev to the engine in its chat's order (inOrder) and
+// returns at once: it is called in the order updates arrived, and each
+// chat's events reach Submit in that order, one after the other, so a
+// command or a button press acts after the messages sent before it. What
+// an event waits for before Submit (a permission check, a notice under
+// flood control) holds up its own chat only. For a message it returns a
+// channel that yields its receipt, which tells when the message is stored,
+// and is closed without one when the message was left pending at shutdown;
+// nil otherwise. The pipeline applies the per-user limits (rate and length)
+// that every platform shares, commands and buttons included.
+func (a *Adapter) dispatch(ev event) <-chan bot.Receipt {
 	ctx := a.work
 	switch ev.kind {
 	case evNotice:
@@ -26,23 +30,25 @@ func (a *Adapter) dispatch(ev event) (rc bot.Receipt, ok bool) {
 			a.finish(ev)
 		})
 	case evText:
-		s := a.newSink(ev)
-		rc = a.p.Submit(ctx, bot.Event{Kind: bot.EventMessage, In: ev.in}, s)
-		a.settleAfter(ev, rc, s, "turn failed")
-		return rc, true
-	case evCommand:
-		in := ev.in
-		if in.Channel.Group {
-			in.CanManage = a.canManage(ctx, ev.chatID, ev.userID)
-		}
-		s := a.newSink(ev)
-		if in.Channel.Group && private(ev.cmd) {
-			s = a.newPrivateSink(ev)
-			if ev.cmd.Name == "whisper" {
-				a.spawn(func() { a.withdraw(ctx, ev) })
+		rcs := make(chan bot.Receipt, 1)
+		a.inOrder(ev.chatID, func() {
+			defer close(rcs)
+			if ctx.Err() != nil {
+				return // stays pending for the next start
 			}
-		}
-		a.settleAfter(ev, a.p.Submit(ctx, bot.Event{Kind: bot.EventCommand, In: in, Command: ev.cmd}, s), s, "command "+ev.cmd.Name+" failed")
+			s := a.newSink(ev)
+			rc := a.p.Submit(ctx, bot.Event{Kind: bot.EventMessage, In: ev.in}, s)
+			a.settleAfter(ev, rc, s, "turn failed")
+			rcs <- rc
+		})
+		return rcs
+	case evCommand:
+		a.inOrder(ev.chatID, func() {
+			if ctx.Err() != nil {
+				return
+			}
+			a.command(ctx, ev)
+		})
 	case evCallback:
 		// Answer at once: the client shows a spinner until then, and
 		// Telegram refuses answers that come late.
@@ -51,21 +57,50 @@ func (a *Adapter) dispatch(ev event) (rc bot.Receipt, ok bool) {
 				a.log.Warn("answer callback", "chat_id", ev.chatID, "err", err)
 			}
 		})
-		switch {
-		case ev.notice != "":
+		if ev.notice != "" {
 			a.finish(ev)
-		case isAnswer(ev.data):
-			s := a.newSink(event{chatID: ev.chatID})
-			a.settleAfter(ev, a.answer(ctx, ev, s), s, "button failed")
-		case strings.HasPrefix(ev.data, dataCard):
-			s := a.newSink(event{chatID: ev.chatID, lang: ev.lang})
-			a.settleAfter(ev, a.choose(ctx, ev, s), s, "button failed")
-		default:
-			a.log.Debug("unknown button", "chat_id", ev.chatID, "data", ev.data)
-			a.finish(ev)
+			break
+		}
+		a.inOrder(ev.chatID, func() {
+			if ctx.Err() != nil {
+				return
+			}
+			a.press(ctx, ev)
+		})
+	}
+	return nil
+}
+
+// command submits a slash command; in a group it first asks whether its
+// author may manage the group.
+func (a *Adapter) command(ctx context.Context, ev event) {
+	in := ev.in
+	if in.Channel.Group {
+		in.CanManage = a.canManage(ctx, ev.chatID, ev.userID)
+	}
+	s := a.newSink(ev)
+	if in.Channel.Group && private(ev.cmd) {
+		s = a.newPrivateSink(ev)
+		if ev.cmd.Name == "whisper" {
+			a.spawn(func() { a.withdraw(ctx, ev) })
 		}
 	}
-	return bot.Receipt{}, false
+	a.settleAfter(ev, a.p.Submit(ctx, bot.Event{Kind: bot.EventCommand, In: in, Command: ev.cmd}, s), s, "command "+ev.cmd.Name+" failed")
+}
+
+// press submits an inline button press.
+func (a *Adapter) press(ctx context.Context, ev event) {
+	switch {
+	case isAnswer(ev.data):
+		s := a.newSink(event{chatID: ev.chatID})
+		a.settleAfter(ev, a.answer(ctx, ev, s), s, "button failed")
+	case strings.HasPrefix(ev.data, dataCard):
+		s := a.newSink(event{chatID: ev.chatID, lang: ev.lang})
+		a.settleAfter(ev, a.choose(ctx, ev, s), s, "button failed")
+	default:
+		a.log.Debug("unknown button", "chat_id", ev.chatID, "data", ev.data)
+		a.finish(ev)
+	}
 }
 
 // spawn runs fn as work that shutdown waits for.

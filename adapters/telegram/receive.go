@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -114,7 +115,7 @@ func (a *Adapter) serveWebhook(ctx context.Context) error {
 		return fmt.Errorf("telegram: webhook listen: %w", err)
 	}
 	a.log.Info("webhook listening", "addr", ln.Addr().String())
-	srv := &http.Server{Handler: a.WebhookHandler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := a.webhookServer()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -133,6 +134,35 @@ func (a *Adapter) serveWebhook(ctx context.Context) error {
 	return nil
 }
 
+// hookLimits bound what one connection to the webhook server may take.
+type hookLimits struct {
+	readHeader, read, write, idle time.Duration
+}
+
+// defaultHookLimits: Telegram posts one small update per request and reads
+// the answer at once; a client that sends or reads slower is not Telegram.
+// Writing covers the wait for the update to be stored (webhookStoreWait).
+var defaultHookLimits = hookLimits{
+	readHeader: 10 * time.Second,
+	read:       30 * time.Second,
+	write:      webhookStoreWait + 30*time.Second,
+	idle:       2 * time.Minute,
+}
+
+// webhookServer is the server of WebhookHandler, with a.hookLimits.
+func (a *Adapter) webhookServer() *http.Server {
+	l := a.hookLimits
+	return &http.Server{
+		Handler:           a.WebhookHandler(),
+		ReadHeaderTimeout: l.readHeader,
+		ReadTimeout:       l.read,
+		WriteTimeout:      l.write,
+		IdleTimeout:       l.idle,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelDebug),
+	}
+}
+
 // webhookStoreWait bounds how long a webhook request waits for its message
 // to be stored before it is acknowledged anyway (it is queued by then).
 const webhookStoreWait = 20 * time.Second
@@ -142,13 +172,24 @@ const webhookStoreWait = 20 * time.Second
 // request is acknowledged, so a process killed right after must not hold it
 // only in memory.
 func (a *Adapter) dispatchStored(ctx context.Context, ev event) {
-	rc, ok := a.dispatch(ev)
-	if !ok {
+	rcs := a.dispatch(ev)
+	if rcs == nil {
 		return
 	}
 	wctx, cancel := context.WithTimeout(ctx, webhookStoreWait)
 	defer cancel()
-	if err := rc.Admitted(wctx); err != nil {
+	var err error
+	select {
+	case rc, ok := <-rcs:
+		if !ok {
+			err = errors.New("left pending at shutdown")
+		} else {
+			err = rc.Admitted(wctx)
+		}
+	case <-wctx.Done():
+		err = wctx.Err()
+	}
+	if err != nil {
 		a.log.Warn("webhook update not stored before its answer", "update_id", ev.update.UpdateID, "err", err)
 	}
 }
@@ -166,7 +207,10 @@ func (a *Adapter) WebhookHandler() http.Handler {
 		want := a.cfg.WebhookSecret.Value()
 		got := r.Header.Get("X-Telegram-Bot-Api-Secret-Token")
 		if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-			a.log.Warn("webhook request without the secret", "remote", r.RemoteAddr)
+			// Anyone can post: the warning comes once a minute at most.
+			if ok, held := a.unauth.take(a.now()); ok {
+				a.log.Warn("webhook request without the secret", "remote", r.RemoteAddr, "suppressed", held)
+			}
 			http.Error(w, "forbidden", http.StatusForbidden)
 			return
 		}

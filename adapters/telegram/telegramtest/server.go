@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -105,6 +106,8 @@ type Server struct {
 	callbackSeq   int
 	// strangers are users who never started a private chat with the bot.
 	strangers map[int64]bool
+	// served is when getUpdates first answered each update.
+	served map[int]time.Time
 }
 
 type queued struct {
@@ -132,6 +135,7 @@ func NewServer(t testing.TB) *Server {
 		chats:      map[int64]*chatState{},
 		faults:     map[string][]Fault{},
 		admins:     map[int64]map[int64]bool{},
+		served:     map[int]time.Time{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
@@ -200,6 +204,15 @@ func (s *Server) Calls(method string) []Call {
 		}
 	}
 	return out
+}
+
+// Served returns when getUpdates first answered the update, and whether
+// it has.
+func (s *Server) Served(updateID int) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at, ok := s.served[updateID]
+	return at, ok
 }
 
 // Messages returns the chat's messages written by the bot and not deleted,
@@ -350,11 +363,20 @@ type Fault struct {
 	RetryAfter int
 	// HTMLOnly makes the fault strike only a request with parse_mode HTML.
 	HTMLOnly bool
+	// Chat, when not 0, makes the fault strike only a request for that
+	// chat_id: flood control in one chat while the others are answered.
+	Chat int64
 }
 
 // TooManyRequests is Telegram's flood-control answer.
 func TooManyRequests(retryAfter int) Fault {
 	return Fault{Code: 429, Description: fmt.Sprintf("Too Many Requests: retry after %d", retryAfter), RetryAfter: retryAfter}
+}
+
+// InChat returns f striking only requests for chat id.
+func (f Fault) InChat(id int64) Fault {
+	f.Chat = id
+	return f
 }
 
 // CantParseEntities is the answer to HTML Telegram refuses; it strikes only
@@ -376,6 +398,9 @@ func (s *Server) takeFault(method string, p url.Values) (Fault, bool) {
 	q := s.faults[method]
 	for i, f := range q {
 		if f.HTMLOnly && !strings.EqualFold(p.Get("parse_mode"), "HTML") {
+			continue
+		}
+		if f.Chat != 0 && p.Get("chat_id") != strconv.FormatInt(f.Chat, 10) {
 			continue
 		}
 		s.faults[method] = append(q[:i:i], q[i+1:]...)

@@ -213,3 +213,35 @@ func TestParseHTMLEntitiesCountUTF16(t *testing.T) {
 		t.Errorf("entities %+v, want %+v", ents, want)
 	}
 }
+
+func TestFaultInOneChatAndServedTimes(t *testing.T) {
+	t.Parallel()
+	s, api := connect(t)
+	s.Fail("sendMessage", TooManyRequests(30).InChat(-100))
+	if _, err := api.Send(tgbotapi.NewMessage(7, "to the other chat")); err != nil {
+		t.Fatalf("a send to another chat was struck: %v", err)
+	}
+	_, err := api.Send(tgbotapi.NewMessage(-100, "to the flooded chat"))
+	var te *tgbotapi.Error
+	if !errors.As(err, &te) || te.Code != 429 || te.RetryAfter != 30 {
+		t.Fatalf("send to the flooded chat: got %v, want a 429 with retry_after 30", err)
+	}
+	id, _ := s.SendText(User{ID: 7, FirstName: "Ann"}, "hello")
+	if _, ok := s.Served(id); ok {
+		t.Fatal("an update was served before getUpdates asked")
+	}
+	before := time.Now()
+	if ups, err := api.GetUpdates(tgbotapi.UpdateConfig{}); err != nil || len(ups) != 1 {
+		t.Fatalf("getUpdates: %v, %d updates", err, len(ups))
+	}
+	first, ok := s.Served(id)
+	if !ok || first.Before(before) || first.After(time.Now()) {
+		t.Fatalf("served: got %v %v, want during the call", first, ok)
+	}
+	if _, err := api.GetUpdates(tgbotapi.UpdateConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := s.Served(id); !again.Equal(first) {
+		t.Errorf("served moved on a second delivery: %v then %v", first, again)
+	}
+}

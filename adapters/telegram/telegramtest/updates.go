@@ -167,12 +167,16 @@ func (s *Server) getUpdates(r *http.Request, p url.Values) (any, *apiError) {
 			return nil, &apiError{code: 409, description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"}
 		}
 		ready := []json.RawMessage{}
+		now := time.Now()
 		for _, q := range s.queue {
 			if len(ready) == limit {
 				break
 			}
 			if q.id >= offset {
 				ready = append(ready, q.raw)
+				if _, ok := s.served[q.id]; !ok {
+					s.served[q.id] = now
+				}
 			}
 		}
 		wake := s.wake
