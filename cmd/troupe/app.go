@@ -98,6 +98,14 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		q := a.queue
 		a.memory.UseVectors(vectors, func(ctx context.Context, chatID string) error { return q.Embed(ctx, chatID) })
 	}
+	// A channel's turns are serialized across processes by a lock in
+	// Redis; an in-process Redis has no other process to keep out, and
+	// the pipeline's lanes already order the turns of this one (the lock
+	// cost two scripts a turn).
+	var channelLocks bot.Locker
+	if !a.redis.Embedded() {
+		channelLocks = jobs.NewLocker(a.redis).WithLogger(log)
+	}
 	m := cfg.Model
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
@@ -119,7 +127,7 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		MaxReplyTokens:  m.MaxReplyTokens,
 		Logger:          log,
 		Observer:        append(observers{a.metrics}, also...),
-		Locker:          jobs.NewLocker(a.redis).WithLogger(log),
+		Locker:          channelLocks,
 		Questions:       jobs.NewQuestions(a.redis),
 		Limits:          bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars},
 		ConcurrentTurns: cfg.Limits.ConcurrentTurns,
