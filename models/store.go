@@ -277,6 +277,10 @@ func (s *Store) migrateSQLite(ctx context.Context) error {
 			s.log.Error("sqlite: foreign keys left off after the migration", "err", err)
 		}
 	}()
+	// The readers' open connections read the schema before the migration:
+	// SQLite names the columns of a SELECT * prepared there from it, while
+	// the rows come in the new layout. They are closed once it is done.
+	defer s.renewReaders()
 	return db.Transaction(func(tx *gorm.DB) error {
 		if err := s.migrate(tx); err != nil {
 			return err
@@ -291,6 +295,15 @@ func (s *Store) migrateSQLite(ctx context.Context) error {
 		}
 		return rows.Err()
 	})
+}
+
+// renewReaders closes the idle reader connections (SQLite), so that the
+// next reads open connections that know the current schema.
+func (s *Store) renewReaders() {
+	if s.readers != nil {
+		s.readers.SetMaxIdleConns(0)
+		s.readers.SetMaxIdleConns(sqliteReaders)
+	}
 }
 
 // migrate runs the migration on db, under the lock Migrate took.
