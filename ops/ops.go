@@ -33,6 +33,7 @@ type Metrics struct {
 	jobRuns      *prometheus.CounterVec
 	forgets      *prometheus.CounterVec
 	sendErrors   *prometheus.CounterVec
+	panics       *prometheus.CounterVec
 }
 
 var _ bot.Observer = (*Metrics)(nil)
@@ -64,7 +65,8 @@ func NewMetrics(depth Depth, failing Failing) *Metrics {
 	m.jobRuns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_memory_jobs_total", Help: "Memory job runs by kind and outcome (written, skipped, rejected, failed)."}, []string{"kind", "outcome"})
 	m.forgets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_forgets_total", Help: "Confirmed /forget operations."}, []string{"platform"})
 	m.sendErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_platform_send_errors_total", Help: "Replies a platform could not deliver."}, []string{"platform"})
-	m.reg.MustRegister(m.turns, m.pipelineTime, m.queueTime, m.modelTime, m.tokens, m.promptTokens, m.promptMsgs, m.jobRuns, m.forgets, m.sendErrors,
+	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_panics_total", Help: "Panics recovered, by where (turn, command, an adapter's event, a job); the process went on."}, []string{"where"})
+	m.reg.MustRegister(m.turns, m.pipelineTime, m.queueTime, m.modelTime, m.tokens, m.promptTokens, m.promptMsgs, m.jobRuns, m.forgets, m.sendErrors, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if depth != nil {
 		m.reg.MustRegister(&depthCollector{
@@ -107,6 +109,9 @@ func (m *Metrics) Forgotten(platform string) { m.forgets.WithLabelValues(platfor
 
 // SendFailed implements bot.Observer.
 func (m *Metrics) SendFailed(platform string) { m.sendErrors.WithLabelValues(platform).Inc() }
+
+// Panicked implements bot.Observer and jobs.Observer.
+func (m *Metrics) Panicked(where string) { m.panics.WithLabelValues(where).Inc() }
 
 // JobObserved implements jobs.Observer.
 func (m *Metrics) JobObserved(kind, outcome string) { m.jobRuns.WithLabelValues(kind, outcome).Inc() }

@@ -16,6 +16,7 @@ import (
 // tells when the message is stored. The pipeline applies the per-user
 // limits (rate and length) that every platform shares.
 func (a *Adapter) dispatch(ev event) (rc bot.Receipt, ok bool) {
+	defer a.recovered(ev)
 	ctx := a.work
 	switch ev.kind {
 	case evNotice:
@@ -73,6 +74,7 @@ func (a *Adapter) spawn(fn func()) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
+		defer a.recovered(event{})
 		fn()
 	}()
 }
