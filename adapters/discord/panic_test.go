@@ -20,8 +20,8 @@ type panicky struct {
 
 func (e panicky) Submit(ctx context.Context, ev bot.Event, s bot.Sink) bot.Receipt {
 	if e.trigger != "" && strings.Contains(ev.In.Text, e.trigger) {
-		var m map[string]int
-		m[ev.In.Text]++ // a write to a nil map
+		words := strings.Fields(ev.In.Text)
+		_ = words[len(words)] // one past the end, as an off-by-one would
 	}
 	return e.Engine.Submit(ctx, ev, s)
 }
