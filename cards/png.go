@@ -22,6 +22,15 @@ const maxTextChunk = MaxCardJSON/3*4 + 1024
 // chunks each inflating to the limit would otherwise cost minutes of CPU.
 const maxInflated = maxTextChunk
 
+// maxRatio bounds how many times its compressed size a card chunk may
+// inflate to beyond the first inflateFloor bytes: a card's base64 JSON
+// compresses a few times at most, and a bomb a thousand, so a bomb is
+// refused after a little inflating rather than a whole card's worth.
+const (
+	maxRatio     = 100
+	inflateFloor = 1 << 20
+)
+
 // maxCardChunks bounds the chara and ccv3 chunks of one PNG (a card has one
 // of each; a few repeats are tolerated), and maxPNGChunks all its chunks.
 const (
@@ -254,12 +263,16 @@ func inflate(data []byte, budget *int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: a compressed PNG text chunk does not inflate: %v", ErrCardInvalid, err)
 	}
 	defer zr.Close()
-	limit := min(int64(maxTextChunk), *budget)
+	ratioCap := max(int64(inflateFloor), int64(len(data))*maxRatio)
+	limit := min(int64(maxTextChunk), *budget, ratioCap)
 	out, err := io.ReadAll(io.LimitReader(zr, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: a compressed PNG text chunk does not inflate: %v", ErrCardInvalid, err)
 	}
 	*budget -= int64(len(out))
+	if int64(len(out)) > limit && limit == ratioCap && ratioCap < maxTextChunk {
+		return nil, fmt.Errorf("%w: a compressed PNG text chunk inflates beyond %d times its size", ErrTooLarge, maxRatio)
+	}
 	if int64(len(out)) > limit && limit < maxTextChunk {
 		return nil, fmt.Errorf("%w: the PNG's compressed text chunks inflate beyond %s in all", ErrTooLarge, megabytes(maxInflated))
 	}

@@ -215,14 +215,41 @@ func TestPNGInflateBomb(t *testing.T) {
 	start := time.Now()
 	_, err := cards.LoadCard(path)
 	took := time.Since(start)
-	if !errors.Is(err, cards.ErrTooLarge) || !strings.Contains(err.Error(), "inflate beyond") {
+	if !errors.Is(err, cards.ErrTooLarge) || !strings.Contains(err.Error(), "inflates beyond") {
 		t.Fatalf("a %d MB PNG of compressed chara chunks: got %v, want ErrTooLarge saying the chunks inflate beyond the limit", bomb.Len()>>20, err)
 	}
-	// A generous bound: the refusal inflates about one card's worth.
+	// A generous bound: the refusal inflates about a megabyte.
 	if took > time.Second {
 		t.Errorf("refused after %v, want well under a second", took)
 	}
 	t.Logf("%d MB bomb refused in %v: %v", bomb.Len()>>20, took, err)
+
+	// Chunks that inflate only a few tens of times their size are refused
+	// once all of them together inflate beyond the cap.
+	var plain bytes.Buffer
+	for i := range 3 << 10 { // 3 MB: a few varying bytes in each kilobyte
+		block := make([]byte, 1<<10)
+		binary.BigEndian.PutUint64(block, uint64(i)*0x9e3779b97f4a7c15)
+		binary.BigEndian.PutUint64(block[8:], uint64(i)*0xc2b2ae3d27d4eb4f)
+		plain.Write(block)
+	}
+	z.Reset()
+	zw = zlib.NewWriter(&z)
+	if _, err := zw.Write(plain.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var four bytes.Buffer
+	four.Write(pic[:bytes.Index(pic, []byte("IEND"))-4])
+	for range 4 {
+		chunk(&four, "zTXt", append([]byte("chara\x00\x00"), z.Bytes()...))
+	}
+	chunk(&four, "IEND", nil)
+	if _, err := cards.ReadPNG(bytes.NewReader(four.Bytes())); !errors.Is(err, cards.ErrTooLarge) || !strings.Contains(err.Error(), "in all") {
+		t.Errorf("4 chunks of 3 MB each, compressed %d times: got %v, want ErrTooLarge for what they inflate to in all", plain.Len()/z.Len(), err)
+	}
 
 	// Many small card chunks are refused by their count.
 	var many bytes.Buffer
