@@ -82,10 +82,11 @@ func (s *Session) Channel() bot.ChannelRef {
 func (s *Session) scene() bool { return len(s.opt.Cast) > 1 }
 
 // typeAhead is how long the session's opening may take before lines typed
-// meanwhile are stored as they come: past it the opening waits for the
-// channel's lock, which a process that died holds for a few seconds, and a
-// line typed then must survive this process dying too. Within it (the usual
-// opening) a line waits and becomes a turn of its own, as a script expects.
+// at a terminal meanwhile are stored as they come: past it the opening
+// waits for the channel's lock, which a process that died holds for a few
+// seconds, and a line typed then must survive this process dying too.
+// Within it (the usual opening), and always when a script drives the
+// console, each line waits and becomes a turn of its own.
 const typeAhead = 250 * time.Millisecond
 
 // input is one line read, or why reading ended.
@@ -143,12 +144,18 @@ func (s *Session) Run(ctx context.Context) error {
 }
 
 // opening waits for the open event. Lines read meanwhile are held (and
-// returned) while it is quick; once it has taken typeAhead, they are
-// submitted as they come, each stored in the inbox before the next is read,
-// and their receipts are returned. ended is the end of the input if it came.
+// returned) while it is quick; once it has taken typeAhead, at a terminal,
+// messages are submitted as they come, each stored in the inbox before the
+// next is read, and their receipts are returned: lines typed then join one
+// turn, as messages sent while a character writes do elsewhere. A command
+// and every line after it are held: a "yes" must answer the question the
+// command asks. ended is the end of the input if it came.
 func (s *Session) opening(ctx context.Context, open bot.Receipt, lines <-chan input) (held []input, early []bot.Receipt, ended *input, err error) {
 	timer := time.NewTimer(typeAhead)
 	defer timer.Stop()
+	if !s.opt.Interactive {
+		timer.Stop()
+	}
 	eager := false
 	for {
 		var in <-chan input
@@ -160,16 +167,20 @@ func (s *Session) opening(ctx context.Context, open bot.Receipt, lines <-chan in
 			return held, early, ended, open.Wait(ctx)
 		case <-timer.C:
 			eager = true
-			for _, h := range held {
-				early = s.submitEarly(ctx, h, early)
+			for len(held) > 0 && eager {
+				early, eager = s.submitEarly(ctx, held[0], early)
+				if eager {
+					held = held[1:]
+				}
 			}
-			held = nil
 		case got := <-in:
 			switch {
 			case got.err != nil:
 				ended = &got
 			case eager:
-				early = s.submitEarly(ctx, got, early)
+				if early, eager = s.submitEarly(ctx, got, early); !eager {
+					held = append(held, got)
+				}
 			default:
 				held = append(held, got)
 			}
@@ -177,16 +188,19 @@ func (s *Session) opening(ctx context.Context, open bot.Receipt, lines <-chan in
 	}
 }
 
-// submitEarly submits a line read while the session opens, without waiting
-// for its turn: it is stored (and ordered after the opening) when Submit
-// returns. Its receipt is added to early; a line the console skips adds
-// none.
-func (s *Session) submitEarly(ctx context.Context, in input, early []bot.Receipt) []bot.Receipt {
+// submitEarly submits a message read while the session opens, without
+// waiting for its turn: it is stored (and ordered after the opening) when
+// Submit returns. Its receipt is added to early; a line the console skips
+// adds none. A command is left alone (taken false): it waits for its turn.
+func (s *Session) submitEarly(ctx context.Context, in input, early []bot.Receipt) (_ []bot.Receipt, taken bool) {
 	if in.over > 0 || strings.TrimSpace(in.line) == "" {
 		s.skipped(in)
-		return early
+		return early, true
 	}
-	return append(early, s.p.Submit(ctx, s.event(in.line), s.sink()))
+	if _, cmd := bot.ParseCommand(in.line); cmd {
+		return early, false
+	}
+	return append(early, s.p.Submit(ctx, s.event(in.line), s.sink())), true
 }
 
 // skipped tells the user about a line too long to take.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -16,28 +18,28 @@ import (
 	"troupe/models/testenv"
 )
 
-// consoleProc is a `troupe chat` process whose input the test types.
+// consoleProc is a `troupe chat` process on a terminal the test types at.
 type consoleProc struct {
 	cmd  *exec.Cmd
-	in   io.WriteCloser
+	in   io.Writer
 	out  *testenv.Buffer
 	done chan struct{}
 }
 
 func startConsole(t *testing.T, bin string, env []string, card string) *consoleProc {
 	t.Helper()
-	p := &consoleProc{out: &testenv.Buffer{}, done: make(chan struct{})}
+	controller, terminal := openPTY(t)
+	p := &consoleProc{in: controller, out: &testenv.Buffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, "chat", "--card", card, "--user", "ada", "--no-worker")
 	p.cmd.Dir = t.TempDir()
 	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	var err error
-	if p.in, err = p.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
+	p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr = terminal, p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	terminal.Close()
+	// What the terminal echoes is read and dropped, so it never fills.
+	go func() { _, _ = io.Copy(io.Discard, controller) }()
 	go func() {
 		_ = p.cmd.Wait()
 		close(p.done)
@@ -65,9 +67,10 @@ func (p *consoleProc) typeLine(t *testing.T, line string) {
 
 // TestConsoleLineKeptThroughLockWait: `troupe chat` is killed (SIGKILL)
 // while it writes a reply, leaving the channel's lock in Redis for a few
-// seconds. The console started next waits for that lock before its session
-// opens; a line typed meanwhile must be stored as it is read, so that it
-// survives this second process being killed 2 s later, still waiting.
+// seconds. The console started next, on a terminal, waits for that lock
+// before its session opens; a line typed meanwhile must be stored as it is
+// read, so that it survives this second process being killed 2 s later,
+// still waiting.
 func TestConsoleLineKeptThroughLockWait(t *testing.T) {
 	testenv.Require(t)
 	bin := troupeBinary(t)
