@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,7 +87,10 @@ func TestConsoleLineKeptThroughLockWait(t *testing.T) {
 	})
 	env := []string{"TROUPE_DATABASE_DSN=" + dsn, "TROUPE_REDIS_URL=" + redisURL, "TROUPE_MODEL_BASE_URL=" + model.URL(),
 		"TROUPE_MODEL_MAX_RETRIES=0", "TROUPE_CARDS_DIR=" + t.TempDir(), "TROUPE_LOG_LEVEL=warn", "TROUPE_OPS_LISTEN=", "TROUPE_LIMITS_RATE_PER_MINUTE=0"}
-	const card = "../../examples/cards/lantern-keeper.json"
+	card, err := filepath.Abs("../../examples/cards/lantern-keeper.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	p1 := startConsole(t, bin, env, card)
 	p1.typeLine(t, "First: the lamp went dark.")
