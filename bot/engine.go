@@ -25,6 +25,11 @@ type Engine interface {
 	// adapter (Telegram's update offset); a key never saved reads "".
 	AdapterState(ctx context.Context, key string) (string, error)
 	SaveAdapterState(ctx context.Context, key, value string) error
+	// Recovered is called by an adapter that recovered v, a panic, while
+	// handling an event (where names it, such as "discord_message"): the
+	// engine logs and counts it and returns the short notice the adapter
+	// answers the channel with.
+	Recovered(where string, v any) (notice string)
 }
 
 var _ Engine = (*Pipeline)(nil)

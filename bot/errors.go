@@ -16,4 +16,7 @@ var (
 	// ErrNoPrivateAnswer: a Confiding sink cannot reach the author alone
 	// here; nothing was shown.
 	ErrNoPrivateAnswer = errors.New("bot: cannot answer the author alone here")
+	// ErrPanicked: a turn or a command panicked; it was logged, counted
+	// and answered with a notice, and the channel went on.
+	ErrPanicked = errors.New("bot: recovered from a panic")
 )

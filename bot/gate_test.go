@@ -32,6 +32,7 @@ func (o *statsObserver) TurnObserved(t bot.TurnStats) {
 }
 func (*statsObserver) Forgotten(string)  {}
 func (*statsObserver) SendFailed(string) {}
+func (*statsObserver) Panicked(string)   {}
 
 // TestGateBoundsPipelineWorkNotModelCalls runs six channels at once through
 // a pipeline with one slot and a model that answers only once all six calls

@@ -13,6 +13,9 @@ type Observer interface {
 	Forgotten(platform string)
 	// SendFailed reports a reply a platform could not deliver.
 	SendFailed(platform string)
+	// Panicked reports a panic recovered where ("turn", "command",
+	// "discord_event", "telegram_update", …): the process went on.
+	Panicked(where string)
 }
 
 // TurnStats describes one turn for an Observer.
@@ -38,3 +41,4 @@ type nopObserver struct{}
 func (nopObserver) TurnObserved(TurnStats) {}
 func (nopObserver) Forgotten(string)       {}
 func (nopObserver) SendFailed(string)      {}
+func (nopObserver) Panicked(string)        {}

@@ -312,7 +312,7 @@ func (p *Pipeline) run(ctx context.Context, l *lane) error {
 		if w := l.pending[0]; w.work != nil {
 			l.pending = l.pending[1:]
 			l.mu.Unlock()
-			w.finish(w.work())
+			w.finish(p.guard(ctx, "command", w.in, w.sink, w.work))
 			continue
 		}
 		n := 1
@@ -328,7 +328,11 @@ func (p *Pipeline) run(ctx context.Context, l *lane) error {
 		unlock, ok := p.channelLock(ctx, "channel:"+key, resuming(batch))
 		var err error
 		if ok {
-			err = p.turn(ctx, batch)
+			last := batch[len(batch)-1]
+			err = p.guard(ctx, "turn", last.in, last.sink, func() error { return p.turn(ctx, batch) })
+			if errors.Is(err, ErrPanicked) {
+				p.setAside(ctx, key, batch)
+			}
 			unlock()
 		}
 		l.busy.Unlock()
@@ -338,6 +342,32 @@ func (p *Pipeline) run(ctx context.Context, l *lane) error {
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
+	}
+}
+
+// setAside drops from the inbox the messages of a batch whose turn
+// panicked (those it had not stored in the chat yet): taken again, they
+// would most likely panic again, turn after turn. Their authors were told
+// to send them again.
+func (p *Pipeline) setAside(ctx context.Context, key string, batch []pendingMsg) {
+	upTo := maxInboxID("", batch)
+	if upTo == "" {
+		return
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	rows, err := p.opt.Store.Inbox(dctx, key)
+	if err == nil {
+		var ids []string
+		for _, r := range rows {
+			if r.ID <= upTo {
+				ids = append(ids, r.ID)
+			}
+		}
+		err = p.opt.Store.DropInbox(dctx, ids)
+	}
+	if err != nil {
+		p.log.Warn("set aside the messages of a turn that panicked", "channel", key, "err", err)
 	}
 }
 

@@ -73,6 +73,7 @@ func (o *recallModes) TurnObserved(s bot.TurnStats) {
 }
 func (o *recallModes) Forgotten(string)  {}
 func (o *recallModes) SendFailed(string) {}
+func (o *recallModes) Panicked(string)   {}
 
 func (o *recallModes) last() string {
 	o.mu.Lock()

@@ -50,6 +50,7 @@ const (
 	msgRefusedContext
 	msgLeftOut
 	msgCardFillsContext
+	msgPanicked
 )
 
 var texts = map[string]map[msgKey]string{
@@ -106,6 +107,7 @@ var texts = map[string]map[msgKey]string{
 		msgNextTrySweep:     "at the next turn or sweep",
 		msgTooLong:          "That message is too long (the limit is %d characters); it was not sent to the character. Please shorten it.",
 		msgNotStored:        "troupe can't reach its database right now, so that message was not kept; please send it again in a moment.",
+		msgPanicked:         "Something broke inside troupe while handling that, so it was set aside (the operator has the details). Please send it again or try something else.",
 		msgSlowDown:         "You're writing faster than the character can keep up; please wait a moment before the next message.",
 		msgMentionOnly:      "Mention-only is %s: with on, the character answers only messages that mention it or reply to it.",
 		msgInterrupted:      "The reply was interrupted (troupe is restarting). Your message is saved: send /regen when it is back.",
@@ -167,6 +169,7 @@ var texts = map[string]map[msgKey]string{
 		msgNextTrySweep:     "下一轮对话或下次巡检时",
 		msgTooLong:          "这条消息太长了（上限 %d 字），没有交给角色，请缩短后再发。",
 		msgNotStored:        "troupe 暂时连不上数据库，这条消息没有保存；请稍后再发一次。",
+		msgPanicked:         "troupe 处理这条时内部出错，已把它搁置（详情在运维日志里）。请重新发送，或换一种说法。",
 		msgSlowDown:         "你发得比角色回得快，请稍等片刻再发下一条。",
 		msgMentionOnly:      "仅提及模式：%s。开启后，角色只回应提及它或回复它的消息。",
 		msgInterrupted:      "回复被打断了（troupe 正在重启）。你的消息已保存，恢复后发送 /regen 即可。",

@@ -17,6 +17,27 @@ const MaxPNGBytes = 20 << 20
 // maxTextChunk bounds one text chunk: a card's JSON in base64.
 const maxTextChunk = MaxCardJSON/3*4 + 1024
 
+// maxInflated bounds what a PNG's compressed card chunks inflate to, all
+// of them together: each may hold a whole card, but a file of many small
+// chunks each inflating to the limit would otherwise cost minutes of CPU.
+const maxInflated = maxTextChunk
+
+// maxRatio bounds how many times its compressed size a card chunk may
+// inflate to beyond the first inflateFloor bytes: a card's base64 JSON
+// compresses a few times at most, and a bomb a thousand, so a bomb is
+// refused after a little inflating rather than a whole card's worth.
+const (
+	maxRatio     = 100
+	inflateFloor = 1 << 20
+)
+
+// maxCardChunks bounds the chara and ccv3 chunks of one PNG (a card has one
+// of each; a few repeats are tolerated), and maxPNGChunks all its chunks.
+const (
+	maxCardChunks = 4
+	maxPNGChunks  = 1 << 16
+)
+
 var pngSignature = []byte("\x89PNG\r\n\x1a\n")
 
 // pngText is what a PNG's text chunks say about the card.
@@ -106,7 +127,12 @@ func readPNGChunks(r io.Reader) (pngText, []byte, error) {
 			keepImage, img = false, nil
 		}
 	}
-	for {
+	// budget is what compressed card chunks may still inflate to.
+	budget := int64(maxInflated)
+	for chunks, cardChunks := 0, 0; ; chunks++ {
+		if chunks >= maxPNGChunks {
+			return pngText{}, nil, fmt.Errorf("%w: the PNG has more than %d chunks", ErrTooLarge, maxPNGChunks)
+		}
 		var hdr [8]byte
 		if _, err := io.ReadFull(lr, hdr[:]); err != nil {
 			if lr.N <= 0 {
@@ -134,7 +160,13 @@ func readPNGChunks(r io.Reader) (pngText, []byte, error) {
 				return pngText{}, nil, pngReadError(lr, err)
 			}
 			if isText {
-				key, val, err := textChunk(typ, chunk[8:8+n])
+				if isCardChunk(chunk[8 : 8+n]) {
+					// Counted before it is inflated.
+					if cardChunks++; cardChunks > maxCardChunks {
+						return pngText{}, nil, fmt.Errorf("%w: the PNG has more than %d chara and ccv3 chunks", ErrTooLarge, maxCardChunks)
+					}
+				}
+				key, val, err := textChunk(typ, chunk[8:8+n], &budget)
 				if err != nil {
 					return pngText{}, nil, err
 				}
@@ -178,9 +210,17 @@ func pngReadError(lr *io.LimitedReader, err error) error {
 	return fmt.Errorf("cards: read PNG: %w", err)
 }
 
+// isCardChunk reports whether a text chunk's keyword is chara or ccv3.
+func isCardChunk(body []byte) bool {
+	key, _, ok := bytes.Cut(body, []byte{0})
+	k := strings.ToLower(string(key))
+	return ok && (k == "chara" || k == "ccv3")
+}
+
 // textChunk returns the keyword and text of a tEXt, zTXt or iTXt chunk;
-// compressed text is inflated up to maxTextChunk.
-func textChunk(typ string, body []byte) (string, []byte, error) {
+// compressed text is inflated up to maxTextChunk, and up to what is left of
+// *budget, which it lowers by what it inflated.
+func textChunk(typ string, body []byte, budget *int64) (string, []byte, error) {
 	key, rest, ok := bytes.Cut(body, []byte{0})
 	if !ok {
 		return "", nil, nil // no keyword: not ours, kept with the picture
@@ -195,7 +235,7 @@ func textChunk(typ string, body []byte) (string, []byte, error) {
 		if len(rest) < 1 {
 			return string(key), nil, nil
 		}
-		val, err := inflate(rest[1:])
+		val, err := inflate(rest[1:], budget)
 		return string(key), val, err
 	}
 	// iTXt: compression flag, method, language\0, translated keyword\0, text.
@@ -209,22 +249,32 @@ func textChunk(typ string, body []byte) (string, []byte, error) {
 		return string(key), nil, nil
 	}
 	if compressed {
-		v, err := inflate(val)
+		v, err := inflate(val, budget)
 		return string(key), v, err
 	}
 	return string(key), val, nil
 }
 
-// inflate decompresses zlib data, refusing more than maxTextChunk bytes.
-func inflate(data []byte) ([]byte, error) {
+// inflate decompresses zlib data, refusing more than maxTextChunk bytes and
+// more than *budget, which it lowers by what it inflated.
+func inflate(data []byte, budget *int64) ([]byte, error) {
 	zr, err := zlib.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("%w: a compressed PNG text chunk does not inflate: %v", ErrCardInvalid, err)
 	}
 	defer zr.Close()
-	out, err := io.ReadAll(io.LimitReader(zr, maxTextChunk+1))
+	ratioCap := max(int64(inflateFloor), int64(len(data))*maxRatio)
+	limit := min(int64(maxTextChunk), *budget, ratioCap)
+	out, err := io.ReadAll(io.LimitReader(zr, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: a compressed PNG text chunk does not inflate: %v", ErrCardInvalid, err)
+	}
+	*budget -= int64(len(out))
+	if int64(len(out)) > limit && limit == ratioCap && ratioCap < maxTextChunk {
+		return nil, fmt.Errorf("%w: a compressed PNG text chunk inflates beyond %d times its size", ErrTooLarge, maxRatio)
+	}
+	if int64(len(out)) > limit && limit < maxTextChunk {
+		return nil, fmt.Errorf("%w: the PNG's compressed text chunks inflate beyond %s in all", ErrTooLarge, megabytes(maxInflated))
 	}
 	if len(out) > maxTextChunk {
 		return nil, fmt.Errorf("%w: a compressed PNG text chunk inflates beyond %s", ErrTooLarge, megabytes(maxTextChunk))

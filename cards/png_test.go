@@ -2,8 +2,11 @@ package cards_test
 
 import (
 	"bytes"
+	"compress/zlib"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"image/color"
 	"io"
 	"os"
@@ -171,5 +174,92 @@ func TestCardSizeLimits(t *testing.T) {
 	}
 	if _, err := cards.LoadCard(path); !errors.Is(err, cards.ErrTooLarge) || !strings.Contains(err.Error(), "10.0 MB") {
 		t.Errorf("a 10 MB file: %v", err)
+	}
+}
+
+// TestPNGInflateBomb: a PNG of nearly 20 MB made of compressed chara
+// chunks, each inflating to almost the size of a whole card, is refused as
+// too large soon after its first chunks, not after inflating them all.
+func TestPNGInflateBomb(t *testing.T) {
+	t.Parallel()
+	var z bytes.Buffer
+	zw := zlib.NewWriter(&z)
+	if _, err := zw.Write(bytes.Repeat([]byte("A"), 10<<20)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	body := append([]byte("chara\x00\x00"), z.Bytes()...)
+	chunk := func(w *bytes.Buffer, typ string, body []byte) {
+		var hdr [8]byte
+		binary.BigEndian.PutUint32(hdr[:4], uint32(len(body)))
+		copy(hdr[4:], typ)
+		w.Write(hdr[:])
+		w.Write(body)
+		var sum [4]byte
+		binary.BigEndian.PutUint32(sum[:], crc32.ChecksumIEEE(append([]byte(typ), body...)))
+		w.Write(sum[:])
+	}
+	pic := cardstest.Picture(t, 2, 2, color.Gray{})
+	var bomb bytes.Buffer
+	bomb.Write(pic[:bytes.Index(pic, []byte("IEND"))-4])
+	for bomb.Len()+len(body)+24 < cards.MaxPNGBytes-1024 {
+		chunk(&bomb, "zTXt", body)
+	}
+	chunk(&bomb, "IEND", nil)
+	path := filepath.Join(t.TempDir(), "bomb.png")
+	if err := os.WriteFile(path, bomb.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err := cards.LoadCard(path)
+	took := time.Since(start)
+	if !errors.Is(err, cards.ErrTooLarge) || !strings.Contains(err.Error(), "inflates beyond") {
+		t.Fatalf("a %d MB PNG of compressed chara chunks: got %v, want ErrTooLarge saying the chunks inflate beyond the limit", bomb.Len()>>20, err)
+	}
+	// A generous bound: the refusal inflates about a megabyte.
+	if took > time.Second {
+		t.Errorf("refused after %v, want well under a second", took)
+	}
+	t.Logf("%d MB bomb refused in %v: %v", bomb.Len()>>20, took, err)
+
+	// Chunks that inflate only a few tens of times their size are refused
+	// once all of them together inflate beyond the cap.
+	var plain bytes.Buffer
+	for i := range 3 << 10 { // 3 MB: a few varying bytes in each kilobyte
+		block := make([]byte, 1<<10)
+		binary.BigEndian.PutUint64(block, uint64(i)*0x9e3779b97f4a7c15)
+		binary.BigEndian.PutUint64(block[8:], uint64(i)*0xc2b2ae3d27d4eb4f)
+		plain.Write(block)
+	}
+	z.Reset()
+	zw = zlib.NewWriter(&z)
+	if _, err := zw.Write(plain.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var four bytes.Buffer
+	four.Write(pic[:bytes.Index(pic, []byte("IEND"))-4])
+	for range 4 {
+		chunk(&four, "zTXt", append([]byte("chara\x00\x00"), z.Bytes()...))
+	}
+	chunk(&four, "IEND", nil)
+	if _, err := cards.ReadPNG(bytes.NewReader(four.Bytes())); !errors.Is(err, cards.ErrTooLarge) || !strings.Contains(err.Error(), "in all") {
+		t.Errorf("4 chunks of 3 MB each, compressed %d times: got %v, want ErrTooLarge for what they inflate to in all", plain.Len()/z.Len(), err)
+	}
+
+	// Many small card chunks are refused by their count.
+	var many bytes.Buffer
+	many.Write(pic[:bytes.Index(pic, []byte("IEND"))-4])
+	small := append([]byte("chara\x00"), base64.StdEncoding.EncodeToString([]byte(v2Card))...)
+	for range 50 {
+		chunk(&many, "tEXt", small)
+	}
+	chunk(&many, "IEND", nil)
+	if _, err := cards.ReadPNG(bytes.NewReader(many.Bytes())); !errors.Is(err, cards.ErrTooLarge) || !strings.Contains(err.Error(), "chara and ccv3 chunks") {
+		t.Errorf("50 chara chunks: got %v, want ErrTooLarge for their count", err)
 	}
 }

@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -238,9 +239,99 @@ func (s *Store) Dialect() string { return s.dialect }
 // DB exposes the GORM handle for tests and maintenance commands.
 func (s *Store) DB() *gorm.DB { return s.db }
 
-// Migrate creates or updates every table.
+// Migrate creates or updates every table. It holds the database's lock
+// throughout, so that any number of processes (serve and worker starting
+// together) may migrate one database at once: on PostgreSQL an advisory
+// lock, on SQLite the write lock of one transaction holding the whole
+// migration. Errors from taking the lock come back wrapped like the
+// migration's.
 func (s *Store) Migrate(ctx context.Context) error {
+	if s.dialect == "postgres" {
+		return s.migrateAdvisory(ctx)
+	}
+	return s.migrateSQLite(ctx)
+}
+
+// migrationLock is the PostgreSQL advisory lock key migrations hold
+// ("troupe-m" in ASCII); every troupe process uses the same.
+const migrationLock int64 = 0x74726f7570652d6d
+
+// migrateAdvisory migrates under a session advisory lock, taken on a
+// connection of its own that holds it until the migration ends: the
+// concurrent CREATE TYPE and CREATE TABLE of two processes collide
+// otherwise (duplicate key in pg_type). A process that dies drops its
+// connection and with it the lock.
+func (s *Store) migrateAdvisory(ctx context.Context) (err error) {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return fmt.Errorf("models: migrate: %w", err)
+	}
+	conn, err := sqlDB.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("models: migrate: lock: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", migrationLock); err != nil {
+		return fmt.Errorf("models: migrate: lock: %w", err)
+	}
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, uerr := conn.ExecContext(uctx, "SELECT pg_advisory_unlock($1)", migrationLock); uerr != nil {
+			// The connection must not go back to the pool holding the
+			// lock: closing it releases it.
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	return s.migrate(s.db.WithContext(ctx))
+}
+
+// migrateSQLite migrates in one IMMEDIATE transaction (the DSN's _txlock),
+// whose write lock keeps every other process out until it commits. Foreign
+// keys are off meanwhile, as SQLite asks for schema changes that rebuild a
+// table (a PRAGMA inside a transaction does nothing), and checked before
+// the commit.
+func (s *Store) migrateSQLite(ctx context.Context) error {
 	db := s.db.WithContext(ctx)
+	if err := db.Exec("PRAGMA foreign_keys = OFF").Error; err != nil {
+		return fmt.Errorf("models: migrate: %w", err)
+	}
+	defer func() {
+		if err := s.db.Exec("PRAGMA foreign_keys = ON").Error; err != nil {
+			s.log.Error("sqlite: foreign keys left off after the migration", "err", err)
+		}
+	}()
+	// The readers' open connections read the schema before the migration:
+	// SQLite names the columns of a SELECT * prepared there from it, while
+	// the rows come in the new layout. They are closed once it is done.
+	defer s.renewReaders()
+	return db.Transaction(func(tx *gorm.DB) error {
+		if err := s.migrate(tx); err != nil {
+			return err
+		}
+		rows, err := tx.Raw("PRAGMA foreign_key_check").Rows()
+		if err != nil {
+			return fmt.Errorf("models: migrate: foreign key check: %w", err)
+		}
+		defer rows.Close()
+		if rows.Next() {
+			return fmt.Errorf("models: migrate: the migrated tables break a foreign key")
+		}
+		return rows.Err()
+	})
+}
+
+// renewReaders closes the idle reader connections (SQLite), so that the
+// next reads open connections that know the current schema.
+func (s *Store) renewReaders() {
+	if s.readers != nil {
+		s.readers.SetMaxIdleConns(0)
+		s.readers.SetMaxIdleConns(sqliteReaders)
+	}
+}
+
+// migrate runs the migration on db, under the lock Migrate took.
+func (s *Store) migrate(db *gorm.DB) error {
 	untracked := untrackedHandLines(db)
 	if err := migrateRecapKey(db, s.dialect); err != nil {
 		return fmt.Errorf("models: migrate: recaps by chat and card: %w", err)

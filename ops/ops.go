@@ -34,6 +34,7 @@ type Metrics struct {
 	jobRuns      *prometheus.CounterVec
 	forgets      *prometheus.CounterVec
 	sendErrors   *prometheus.CounterVec
+	panics       *prometheus.CounterVec
 }
 
 var _ bot.Observer = (*Metrics)(nil)
@@ -66,7 +67,8 @@ func NewMetrics(depth Depth, failing Failing) *Metrics {
 	m.forgets = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_forgets_total", Help: "Confirmed /forget operations."}, []string{"platform"})
 	m.sendErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_platform_send_errors_total", Help: "Replies a platform could not deliver."}, []string{"platform"})
 	m.recalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_recall_total", Help: "Answered turns' recall by how it went: full; under load fewer (half the candidates), cached (the chat's last ranking loaded again), late (no new block)."}, []string{"mode"})
-	m.reg.MustRegister(m.turns, m.pipelineTime, m.queueTime, m.modelTime, m.tokens, m.promptTokens, m.promptMsgs, m.jobRuns, m.forgets, m.sendErrors, m.recalls,
+	m.panics = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "troupe_panics_total", Help: "Panics recovered, by where (turn, command, an adapter's event, a job); the process went on."}, []string{"where"})
+	m.reg.MustRegister(m.turns, m.pipelineTime, m.queueTime, m.modelTime, m.tokens, m.promptTokens, m.promptMsgs, m.jobRuns, m.forgets, m.sendErrors, m.recalls, m.panics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if depth != nil {
 		m.reg.MustRegister(&depthCollector{
@@ -112,6 +114,9 @@ func (m *Metrics) Forgotten(platform string) { m.forgets.WithLabelValues(platfor
 
 // SendFailed implements bot.Observer.
 func (m *Metrics) SendFailed(platform string) { m.sendErrors.WithLabelValues(platform).Inc() }
+
+// Panicked implements bot.Observer and jobs.Observer.
+func (m *Metrics) Panicked(where string) { m.panics.WithLabelValues(where).Inc() }
 
 // JobObserved implements jobs.Observer.
 func (m *Metrics) JobObserved(kind, outcome string) { m.jobRuns.WithLabelValues(kind, outcome).Inc() }

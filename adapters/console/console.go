@@ -81,16 +81,34 @@ func (s *Session) Channel() bot.ChannelRef {
 // scene reports whether the session plays several cards.
 func (s *Session) scene() bool { return len(s.opt.Cast) > 1 }
 
+// typeAhead is how long the session's opening may take before lines typed
+// at a terminal meanwhile are stored as they come: past it the opening
+// waits for the channel's lock, which a process that died holds for a few
+// seconds, and a line typed then must survive this process dying too.
+// Within it (the usual opening), and always when a script drives the
+// console, each line waits and becomes a turn of its own.
+const typeAhead = 250 * time.Millisecond
+
+// input is one line read, or why reading ended.
+type input struct {
+	line string
+	over int
+	err  error
+}
+
 // Run reads lines until the input ends or ctx is done.
 func (s *Session) Run(ctx context.Context) error {
+	lines := make(chan input)
+	go s.read(ctx, lines)
 	// The session opens as an event like any line: the engine binds the
 	// channel to the session's card or cast and shows its opening.
 	cast := s.opt.Cast
 	if !s.scene() && s.opt.CardID != "" {
 		cast = []string{s.opt.CardID}
 	}
-	open := bot.Event{Kind: bot.EventOpen, In: s.inbound(""), Cast: cast}
-	if err := s.p.Submit(ctx, open, s.sink()).Wait(ctx); err != nil {
+	open := s.p.Submit(ctx, bot.Event{Kind: bot.EventOpen, In: s.inbound(""), Cast: cast}, s.sink())
+	held, early, ended, err := s.opening(ctx, open, lines)
+	if err != nil {
 		return fmt.Errorf("console: open the session: %w", err)
 	}
 	// What an earlier session accepted and never answered is answered now.
@@ -100,28 +118,141 @@ func (s *Session) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	for _, rc := range early {
+		if err := rc.Wait(context.WithoutCancel(ctx)); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(s.opt.Out, "! %v\n", err)
+		}
+	}
+	for {
+		var in input
+		if len(held) > 0 {
+			in, held = held[0], held[1:]
+		} else if ended != nil {
+			in, ended = *ended, nil
+		} else {
+			s.prompt()
+			select {
+			case in = <-lines:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		if done, err := s.take(ctx, in); done {
+			return err
+		}
+	}
+}
+
+// opening waits for the open event. Lines read meanwhile are held (and
+// returned) while it is quick; once it has taken typeAhead, at a terminal,
+// messages are submitted as they come, each stored in the inbox before the
+// next is read, and their receipts are returned: lines typed then join one
+// turn, as messages sent while a character writes do elsewhere. A command
+// and every line after it are held: a "yes" must answer the question the
+// command asks. ended is the end of the input if it came.
+func (s *Session) opening(ctx context.Context, open bot.Receipt, lines <-chan input) (held []input, early []bot.Receipt, ended *input, err error) {
+	timer := time.NewTimer(typeAhead)
+	defer timer.Stop()
+	if !s.opt.Interactive {
+		timer.Stop()
+	}
+	eager := false
+	for {
+		var in <-chan input
+		if ended == nil {
+			in = lines
+		}
+		select {
+		case <-open.Done():
+			return held, early, ended, open.Wait(ctx)
+		case <-timer.C:
+			eager = true
+			for len(held) > 0 && eager {
+				early, eager = s.submitEarly(ctx, held[0], early)
+				if eager {
+					held = held[1:]
+				}
+			}
+		case got := <-in:
+			switch {
+			case got.err != nil:
+				ended = &got
+			case eager:
+				if early, eager = s.submitEarly(ctx, got, early); !eager {
+					held = append(held, got)
+				}
+			default:
+				held = append(held, got)
+			}
+		}
+	}
+}
+
+// submitEarly submits a message read while the session opens, without
+// waiting for its turn: it is stored (and ordered after the opening) when
+// Submit returns. Its receipt is added to early; a line the console skips
+// adds none. A command is left alone (taken false): it waits for its turn.
+func (s *Session) submitEarly(ctx context.Context, in input, early []bot.Receipt) (_ []bot.Receipt, taken bool) {
+	if in.over > 0 || strings.TrimSpace(in.line) == "" {
+		s.skipped(in)
+		return early, true
+	}
+	if _, cmd := bot.ParseCommand(in.line); cmd {
+		return early, false
+	}
+	return append(early, s.p.Submit(ctx, s.event(in.line), s.sink())), true
+}
+
+// skipped tells the user about a line too long to take.
+func (s *Session) skipped(in input) {
+	if in.over > 0 {
+		fmt.Fprintf(s.opt.Out, "[troupe] That line is %d bytes, more than the console takes (%d); it was skipped.\n", in.over, s.opt.MaxLineBytes)
+	}
+}
+
+// take handles one input; done is true when the session ends (err is then
+// why, nil at the end of the input).
+func (s *Session) take(ctx context.Context, in input) (done bool, err error) {
+	defer func() {
+		// A panic in the console's handling of a line is told and the
+		// session goes on with the next.
+		if v := recover(); v != nil {
+			fmt.Fprintf(s.opt.Out, "[troupe] %s\n", s.p.Recovered("console_line", v))
+			done, err = false, nil
+		}
+	}()
+	if errors.Is(in.err, io.EOF) {
+		return true, nil
+	}
+	if in.err != nil {
+		return true, fmt.Errorf("console: read input: %w", in.err)
+	}
+	if ctx.Err() != nil {
+		return true, nil
+	}
+	if in.over > 0 || strings.TrimSpace(in.line) == "" {
+		s.skipped(in)
+		return false, nil
+	}
+	if err := s.handle(ctx, in.line); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(s.opt.Out, "! %v\n", err)
+	}
+	return false, nil
+}
+
+// read sends the input's lines to lines, then why it ended, until ctx is
+// done. A read blocked on the terminal outlives ctx until its line comes.
+func (s *Session) read(ctx context.Context, lines chan<- input) {
 	r := bufio.NewReaderSize(s.opt.In, 64<<10)
 	for {
-		s.prompt()
 		line, over, err := readLine(r, s.opt.MaxLineBytes)
-		if errors.Is(err, io.EOF) {
-			return nil
+		select {
+		case lines <- input{line: line, over: over, err: err}:
+		case <-ctx.Done():
+			return
 		}
 		if err != nil {
-			return fmt.Errorf("console: read input: %w", err)
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		if over > 0 {
-			fmt.Fprintf(s.opt.Out, "[troupe] That line is %d bytes, more than the console takes (%d); it was skipped.\n", over, s.opt.MaxLineBytes)
-			continue
-		}
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		if err := s.handle(ctx, line); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(s.opt.Out, "! %v\n", err)
+			return
 		}
 	}
 }
@@ -154,6 +285,15 @@ func readLine(r *bufio.Reader, max int) (line string, over int, err error) {
 }
 
 func (s *Session) handle(ctx context.Context, line string) error {
+	// The console is one person at a terminal: each line waits for its
+	// answer. The turn runs under ctx; once ctx ends it stops and tells the
+	// user, and the wait lasts until it has.
+	return s.p.Submit(ctx, s.event(line), s.sink()).Wait(context.WithoutCancel(ctx))
+}
+
+// event is what a line asks: the answer to a pending question, a command
+// or a message.
+func (s *Session) event(line string) bot.Event {
 	s.mu.Lock()
 	token := s.confirm
 	s.confirm = ""
@@ -165,10 +305,7 @@ func (s *Session) handle(ctx context.Context, line string) error {
 	} else if cmd, ok := bot.ParseCommand(line); ok {
 		ev.Kind, ev.Command = bot.EventCommand, cmd
 	}
-	// The console is one person at a terminal: each line waits for its
-	// answer. The turn runs under ctx; once ctx ends it stops and tells the
-	// user, and the wait lasts until it has.
-	return s.p.Submit(ctx, ev, s.sink()).Wait(context.WithoutCancel(ctx))
+	return ev
 }
 
 func (s *Session) inbound(text string) bot.Inbound {

@@ -151,15 +151,17 @@ func (a *Adapter) session() (*discordgo.Session, error) {
 	s.SyncEvents = true
 	s.State.TrackEmojis, s.State.TrackStickers, s.State.TrackVoice = false, false, false
 	s.State.TrackPresences, s.State.TrackMembers, s.State.TrackThreadMembers = false, false, false
-	s.AddHandler(a.onReady)
-	s.AddHandler(a.onResumed)
-	s.AddHandler(a.onMessageCreate)
-	s.AddHandler(a.onMessageUpdate)
-	s.AddHandler(a.onInteraction)
-	s.AddHandler(a.onChannelUpdate)
-	s.AddHandler(a.onChannelDelete)
-	s.AddHandler(a.onThreadUpdate)
-	s.AddHandler(a.onRoleUpdate)
+	// Each handler runs under a recover (recover.go): a panic in one event
+	// is answered and counted, and the gateway goes on with the next.
+	s.AddHandler(guarded(a, "discord_ready", func(*discordgo.Ready) string { return "" }, a.onReady))
+	s.AddHandler(guarded(a, "discord_resumed", func(*discordgo.Resumed) string { return "" }, a.onResumed))
+	s.AddHandler(guarded(a, "discord_message", func(e *discordgo.MessageCreate) string { return e.ChannelID }, a.onMessageCreate))
+	s.AddHandler(guarded(a, "discord_edit", func(e *discordgo.MessageUpdate) string { return e.ChannelID }, a.onMessageUpdate))
+	s.AddHandler(guarded(a, "discord_interaction", func(e *discordgo.InteractionCreate) string { return e.ChannelID }, a.onInteraction))
+	s.AddHandler(guarded(a, "discord_channel_update", func(*discordgo.ChannelUpdate) string { return "" }, a.onChannelUpdate))
+	s.AddHandler(guarded(a, "discord_channel_delete", func(*discordgo.ChannelDelete) string { return "" }, a.onChannelDelete))
+	s.AddHandler(guarded(a, "discord_thread_update", func(*discordgo.ThreadUpdate) string { return "" }, a.onThreadUpdate))
+	s.AddHandler(guarded(a, "discord_role_update", func(*discordgo.GuildRoleUpdate) string { return "" }, a.onRoleUpdate))
 	return s, nil
 }
 
@@ -294,6 +296,7 @@ func (a *Adapter) spawn(fn func()) bool {
 	}
 	go func() {
 		defer a.wg.Done()
+		defer a.recovered(nil, "discord_task", nil)
 		fn()
 	}()
 	return true

@@ -63,6 +63,10 @@ type setup struct {
 	// record turns on the recorder (a batch of one, run as each turn
 	// leaves it owed) and recall.
 	record bool
+	// observer, when set, is the pipeline's; wrap, when set, stands
+	// between the adapter and the pipeline.
+	observer bot.Observer
+	wrap     func(bot.Engine) bot.Engine
 }
 
 // ilseAvatar is the avatar of the second card of a scene.
@@ -139,6 +143,7 @@ func newHarness(t *testing.T, su setup) *harness {
 		opt.Tokens = memory.NewPromptEstimator()
 		opt.ContextWindow, opt.MaxReplyTokens = 128000, 256
 	}
+	opt.Observer = su.observer
 	p := bot.New(opt)
 
 	d := discordtest.NewServer(t, discordtest.Options{Echo: true})
@@ -165,7 +170,11 @@ func newHarness(t *testing.T, su setup) *harness {
 	if su.cfg != nil {
 		su.cfg(&cfg)
 	}
-	a, err := New(cfg, p, log)
+	var engine bot.Engine = p
+	if su.wrap != nil {
+		engine = su.wrap(p)
+	}
+	a, err := New(cfg, engine, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,12 +23,21 @@ func (a *Adapter) onMessageCreate(s *discordgo.Session, mc *discordgo.MessageCre
 	if !ok || !a.begin() {
 		return
 	}
+	// Until the goroutine below takes the count over, a panic must give it
+	// back, or shutdown would wait for it.
+	handed := false
+	defer func() {
+		if !handed {
+			a.wg.Done()
+		}
+	}()
 	r := a.newReply(s, pl)
 	r.ref = m
 	rc := a.p.Submit(ctx, bot.Event{Kind: bot.EventMessage, In: in}, r)
 	if rc.Ignored() {
 		a.log.Debug("message ignored: the channel does not play for it", "channel_id", pl.channelID, "message_id", m.ID)
 	}
+	handed = true
 	go func() {
 		defer a.wg.Done()
 		if err := rc.Wait(ctx); err != nil {

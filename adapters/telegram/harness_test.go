@@ -46,6 +46,10 @@ type harness struct {
 	// recorder turns the recorder on: turns store their plain events,
 	// which a test records and reflects on through h.mem.
 	recorder bool
+	// observer, when set, is the pipeline's; wrap, when set, stands
+	// between the adapter and the pipeline.
+	observer bot.Observer
+	wrap     func(bot.Engine) bot.Engine
 
 	a      *Adapter
 	p      *bot.Pipeline
@@ -113,8 +117,13 @@ func (h *harness) start() {
 	if h.recorder {
 		opt.Recorder = config.Recorder{Enabled: true, Batch: 100}
 	}
+	opt.Observer = h.observer
 	h.p = bot.New(opt)
-	a, err := New(h.cfg, h.p, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	var engine bot.Engine = h.p
+	if h.wrap != nil {
+		engine = h.wrap(h.p)
+	}
+	a, err := New(h.cfg, engine, slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		h.t.Fatal(err)
 	}

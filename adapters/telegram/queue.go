@@ -20,6 +20,7 @@ import (
 // nil otherwise. The pipeline applies the per-user limits (rate and length)
 // that every platform shares, commands and buttons included.
 func (a *Adapter) dispatch(ev event) <-chan bot.Receipt {
+	defer a.recovered(ev)
 	ctx := a.work
 	switch ev.kind {
 	case evNotice:
@@ -33,6 +34,7 @@ func (a *Adapter) dispatch(ev event) <-chan bot.Receipt {
 		rcs := make(chan bot.Receipt, 1)
 		a.inOrder(ev.chatID, func() {
 			defer close(rcs)
+			defer a.recovered(ev)
 			if ctx.Err() != nil {
 				return // stays pending for the next start
 			}
@@ -44,6 +46,7 @@ func (a *Adapter) dispatch(ev event) <-chan bot.Receipt {
 		return rcs
 	case evCommand:
 		a.inOrder(ev.chatID, func() {
+			defer a.recovered(ev)
 			if ctx.Err() != nil {
 				return
 			}
@@ -62,6 +65,7 @@ func (a *Adapter) dispatch(ev event) <-chan bot.Receipt {
 			break
 		}
 		a.inOrder(ev.chatID, func() {
+			defer a.recovered(ev)
 			if ctx.Err() != nil {
 				return
 			}
@@ -108,6 +112,7 @@ func (a *Adapter) spawn(fn func()) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
+		defer a.recovered(event{})
 		fn()
 	}()
 }

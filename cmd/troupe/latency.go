@@ -110,6 +110,9 @@ func (t *turnTimes) Forgotten(string) {}
 // SendFailed is not measured.
 func (t *turnTimes) SendFailed(string) {}
 
+// Panicked is not measured.
+func (t *turnTimes) Panicked(string) {}
+
 // steady starts the steady-state histograms.
 func (t *turnTimes) steady() {
 	t.mu.Lock()
@@ -135,5 +138,11 @@ func (os observers) Forgotten(platform string) {
 func (os observers) SendFailed(platform string) {
 	for _, o := range os {
 		o.SendFailed(platform)
+	}
+}
+
+func (os observers) Panicked(where string) {
+	for _, o := range os {
+		o.Panicked(where)
 	}
 }
