@@ -267,6 +267,13 @@ func (p *Pipeline) startScene(ctx context.Context, ch models.Channel, cast []car
 			cs.Openings = append(cs.Openings, &models.Message{Role: memory.RoleAssistant, AuthorName: models.FitName(c.Name, models.NameSize), Content: g, SpeakerCardID: c.ID})
 		}
 	}
+	ids := make([]string, len(cast))
+	for i, c := range cast {
+		ids[i] = c.ID
+	}
+	if chat, rows, ok, err := p.openEmpty(ctx, ch, ids); ok || err != nil {
+		return chat, rows, err
+	}
 	cs.Name = fmt.Sprintf("%s %s", models.FitName(strings.Join(names, ", "), models.NameSize-17), p.opt.Now().UTC().Format("2006-01-02 15:04"))
 	chat, rows, err := p.opt.Store.StartScene(ctx, cs)
 	if err != nil {

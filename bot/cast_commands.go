@@ -223,7 +223,7 @@ func (p *Pipeline) newScene(ctx context.Context, cs chatState, sink Sink) error 
 	if err != nil {
 		return p.internal(ctx, sink, "new chat", err)
 	}
-	if p.opt.Jobs != nil {
+	if p.opt.Jobs != nil && old != chat.ID {
 		if err := p.opt.Jobs.ChatEnded(ctx, old); err != nil {
 			p.log.Warn("enqueue recap of ended chat", "chat_id", old, "err", err)
 		}

@@ -80,6 +80,9 @@ func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink)
 	case "start":
 		return p.cmdStart(ctx, in, cmd.Args, sink)
 	case "new":
+		if !p.mayEndChat(in) {
+			return refuse(ctx, sink, p.gtext(p.langOf(in), msgNewNotAllowed))
+		}
 		return p.withLane(ctx, in, func() error { return p.cmdNew(ctx, in, sink) })
 	case "regen":
 		return p.withLane(ctx, in, func() error { return p.cmdRegen(ctx, in, sink) })
@@ -151,7 +154,8 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 	if err != nil {
 		return p.internal(ctx, sink, "new chat", err)
 	}
-	if p.opt.Jobs != nil && old != "" {
+	// An empty chat is not ended: /new took it up again (openEmpty).
+	if p.opt.Jobs != nil && old != "" && old != chat.ID {
 		if err := p.opt.Jobs.ChatEnded(ctx, old); err != nil {
 			p.log.Warn("enqueue recap of ended chat", "chat_id", old, "err", err)
 		}
@@ -160,11 +164,22 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 	if err := sink.Notice(ctx, p.text(lang, msgNewChat, cs.card.Name)); err != nil {
 		return err
 	}
-	if chat.HeadID != "" {
-		speak(ctx, sink, cs.card, cs.scene())
-		return sink.Finish(ctx, p.greeting(cs.card, cs.card.FirstMes, cs.user))
+	return p.showHead(ctx, sink, cs.card, chat, cs.scene())
+}
+
+// showHead shows the greeting of a chat just opened: its stored head, which
+// a chat taken up again (openEmpty) may have worded for another player or
+// changed with /regen.
+func (p *Pipeline) showHead(ctx context.Context, sink Sink, card cards.Card, chat models.Chat, scene bool) error {
+	if chat.HeadID == "" {
+		return nil
 	}
-	return nil
+	m, err := p.opt.Store.Message(ctx, chat.HeadID)
+	if err != nil {
+		return p.internal(ctx, sink, "show greeting", err)
+	}
+	speak(ctx, sink, card, scene)
+	return sink.Finish(ctx, m.Content)
 }
 
 // cmdRegen replaces the last reply with a new sibling on the branch. When the
@@ -194,6 +209,11 @@ func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
 	}
 	if whispered {
 		return p.regenWhisper(ctx, cs, in, w, rp, sink)
+	}
+	if ok, err := p.mayRegen(ctx, in, head); err != nil {
+		return p.internal(ctx, sink, "regen", err)
+	} else if !ok {
+		return refuse(ctx, sink, p.gtext(lang, msgRegenNotYours))
 	}
 	switch {
 	case head.Role == "user":
@@ -395,17 +415,13 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 		if err != nil {
 			return p.internal(ctx, sink, "card set", err)
 		}
-		if p.opt.Jobs != nil && old != "" {
+		if p.opt.Jobs != nil && old != "" && old != chat.ID {
 			_ = p.opt.Jobs.ChatEnded(ctx, old)
 		}
 		if err := sink.Notice(ctx, p.text(p.language(c), msgCardSet, c.Name)); err != nil {
 			return err
 		}
-		if chat.HeadID != "" {
-			speak(ctx, sink, c, false)
-			return sink.Finish(ctx, p.greeting(c, c.FirstMes, user))
-		}
-		return nil
+		return p.showHead(ctx, sink, c, chat, false)
 	case "mention":
 		if !in.CanManage {
 			return sink.Notice(ctx, p.text(lang, msgNotAllowed))

@@ -202,6 +202,8 @@ func (p *Pipeline) submitWork(ctx context.Context, ev Event, sink Sink, r Receip
 		case ev.Kind == EventOpen:
 			return p.open(ctx, ev.In, ev.Cast, sink)
 		case ev.Card != "":
+			// A card button may switch the channel's chat, as /start
+			// does: it took from the same rate above.
 			return p.chooseCard(ctx, ev.In, ev.Card, sink)
 		}
 		return p.Answer(ctx, ev.In, ev.Token, ev.Yes, sink)

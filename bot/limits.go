@@ -18,6 +18,10 @@ type Limits struct {
 	PerMinute int
 	// MaxChars is the longest message taken; 0 means no limit.
 	MaxChars int
+	// ChannelTokensPerMinute and TokensPerMinute are the model's token
+	// budgets of one channel and of the whole pipeline; 0 is off.
+	ChannelTokensPerMinute int
+	TokensPerMinute        int
 }
 
 // rateLimiter is a token bucket per user.

@@ -6,7 +6,8 @@ import "time"
 // safe for concurrent use and quick.
 type Observer interface {
 	// TurnObserved reports a finished turn: its outcome ("answered",
-	// "failed", "too_large", "refused"), the pipeline's own time and the model's time,
+	// "failed", "too_large", "refused", "over_budget": a model budget was
+	// spent and the model not called), the pipeline's own time and the model's time,
 	// the tokens the API reported and the prompt's size in messages.
 	TurnObserved(t TurnStats)
 	// Forgotten reports a confirmed /forget.

@@ -88,8 +88,12 @@ type Options struct {
 	// Locker serializes a channel's turns across processes; nil relies on
 	// the in-process lanes alone (one serve process).
 	Locker Locker
-	// Limits bound what one user can ask.
+	// Limits bound what one user can ask, and the model's tokens.
 	Limits Limits
+	// NewByAnyone lets every member of a group end its shared chat with
+	// /new (groups.new_needs_manager: false); by default only those who
+	// may manage the channel can.
+	NewByAnyone bool
 	// Questions keeps open yes/no questions where every process can
 	// answer them; nil keeps them in this process.
 	Questions Questions
@@ -136,6 +140,7 @@ type Pipeline struct {
 	closed bool
 	wg     sync.WaitGroup
 	rate   rateLimiter
+	tokens *modelBudget
 	gate   gate
 	// recalls keeps each chat's last recall ranking, for turns under
 	// load (recall_busy.go).
@@ -175,7 +180,7 @@ func New(opt Options) *Pipeline {
 		opt.InboxSweep = time.Minute
 	}
 	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute},
-		gate: newGate(opt.ConcurrentTurns), sinkFor: map[string]func(ChannelRef) (Sink, bool){}, stop: make(chan struct{})}
+		gate: newGate(opt.ConcurrentTurns), sinkFor: map[string]func(ChannelRef) (Sink, bool){}, stop: make(chan struct{}), tokens: newModelBudget(opt.Limits, opt.Tokens)}
 }
 
 // lane serializes the turns of one channel: messages that arrive while a
@@ -584,6 +589,9 @@ func (p *Pipeline) startChatCast(ctx context.Context, ch models.Channel, card ca
 		}
 		p.cardsStored.Store(card.ID, row.Data)
 	}
+	if chat, cast, ok, err := p.openEmpty(ctx, ch, []string{card.ID}); ok || err != nil {
+		return chat, cast, err
+	}
 	name := fmt.Sprintf("%s %s", models.FitName(card.Name, models.NameSize-17), p.opt.Now().UTC().Format("2006-01-02 15:04"))
 	var opening *models.Message
 	if g := p.greeting(card, card.FirstMes, userName); g != "" {
@@ -598,6 +606,22 @@ func (p *Pipeline) startChatCast(ctx context.Context, ch models.Channel, card ca
 		p.ensureLore(ctx, ch.SpaceID, card)
 	}
 	return chat, cast, err
+}
+
+// openEmpty takes up again, as the channel's current chat, a chat of the
+// channel's space whose cast is cardIDs and that no player wrote in yet:
+// switching cards back and forth, or /new on a chat nobody played, then
+// leaves no trail of empty chats. ok is false when there is none.
+func (p *Pipeline) openEmpty(ctx context.Context, ch models.Channel, cardIDs []string) (models.Chat, []models.CastMember, bool, error) {
+	chat, cast, err := p.opt.Store.ReopenEmptyChat(ctx, ch.ID, ch.SpaceID, cardIDs)
+	if errors.Is(err, models.ErrNotFound) {
+		return models.Chat{}, nil, false, nil
+	}
+	if err != nil {
+		return models.Chat{}, nil, false, err
+	}
+	p.log.Debug("took up an empty chat again", "channel", ch.ID, "chat_id", chat.ID)
+	return chat, cast, true, nil
 }
 
 // language picks the prompt language: the card's, else the configured one.

@@ -234,6 +234,9 @@ type replyPlan struct {
 // the user heard why).
 func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sink Sink) (string, error) {
 	lang := p.language(cs.card)
+	if p.overBudget(ctx, cs, sink) {
+		return "", nil
+	}
 	// What does not need the branch is read while the branch is.
 	pre := p.readAhead(ctx, cs, rp)
 	br, err := p.loadBranch(ctx, cs, rp, pre.branch)
@@ -266,6 +269,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	speak(ctx, sink, cs.card, cs.scene())
 	sink.Typing(ctx)
 	var acc strings.Builder
+	charged := p.chargePrompt(cs, prompt)
 	modelStart := time.Now()
 	res, err := p.opt.Model.Stream(ctx, ModelRequest{Messages: prompt.messages, MaxTokens: p.opt.MaxReplyTokens}, func(delta string) error {
 		acc.WriteString(delta)
@@ -275,6 +279,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 		return nil
 	})
 	modelDone := time.Now()
+	p.settleCharge(cs, charged, res)
 	releaseStore := func() {}
 	if rp.release != nil && err == nil {
 		// Storing the reply is pipeline work too: it waits for a slot.

@@ -26,6 +26,7 @@ type Config struct {
 	Discord    Discord    `yaml:"discord"`
 	Telegram   Telegram   `yaml:"telegram"`
 	Limits     Limits     `yaml:"limits"`
+	Groups     Groups     `yaml:"groups"`
 	Ops        Ops        `yaml:"ops"`
 	Log        Log        `yaml:"log"`
 }
@@ -242,6 +243,19 @@ type Limits struct {
 	// ConcurrentTurns bounds the turns doing their own database work at
 	// once; 0 means one per CPU.
 	ConcurrentTurns int `yaml:"concurrent_turns"`
+	// ChannelTokensPerMinute and TokensPerMinute are the model's token
+	// budgets (prompt and reply) of one channel and of the whole process;
+	// a turn over either gets a notice instead of a model call. 0 is off.
+	ChannelTokensPerMinute int `yaml:"channel_tokens_per_minute"`
+	TokensPerMinute        int `yaml:"tokens_per_minute"`
+}
+
+// Groups sets what the members of a group channel (a Discord guild
+// channel, a Telegram group) may do without the right to manage it.
+type Groups struct {
+	// NewNeedsManager: only those who may manage the channel end its
+	// shared chat with /new.
+	NewNeedsManager bool `yaml:"new_needs_manager"`
 }
 
 // Ops configures the operations HTTP endpoint.
@@ -326,6 +340,7 @@ func Default() Config {
 		Discord:  Discord{ShardCount: 1, Space: SpaceAudience},
 		Telegram: Telegram{WebhookListen: "127.0.0.1:8443"},
 		Limits:   Limits{RatePerMinute: 20, MaxMessageChars: 8000},
+		Groups:   Groups{NewNeedsManager: true},
 		Ops:      Ops{Listen: "127.0.0.1:9090"},
 		Log:      Log{Level: "info", Format: "text"},
 	}

@@ -119,6 +119,8 @@ func (c Config) problems() []*Error {
 		{"limits.rate_per_minute", c.Limits.RatePerMinute < 0, "must be 0 (off) or more"},
 		{"limits.max_message_chars", c.Limits.MaxMessageChars < 0, "must be 0 (no limit) or more"},
 		{"limits.concurrent_turns", c.Limits.ConcurrentTurns < 0, "must be 0 (one per CPU) or more"},
+		{"limits.channel_tokens_per_minute", c.Limits.ChannelTokensPerMinute < 0, "must be 0 (off) or more"},
+		{"limits.tokens_per_minute", c.Limits.TokensPerMinute < 0, "must be 0 (off) or more"},
 		{"log.level", !oneOf(c.Log.Level, "debug", "info", "warn", "error"), "must be debug, info, warn or error"},
 		{"log.format", !oneOf(c.Log.Format, "text", "json"), "must be text or json"},
 	}

@@ -153,19 +153,23 @@ func castChange(cmd bot.Command) bool {
 }
 
 // canManage reports whether the caller may run admin commands: Manage
-// Channels for /card set and changes of the cast, Manage Messages for
-// everything else, from the
-// member's permissions in the channel, or a role in discord.admin_roles
-// (matched by id; names were resolved to ids at start). In DMs the caller
-// owns the space.
+// Channels for /card set and changes of the cast, Manage Channels or
+// Manage Server for /new (it ends the channel's shared chat), Manage
+// Messages for everything else (a /regen of another's reply among them),
+// from the member's permissions in the channel, or a role in
+// discord.admin_roles (matched by id; names were resolved to ids at
+// start). In DMs the caller owns the space.
 func (a *Adapter) canManage(s *discordgo.Session, i *discordgo.Interaction, cmd bot.Command) bool {
 	m := i.Member
 	if m == nil {
 		return true
 	}
 	need := int64(discordgo.PermissionManageMessages)
-	if (cmd.Name == "card" && strings.HasPrefix(cmd.Args, "set")) || castChange(cmd) {
+	switch {
+	case (cmd.Name == "card" && strings.HasPrefix(cmd.Args, "set")) || castChange(cmd):
 		need = discordgo.PermissionManageChannels
+	case cmd.Name == "new":
+		need = discordgo.PermissionManageChannels | discordgo.PermissionManageGuild
 	}
 	if m.Permissions&(discordgo.PermissionAdministrator|need) != 0 {
 		return true

@@ -47,7 +47,7 @@ func TestCrossChatMemoryStaysInItsSpace(t *testing.T) {
 	}
 	told := chA.CurrentChatID
 	waitFor(t, 10*time.Second, func() bool { return h.chatMessages(told) == 3 }, "the reply stored")
-	ix := h.discord.Command(discordtest.Slash{ChannelID: h.channel, User: h.ada, Permissions: member, Name: "new"})
+	ix := h.discord.Command(discordtest.Slash{ChannelID: h.channel, User: h.ada, Permissions: manageChannels, Name: "new"})
 	waitFor(t, 10*time.Second, func() bool { return len(ix.Messages()) == 1 && len(h.characterMessages(h.channel)) == 2 },
 		"the new chat's greeting")
 	if chA, _ = h.store.Channel(ctx, "discord:"+h.channel); chA.CurrentChatID == told {

@@ -61,6 +61,8 @@ func TestMemoryInAGroupShowsTheAskerOnlyThisChat(t *testing.T) {
 				return ch.CurrentChatID
 			}
 			first := play([]telegramtest.User{alice}, "the vault code is seven-four-one.", "The vault opens with seven-four-one.")
+			// Ending the group's chat is an administrator's right.
+			h.tg.SetAdmin(tavern.ID, alice.ID)
 			h.tg.SendGroupText(tavern, alice, "/new", 0)
 			waitFor(t, "a new chat", func() bool {
 				ch, err := h.store.Channel(ctx, "telegram:"+itoa(tavern.ID))

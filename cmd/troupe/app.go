@@ -109,6 +109,8 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	m := cfg.Model
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
+	limits := bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars,
+		ChannelTokensPerMinute: cfg.Limits.ChannelTokensPerMinute, TokensPerMinute: cfg.Limits.TokensPerMinute}
 	a.pipeline = bot.New(bot.Options{
 		Store:           a.store,
 		Cards:           cards,
@@ -129,7 +131,8 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		Observer:        append(observers{a.metrics}, also...),
 		Locker:          channelLocks,
 		Questions:       jobs.NewQuestions(a.redis),
-		Limits:          bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars},
+		Limits:          limits,
+		NewByAnyone:     !cfg.Groups.NewNeedsManager,
 		ConcurrentTurns: cfg.Limits.ConcurrentTurns,
 		LoreConfig:      cfg.Lore,
 		Worlds:          loadWorlds(cfg.Cards.Dir, log),
