@@ -8,6 +8,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"time"
 )
@@ -44,6 +45,9 @@ type Server struct {
 	seq int
 	// unrecorded stops keeping requests (SetRecording(false)).
 	unrecorded bool
+	// requiredKey, when set, is the only bearer key accepted
+	// (SetRequiredKey).
+	requiredKey string
 }
 
 // TB is the part of testing.TB the fake uses; declaring it here keeps the
@@ -241,5 +245,29 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 	case <-s.done:
 	}
+	return false
+}
+
+// SetRequiredKey makes every endpoint but the model list accept only the
+// bearer key; "" accepts any request. A request with another key, or none,
+// is refused with a 401 whose message quotes the key it sent, whole, as
+// some servers do: a test that the key goes nowhere from there.
+func (s *Server) SetRequiredKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requiredKey = key
+}
+
+// authorized answers a request whose bearer key is not the required one
+// with a 401 and reports whether the handler should go on.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	want := s.requiredKey
+	s.mu.Unlock()
+	got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if want == "" || got == want {
+		return true
+	}
+	writeError(w, http.StatusUnauthorized, -1, "Incorrect API key provided: "+got+".")
 	return false
 }
