@@ -88,12 +88,9 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	for _, side := range cfg.KeylessSideEndpoints() {
 		log.Warn("a side endpoint on another server than the main model's is sent no API key; set its api_key if it needs one", "endpoint", side)
 	}
-	sm := cfg.ScribeModel()
-	scribe := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
-		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
 	mc := memory.ConfigFrom(cfg.Memory, cfg.Language)
 	mc.Reflect = reflectConfig(cfg.Reflection)
-	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe, JSON: cfg.Recorder.JSONMode}, mc, log)
+	a.memory = memory.NewService(a.store, newScribe(cfg, log), mc, log)
 	// The reflections of a space serialize across serve and worker processes.
 	a.memory.UseLocker(jobs.NewLocker(a.redis).WithLogger(log))
 	vectors, reranker := recallParts(cfg, a.store)
@@ -131,6 +128,15 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		Lore:            lore,
 	})
 	return a, nil
+}
+
+// newScribe is the memory service's scribe client (scribe.*, what is empty
+// taken from model.*; its key only on the main model's server).
+func newScribe(cfg config.Config, log *slog.Logger) llm.Scribe {
+	sm := cfg.ScribeModel()
+	c := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
+		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
+	return llm.Scribe{C: c, JSON: cfg.Recorder.JSONMode}
 }
 
 // recallParts builds recall's optional vector source and rerank client
