@@ -85,4 +85,3 @@ func TestSideEndpointKeyInNoRowLogOrMessage(t *testing.T) {
 		})
 	}
 }
-
