@@ -53,7 +53,7 @@ func FaultOf(err error) Fault {
 	case errors.As(err, &se):
 		return Fault{Kind: se.FaultKind(), Detail: se.Detail()}
 	case errors.As(err, &rej):
-		return Fault{Kind: FaultBadAnswer, Detail: rej.Kind + ": " + rej.Reason}
+		return Fault{Kind: FaultBadAnswer, Detail: rej.Kind + ": scribe output rejected twice: " + rej.Reason}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return Fault{Kind: FaultTimeout}
 	case errors.Is(err, context.Canceled):
@@ -62,7 +62,8 @@ func FaultOf(err error) Fault {
 	return Fault{Kind: FaultInternal, Detail: err.Error()}
 }
 
-// String is the fault as a job record's reason: "auth: embeddings, HTTP 401".
+// String is the fault as a job record's reason: "auth: embeddings, HTTP 401",
+// "bad_answer: recap: scribe output rejected twice: …".
 func (f Fault) String() string {
 	if f.Detail == "" {
 		return f.Kind
