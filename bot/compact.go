@@ -30,7 +30,7 @@ func (p *Pipeline) cmdCompact(ctx context.Context, in Inbound, sink Sink) error 
 	res, err := p.opt.Memory.Compact(ctx, cs.chat.ID, true)
 	unlock()
 	if err != nil {
-		p.log.Warn("manual compaction failed", "chat_id", cs.chat.ID, "err", err)
+		p.warnFailure("manual compaction failed", err, "chat_id", cs.chat.ID)
 		var rej *memory.RejectedError
 		if errors.As(err, &rej) {
 			return sink.Notice(ctx, p.text(lang, msgCompactFailed, rej.Reason))

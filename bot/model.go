@@ -1,7 +1,9 @@
 package bot
 
 import (
+	"cmp"
 	"context"
+	"strconv"
 	"time"
 
 	"troupe/memory"
@@ -47,11 +49,17 @@ type Model interface {
 	Stream(ctx context.Context, req ModelRequest, onDelta func(string) error) (ModelResult, error)
 }
 
-// ModelError describes a failed model call in terms a user can act on.
+// ModelError describes a failed call to a model endpoint (the chat model,
+// the scribe, embeddings, rerank) in terms a user can act on. Its Err has
+// the endpoint's credentials cut out but may hold what the provider said:
+// what is stored or shown goes through FaultKind and Detail.
 type ModelError struct {
 	// Kind is one of "timeout", "rate_limited", "unavailable", "bad_request",
-	// "auth", "empty", "cut".
-	Kind       string
+	// "auth", "empty", "cut", "bad_answer".
+	Kind string
+	// Source names the client that failed: "chat", "scribe",
+	// "embeddings", "rerank"; "" when not set.
+	Source     string
 	StatusCode int
 	RetryAfter time.Duration
 	Err        error
@@ -64,4 +72,26 @@ func (e *ModelError) Error() string {
 	return "model: " + e.Kind
 }
 
+// FaultKind is the kind of the failure (Kind).
+func (e *ModelError) FaultKind() string { return e.Kind }
+
+// Detail says which endpoint failed and with which HTTP status, never what
+// the provider said: "embeddings, HTTP 401".
+func (e *ModelError) Detail() string {
+	d := cmp.Or(e.Source, "model")
+	if e.StatusCode != 0 {
+		d += ", HTTP " + strconv.Itoa(e.StatusCode)
+	}
+	return d
+}
+
 func (e *ModelError) Unwrap() error { return e.Err }
+
+// warnFailure logs a failure at warning level by its fault (memory.FaultOf:
+// the kind, the endpoint and status, never what a provider said, which
+// repeats on every turn while an endpoint fails) and whole at debug level.
+func (p *Pipeline) warnFailure(msg string, err error, attrs ...any) {
+	f := memory.FaultOf(err)
+	p.log.Warn(msg, append(attrs, "err_kind", f.Kind, "err", f.Detail)...)
+	p.log.Debug(msg, append(attrs, "err", err)...)
+}

@@ -151,7 +151,7 @@ func (p *Pipeline) runNow(ctx context.Context, in Inbound, sink Sink, m manualRu
 	res, err := m.run(ctx, cs.chat.ID)
 	unlock()
 	if err != nil {
-		p.log.Warn("manual memory job failed", "job", m.job, "chat_id", cs.chat.ID, "err", err)
+		p.warnFailure("manual memory job failed", err, "job", m.job, "chat_id", cs.chat.ID)
 		var rej *memory.RejectedError
 		if errors.As(err, &rej) {
 			return sink.Notice(ctx, m.say(lang, runFailed, rej.Reason))

@@ -304,7 +304,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	}
 	if err != nil {
 		p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: modelDone.Sub(modelStart), PromptMessages: len(prompt.messages)})
-		p.log.Warn("model call failed", "chat_id", cs.chat.ID, "err", err)
+		p.warnFailure("model call failed", err, "chat_id", cs.chat.ID)
 		if rp.whisper != nil {
 			// Only the writer can retry a whisper, and privately: the
 			// notice says so instead of inviting anyone's /regen.

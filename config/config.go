@@ -347,15 +347,14 @@ func Default() Config {
 }
 
 // ScribeModel returns the scribe's model settings, each empty key taken from
-// the main model.
+// the main model, but for api_key: the main model's only when the scribe is
+// on its server (sideKey).
 func (c Config) ScribeModel() Model {
 	s, m := c.Scribe, c.Model
 	if s.BaseURL == "" {
 		s.BaseURL = m.BaseURL
 	}
-	if s.APIKey == "" {
-		s.APIKey = m.APIKey
-	}
+	s.APIKey = c.sideKey(s.BaseURL, s.APIKey)
 	if s.Name == "" {
 		s.Name = m.Name
 	}

@@ -170,7 +170,8 @@ func (w *Worker) neverArchive(next asynq.Handler) asynq.Handler {
 		retried, _ := asynq.GetRetryCount(ctx)
 		maxRetry, _ := asynq.GetMaxRetry(ctx)
 		if errors.Is(err, asynq.SkipRetry) || retried >= maxRetry {
-			w.log.Warn("job ended; its work stays owed for the next trigger", "type", t.Type(), "key", lockKey(t), "retries", retried, "err", err)
+			f := memory.FaultOf(err)
+			w.log.Warn("job ended; its work stays owed for the next trigger", "type", t.Type(), "key", lockKey(t), "retries", retried, "err_kind", f.Kind, "err", f.Detail)
 			return fmt.Errorf("jobs: %s %s ended: %w", t.Type(), lockKey(t), asynq.RevokeTask)
 		}
 		return err
@@ -440,7 +441,8 @@ func (w *Worker) handleRecap(ctx context.Context, t *asynq.Task) error {
 		// The recap reads the ledger the recorder keeps: record first. A
 		// failed run stays owed on its own key; the recap goes on.
 		if _, rerr := w.mem.Record(ctx, p.ChatID); rerr != nil {
-			w.log.Warn("record before recap", "chat_id", p.ChatID, "err", rerr)
+			f := memory.FaultOf(rerr)
+			w.log.Warn("record before recap", "chat_id", p.ChatID, "err_kind", f.Kind, "err", f.Detail)
 		}
 	}
 	res, err := w.mem.Recap(ctx, p.ChatID)

@@ -98,6 +98,7 @@ func (c Config) withDefaults() Config {
 type Client struct {
 	cfg    Config
 	api    *oai.Client
+	cred   credentials
 	logger *slog.Logger
 }
 
@@ -121,6 +122,7 @@ func New(cfg Config, logger *slog.Logger) *Client {
 	return &Client{
 		cfg:    cfg,
 		api:    oai.NewClientWithConfig(occ),
+		cred:   credentials{key: cfg.APIKey},
 		logger: logger.With("component", "openai", "model", cfg.Model),
 	}
 }
@@ -144,7 +146,7 @@ func (c *Client) Stream(ctx context.Context, req bot.ModelRequest, onDelta func(
 	})
 	res.ModelTime = time.Since(start) - inCallback
 	c.logDone("stream", res, err)
-	return res, err
+	return res, sourced(err, sourceChat)
 }
 
 // Complete asks for a whole chat completion at once. Its errors are those of
@@ -156,7 +158,7 @@ func (c *Client) Complete(ctx context.Context, req bot.ModelRequest) (bot.ModelR
 	})
 	res.ModelTime = time.Since(start)
 	c.logDone("complete", res, err)
-	return res, err
+	return res, sourced(err, sourceChat)
 }
 
 func (c *Client) logDone(op string, res bot.ModelResult, err error) {

@@ -11,6 +11,7 @@ import (
 
 	oai "github.com/sashabaranov/go-openai"
 
+	"troupe/bot"
 	"troupe/memory"
 )
 
@@ -31,6 +32,7 @@ type EmbedConfig struct {
 type Embedder struct {
 	cfg  EmbedConfig
 	api  *oai.Client
+	cred credentials
 	noDi atomic.Bool // the endpoint refused "dimensions"
 }
 
@@ -46,11 +48,12 @@ func NewEmbedder(cfg EmbedConfig) *Embedder {
 		occ.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	}
 	occ.HTTPClient = &http.Client{Timeout: cfg.Timeout}
-	return &Embedder{cfg: cfg, api: oai.NewClientWithConfig(occ)}
+	return &Embedder{cfg: cfg, api: oai.NewClientWithConfig(occ), cred: credentials{key: cfg.APIKey}}
 }
 
 // Embed returns one vector per text, in order, of the length the model
-// gives. Errors: the endpoint's (wrapped), or a count that does not match.
+// gives. Errors are *bot.ModelError values, their text without the API key:
+// the endpoint's failure, or an answer whose vectors do not match the texts.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if len(texts) == 0 {
 		return nil, nil
@@ -69,17 +72,32 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 		resp, err = e.api.CreateEmbeddings(ctx, req)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("llm: embeddings %s: %w", e.cfg.Model, err)
+		return nil, e.fail(ctx, err)
 	}
 	if len(resp.Data) != len(texts) {
-		return nil, fmt.Errorf("llm: embeddings %s: %d vectors for %d texts", e.cfg.Model, len(resp.Data), len(texts))
+		return nil, e.badAnswer(fmt.Errorf("%d vectors for %d texts", len(resp.Data), len(texts)))
 	}
 	out := make([][]float32, len(texts))
 	for _, d := range resp.Data {
 		if d.Index < 0 || d.Index >= len(out) || out[d.Index] != nil {
-			return nil, fmt.Errorf("llm: embeddings %s: bad index %d", e.cfg.Model, d.Index)
+			return nil, e.badAnswer(fmt.Errorf("bad index %d", d.Index))
 		}
 		out[d.Index] = d.Embedding
 	}
 	return out, nil
+}
+
+// fail is the error Embed returns for a failed call: the caller's
+// cancellation as is, anything else a *bot.ModelError of its kind.
+func (e *Embedder) fail(ctx context.Context, err error) error {
+	err = e.cred.clean(fmt.Errorf("llm: embeddings %s: %w", e.cfg.Model, err))
+	if ctx.Err() == context.Canceled {
+		return err
+	}
+	kind, status := classify(err)
+	return &bot.ModelError{Kind: kind, Source: sourceEmbeddings, StatusCode: status, Err: err}
+}
+
+func (e *Embedder) badAnswer(err error) error {
+	return &bot.ModelError{Kind: kindBadAnswer, Source: sourceEmbeddings, Err: fmt.Errorf("llm: embeddings %s: %w", e.cfg.Model, err)}
 }

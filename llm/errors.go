@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
-	"strings"
 
 	oai "github.com/sashabaranov/go-openai"
 
@@ -24,6 +24,18 @@ const (
 	kindAuth        = "auth"
 	kindEmpty       = "empty"
 	kindCut         = "cut"
+	// kindBadAnswer: a side endpoint answered, but not what its protocol
+	// says (a body that does not parse, vectors or scores that do not
+	// match what was sent).
+	kindBadAnswer = "bad_answer"
+)
+
+// The sources of a bot.ModelError: which client failed.
+const (
+	sourceChat       = "chat"
+	sourceScribe     = "scribe"
+	sourceEmbeddings = "embeddings"
+	sourceRerank     = "rerank"
 )
 
 // requestError turns the failure of sending a request, or of reading a whole
@@ -32,39 +44,68 @@ func (c *Client) requestError(ctx, actx context.Context, info *responseInfo, op 
 	if cerr := c.contextError(ctx, actx, op, err); cerr != nil {
 		return cerr
 	}
-	me := &bot.ModelError{Err: c.wrap(op, err)}
+	kind, status := classify(err)
+	me := &bot.ModelError{Kind: kind, StatusCode: status, Err: c.wrap(op, err)}
+	if kind == kindRateLimited || status >= 500 {
+		me.RetryAfter = info.RetryAfter()
+	}
+	return me
+}
+
+// classify derives the kind of a failed call, and the HTTP status it
+// answered with (0 when it did not), from the error's type: go-openai's
+// APIError and RequestError, net/http's url.Error and timeouts. Never from
+// the text, which is the provider's.
+func classify(err error) (kind string, status int) {
 	var apiErr *oai.APIError
 	var reqErr *oai.RequestError
 	var urlErr *url.Error
 	switch {
 	case errors.As(err, &apiErr):
-		me.StatusCode = apiErr.HTTPStatusCode
+		status = apiErr.HTTPStatusCode
 	case errors.As(err, &reqErr):
-		me.StatusCode = reqErr.HTTPStatusCode
+		status = reqErr.HTTPStatusCode
 	}
-	switch s := me.StatusCode; {
-	case s == http.StatusTooManyRequests:
-		me.Kind, me.RetryAfter = kindRateLimited, info.RetryAfter()
-	case s == http.StatusUnauthorized || s == http.StatusForbidden:
-		me.Kind = kindAuth
-	case s >= 500:
-		me.Kind, me.RetryAfter = kindUnavailable, info.RetryAfter()
-	case s >= 400:
-		me.Kind = kindBadRequest
+	if status != 0 {
+		return statusKind(status), status
+	}
+	switch {
 	case apiErr != nil:
 		// An error the server reported without an HTTP status.
-		me.Kind = kindUnavailable
+		return kindUnavailable, 0
+	case isTimeout(err):
+		return kindTimeout, 0
 	case errors.As(err, &urlErr):
 		// Connection refused, reset, DNS: the request never got an answer.
-		me.Kind = kindUnavailable
+		return kindUnavailable, 0
 	case errors.Is(err, oai.ErrChatCompletionInvalidModel):
-		me.Kind = kindBadRequest
+		return kindBadRequest, 0
 	case isMalformed(err):
-		me.Kind = kindEmpty
-	default:
-		me.Kind = kindUnavailable
+		return kindEmpty, 0
 	}
-	return me
+	return kindUnavailable, 0
+}
+
+// statusKind is the kind of a failure answered with an HTTP status.
+func statusKind(status int) string {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return kindRateLimited
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return kindAuth
+	case status >= 500:
+		return kindUnavailable
+	case status >= 400:
+		return kindBadRequest
+	}
+	return kindBadAnswer
+}
+
+// isTimeout reports whether err is a deadline: the context's or a
+// network timeout (an http.Client's Timeout).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // streamError turns a failure while reading a stream into the error Stream
@@ -112,35 +153,19 @@ func isMalformed(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
-// wrap prefixes err with op and makes sure the API key appears nowhere in
-// it: servers echo keys back in error messages and bodies.
+// wrap prefixes err with op and cuts the API key, and anything shaped like
+// a credential, out of it: servers echo keys back in error messages and
+// bodies.
 func (c *Client) wrap(op string, err error) error {
-	key := c.cfg.APIKey
-	if key == "" {
-		return fmt.Errorf("openai: %s: %w", op, err)
-	}
-	var apiErr *oai.APIError
-	if errors.As(err, &apiErr) {
-		apiErr.Message = strings.ReplaceAll(apiErr.Message, key, redacted)
-	}
-	var reqErr *oai.RequestError
-	if errors.As(err, &reqErr) {
-		reqErr.Body = []byte(strings.ReplaceAll(string(reqErr.Body), key, redacted))
-	}
-	wrapped := fmt.Errorf("openai: %s: %w", op, err)
-	if msg := wrapped.Error(); strings.Contains(msg, key) {
-		return &redactedError{msg: strings.ReplaceAll(msg, key, redacted), err: wrapped}
-	}
-	return wrapped
+	return c.cred.clean(fmt.Errorf("openai: %s: %w", op, err))
 }
 
-const redacted = "[redacted]"
-
-// redactedError is an error whose message had the API key cut out.
-type redactedError struct {
-	msg string
-	err error
+// sourced marks a *bot.ModelError in err's chain that names no source as
+// source's, and returns err.
+func sourced(err error, source string) error {
+	var me *bot.ModelError
+	if errors.As(err, &me) && me.Source == "" {
+		me.Source = source
+	}
+	return err
 }
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
+	"troupe/bot"
 	"troupe/memory"
 )
 
@@ -27,6 +31,7 @@ type RerankConfig struct {
 type Reranker struct {
 	cfg  RerankConfig
 	http *http.Client
+	cred credentials
 }
 
 var _ memory.Reranker = (*Reranker)(nil)
@@ -37,7 +42,7 @@ func NewReranker(cfg RerankConfig) *Reranker {
 		cfg.Timeout = 30 * time.Second
 	}
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	return &Reranker{cfg: cfg, http: &http.Client{Timeout: cfg.Timeout}}
+	return &Reranker{cfg: cfg, http: &http.Client{Timeout: cfg.Timeout}, cred: credentials{key: cfg.APIKey}}
 }
 
 type rerankRequest struct {
@@ -55,9 +60,10 @@ type rerankResponse struct {
 }
 
 // Rerank returns one score per document, in the documents' order; a
-// document the endpoint left out scores 0. Errors: the transport's, a
-// status other than 200 (with the start of its body), or an answer that
-// does not parse or names a document that was not sent.
+// document the endpoint left out scores 0. Errors are *bot.ModelError
+// values, their text without the API key: the transport's, a status other
+// than 200 (with the start of its body), or an answer that does not parse
+// or names a document that was not sent. A cancelled ctx returns its error.
 func (r *Reranker) Rerank(ctx context.Context, query string, docs []string) ([]float64, error) {
 	body, err := json.Marshal(rerankRequest{Model: r.cfg.Model, Query: query, Documents: docs, TopN: len(docs)})
 	if err != nil {
@@ -65,7 +71,7 @@ func (r *Reranker) Rerank(ctx context.Context, query string, docs []string) ([]f
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.cfg.BaseURL+"/rerank", bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("llm: rerank: %w", err)
+		return nil, r.cred.clean(fmt.Errorf("llm: rerank: %w", err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if r.cfg.APIKey != "" {
@@ -73,28 +79,59 @@ func (r *Reranker) Rerank(ctx context.Context, query string, docs []string) ([]f
 	}
 	resp, err := r.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("llm: rerank: %w", err)
+		return nil, r.fail(ctx, 0, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return nil, fmt.Errorf("llm: rerank: %w", err)
+		return nil, r.fail(ctx, 0, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("llm: rerank: status %d: %s", resp.StatusCode, clip(string(data), 200))
+		return nil, r.fail(ctx, resp.StatusCode, fmt.Errorf("status %d: %s", resp.StatusCode, clip(string(data), 200)))
 	}
 	var rr rerankResponse
 	if err := json.Unmarshal(data, &rr); err != nil {
-		return nil, fmt.Errorf("llm: rerank: answer: %w", err)
+		return nil, r.fail(ctx, 0, fmt.Errorf("answer: %w", err))
 	}
 	out := make([]float64, len(docs))
 	for _, res := range rr.Results {
 		if res.Index < 0 || res.Index >= len(docs) {
-			return nil, fmt.Errorf("llm: rerank: answer names document %d of %d", res.Index, len(docs))
+			return nil, r.fail(ctx, 0, fmt.Errorf("answer names document %d of %d", res.Index, len(docs)))
 		}
 		out[res.Index] = res.RelevanceScore
 	}
 	return out, nil
+}
+
+// fail is the error Rerank returns: the caller's cancellation as is,
+// anything else a *bot.ModelError whose kind comes from status (0: from
+// the error's type; an answer that came but is not the protocol's is a bad
+// answer).
+func (r *Reranker) fail(ctx context.Context, status int, err error) error {
+	err = r.cred.clean(fmt.Errorf("llm: rerank: %w", err))
+	if ctx.Err() == context.Canceled {
+		return err
+	}
+	var kind string
+	switch {
+	case status != 0:
+		kind = statusKind(status)
+	case isTimeout(err):
+		kind = kindTimeout
+	case isTransport(err):
+		kind = kindUnavailable
+	default:
+		kind = kindBadAnswer
+	}
+	return &bot.ModelError{Kind: kind, Source: sourceRerank, StatusCode: status, Err: err}
+}
+
+// isTransport reports whether err is net/http's: the request got no whole
+// answer.
+func isTransport(err error) bool {
+	var urlErr *url.Error
+	var netErr net.Error
+	return errors.As(err, &urlErr) || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 func clip(s string, n int) string {

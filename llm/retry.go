@@ -47,8 +47,11 @@ func (c *Client) retry(ctx context.Context, op string, once attemptFunc) (bot.Mo
 			slog.String("kind", me.Kind),
 			slog.Int("status", me.StatusCode),
 			slog.Duration("wait", wait),
-			slog.String("error", err.Error()),
 		)
+		// What the server said stays out of the warning (it repeats on
+		// every turn while an endpoint fails); with its credentials cut
+		// out, it is kept for debugging.
+		c.logger.Debug("model call failed", slog.String("op", op), slog.String("error", err.Error()))
 		timer := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"errors"
 
 	"troupe/bot"
 	"troupe/memory"
@@ -33,6 +34,10 @@ func (s Scribe) CompleteJSON(ctx context.Context, msgs []memory.Message) (string
 func (s Scribe) complete(ctx context.Context, msgs []memory.Message, json bool) (string, error) {
 	res, err := s.C.Complete(ctx, bot.ModelRequest{Messages: msgs, JSON: json})
 	if err != nil {
+		var me *bot.ModelError
+		if errors.As(err, &me) {
+			me.Source = sourceScribe
+		}
 		return "", err
 	}
 	return res.Text, nil

@@ -87,7 +87,7 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 			// belief went: the next run starts from what is there.
 			done = append(done, name+": changed meanwhile, left for the next run")
 		case err != nil:
-			s.log.Warn("reflection failed", "chat_id", chatID, "character", name, "err", err)
+			s.logFailure("reflection failed", err, "chat_id", chatID, "character", name)
 			failed = append(failed, name+": "+reasonOf(err))
 		default:
 			done = append(done, fmt.Sprintf("%s: %d changes", name, n)+notesReason(notes))
@@ -110,13 +110,14 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 }
 
 // reasonOf is an error's reason without story text (the engine's and the
-// validators' reasons quote none).
+// validators' reasons quote none) or a provider's (a failed call is told
+// by its Fault).
 func reasonOf(err error) string {
 	var rej *RejectedError
 	if errors.As(err, &rej) {
 		return rej.Reason
 	}
-	return err.Error()
+	return FaultOf(err).String()
 }
 
 // notesReason words what the engine corrected, dropped or refused in a

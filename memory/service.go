@@ -149,18 +149,18 @@ const (
 	KindConsolidate = "consolidate"
 )
 
-// record stores a job's outcome, logging if that fails.
-// record finishes a memory job: a failure becomes a Failed result with its
-// reason, and the result is written to the job table and the log.
+// record finishes a memory job: a failure becomes a Failed result whose
+// reason is its Fault (never what a provider said), and the result is
+// written to the job table and the log.
 func (s *Service) record(ctx context.Context, kind, key string, res Result, err error) (Result, error) {
 	if err != nil {
-		res = Result{Outcome: Failed, Reason: err.Error()}
+		res = Result{Outcome: Failed, Reason: FaultOf(err).String()}
 	}
 	if rerr := s.store.RecordJob(ctx, models.JobRecord{Kind: kind, Key: key, Outcome: string(res.Outcome), Reason: res.Reason, Product: res.Product}); rerr != nil {
 		s.log.Error("record job outcome", "kind", kind, "key", key, "err", rerr)
 	}
 	if err != nil {
-		s.log.Warn("memory job failed", "kind", kind, "key", key, "err", err)
+		s.logFailure("memory job failed", err, "kind", kind, "key", key)
 	} else {
 		s.log.Info("memory job", "kind", kind, "key", key, "outcome", res.Outcome, "product", res.Product, "reason", res.Reason)
 	}
@@ -213,3 +213,12 @@ func (s *Service) FitResident(lang, stored string, others int) string {
 
 // Budget returns the injection budget.
 func (s *Service) Budget() Budget { return s.cfg.Budget() }
+
+// logFailure logs a failure at warning level by its Fault, and its whole
+// text (credentials already cut out by the clients) at debug level: a
+// provider's error text repeats on every turn while an endpoint fails.
+func (s *Service) logFailure(msg string, err error, attrs ...any) {
+	f := FaultOf(err)
+	s.log.Warn(msg, append(attrs, "err_kind", f.Kind, "err", f.Detail)...)
+	s.log.Debug(msg, append(attrs, "err", err)...)
+}

@@ -182,7 +182,7 @@ func (s *vectorSearch) merge(ranked []recall.Ranked, skipped *[]string) []recall
 		return ranked
 	}
 	if s.err != nil {
-		*skipped = append(*skipped, "vector: "+s.err.Error())
+		*skipped = append(*skipped, "vector: "+FaultOf(s.err).String())
 		return ranked
 	}
 	at := make(map[string]int, len(ranked))
@@ -244,7 +244,7 @@ func (c RecallConfig) rerank(ctx context.Context, query string, cands []recall.C
 		if errors.Is(err, context.DeadlineExceeded) || rctx.Err() != nil {
 			err = context.DeadlineExceeded
 		}
-		*skipped = append(*skipped, "rerank: "+err.Error())
+		*skipped = append(*skipped, "rerank: "+FaultOf(err).String())
 		return cands
 	}
 	out := append([]recall.Candidate(nil), cands...)

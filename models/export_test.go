@@ -27,3 +27,5 @@ func SetWriteDefer(s *Store, d time.Duration) {
 
 // RecallPerceptionsSQL is the query RecallItems loads perceptions with.
 const RecallPerceptionsSQL = recallPerceptionsSQL
+
+var RedactSecrets = redactSecrets

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -189,15 +190,36 @@ func withParams(path string, q url.Values) string {
 	return path + sep + q.Encode()
 }
 
+// redactErr returns err with the DSN's password cut out where it stands as
+// a password: the DSN itself, the userinfo of a URL, a password=… setting.
+// Never the same word elsewhere: with compose's DSN the password is
+// "troupe", which is also the user and the database that the driver's
+// errors name ("user=troupe database=troupe").
 func redactErr(err error, dsn string) error {
-	u, perr := url.Parse(dsn)
-	if perr != nil || u.User == nil {
-		return err
+	msg := err.Error()
+	if u, perr := url.Parse(dsn); perr == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			msg = strings.ReplaceAll(msg, dsn, u.Redacted())
+		}
 	}
-	if pw, ok := u.User.Password(); ok && pw != "" {
-		return errors.New(strings.ReplaceAll(err.Error(), pw, "[redacted]"))
+	if clean := redactSecrets(msg); clean != err.Error() {
+		return errors.New(clean)
 	}
 	return err
+}
+
+// Secret values in text: the password of a URL's userinfo, the value of a
+// password (or similar) key=value setting, quoted or not.
+var (
+	urlPassword = regexp.MustCompile(`(://[^/\s:@"'` + "`" + `]*:)[^@/\s"'` + "`" + `]+@`)
+	pwSetting   = regexp.MustCompile(`(?i)\b((?:password|passwd|pwd|sslpassword|secret|token|api_?key)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s` + "`" + `'"]+)`)
+)
+
+// redactSecrets replaces the secret values in s (passwords in URLs and in
+// key=value settings) with [redacted], leaving every other word as it is.
+func redactSecrets(s string) string {
+	s = urlPassword.ReplaceAllString(s, "${1}[redacted]@")
+	return pwSetting.ReplaceAllString(s, "${1}[redacted]")
 }
 
 // checkpoint, on SQLite, copies the WAL into the database file and

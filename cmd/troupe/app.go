@@ -85,15 +85,15 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	}
 	a.queue = jobs.NewQueue(a.redis, log)
 	a.metrics = ops.NewMetrics(a.queue, a.store)
-	sm := cfg.ScribeModel()
-	scribe := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
-		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
+	for _, side := range cfg.KeylessSideEndpoints() {
+		log.Warn("a side endpoint on another server than the main model's is sent no API key; set its api_key if it needs one", "endpoint", side)
+	}
 	mc := memory.ConfigFrom(cfg.Memory, cfg.Language)
 	mc.Reflect = reflectConfig(cfg.Reflection)
-	a.memory = memory.NewService(a.store, llm.Scribe{C: scribe, JSON: cfg.Recorder.JSONMode}, mc, log)
+	a.memory = memory.NewService(a.store, newScribe(cfg, log), mc, log)
 	// The reflections of a space serialize across serve and worker processes.
 	a.memory.UseLocker(jobs.NewLocker(a.redis).WithLogger(log))
-	vectors, reranker := recallParts(cfg.Recall, a.store)
+	vectors, reranker := recallParts(cfg, a.store)
 	if vectors != nil {
 		q := a.queue
 		a.memory.UseVectors(vectors, func(ctx context.Context, chatID string) error { return q.Embed(ctx, chatID) })
@@ -141,17 +141,27 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	return a, nil
 }
 
+// newScribe is the memory service's scribe client (scribe.*, what is empty
+// taken from model.*; its key only on the main model's server).
+func newScribe(cfg config.Config, log *slog.Logger) llm.Scribe {
+	sm := cfg.ScribeModel()
+	c := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
+		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
+	return llm.Scribe{C: c, JSON: cfg.Recorder.JSONMode}
+}
+
 // recallParts builds recall's optional vector source and rerank client
 // from recall.embeddings and recall.rerank; nil for each that is not set.
 // Without a rerank the result is a nil interface, not a nil pointer in one.
-func recallParts(rc config.Recall, store *models.Store) (*memory.Vectors, memory.Reranker) {
+func recallParts(cfg config.Config, store *models.Store) (*memory.Vectors, memory.Reranker) {
 	var vectors *memory.Vectors
 	var reranker memory.Reranker
-	if e := rc.Embeddings; e.On() {
+	rc := cfg.Recall
+	if e := cfg.RecallEmbeddings(); e.On() {
 		emb := llm.NewEmbedder(llm.EmbedConfig{BaseURL: e.BaseURL, APIKey: e.APIKey.Value(), Model: e.Model, Dimensions: e.Dimensions})
 		vectors = memory.NewVectors(emb, store, e.Model, int64(rc.VectorCacheMB)<<20)
 	}
-	if r := rc.Rerank; r.On() {
+	if r := cfg.RecallRerank(); r.On() {
 		reranker = llm.NewReranker(llm.RerankConfig{BaseURL: r.BaseURL, APIKey: r.APIKey.Value(), Model: r.Model})
 	}
 	return vectors, reranker

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -28,7 +29,9 @@ type access struct {
 }
 
 // RequireKey makes the server refuse (401 invalid_api_key) every request
-// whose Authorization is not "Bearer key"; "" accepts any again.
+// whose Authorization is not "Bearer key"; "" accepts any again. The 401
+// quotes the key the request sent, whole, as some servers do: a test
+// that the key goes nowhere from there.
 func (s *Server) RequireKey(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -57,8 +60,8 @@ func (s *Server) gate(next http.Handler) http.Handler {
 		s.mu.Lock()
 		a := s.access
 		s.mu.Unlock()
-		if a.key != "" && r.Header.Get("Authorization") != "Bearer "+a.key {
-			writeError(w, http.StatusUnauthorized, -1, "Incorrect API key provided.")
+		if got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); a.key != "" && got != a.key {
+			writeError(w, http.StatusUnauthorized, -1, "Incorrect API key provided: "+got+".")
 			return
 		}
 		if r.Method == http.MethodPost && len(a.models) > 0 && r.Body != nil {

@@ -244,3 +244,4 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	}
 	return false
 }
+
