@@ -244,4 +244,3 @@ func (s *Server) wait(ctx context.Context, d time.Duration) bool {
 	}
 	return false
 }
-
