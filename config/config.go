@@ -130,7 +130,7 @@ type Recall struct {
 	// its chat's last search ranked (a cached block), or goes on without
 	// a new block. 0 waits up to Timeout whatever the load.
 	BusyWait time.Duration `yaml:"busy_wait"`
-	Weights RecallWeights `yaml:"weights"`
+	Weights  RecallWeights `yaml:"weights"`
 	// Embeddings, when BaseURL and Model are set, adds vector similarity.
 	Embeddings Embeddings `yaml:"embeddings"`
 	// VectorCacheMB bounds the in-process cache of item vectors.
