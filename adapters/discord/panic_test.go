@@ -3,52 +3,13 @@ package discord
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/bot"
+	"troupe/bot/bottest"
 )
-
-// panicky is the engine with a bug: Submit panics on a message holding
-// trigger, in the gateway's goroutine that handles the event.
-type panicky struct {
-	bot.Engine
-	trigger string
-}
-
-func (e panicky) Submit(ctx context.Context, ev bot.Event, s bot.Sink) bot.Receipt {
-	if e.trigger != "" && strings.Contains(ev.In.Text, e.trigger) {
-		words := strings.Fields(ev.In.Text)
-		_ = words[len(words)] // one past the end, as an off-by-one would
-	}
-	return e.Engine.Submit(ctx, ev, s)
-}
-
-// panicCount counts the panics the pipeline is told of, by where.
-type panicCount struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (*panicCount) TurnObserved(bot.TurnStats) {}
-func (*panicCount) Forgotten(string)           {}
-func (*panicCount) SendFailed(string)          {}
-func (c *panicCount) Panicked(where string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == nil {
-		c.n = map[string]int{}
-	}
-	c.n[where]++
-}
-
-func (c *panicCount) get(where string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[where]
-}
 
 // TestEventPanicRecovered: a panic while the adapter handles a message is
 // answered in its channel with a short notice and counted; the gateway goes
@@ -56,8 +17,8 @@ func (c *panicCount) get(where string) int {
 // adapter still stops cleanly (the panic gave back its count of work).
 func TestEventPanicRecovered(t *testing.T) {
 	t.Parallel()
-	count := &panicCount{}
-	h := newHarness(t, setup{observer: count, wrap: func(e bot.Engine) bot.Engine { return panicky{Engine: e, trigger: "crumbling"} }})
+	count := &bottest.PanicCount{}
+	h := newHarness(t, setup{observer: count, wrap: func(e bot.Engine) bot.Engine { return bottest.Panicky{Engine: e, Trigger: "crumbling"} }})
 	other := h.discord.AddChannel(h.guild, "harbour")
 	card, _ := h.p.Cards().Default()
 	if err := h.p.Bind(context.Background(), h.ref(other), card.ID); err != nil {
@@ -77,7 +38,7 @@ func TestEventPanicRecovered(t *testing.T) {
 	waitFor(t, 10*time.Second, func() bool { return h.replied(h.channel, 1, "Hello there") }, "the reply in the same channel")
 	h.discord.Post(discordtest.Post{ChannelID: other, Author: h.bob, Content: "Good evening"})
 	waitFor(t, 10*time.Second, func() bool { return h.replied(other, 1, "Good evening") }, "the reply in another channel")
-	if n := count.get("discord_message"); n != 1 {
+	if n := count.Get("discord_message"); n != 1 {
 		t.Errorf("panics counted at discord_message: got %d, want 1", n)
 	}
 	h.cancel()

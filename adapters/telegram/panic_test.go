@@ -1,52 +1,11 @@
 package telegram
 
 import (
-	"context"
-	"strings"
-	"sync"
 	"testing"
 
 	"troupe/bot"
+	"troupe/bot/bottest"
 )
-
-// panicky is the engine with a bug: Submit panics on a message holding
-// trigger, as a broken adapter-side step would, in the adapter's goroutine.
-type panicky struct {
-	bot.Engine
-	trigger string
-}
-
-func (e panicky) Submit(ctx context.Context, ev bot.Event, s bot.Sink) bot.Receipt {
-	if e.trigger != "" && strings.Contains(ev.In.Text, e.trigger) {
-		words := strings.Fields(ev.In.Text)
-		_ = words[len(words)] // one past the end, as an off-by-one would
-	}
-	return e.Engine.Submit(ctx, ev, s)
-}
-
-// panicCount counts the panics the pipeline is told of, by where.
-type panicCount struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (*panicCount) TurnObserved(bot.TurnStats) {}
-func (*panicCount) Forgotten(string)           {}
-func (*panicCount) SendFailed(string)          {}
-func (c *panicCount) Panicked(where string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == nil {
-		c.n = map[string]int{}
-	}
-	c.n[where]++
-}
-
-func (c *panicCount) get(where string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[where]
-}
 
 // TestUpdatePanicRecovered: a panic while the adapter handles an update is
 // answered in its chat with a short notice and counted; polling goes on, so
@@ -55,9 +14,9 @@ func (c *panicCount) get(where string) int {
 func TestUpdatePanicRecovered(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	count := &panicCount{}
+	count := &bottest.PanicCount{}
 	h.observer = count
-	h.wrap = func(e bot.Engine) bot.Engine { return panicky{Engine: e, trigger: "crumbling"} }
+	h.wrap = func(e bot.Engine) bot.Engine { return bottest.Panicky{Engine: e, Trigger: "crumbling"} }
 	h.start()
 
 	h.tg.SendText(alice, "The crumbling stair gives way.")
@@ -66,7 +25,7 @@ func TestUpdatePanicRecovered(t *testing.T) {
 	h.waitText(alice.ID, `You said "Hello there"`)
 	h.tg.SendText(bob, "Good evening")
 	h.waitText(bob.ID, `You said "Good evening"`)
-	if n := count.get("telegram_update"); n != 1 {
+	if n := count.Get("telegram_update"); n != 1 {
 		t.Errorf("panics counted at telegram_update: got %d, want 1", n)
 	}
 	// The update that panicked is finished, or it would panic again at
