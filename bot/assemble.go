@@ -171,6 +171,7 @@ func (p *Pipeline) readBranch(ctx context.Context, cs chatState) *branchRead {
 	character := cs.speakerName()
 	go func() {
 		defer close(b.done)
+		defer p.survive("branch_read", &b.err)
 		b.br, b.err = p.opt.Store.LoadBranch(ctx, cs.chat.HeadID)
 		if b.err != nil || !p.recallOn() || p.opt.Recall.KeptChars <= 0 || len(b.br.Uncovered) == 0 {
 			return

@@ -85,6 +85,7 @@ func (p *Pipeline) searchRecall(ctx context.Context, cs chatState, character, he
 	go func() {
 		defer close(r.done)
 		defer p.recalls.running.Add(-1)
+		defer p.survive("recall", &r.err)
 		if p.opt.RecallDelay != nil {
 			p.opt.RecallDelay(r.ctx)
 		}
@@ -188,6 +189,7 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
+		defer p.survive("note_recall", nil)
 		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := p.opt.Store.NoteRecall(wctx, done); err != nil {
@@ -362,6 +364,7 @@ func (p *Pipeline) keepRecall(ctx context.Context, k *keptBlock) (wait func()) {
 	go func() {
 		defer p.wg.Done()
 		defer close(done)
+		defer p.survive("keep_recall", nil)
 		if err := p.opt.Store.KeepRecall(ctx, k.block, k.items); err != nil && !errors.Is(err, models.ErrChatGone) {
 			p.log.Warn("keep recall", "chat_id", k.block.ChatID, "err", err)
 		}

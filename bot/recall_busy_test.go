@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,8 +61,9 @@ func sayUnderLoad(t *testing.T, r *recordRig, hold *atomic.Bool, held chan struc
 
 // recallModes records how each answered turn's recall went.
 type recallModes struct {
-	mu    sync.Mutex
-	modes []string
+	mu     sync.Mutex
+	modes  []string
+	panics []string
 }
 
 func (o *recallModes) TurnObserved(s bot.TurnStats) {
@@ -73,7 +75,11 @@ func (o *recallModes) TurnObserved(s bot.TurnStats) {
 }
 func (o *recallModes) Forgotten(string)  {}
 func (o *recallModes) SendFailed(string) {}
-func (o *recallModes) Panicked(string)   {}
+func (o *recallModes) Panicked(where string) {
+	o.mu.Lock()
+	o.panics = append(o.panics, where)
+	o.mu.Unlock()
+}
 
 func (o *recallModes) last() string {
 	o.mu.Lock()
@@ -205,6 +211,49 @@ func TestRecallUnderLoadDoesNotBringBackWhatWasForgotten(t *testing.T) {
 			}
 			if block := blockFor(t, r.fake, ask); strings.Contains(block, "compass") {
 				t.Errorf("the cached ranking brought back a perception of a forgotten chat:\n%s", block)
+			}
+		})
+	}
+}
+
+// A panic in the search a turn runs beside its own work is recovered
+// there: counted, and the turn answers without a new block; the next
+// turn recalls as usual.
+func TestRecallSearchPanicIsSurvived(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			r := newRecallRig(t, b, 1)
+			modes := &recallModes{}
+			var boom atomic.Bool
+			r.opt.Observer = modes
+			r.opt.Recall.KeptChars = 0
+			r.opt.RecallDelay = func(context.Context) {
+				if boom.CompareAndSwap(true, false) {
+					panic("a bug in the search")
+				}
+			}
+			r.p = bot.New(r.opt)
+			compass := "I buried the brass compass under the old oak."
+			r.say(t, "rp", 1, "Ada", compass)
+			r.say(t, "rp", 3, "Ada", "*I look at the sea for a while.*")
+			r.exec(t, "rp", "new")
+			boom.Store(true)
+			ask := "Where did I bury the brass compass?"
+			r.say(t, "rp", 4, "Ada", ask)
+			if block := blockFor(t, r.fake, ask); block != "" {
+				t.Errorf("a search that panicked gave a block:\n%s", block)
+			}
+			modes.mu.Lock()
+			panics := slices.Clone(modes.panics)
+			modes.mu.Unlock()
+			if !slices.Equal(panics, []string{"recall"}) {
+				t.Errorf("panics counted %v, want [recall]", panics)
+			}
+			again := "Is the brass compass still under the oak?"
+			r.say(t, "rp", 5, "Ada", again)
+			if block := blockFor(t, r.fake, again); !strings.Contains(block, compass) {
+				t.Errorf("the next turn recalled nothing:\n%s", block)
 			}
 		})
 	}

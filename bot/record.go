@@ -220,6 +220,7 @@ func (p *Pipeline) readScene(ctx context.Context, cs chatState) *sceneRead {
 	r := &sceneRead{done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
+		defer p.survive("scene_read", &r.err)
 		r.sk, r.err = p.opt.Store.Scene(ctx, cs.chat.SpaceID, cs.chat.ID, cs.speakerName())
 	}()
 	return r

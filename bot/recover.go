@@ -20,6 +20,20 @@ func (p *Pipeline) Recovered(where string, v any) (notice string) {
 	return p.text(p.opt.Language, msgPanicked)
 }
 
+// survive recovers a panic in a goroutine a turn started beside its own
+// work (a read it waits for, a write after it): logged and counted as
+// any other, with no notice of its own (the turn answers); err, when not
+// nil, is set to ErrPanicked for the turn that waits. It must be deferred
+// directly.
+func (p *Pipeline) survive(where string, err *error) {
+	if v := recover(); v != nil {
+		p.Recovered(where, v)
+		if err != nil {
+			*err = ErrPanicked
+		}
+	}
+}
+
 // panicKind describes a panic value without quoting text it may carry.
 func panicKind(v any) string {
 	if err, ok := v.(runtime.Error); ok {
