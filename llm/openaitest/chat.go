@@ -31,6 +31,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	req = s.record(req)
+	if !s.authorized(w, r) {
+		return
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, -1, "We could not parse the JSON body of your request.")
 		return

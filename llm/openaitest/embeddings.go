@@ -44,6 +44,9 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		req.Input, err = embeddingInputs(body.Input)
 	}
 	req = s.record(req)
+	if !s.authorized(w, r) {
+		return
+	}
 	if err != nil || len(req.Input) == 0 {
 		writeError(w, http.StatusBadRequest, -1, "'input' must be a string or an array of strings.")
 		return

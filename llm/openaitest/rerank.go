@@ -114,6 +114,9 @@ func (s *Server) handleRerank(w http.ResponseWriter, r *http.Request) {
 	err := json.NewDecoder(r.Body).Decode(&body)
 	req.Model, req.Input = body.Model, append([]string{body.Query}, body.Documents...)
 	s.record(req)
+	if !s.authorized(w, r) {
+		return
+	}
 	if err != nil || body.Query == "" || len(body.Documents) == 0 {
 		writeError(w, http.StatusBadRequest, -1, "'query' and 'documents' are required.")
 		return
