@@ -499,13 +499,6 @@ func (s *Store) appendTx(ctx context.Context, chatID, expectHead, parentID strin
 // The inbox rows the messages came from go in the same statement, and the
 // head moves only while all of them are still there.
 func (s *Store) appendOne(ctx context.Context, chatID, expectHead, parentID string, msgs []*Message, inboxIDs []string, rec *TurnRecord, now time.Time) (bool, error) {
-	var seq int64
-	if rec != nil && !rec.presenceOnly() {
-		var err error
-		if seq, err = s.turnNumber(ctx, rec.SpaceID, rec.turnIncrement()); err != nil {
-			return false, err
-		}
-	}
 	var q strings.Builder
 	args := make([]any, 0, 4+len(msgs)*appendColumns+2*len(inboxIDs))
 	args = append(args, msgs[len(msgs)-1].ID, now, chatID, expectHead)
@@ -523,7 +516,7 @@ func (s *Store) appendOne(ctx context.Context, chatID, expectHead, parentID stri
 			args = append(args, id)
 		}
 	}
-	args = recordTurnCTE(&q, args, chatID, parentID, msgs, rec, now, seq)
+	args = recordTurnCTE(&q, args, chatID, parentID, msgs, rec, now)
 	q.WriteString(`
 INSERT INTO messages (id, chat_id, parent_id, role, author_id, author_name, content, dedup_key, prompt_tokens, completion_tokens, speaker_card_id, whisper_to, created_at)
 SELECT v.* FROM moved, (VALUES `)

@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strings"
 	"time"
@@ -173,36 +172,9 @@ func recordTurnTx(tx *gorm.DB, chatID, parentID string, msgs []*Message, rec *Tu
 	return tx.CreateInBatches(evs, 200).Error
 }
 
-// turnNumber gives a turn its number on PostgreSQL, before the turn's own
-// write: the space's next (inc 1) or its current one (inc 0). Taken inside
-// that write, the space's one counter row stayed locked until the write
-// was flushed to disk, and every turn of the space queued behind it. Here
-// the row is locked only for a transaction that does not wait for the
-// flush: a later turn's flushed write carries it to disk, and a crash
-// before that loses only numbers no stored event holds. A turn whose write
-// then fails leaves its number unused; numbers order turns, they do not
-// count them.
-func (s *Store) turnNumber(ctx context.Context, space string, inc int) (int64, error) {
-	var seq int64
-	if inc == 0 {
-		err := s.db.WithContext(ctx).Raw(`SELECT seq FROM space_turns WHERE space_id = ?`, space).Row().Scan(&seq)
-		if err == nil || !errors.Is(err, sql.ErrNoRows) {
-			return seq, err
-		}
-	}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Exec("SET LOCAL synchronous_commit = off").Error; err != nil {
-			return err
-		}
-		return tx.Raw(strings.Replace(turnSeqSQL, "%s", "VALUES (?, ?)", 1), space, inc, inc).Row().Scan(&seq)
-	})
-	return seq, err
-}
-
 // recordTurnCTE adds the record of a turn to appendOne's statement on
-// PostgreSQL, as data-modifying CTEs that run only where the head moved;
-// seq is the turn's number (turnNumber).
-func recordTurnCTE(q *strings.Builder, args []any, chatID, parentID string, msgs []*Message, rec *TurnRecord, now time.Time, seq int64) []any {
+// PostgreSQL, as data-modifying CTEs that run only where the head moved.
+func recordTurnCTE(q *strings.Builder, args []any, chatID, parentID string, msgs []*Message, rec *TurnRecord, now time.Time) []any {
 	if rec == nil {
 		return args
 	}
@@ -212,8 +184,9 @@ func recordTurnCTE(q *strings.Builder, args []any, chatID, parentID string, msgs
 		q.WriteString(")")
 		return args
 	}
-	q.WriteString(",\nturn AS (SELECT CAST(? AS BIGINT) AS seq FROM moved)")
-	args = append(args, seq)
+	inc := rec.turnIncrement()
+	q.WriteString(",\nturn AS (" + strings.Replace(turnSeqSQL, "%s", "SELECT CAST(? AS TEXT), CAST(? AS BIGINT) FROM moved", 1) + ")")
+	args = append(args, rec.SpaceID, inc, inc)
 	q.WriteString(",\npresent AS (")
 	args = presenceSelect(q, args, chatID, parentID, msgs, rec.present(), rec, "moved, ")
 	q.WriteString(")")
