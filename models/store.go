@@ -171,8 +171,11 @@ func sqliteDSN(path string) string { return withParams(path, sqliteParams()) }
 // sqliteParams are the settings of every SQLite connection.
 func sqliteParams() url.Values {
 	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
+	// busy_timeout first: turning a new file to WAL takes a lock, and
+	// processes opening it at once (serve and worker) would otherwise
+	// fail with SQLITE_BUSY instead of waiting.
 	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	// Deleted rows are overwritten with zeros, so a forgotten chat's text
