@@ -26,24 +26,30 @@ type cli struct {
 // run executes one troupe command line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup env) error {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, lookup: lookup}
+	root := c.root()
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && cmd != nil && isUsage(err) {
+		return usageError{err}
+	}
+	return err
+}
+
+// root builds the command tree.
+func (c *cli) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "troupe",
 		Short:         "LLM characters for Discord, Telegram and the terminal, with memory",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetIn(c.stdin)
+	root.SetOut(c.stdout)
+	root.SetErr(c.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&c.configPath, "config", "", "config file (default troupe.yaml if present)")
 	root.AddCommand(c.serveCmd(), c.workerCmd(), c.chatCmd(), c.migrateCmd(), c.versionCmd(), c.memoryCmd(), c.healthCmd(), c.benchCmd(), c.cardCmd(), c.evalCmd(), c.doctorCmd())
-	cmd, err := root.ExecuteContextC(ctx)
-	if err != nil && cmd != nil && isUsage(err) {
-		return usageError{err}
-	}
-	return err
+	return root
 }
 
 func isUsage(err error) bool {
