@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp/syntax"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -147,16 +148,55 @@ func keyRegexp(key string) (re *regexp2.Regexp, goPattern string, err error) {
 			goFlags += string(f)
 		}
 	}
-	re, err = regexp2.Compile(pattern, opts)
-	if err != nil {
+	if re, err = compileRegex(pattern, opts); err != nil {
 		return nil, "", err
 	}
-	re.MatchTimeout = regexTimeout
 	goPattern = pattern
 	if goFlags != "" {
 		goPattern = "(?" + goFlags + ")" + pattern
 	}
 	return re, goPattern, nil
+}
+
+// regexCache holds the compiled regex keys by pattern and options, so a key
+// that many books or reloads of a book hold is compiled once (and two
+// copies of a book hold the same compiled keys).
+var regexCache struct {
+	sync.Mutex
+	m map[regexCacheKey]regexCompiled
+}
+
+type regexCacheKey struct {
+	pattern string
+	opts    regexp2.RegexOptions
+}
+
+type regexCompiled struct {
+	re  *regexp2.Regexp
+	err error
+}
+
+// maxCachedRegexes bounds regexCache; when it is full it starts again.
+const maxCachedRegexes = 4096
+
+// compileRegex compiles pattern with opts and the time limit per search,
+// through regexCache.
+func compileRegex(pattern string, opts regexp2.RegexOptions) (*regexp2.Regexp, error) {
+	k := regexCacheKey{pattern, opts}
+	regexCache.Lock()
+	defer regexCache.Unlock()
+	if c, ok := regexCache.m[k]; ok {
+		return c.re, c.err
+	}
+	re, err := regexp2.Compile(pattern, opts)
+	if err == nil {
+		re.MatchTimeout = regexTimeout
+	}
+	if regexCache.m == nil || len(regexCache.m) >= maxCachedRegexes {
+		regexCache.m = map[regexCacheKey]regexCompiled{}
+	}
+	regexCache.m[k] = regexCompiled{re, err}
+	return re, err
 }
 
 // requiredLiterals returns the ASCII literals of at least two bytes that
