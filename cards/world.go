@@ -1,6 +1,8 @@
 package cards
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -287,6 +289,9 @@ func ImportWorld(dir, src, name string) (*Book, string, error) {
 	if _, err := ReadBookFile(src); err != nil {
 		return nil, "", err
 	}
+	if !holdsEntries(src) {
+		return nil, "", fmt.Errorf("%w: %s has no entries: it is no world-info file", ErrBook, src)
+	}
 	sum, _, err := fileSum(src)
 	if err != nil {
 		return nil, "", fmt.Errorf("cards: import world: %w", err)
@@ -305,4 +310,19 @@ func ImportWorld(dir, src, name string) (*Book, string, error) {
 	}
 	b.Name = name
 	return b, dst, nil
+}
+
+// holdsEntries reports whether the JSON file at path (already read as a
+// book, so not over the size limit) has an entries field at its top.
+func holdsEntries(path string) bool {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &top) != nil {
+		return false
+	}
+	_, ok := top["entries"]
+	return ok
 }
