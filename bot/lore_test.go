@@ -262,7 +262,10 @@ func TestLoreGoldenSeraphinaEldoria(t *testing.T) {
 	for _, m := range req.Messages {
 		all.WriteString(m.Content)
 	}
-	eldoria, _ := worlds.Get("Eldoria")
+	eldoria, ok := worlds.Get("Eldoria")
+	if !ok {
+		t.Fatalf("the world beside the card folder is not found; worlds: %v", worlds.Names())
+	}
 	for _, e := range eldoria.Entries {
 		probe := firstLine(cards.Expand(e.Content, card.CharName(), "Ada"))
 		if n := strings.Count(all.String(), probe); n != 1 {
