@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,16 +57,27 @@ func playCard(t *testing.T, card cards.Card, text string) (openaitest.Request, s
 // greeting, the model gets the card's text, and neither mes_example's
 // <START> nor {{char}}/{{user}} reach it.
 func TestWildCardsPlay(t *testing.T) {
-	for _, path := range cardstest.WildFiles(t) {
+	// The collection's two files that are not cards have nothing to play
+	// (cards' TestWildCards checks why).
+	playCardFiles(t, cardstest.WildFiles(t), "st-index.json", "st-eldoria-worldinfo.json")
+}
+
+// TestOwnCardsPlay is TestWildCardsPlay over the project's own card of
+// each format.
+func TestOwnCardsPlay(t *testing.T) {
+	playCardFiles(t, cardstest.OwnFiles(t), "own-harbor-worldinfo.json")
+}
+
+// playCardFiles plays a turn of each card of files; notCards are the files
+// that are no card, and any other that does not load fails.
+func playCardFiles(t *testing.T, files []string, notCards ...string) {
+	for _, path := range files {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			card, err := cards.LoadCard(path)
 			if errors.Is(err, cards.ErrNotCard) {
-				// The collection's two files that are not cards have nothing
-				// to play (cards' TestWildCards checks why); any other is a
-				// card that failed to load.
-				if name != "st-index.json" && name != "st-eldoria-worldinfo.json" {
+				if !slices.Contains(notCards, name) {
 					t.Fatalf("%s does not load as a card: %v", name, err)
 				}
 				return

@@ -41,16 +41,13 @@ type turnLore struct {
 
 // books are the lorebooks a turn of the card consults: its own, its world
 // (extensions.world), and those the pipeline attaches to every chat.
+// An entry both the card's book and its world hold goes in once.
 func (p *Pipeline) books(c cards.Card) []*cards.Book {
-	var out []*cards.Book
-	if c.Book != nil {
-		out = append(out, c.Book)
-	}
-	if c.World != "" {
-		if w, ok := p.opt.Worlds.Get(c.World); ok {
-			out = append(out, w)
-		} else {
-			p.log.Debug("card names a world that is not loaded", "card_id", c.ID, "world", c.World)
+	out, missing := p.opt.Worlds.BooksOf(c)
+	if missing != "" {
+		if _, told := p.missingWorlds.LoadOrStore(c.ID+"\x00"+missing, true); !told {
+			p.log.Warn("card names a world that is not loaded; its lore is left out", "card_id", c.ID, "world", missing,
+				"looked_in", strings.Join(p.opt.Worlds.Dirs(), ", "))
 		}
 	}
 	return append(out, p.opt.Lore...)

@@ -12,6 +12,8 @@ import (
 
 	"troupe/bot"
 	"troupe/cards"
+	"troupe/cards/cardstest"
+	"troupe/cards/cardstest/wilddir"
 	"troupe/config"
 	"troupe/llm"
 	"troupe/llm/openaitest"
@@ -169,5 +171,162 @@ func TestPlainCardKeepsNoLoreState(t *testing.T) {
 	}
 	if _, err := r.st.ChatLoreState(context.Background(), chats[0].ID); !errors.Is(err, models.ErrNotFound) {
 		t.Errorf("a plain card stored lore state (err %v)", err)
+	}
+}
+
+// TestLoreGoldenECMAScriptKeys plays a card whose lorebook writes its keys
+// as JavaScript regular expressions — lookahead, negative lookahead,
+// lookbehind, a back reference, a named group with the s flag — and one
+// that does not compile, which matches nothing but its own text: each
+// turn's prompt is a golden file
+// (testdata/cards/lore-regex-turnN.golden).
+func TestLoreGoldenECMAScriptKeys(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "lore_regex_card.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, err := cards.ParseCard(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	card.ID = "ilse"
+	if w := card.Book.Warnings(); len(w) != 1 || !strings.Contains(w[0], `entry 6 ("broken")`) {
+		t.Errorf("warnings: %q", w)
+	}
+	r := newLoreRig(t, card, nil)
+	turns := []struct {
+		text string
+		want []string
+		not  []string
+	}{
+		{"A shadowfang? Near the old oak?", []string{"packs of three", "The old oak marks"}, []string{"against the wind", "repeats a word", "quoted oath"}},
+		{"A shadow, shadow moved. I swear: \"I'll stay\"\nunder this moon.", []string{"against the wind", "Ilse notices when Ada repeats", "quoted oath"}, []string{"packs of three", "The old oak marks"}},
+		{"Oak trees and wolf tracks; the wolf howls.", nil, []string{"A wolf's cry", "The old oak marks", "packs of three"}},
+	}
+	for i, tt := range turns {
+		n := string(rune('1' + i))
+		r.say(t, "regex", n, tt.text)
+		req := memorytest.TurnRequest(t, r.fake, tt.text)
+		sys := req.Messages[0].Content
+		for _, w := range tt.want {
+			if !strings.Contains(sys, w) {
+				t.Errorf("turn %s: %q is not in the prompt", n, w)
+			}
+		}
+		for _, w := range tt.not {
+			if strings.Contains(sys, w) {
+				t.Errorf("turn %s: %q is in the prompt", n, w)
+			}
+		}
+		goldenPrompt(t, "lore-regex-turn"+n, req)
+	}
+}
+
+// TestLoreGoldenSeraphinaEldoria plays the collected Seraphina card with
+// its Eldoria world, laid out as SillyTavern keeps them (characters/ and
+// worlds/ side by side): the card's book and the world are the same four
+// entries, and each goes in once (testdata/cards/seraphina-eldoria.golden).
+// It needs the folder of collected cards and skips without it.
+func TestLoreGoldenSeraphinaEldoria(t *testing.T) {
+	root := t.TempDir()
+	chars := filepath.Join(root, "characters")
+	for path, name := range map[string]string{
+		filepath.Join(chars, "Seraphina.png"):         "st-seraphina.png",
+		filepath.Join(root, "worlds", "Eldoria.json"): "st-eldoria-worldinfo.json",
+	} {
+		data := wilddir.File(t, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	card, err := cards.LoadCard(filepath.Join(chars, "Seraphina.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	worlds, errs := cards.LoadWorlds(chars)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	var logs testenv.Buffer
+	r := newLoreRig(t, card, func(o *bot.Options) {
+		o.Worlds = worlds
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	const text = "What is Eldoria? Are the shadowfang beasts near? Is the glade a refuge, and what is your magic?"
+	r.say(t, "seraphina", "1", text)
+	req := memorytest.TurnRequest(t, r.fake, text)
+	var all strings.Builder
+	for _, m := range req.Messages {
+		all.WriteString(m.Content)
+	}
+	eldoria, ok := worlds.Get("Eldoria")
+	if !ok {
+		t.Fatalf("the world beside the card folder is not found; worlds: %v", worlds.Names())
+	}
+	for _, e := range eldoria.Entries {
+		probe := firstLine(cards.Expand(e.Content, card.CharName(), "Ada"))
+		if n := strings.Count(all.String(), probe); n != 1 {
+			t.Errorf("entry %s (%.40q) is in the prompt %d times, want once", e.UID, probe, n)
+		}
+	}
+	if strings.Contains(logs.String(), "world") {
+		t.Errorf("the linked world was not found:\n%s", logs.String())
+	}
+	goldenPrompt(t, "seraphina-eldoria", req)
+}
+
+// TestLoreGoldenWorldBesideCards plays the project's own V2 card, which
+// links the world Harbor, from a card folder with Harbor in a worlds/
+// folder beside it: the world's entries reach the prompt, and the entry
+// the card's book holds too goes in once
+// (testdata/cards/world-beside.golden). A card whose world is nowhere is
+// logged once, at warn, naming where it was looked for.
+func TestLoreGoldenWorldBesideCards(t *testing.T) {
+	root := t.TempDir()
+	chars := filepath.Join(root, "characters")
+	for path, data := range map[string][]byte{
+		filepath.Join(chars, "wren.json"):            cardstest.Own(t, "v2.json"),
+		filepath.Join(root, "worlds", "Harbor.json"): cardstest.Own(t, "worlds/Harbor.json"),
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	card, err := cards.LoadCard(filepath.Join(chars, "wren.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	worlds, errs := cards.LoadWorlds(chars)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	r := newLoreRig(t, card, func(o *bot.Options) { o.Worlds = worlds })
+	const text = "Is the market open? The quay looks wet, and they say the shoals of Saltmere moved."
+	r.say(t, "beside", "1", text)
+	req := memorytest.TurnRequest(t, r.fake, text)
+	sys := req.Messages[0].Content
+	for probe, want := range map[string]int{"The fish market opens at four.": 1, "The Saltmere quay floods": 1, "The shoals of Saltmere shift": 1} {
+		if n := strings.Count(sys, probe); n != want {
+			t.Errorf("%q is in the prompt %d times, want %d", probe, n, want)
+		}
+	}
+	goldenPrompt(t, "world-beside", req)
+
+	var logs testenv.Buffer
+	lost := newLoreRig(t, card, func(o *bot.Options) {
+		o.Worlds, _ = cards.LoadWorlds(filepath.Join(root, "nowhere", "cards"))
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	lost.say(t, "lost", "1", text)
+	lost.say(t, "lost", "2", "And the quay?")
+	if n := strings.Count(logs.String(), "card names a world that is not loaded"); n != 1 || !strings.Contains(logs.String(), "level=WARN") ||
+		!strings.Contains(logs.String(), "world=Harbor") || !strings.Contains(logs.String(), filepath.Join(root, "nowhere", "cards", "worlds")) {
+		t.Errorf("the missing world is not logged once at warn with where it was looked for:\n%s", logs.String())
 	}
 }

@@ -149,6 +149,9 @@ type Pipeline struct {
 	// cardsStored maps a card id to the data of its row as this process
 	// last wrote it.
 	cardsStored sync.Map
+	// missingWorlds holds the card id and world name of each linked world
+	// not found, once it has been logged.
+	missingWorlds sync.Map
 	// sinkFor holds, per platform, how Resume reaches a channel; the inbox
 	// sweep uses them. stop ends the sweep at Close.
 	sinkFor  map[string]func(ChannelRef) (Sink, bool)

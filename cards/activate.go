@@ -253,7 +253,7 @@ func (a *activation) keysMatch(c *candidate, h *haystack) bool {
 	}
 	primary, secondary := c.e.primary, c.e.secondary
 	if primary == nil {
-		primary, secondary = c.e.matchers(c.book)
+		primary, secondary, _ = c.e.matchers(c.book)
 	}
 	if !slices.ContainsFunc(primary, func(m matcher) bool { return a.match(m, h) }) {
 		return false
@@ -295,7 +295,8 @@ func (a *activation) match(m matcher, h *haystack) bool {
 // its macros give (a name like "/.*/" is no pattern).
 func (a *activation) expandKey(m matcher) (matcher, bool) {
 	if pattern, flags, ok := regexKey(m.macro); ok {
-		return compileKey("/"+expandQuoted(pattern, a.sc.Expand, regexp.QuoteMeta)+"/"+flags, m.caseSensitive, m.wholeWords)
+		x, ok, _ := compileKey("/"+expandQuoted(pattern, a.sc.Expand, regexp.QuoteMeta)+"/"+flags, m.caseSensitive, m.wholeWords)
+		return x, ok
 	}
 	key := strings.TrimSpace(a.sc.Expand(m.macro))
 	if key == "" {

@@ -1,16 +1,28 @@
 package cards
 
 import (
-	"regexp"
+	"fmt"
 	"regexp/syntax"
 	"strings"
+	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dlclark/regexp2/v2"
 )
+
+// regexTimeout bounds one search of one regex key: a pattern that
+// backtracks without end (/(a+)+$/ on a long run of a's) gives up and does
+// not match, instead of holding the turn.
+const regexTimeout = 50 * time.Millisecond
 
 // matcher is one compiled key.
 type matcher struct {
-	re *regexp.Regexp
+	// re is a /pattern/flags key, compiled as JavaScript reads it; src is
+	// the key as written, which names its result in the haystack.
+	re  *regexp2.Regexp
+	src string
 	// needs are ASCII literals the expression cannot match without (in
 	// lower case when it ignores case): a cheap test before running it.
 	needs    []string
@@ -38,30 +50,35 @@ type matcher struct {
 }
 
 // compileKey turns a key into a matcher: /pattern/flags is a regular
-// expression (flags i, s and m apply; g, u and y mean nothing here), any
-// other key a literal. A pattern Go cannot compile (look-arounds, back
-// references) is taken literally and so, like in SillyTavern, matches only
-// its own text.
-func compileKey(key string, caseSensitive, wholeWords bool) (matcher, bool) {
+// expression in JavaScript's syntax, as world-info authors write them
+// (look-arounds, back references; flags i, m, s and u apply, g and y mean
+// nothing here), any other key a literal. A pattern that does not compile
+// is taken literally and so, like in SillyTavern, matches only its own
+// text; err says why it did not compile.
+func compileKey(key string, caseSensitive, wholeWords bool) (m matcher, ok bool, err error) {
 	key = strings.TrimSpace(key)
 	if key == "" {
-		return matcher{}, false
+		return matcher{}, false, nil
 	}
-	m := compileText(key, caseSensitive, wholeWords)
+	m, err = compileText(key, caseSensitive, wholeWords)
 	if strings.Contains(key, "{{") {
 		m.macro, m.wholeWords = key, wholeWords
+		// A macro key is compiled again once expanded; what it is before
+		// says nothing.
+		err = nil
 	}
-	return m, true
+	return m, true, err
 }
 
 // compileText compiles a key as it reads: a regular expression or a literal.
-func compileText(key string, caseSensitive, wholeWords bool) matcher {
-	if re := keyRegexp(key); re != nil {
-		m := matcher{re: re}
-		m.needs, m.needFold = requiredLiterals(re.String())
-		return m
+func compileText(key string, caseSensitive, wholeWords bool) (matcher, error) {
+	re, goPattern, err := keyRegexp(key)
+	if re != nil {
+		m := matcher{re: re, src: key}
+		m.needs, m.needFold = requiredLiterals(goPattern)
+		return m, nil
 	}
-	return compileLiteral(key, caseSensitive, wholeWords)
+	return compileLiteral(key, caseSensitive, wholeWords), err
 }
 
 // compileLiteral compiles a key as a literal, whatever it looks like.
@@ -105,33 +122,94 @@ func regexKey(key string) (pattern, flags string, ok bool) {
 	return key[1:end], flags, true
 }
 
-// keyRegexp compiles a /pattern/flags key, or returns nil.
-func keyRegexp(key string) *regexp.Regexp {
+// keyRegexp compiles a /pattern/flags key in ECMAScript mode; it returns
+// nil and no error for a key that is no regular expression, and nil and why
+// for one that does not compile. goPattern is the pattern with its flags
+// in Go's syntax, for finding the literals a match needs.
+func keyRegexp(key string) (re *regexp2.Regexp, goPattern string, err error) {
 	pattern, flags, ok := regexKey(key)
 	if !ok {
-		return nil
+		return nil, "", nil
 	}
+	opts := regexp2.ECMAScript
 	var goFlags string
 	for _, f := range flags {
-		if f != 'g' && f != 'u' && f != 'y' && !strings.ContainsRune(goFlags, f) {
+		switch f {
+		case 'i':
+			opts |= regexp2.IgnoreCase
+		case 'm':
+			opts |= regexp2.Multiline
+		case 's':
+			opts |= regexp2.Singleline
+		case 'u':
+			opts |= regexp2.Unicode
+		}
+		if strings.ContainsRune("ims", f) && !strings.ContainsRune(goFlags, f) {
 			goFlags += string(f)
 		}
 	}
+	if re, err = compileRegex(pattern, opts); err != nil {
+		return nil, "", err
+	}
+	goPattern = pattern
 	if goFlags != "" {
-		pattern = "(?" + goFlags + ")" + pattern
+		goPattern = "(?" + goFlags + ")" + pattern
 	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil
+	return re, goPattern, nil
+}
+
+// regexCache holds the compiled regex keys by pattern and options, so a key
+// that many books or reloads of a book hold is compiled once (and two
+// copies of a book hold the same compiled keys).
+var regexCache struct {
+	sync.Mutex
+	m map[regexCacheKey]regexCompiled
+}
+
+type regexCacheKey struct {
+	pattern string
+	opts    regexp2.RegexOptions
+}
+
+type regexCompiled struct {
+	re  *regexp2.Regexp
+	err error
+}
+
+// maxCachedRegexes bounds regexCache; when it is full it starts again.
+const maxCachedRegexes = 4096
+
+// compileRegex compiles pattern with opts and the time limit per search,
+// through regexCache.
+func compileRegex(pattern string, opts regexp2.RegexOptions) (*regexp2.Regexp, error) {
+	k := regexCacheKey{pattern, opts}
+	regexCache.Lock()
+	defer regexCache.Unlock()
+	if c, ok := regexCache.m[k]; ok {
+		return c.re, c.err
 	}
-	return re
+	re, err := regexp2.Compile(pattern, opts)
+	if err == nil {
+		re.MatchTimeout = regexTimeout
+	}
+	if regexCache.m == nil || len(regexCache.m) >= maxCachedRegexes {
+		regexCache.m = map[regexCacheKey]regexCompiled{}
+	}
+	regexCache.m[k] = regexCompiled{re, err}
+	return re, err
 }
 
 // requiredLiterals returns the ASCII literals of at least two bytes that
 // every match of pattern contains: the literal parts of a top-level
 // concatenation. fold is true when they are to be found in any case (they
-// are then lower-cased); a pattern mixing both gives none.
+// are then lower-cased); a pattern mixing both gives none, and so does one
+// Go's parser does not read (a look-around): the search then runs on every
+// text.
 func requiredLiterals(pattern string) (lits []string, fold bool) {
+	if strings.Contains(pattern, `\u`) || strings.Contains(pattern, `\c`) {
+		// Escapes that Go reads otherwise than JavaScript, or not at all.
+		return nil, false
+	}
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
 		return nil, false
@@ -251,15 +329,18 @@ func wordSet(text string) map[string]struct{} {
 // match reports whether the key occurs in h.
 func (m matcher) match(h *haystack) bool {
 	if m.re != nil {
-		key := m.re.String()
-		if found, ok := h.regexpsTried[key]; ok {
+		if found, ok := h.regexpsTried[m.src]; ok {
 			return found
 		}
-		found := m.literalsIn(h) && m.re.MatchString(h.text)
+		found := false
+		if m.literalsIn(h) {
+			// A search that runs out of time finds nothing.
+			found, _ = m.re.MatchString(h.text)
+		}
 		if h.regexpsTried == nil {
 			h.regexpsTried = map[string]bool{}
 		}
-		h.regexpsTried[key] = found
+		h.regexpsTried[m.src] = found
 		return found
 	}
 	if m.pair != "" {
@@ -336,20 +417,34 @@ func (m matcher) boundary(text string, start, end int) bool {
 // MatchKey reports whether key calls up an entry in text, with the book
 // defaults troupe uses (whole words, any case) unless told otherwise.
 func MatchKey(key, text string, caseSensitive, wholeWords bool) bool {
-	m, ok := compileKey(key, caseSensitive, wholeWords)
+	m, ok, _ := compileKey(key, caseSensitive, wholeWords)
 	return ok && m.match(newHaystack(text))
 }
 
 // compile prepares every entry's matchers with the book's defaults; ParseBook
-// calls it, and activation compiles on the fly an entry that was not.
+// calls it, and activation compiles on the fly an entry that was not. The
+// keys that did not compile become the book's warnings.
 func (b *Book) compile() {
+	b.warnings = nil
 	for i := range b.Entries {
-		b.Entries[i].primary, b.Entries[i].secondary = b.Entries[i].matchers(b)
+		var bad []string
+		b.Entries[i].primary, b.Entries[i].secondary, bad = b.Entries[i].matchers(b)
+		b.warnings = append(b.warnings, bad...)
 	}
 }
 
-// matchers compiles e's keys under b's defaults.
-func (e *Entry) matchers(b *Book) (primary, secondary []matcher) {
+// Warnings are what a reader of the book should know: each regex key that
+// did not compile, naming its entry, and so matches only its own text.
+func (b *Book) Warnings() []string {
+	if b == nil {
+		return nil
+	}
+	return b.warnings
+}
+
+// matchers compiles e's keys under b's defaults; bad says which keys did
+// not compile as regular expressions, and why.
+func (e *Entry) matchers(b *Book) (primary, secondary []matcher, bad []string) {
 	cs, whole := b.CaseSensitive, b.MatchWholeWords
 	if e.CaseSensitive != nil {
 		cs = *e.CaseSensitive
@@ -357,20 +452,34 @@ func (e *Entry) matchers(b *Book) (primary, secondary []matcher) {
 	if e.MatchWholeWords != nil {
 		whole = *e.MatchWholeWords
 	}
-	for _, k := range e.Keys {
-		if m, ok := compileKey(k, cs, whole); ok {
-			primary = append(primary, m)
+	add := func(to *[]matcher, k string) {
+		m, ok, err := compileKey(k, cs, whole)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("entry %s: key %s is taken as plain text: %v", e.label(), k, err))
+		}
+		if ok {
+			*to = append(*to, m)
 		}
 	}
+	for _, k := range e.Keys {
+		add(&primary, k)
+	}
 	for _, k := range e.Secondary {
-		if m, ok := compileKey(k, cs, whole); ok {
-			secondary = append(secondary, m)
-		}
+		add(&secondary, k)
 	}
 	// Keep a non-nil slice for a keyless entry, so that activation knows
 	// it was compiled.
 	if primary == nil {
 		primary = []matcher{}
 	}
-	return primary, secondary
+	return primary, secondary, bad
+}
+
+// label names an entry for a person: its uid, and its comment when it has
+// one.
+func (e *Entry) label() string {
+	if c := strings.TrimSpace(e.Comment); c != "" {
+		return fmt.Sprintf("%s (%q)", e.UID, c)
+	}
+	return e.UID
 }

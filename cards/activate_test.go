@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // book parses a world-info JSON written in a test.
@@ -47,7 +48,20 @@ func TestMatchKey(t *testing.T) {
 		{"café", "cafés", false, true, false},
 		{"/dragons?/i", "A DRAGON!", false, true, true},
 		{"/^the end$/m", "a\nthe end\nb", false, true, true},
-		{"/drag(?=on)/", "/drag(?=on)/ is literal", false, false, true},
+		{"/drag(?=on)/", "a dragon", false, false, true},
+		{"/drag(?=on)/", "a drag race", false, false, false},
+		{"/shadow(?!fang)/i", "the Shadowfang", false, true, false},
+		{"/shadow(?!fang)/i", "a SHADOW falls", false, true, true},
+		{"/(?<=sir )lancel/i", "Sir Lancel rides", false, true, true},
+		{"/(?<=sir )lancel/i", "Lancel rides", false, true, false},
+		{`/\b(\w+) \1\b/`, "it was was late", false, true, true},
+		{`/\b(\w+) \1\b/`, "it was late", false, true, false},
+		{`/(?<n>ha)\k<n>/`, "hahaha", false, true, true},
+		{`/a.b/`, "a\nb", false, true, false},
+		{`/a.b/s`, "a\nb", false, true, true},
+		{`/\u00e9t\u00e9/u`, "un été chaud", false, true, true},
+		{`/\p{Lu}{3}/u`, "the NASA probe", false, true, true},
+		{"/drag(on/", "/drag(on/ is literal", false, false, true},
 		{"/x/q", "/x/q", false, false, true},
 		{`/Sword\s*\d/i`, "a SWORD 7", false, true, true},
 		{`/sword\s*\d/`, "a SWORD 7", false, true, false},
@@ -301,5 +315,45 @@ func TestActivateMacroValuesInKeysStayData(t *testing.T) {
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("user %q, text %q: got entries %q, want %q", tt.user, tt.text, got, tt.want)
 		}
+	}
+}
+
+// TestRegexKeyGivesUp: a key (with a lookahead, so JavaScript's engine
+// runs it) that backtracks without end stops at its time limit and matches
+// nothing, instead of holding the turn; on a short text it matches.
+func TestRegexKeyGivesUp(t *testing.T) {
+	t.Parallel()
+	const key = `/^(?=a)(a+)+$/`
+	if !MatchKey(key, "aaaa", false, false) {
+		t.Fatal("the key does not match a short text")
+	}
+	text := strings.Repeat("a", 60) + "!"
+	start := time.Now()
+	if MatchKey(key, text, false, false) {
+		t.Error("a search that ran out of time matched")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the search took %v", d)
+	}
+}
+
+// TestBookWarnsOfBadRegexKeys: a regex key that does not compile is named,
+// with its entry, in the book's warnings, and matches only its own text.
+func TestBookWarnsOfBadRegexKeys(t *testing.T) {
+	t.Parallel()
+	b := book(t, `{"entries":[{"uid":7,"comment":"the wolf","keys":["/shadow(fang/i","wolf"],"content":"W"},
+		{"uid":8,"keys":["/(?<=sir )lancel/i"],"secondary_keys":["/[z-a]/"],"selective":true,"content":"L"}]}`)
+	w := b.Warnings()
+	if len(w) != 2 || !strings.Contains(w[0], `entry 7 ("the wolf")`) || !strings.Contains(w[0], "/shadow(fang/i") ||
+		!strings.Contains(w[1], "entry 8") || !strings.Contains(w[1], "/[z-a]/") {
+		t.Fatalf("warnings: %q", w)
+	}
+	res := Activate([]*Book{b}, Scan{Messages: []string{"the shadowfang"}}, State{Turn: 1})
+	if got := contents(res); len(got) != 0 {
+		t.Errorf("a key that did not compile matched as a pattern: %q", got)
+	}
+	res = Activate([]*Book{b}, Scan{Messages: []string{"it reads /shadow(fang/i"}}, State{Turn: 1})
+	if got := contents(res); !slices.Equal(got, []string{"W"}) {
+		t.Errorf("a key that did not compile is not its own text: %q", got)
 	}
 }

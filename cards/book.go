@@ -78,6 +78,8 @@ type Book struct {
 	Entries         []Entry
 	// raw is the JSON the book was read from, written back on export.
 	raw json.RawMessage
+	// warnings are the keys that did not compile (Warnings).
+	warnings []string
 }
 
 // Entry is one lorebook entry.

@@ -5,25 +5,18 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"troupe/cards/cardstest/wilddir"
 )
 
-// wild reads a file of the real cards folder (outside the repository):
-// $TROUPE_CARDS_WILD, which scripts/test sets, else ../../shared/cards-wild.
-// (cardstest.WildDir cannot serve this internal test: cardstest imports
-// cards.) A missing folder fails the test.
+// wild reads a file of the real cards folder (outside the repository; see
+// wilddir.Dir: without it the test skips, unless CI says it must be there).
 func wild(t testing.TB, name string) []byte {
 	t.Helper()
-	dir := os.Getenv("TROUPE_CARDS_WILD")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "cards-wild")
-	}
-	data, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatalf("the real cards folder: %v (scripts/test sets TROUPE_CARDS_WILD)", err)
-	}
-	return data
+	return wilddir.File(t, name)
 }
 
 func TestParseBookWorldInfoFile(t *testing.T) {
@@ -127,7 +120,11 @@ func TestLoadWorlds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("Eldoria.json", wild(t, "st-eldoria-worldinfo.json"))
+	harbor, err := os.ReadFile(filepath.Join("cardstest", "own", "worlds", "Harbor.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("Eldoria.json", harbor)
 	write("broken.json", []byte(`{"entries": 7}`))
 	write("notes.txt", []byte("not a world"))
 	w, errs := LoadWorlds(dir)
@@ -135,7 +132,7 @@ func TestLoadWorlds(t *testing.T) {
 		t.Errorf("errors: got %v, want one naming broken.json", errs)
 	}
 	b, ok := w.Get("eldoria")
-	if !ok || b.Name != "Eldoria" || len(b.Entries) != 4 {
+	if !ok || b.Name != "Eldoria" || len(b.Entries) != 2 {
 		t.Fatalf("Get(eldoria): %v %+v", ok, b)
 	}
 	if _, ok := w.Get("broken"); ok {
@@ -148,7 +145,7 @@ func TestLoadWorlds(t *testing.T) {
 	if _, err := ReadBookFile(huge); !errors.Is(err, ErrBook) || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("a file over the limit: %v", err)
 	}
-	if w, errs := LoadWorlds(filepath.Join(dir, "nowhere")); len(errs) != 0 || w == nil {
+	if w, errs := LoadWorlds(filepath.Join(dir, "nowhere", "deeper")); len(errs) != 0 || w == nil {
 		t.Errorf("a missing folder: %v", errs)
 	}
 }
@@ -178,5 +175,94 @@ func TestBookJSONRoundTrip(t *testing.T) {
 	if e.UID != f.UID || e.Logic != f.Logic || e.Order != f.Order || e.Position != f.Position || e.Depth != f.Depth ||
 		e.Role != f.Role || strings.Join(e.Groups, ",") != strings.Join(f.Groups, ",") || e.Sticky != f.Sticky || e.ScanDepth != f.ScanDepth {
 		t.Errorf("round trip:\n%+v\n%+v", e, f)
+	}
+}
+
+// TestWorldsBesideTheCardFolder: world files are found in worlds/ inside
+// the card folder and in worlds/ beside it, as SillyTavern keeps them
+// (characters/ and worlds/ side by side); inside wins a name both hold;
+// cards.worlds_dir replaces both.
+func TestWorldsBesideTheCardFolder(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	chars := filepath.Join(root, "characters")
+	for path, content := range map[string]string{
+		"worlds/Harbor.json":            `{"entries":{"0":{"key":["quay"],"content":"beside"}}}`,
+		"worlds/Shared.json":            `{"entries":{"0":{"key":["x"],"content":"beside"}}}`,
+		"characters/worlds/Shared.json": `{"entries":{"0":{"key":["x"],"content":"inside"}}}`,
+		"elsewhere/Other.json":          `{"entries":{"0":{"key":["y"],"content":"set"}}}`,
+	} {
+		p := filepath.Join(root, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, errs := LoadWorlds(chars)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got := strings.Join(w.Names(), ","); got != "Harbor,Shared" {
+		t.Fatalf("worlds: %s", got)
+	}
+	if b, _ := w.Get("shared"); b.Entries[0].Content != "inside" {
+		t.Errorf("the world beside won over the one inside")
+	}
+	if p := w.Path("Harbor"); p != filepath.Join(root, "worlds", "Harbor.json") {
+		t.Errorf("Harbor read from %s", p)
+	}
+	w, _ = LoadWorldsFrom(WorldDirs(chars, filepath.Join(root, "elsewhere"))...)
+	if got := strings.Join(w.Names(), ","); got != "Other" {
+		t.Errorf("with worlds_dir set: %s", got)
+	}
+	if d := ImportWorldDir(filepath.Join(root, "empty"), ""); d != filepath.Join(root, "worlds") {
+		t.Errorf("a world is imported into %s, not the worlds folder that is there", d)
+	}
+}
+
+// TestBooksOfOneBookOnce: an entry that a card's book and its linked world
+// both hold goes in once, as the world's; the rest of both go in; a linked
+// world not found is named.
+func TestBooksOfOneBookOnce(t *testing.T) {
+	t.Parallel()
+	world, err := ParseBook([]byte(`{"entries":{"0":{"uid":0,"key":["market","fish"],"content":"The market opens at four.\n"},
+		"1":{"uid":1,"key":["quay"],"content":"The quay floods."}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	world.Name = "Harbor"
+	own, err := ParseBook([]byte(`{"entries":[{"keys":["fish","market"],"content":"The market opens at four."},
+		{"keys":["market"],"content":"The market opens at five."},{"keys":["gull"],"content":"Gulls."}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := NewWorlds(world)
+	books, missing := w.BooksOf(Card{Book: own, World: "harbor"})
+	if missing != "" || len(books) != 2 || books[1] != world {
+		t.Fatalf("books %v, missing %q", books, missing)
+	}
+	res := Activate(books, Scan{Messages: []string{"fish at the market by the quay, and a gull"}}, State{Turn: 1})
+	got := contents(res)
+	slices.Sort(got)
+	want := []string{"Gulls.", "The market opens at five.", "The market opens at four.", "The quay floods."}
+	if !slices.Equal(got, want) {
+		t.Errorf("inserted %q, want %q", got, want)
+	}
+	for _, a := range res.Entries {
+		if a.Content == "The market opens at four." && a.Book != "Harbor" {
+			t.Errorf("the shared entry came from %q, not the world", a.Book)
+		}
+	}
+	if len(own.Entries) != 3 {
+		t.Error("the card's book was changed")
+	}
+	if again, _ := w.BooksOf(Card{Book: own, World: "Harbor"}); again[0] != books[0] {
+		t.Error("the card's book without the shared entries is made again each turn")
+	}
+	_, missing = w.BooksOf(Card{Book: own, World: "Eldoria"})
+	if missing != "Eldoria" {
+		t.Errorf("missing world: %q", missing)
 	}
 }

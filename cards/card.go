@@ -166,7 +166,7 @@ func cardBody(top fields, data []byte) (rawFields, string, error) {
 		}
 		return rawFields{inner, bytes.TrimSpace(top["data"])}, v, nil
 	case !top.present("name") && top.present("entries"):
-		return rawFields{}, "", fmt.Errorf("%w: a world-info file (entries and no name); world files go in the worlds/ folder", ErrNotCard)
+		return rawFields{}, "", fmt.Errorf("%w: a world-info file (entries and no name); world files go in the worlds folder (troupe card import puts them there)", ErrNotCard)
 	}
 	return rawFields{top, data}, "v1", nil
 }

@@ -36,7 +36,18 @@ func sameData(t *testing.T, what string, a, b cards.Card) {
 // fields troupe does not read come back too.
 func TestExportImportRoundTrip(t *testing.T) {
 	t.Parallel()
-	for _, path := range cardstest.WildFiles(t) {
+	roundTrip(t, cardstest.WildFiles(t))
+}
+
+// TestExportImportRoundTripOwn is TestExportImportRoundTrip over the
+// project's own card of each format.
+func TestExportImportRoundTripOwn(t *testing.T) {
+	t.Parallel()
+	roundTrip(t, cardstest.OwnFiles(t))
+}
+
+func roundTrip(t *testing.T, files []string) {
+	for _, path := range files {
 		orig, err := cards.LoadCard(path)
 		if errors.Is(err, cards.ErrNotCard) {
 			continue

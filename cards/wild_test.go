@@ -15,10 +15,7 @@ import (
 // files that are not cards say so.
 func TestWildCards(t *testing.T) {
 	t.Parallel()
-	want := map[string]struct {
-		features []string
-		notCard  string
-	}{
+	want := map[string]cardWant{
 		"cepunkt-elena_torres.json":                    {features: []string{"format:json", "spec:v3", "depth_prompt", "{{original}}"}},
 		"cepunkt-marjorie_clattercup.v1.json":          {features: []string{"spec:v1", "system_prompt", "post_history"}},
 		"cepunkt-world_narrator.v3.json":               {features: []string{"spec:v3", "{{original}}", "depth_prompt", "book:5"}},
@@ -45,7 +42,38 @@ func TestWildCards(t *testing.T) {
 		"tavernkit-test_character_with_lorebook.charx": {features: []string{"format:charx", "book:", "image"}},
 		"tavernkit-with_lorebook.json":                 {features: []string{"spec:v3", "book:"}},
 	}
-	for _, path := range cardstest.WildFiles(t) {
+	checkCardFiles(t, cardstest.WildFiles(t), want)
+}
+
+// TestOwnCards loads the project's own small card of each format: each
+// loads with a greeting and what it is made to exercise; the world file
+// says it is no card. They need nothing outside the repository.
+func TestOwnCards(t *testing.T) {
+	t.Parallel()
+	want := map[string]cardWant{}
+	for name, f := range cardstest.OwnFeatures {
+		if len(f) == 1 && strings.HasPrefix(f[0], "not a card: ") {
+			want[name] = cardWant{notCard: strings.TrimPrefix(f[0], "not a card: ")}
+			continue
+		}
+		want[name] = cardWant{features: f}
+	}
+	files := cardstest.OwnFiles(t)
+	if len(files) != len(want) {
+		t.Fatalf("%d own files, %d described", len(files), len(want))
+	}
+	checkCardFiles(t, files, want)
+}
+
+// cardWant is what a file of a test folder is: a card exercising features,
+// or no card, for the reason notCard.
+type cardWant struct {
+	features []string
+	notCard  string
+}
+
+func checkCardFiles(t *testing.T, files []string, want map[string]cardWant) {
+	for _, path := range files {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
 			w, known := want[name]

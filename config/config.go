@@ -176,6 +176,9 @@ func (r Rerank) On() bool { return r.BaseURL != "" && r.Model != "" }
 type Cards struct {
 	Dir     string `yaml:"dir"`
 	Default string `yaml:"default"`
+	// WorldsDir is the folder of world-info files; empty, a worlds/ folder
+	// inside Dir, then one beside it (as SillyTavern lays them out).
+	WorldsDir string `yaml:"worlds_dir"`
 }
 
 // Lore bounds what lorebooks add to a prompt: a share of the model's context

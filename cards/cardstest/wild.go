@@ -1,6 +1,7 @@
-// Package cardstest finds the cards collected from public repositories that
-// the tests play (../shared/cards-wild, next to the checkout; never copied
-// into it).
+// Package cardstest builds small cards of every format for tests, and finds
+// the real cards collected from public repositories that the tests also play
+// when the folder is there (shared/cards-wild above the checkout, or
+// $TROUPE_CARDS_WILD; never copied into the repository).
 package cardstest
 
 import (
@@ -12,36 +13,14 @@ import (
 	"testing"
 
 	"troupe/cards"
+	"troupe/cards/cardstest/wilddir"
 )
 
-// WildDir returns the cards-wild folder: $TROUPE_CARDS_WILD, else
-// shared/cards-wild in the nearest folder above the working directory that
-// has one (from /work/main or a worktree under /work/wt it is
-// /work/shared/cards-wild). The test fails, naming where it looked, when
-// there is none.
+// WildDir returns the cards-wild folder (see wilddir.Dir): the test
+// skips, saying why, when there is none, unless CI says it must be there.
 func WildDir(tb testing.TB) string {
 	tb.Helper()
-	if d := os.Getenv("TROUPE_CARDS_WILD"); d != "" {
-		if _, err := os.Stat(d); err != nil {
-			tb.Fatalf("TROUPE_CARDS_WILD: %v", err)
-		}
-		return d
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "cards-wild")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	tb.Fatalf("no shared/cards-wild folder above %s: put the collected cards there (see the repository's README) or set TROUPE_CARDS_WILD", wd)
-	return ""
+	return wilddir.Dir(tb)
 }
 
 // WildFiles returns the files of WildDir, except its SOURCES.md, sorted.

@@ -135,7 +135,7 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		NewByAnyone:     !cfg.Groups.NewNeedsManager,
 		ConcurrentTurns: cfg.Limits.ConcurrentTurns,
 		LoreConfig:      cfg.Lore,
-		Worlds:          loadWorlds(cfg.Cards.Dir, log),
+		Worlds:          loadWorlds(cfg.Cards, log),
 		Lore:            lore,
 	})
 	return a, nil
@@ -167,12 +167,19 @@ func recallParts(cfg config.Config, store *models.Store) (*memory.Vectors, memor
 	return vectors, reranker
 }
 
-// loadWorlds reads the world-info files of the card folder; one that does
-// not load is logged with why and skipped.
-func loadWorlds(dir string, log *slog.Logger) *cards.Worlds {
-	w, errs := cards.LoadWorlds(dir)
+// loadWorlds reads the world-info files (cards.worlds_dir, else worlds/
+// inside or beside cards.dir); one that does not load is logged with why
+// and skipped, and so is each key of a world that does not compile.
+func loadWorlds(cc config.Cards, log *slog.Logger) *cards.Worlds {
+	w, errs := cards.LoadWorldsFrom(cards.WorldDirs(cc.Dir, cc.WorldsDir)...)
 	for _, err := range errs {
 		log.Warn("world file skipped", "err", err)
+	}
+	for _, name := range w.Names() {
+		b, _ := w.Get(name)
+		for _, warn := range b.Warnings() {
+			log.Warn("world key", "world", name, "problem", warn)
+		}
 	}
 	return w
 }

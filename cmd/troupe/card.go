@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -18,10 +19,16 @@ import (
 	"troupe/config"
 )
 
-// logCardFailures names each file of the card folder that did not load.
+// logCardFailures names each file of the card folder that did not load,
+// and each lorebook key of a card that does not compile.
 func logCardFailures(log *slog.Logger, lib *cards.Library) {
 	for _, f := range lib.Failed() {
 		log.Warn("card file skipped", "file", f.Path, "err", f.Err)
+	}
+	for _, k := range lib.List() {
+		for _, warn := range k.Book.Warnings() {
+			log.Warn("card lorebook key", "card_id", k.ID, "problem", warn)
+		}
 	}
 }
 
@@ -210,7 +217,8 @@ func (c *cli) cardShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return showCard(c.stdout, k, user)
+			worlds, errs := cards.LoadWorldsFrom(c.worldDirs(dir, args[0])...)
+			return showCard(c.stdout, k, user, worlds, errs)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "card folder (default cards.dir of the configuration)")
@@ -218,8 +226,30 @@ func (c *cli) cardShowCmd() *cobra.Command {
 	return cmd
 }
 
-// showCard prints a card's fields as the prompt uses them.
-func showCard(w io.Writer, k cards.Card, user string) error {
+// worldDirs are the folders of world files for a card named by key: those
+// of --dir, else of the configuration (cards.worlds_dir, else worlds/
+// inside or beside cards.dir), then, for a card file, those beside the file.
+func (c *cli) worldDirs(dir, key string) []string {
+	var dirs []string
+	if dir != "" {
+		dirs = cards.WorldDirs(dir, "")
+	} else if cfg, err := c.load(); err == nil {
+		dirs = cards.WorldDirs(cfg.Cards.Dir, cfg.Cards.WorldsDir)
+	}
+	if st, err := os.Stat(key); err == nil && !st.IsDir() {
+		for _, d := range cards.WorldDirs(filepath.Dir(key), "") {
+			if !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	return dirs
+}
+
+// showCard prints a card's fields as the prompt uses them, the world it
+// links, and the warnings about its lore: a linked world not found, a key
+// that does not compile, a world file that did not load (worldErrs).
+func showCard(w io.Writer, k cards.Card, user string, worlds *cards.Worlds, worldErrs []error) error {
 	x := func(s string) string { return strings.TrimSpace(cards.Expand(s, k.CharName(), user)) }
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (id %s): %s card %s, language %s\n", k.Name, k.ID, k.Format, k.Spec, k.Language)
@@ -255,8 +285,40 @@ func showCard(w io.Writer, k cards.Card, user string) error {
 	for i, g := range k.GroupGreetings {
 		section(fmt.Sprintf("group greeting %d (chats with several characters)", i+1), g)
 	}
+	books, missing := worlds.BooksOf(k)
+	var warnings []string
 	if k.World != "" {
-		fmt.Fprintf(&b, "\n== world info\n%s (from worlds/)\n", k.World)
+		fmt.Fprintf(&b, "\n== world info\n")
+		if wb, ok := worlds.Get(k.World); ok {
+			fmt.Fprintf(&b, "%s: %d entries, from %s\n", wb.Name, len(wb.Entries), worlds.Path(wb.Name))
+			if own := loreEntries(k); own > 0 {
+				shared := own
+				if books[0] != wb {
+					shared = own - len(books[0].Entries)
+				}
+				if shared > 0 {
+					fmt.Fprintf(&b, "%d of the card's own %d lore entries are the world's too; they go in once, as the world has them\n", shared, own)
+				}
+			}
+			for _, warn := range wb.Warnings() {
+				warnings = append(warnings, "world "+wb.Name+": "+warn)
+			}
+		} else {
+			fmt.Fprintf(&b, "%s: not found\n", k.World)
+		}
+	}
+	if missing != "" {
+		where := "no worlds folder"
+		if dirs := worlds.Dirs(); len(dirs) > 0 {
+			where = strings.Join(dirs, ", ")
+		}
+		warnings = append(warnings, fmt.Sprintf("the card links the world %q, which is not in %s: its lore is left out (put %s.json there, or troupe card import it)", missing, where, missing))
+	}
+	for _, warn := range k.Book.Warnings() {
+		warnings = append(warnings, "card lore: "+warn)
+	}
+	for _, err := range worldErrs {
+		warnings = append(warnings, "world file skipped: "+err.Error())
 	}
 	if k.Book != nil && len(k.Book.Entries) > 0 {
 		fmt.Fprintf(&b, "\n== lore: %d entries\n", len(k.Book.Entries))
@@ -266,6 +328,12 @@ func showCard(w io.Writer, k cards.Card, user string) error {
 				keys = "(always)"
 			}
 			fmt.Fprintf(&b, "- %s: %s\n", keys, clip(strings.Join(strings.Fields(x(e.Content)), " "), 100))
+		}
+	}
+	if len(warnings) > 0 {
+		fmt.Fprintf(&b, "\n== warnings\n")
+		for _, warn := range warnings {
+			fmt.Fprintf(&b, "- %s\n", warn)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -281,25 +349,59 @@ func clip(s string, n int) string {
 }
 
 func (c *cli) cardImportCmd() *cobra.Command {
-	var dir string
+	var dir, as string
+	var world bool
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
-		Short: "Copy card files (JSON, PNG, CHARX) into the card folder under a stable id",
-		Args:  cobra.MinimumNArgs(1),
+		Short: "Copy card files (JSON, PNG, CHARX) into the card folder under a stable id, and world-info files into the worlds folder",
+		Long: `Copy card files (JSON, PNG, CHARX) into the card folder under a stable id.
+A SillyTavern world-info file (entries and no name) goes into the worlds
+folder instead (cards.worlds_dir, else worlds/ inside or beside the card
+folder, created inside when there is none) as NAME.json, named after its
+file or --as: a card links a world by that name. --world takes every file
+as a world-info file.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if as != "" && len(args) > 1 {
+				return usageError{errors.New("--as names one world file; give one file with it")}
+			}
 			d, err := c.cardDir(dir)
 			if err != nil {
 				return err
 			}
+			worldsDir := ""
+			if dir == "" {
+				if cfg, err := c.load(); err == nil {
+					worldsDir = cfg.Cards.WorldsDir
+				}
+			}
 			var failed []string
 			for _, src := range args {
-				k, err := cards.Import(d, src)
+				var k cards.Card
+				var err error
+				if !world {
+					k, err = cards.Import(d, src)
+				}
+				if world || errors.Is(err, cards.ErrNotCard) && strings.Contains(err.Error(), "world-info") {
+					b, dst, werr := cards.ImportWorld(cards.ImportWorldDir(d, worldsDir), src, as)
+					if werr == nil {
+						fmt.Fprintf(c.stdout, "%s: imported as world %s (%d entries) in %s\n", src, b.Name, len(b.Entries), dst)
+						for _, warn := range b.Warnings() {
+							fmt.Fprintf(c.stderr, "%s: warning: %s\n", src, warn)
+						}
+						continue
+					}
+					err = werr
+				}
 				if err != nil {
 					fmt.Fprintf(c.stderr, "%s: not imported: %v\n", src, err)
 					failed = append(failed, src)
 					continue
 				}
 				fmt.Fprintf(c.stdout, "%s: imported as %s (%s)\n", src, k.ID, k.Name)
+				for _, warn := range k.Book.Warnings() {
+					fmt.Fprintf(c.stderr, "%s: warning: %s\n", src, warn)
+				}
 			}
 			if len(failed) > 0 {
 				return fmt.Errorf("%d of %d file(s) not imported: %s", len(failed), len(args), strings.Join(failed, ", "))
@@ -308,6 +410,8 @@ func (c *cli) cardImportCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "card folder (default cards.dir of the configuration)")
+	cmd.Flags().BoolVar(&world, "world", false, "take every file as a world-info file")
+	cmd.Flags().StringVar(&as, "as", "", "the name a world file is imported under (default its file name); cards link worlds by it")
 	return cmd
 }
 

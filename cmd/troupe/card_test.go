@@ -110,9 +110,9 @@ func TestCardCommands(t *testing.T) {
 	}
 }
 
-// TestChatPlaysAPNGCard plays a collected PNG card in the console, with a
-// folder beside it holding a file that is no card: the chat goes on and the
-// log names the file.
+// TestChatPlaysAPNGCard plays a PNG card in the console, with a folder
+// beside it holding a file that is no card: the chat goes on and the log
+// names the file.
 func TestChatPlaysAPNGCard(t *testing.T) {
 	t.Parallel()
 	fake := openaitest.NewServer(t)
@@ -124,7 +124,7 @@ func TestChatPlaysAPNGCard(t *testing.T) {
 		"TROUPE_CARDS_DIR":      dir,
 		"TROUPE_LOG_LEVEL":      "warn",
 	}
-	card := filepath.Join(cardstest.WildDir(t), "st-seraphina.png")
+	card := filepath.Join(filepath.Dir(cardstest.OwnFiles(t)[0]), "own-chara.png")
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -133,7 +133,7 @@ func TestChatPlaysAPNGCard(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\nstderr: %s", err, errOut.String())
 	}
-	if !strings.Contains(out.String(), "Seraphina") || strings.Count(out.String(), "openaitest model") != 1 {
+	if !strings.Contains(out.String(), "Wren") || strings.Count(out.String(), "openaitest model") != 1 {
 		t.Errorf("console output:\n%s", out.String())
 	}
 	if !strings.Contains(errOut.String(), "card file skipped") || !strings.Contains(errOut.String(), "index.json") {
@@ -152,5 +152,86 @@ func TestServeNamesABrokenDefaultCard(t *testing.T) {
 		testEnv(map[string]string{"TROUPE_CARDS_DIR": dir, "TROUPE_CARDS_DEFAULT": "broken"}))
 	if code := exitCode(err, &errOut); code != 2 || !strings.Contains(errOut.String(), "cards.default") || !strings.Contains(errOut.String(), "not JSON") {
 		t.Errorf("exit %d: %s", code, errOut.String())
+	}
+}
+
+// TestCardShowWorldsAndWarnings: card show finds the world a card links in
+// a worlds/ folder beside the card folder, says which of the card's own
+// entries it shares, and lists as warnings a linked world that is not found
+// and a regex key that does not compile, naming its entry.
+func TestCardShowWorldsAndWarnings(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	chars := filepath.Join(root, "characters")
+	os.MkdirAll(filepath.Join(root, "worlds"), 0o755)
+	os.MkdirAll(chars, 0o755)
+	os.WriteFile(filepath.Join(chars, "wren.json"), cardstest.Own(t, "v2.json"), 0o644)
+	os.WriteFile(filepath.Join(root, "worlds", "Harbor.json"), cardstest.Own(t, "worlds/Harbor.json"), 0o644)
+	os.WriteFile(filepath.Join(chars, "lost.json"), []byte(`{"spec":"chara_card_v2","data":{"name":"Lost","first_mes":"Hm.",
+		"extensions":{"world":"Atlantis"},"character_book":{"entries":[{"id":3,"comment":"wolves","keys":["/wolf(?=pack/i"],"content":"Wolves."}]}}}`), 0o644)
+
+	out, _, err := runCard(t, "show", "--dir", chars, "wren")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Harbor: 2 entries, from " + filepath.Join(root, "worlds", "Harbor.json"),
+		"1 of the card's own 2 lore entries are the world's too"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show wren does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "== warnings") {
+		t.Errorf("warnings for a card without a problem:\n%s", out)
+	}
+	out, _, err = runCard(t, "show", "--dir", chars, "lost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"== warnings", `the card links the world "Atlantis", which is not in ` + filepath.Join(chars, "worlds"),
+		`card lore: entry 3 ("wolves"): key /wolf(?=pack/i is taken as plain text`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lost does not say %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestCardImportWorld: card import takes a world-info file into the worlds
+// folder (beside the card folder when that is where it is), under its file
+// name or --as; again is a no-op, and another world under a taken name is
+// refused. The imported world is then the one card show finds.
+func TestCardImportWorld(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	chars, worlds := filepath.Join(root, "characters"), filepath.Join(root, "worlds")
+	os.MkdirAll(chars, 0o755)
+	os.MkdirAll(worlds, 0o755)
+	src := t.TempDir()
+	world := filepath.Join(src, "harbor-worldinfo.json")
+	os.WriteFile(world, cardstest.Own(t, "worlds/Harbor.json"), 0o644)
+	card := filepath.Join(src, "wren.json")
+	os.WriteFile(card, cardstest.Own(t, "v2.json"), 0o644)
+
+	out, errOut, err := runCard(t, "import", "--dir", chars, card, world)
+	if err != nil || !strings.Contains(out, "wren.json: imported as wren (Wren)") ||
+		!strings.Contains(out, "harbor-worldinfo.json: imported as world harbor-worldinfo (2 entries) in "+filepath.Join(worlds, "harbor-worldinfo.json")) {
+		t.Fatalf("import: %v\n%s\n%s", err, out, errOut)
+	}
+	if out, _, err := runCard(t, "import", "--dir", chars, "--as", "Harbor", world); err != nil || !strings.Contains(out, "imported as world Harbor") {
+		t.Fatalf("import --as: %v\n%s", err, out)
+	}
+	if _, _, err := runCard(t, "import", "--dir", chars, "--as", "Harbor", world); err != nil {
+		t.Errorf("importing the same world again: %v", err)
+	}
+	other := filepath.Join(src, "other.json")
+	os.WriteFile(other, []byte(`{"entries":{"0":{"key":["x"],"content":"y"}}}`), 0o644)
+	if _, errOut, err := runCard(t, "import", "--dir", chars, "--world", "--as", "Harbor", other); err == nil || !strings.Contains(errOut, "holds a different world") {
+		t.Errorf("another world under a taken name: %v\n%s", err, errOut)
+	}
+	if _, errOut, err := runCard(t, "import", "--dir", chars, "--world", card); err == nil || !strings.Contains(errOut, "not imported") {
+		t.Errorf("a card taken as a world: %v\n%s", err, errOut)
+	}
+	out, _, err = runCard(t, "show", "--dir", chars, "wren")
+	if err != nil || !strings.Contains(out, "Harbor: 2 entries, from "+filepath.Join(worlds, "Harbor.json")) {
+		t.Errorf("show after import: %v\n%s", err, out)
 	}
 }
