@@ -153,6 +153,7 @@ func (p *Pipeline) Greet(ctx context.Context, in Inbound, sink Sink) error {
 	}
 	if m.Role == "assistant" {
 		speak(ctx, sink, card, false)
+		p.offerGreeting(ctx, sink, card, m, cs.user)
 		return sink.Finish(ctx, m.Content)
 	}
 	return nil

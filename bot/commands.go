@@ -18,6 +18,9 @@ import (
 type Command struct {
 	Name string
 	Args string
+	// On is, for a button pressed under a reply (SwipeCommand), the
+	// stored message it is under; "" for a typed command.
+	On string
 }
 
 // ParseCommand splits "/name args" (also "/name@bot args", Telegram's form).
@@ -46,6 +49,7 @@ func ParseCommand(text string) (Command, bool) {
 var Commands = []struct{ Name, Description string }{
 	{"new", "Start a new chat with the character"},
 	{"regen", "Write the last reply again"},
+	{"swipe", "A new alternative of the last reply; /swipe N shows alternative N again"},
 	{"compact", "Condense older turns into the relay summary now"},
 	{"record", "Record what happened so far into the characters' memories now"},
 	{"reflect", "Let the characters form beliefs from what they perceived now"},
@@ -86,6 +90,8 @@ func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink)
 		return p.withLane(ctx, in, func() error { return p.cmdNew(ctx, in, sink) })
 	case "regen":
 		return p.withLane(ctx, in, func() error { return p.cmdRegen(ctx, in, sink) })
+	case "swipe":
+		return p.withLane(ctx, in, func() error { return p.cmdSwipe(ctx, in, cmd, sink) })
 	case "persona":
 		return p.cmdPersona(ctx, in, cmd.Args, sink)
 	case "compact":
@@ -164,13 +170,13 @@ func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
 	if err := sink.Notice(ctx, p.text(lang, msgNewChat, cs.card.Name)); err != nil {
 		return err
 	}
-	return p.showHead(ctx, sink, cs.card, chat, cs.scene())
+	return p.showHead(ctx, sink, cs.card, chat, cs.user, cs.scene())
 }
 
 // showHead shows the greeting of a chat just opened: its stored head, which
 // a chat taken up again (openEmpty) may have worded for another player or
 // changed with /regen.
-func (p *Pipeline) showHead(ctx context.Context, sink Sink, card cards.Card, chat models.Chat, scene bool) error {
+func (p *Pipeline) showHead(ctx context.Context, sink Sink, card cards.Card, chat models.Chat, user string, scene bool) error {
 	if chat.HeadID == "" {
 		return nil
 	}
@@ -179,6 +185,9 @@ func (p *Pipeline) showHead(ctx context.Context, sink Sink, card cards.Card, cha
 		return p.internal(ctx, sink, "show greeting", err)
 	}
 	speak(ctx, sink, card, scene)
+	if !scene {
+		p.offerGreeting(ctx, sink, card, m, user)
+	}
 	return sink.Finish(ctx, m.Content)
 }
 
@@ -220,7 +229,7 @@ func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
 		rp.parent = head.ID
 	case head.ParentID == "":
 		// The greeting: pick another of the card's greetings.
-		return p.regenGreeting(ctx, cs, head, cs.user, sink)
+		return p.regenGreeting(ctx, cs, head, sink)
 	default:
 		rp.parent = head.ParentID
 	}
@@ -274,24 +283,13 @@ func (p *Pipeline) regenWhisper(ctx context.Context, cs chatState, in Inbound, w
 	return p.replies(ctx, cs, route{Speakers: []string{w.WhisperTo}}, rp, sink)
 }
 
-func (p *Pipeline) regenGreeting(ctx context.Context, cs chatState, head models.Message, user string, sink Sink) error {
-	options := append([]string{cs.card.FirstMes}, cs.card.AlternateGreetings...)
-	if len(options) < 2 {
-		return sink.Notice(ctx, p.text(p.language(cs.card), msgNothingToRegen))
-	}
-	next := options[0]
-	for i, g := range options {
-		if p.greeting(cs.card, g, user) == head.Content {
-			next = options[(i+1)%len(options)]
-			break
-		}
-	}
-	msg := &models.Message{Role: "assistant", AuthorName: cs.card.Name, Content: p.greeting(cs.card, next, user)}
-	if err := p.opt.Store.Append(ctx, cs.chat.ID, head.ID, "", []*models.Message{msg}); err != nil {
+// regenGreeting shows the card's next greeting, as /swipe does.
+func (p *Pipeline) regenGreeting(ctx context.Context, cs chatState, head models.Message, sink Sink) error {
+	stored, err := p.opt.Store.Alternatives(ctx, head)
+	if err != nil {
 		return p.internal(ctx, sink, "regen greeting", err)
 	}
-	speak(ctx, sink, cs.card, cs.scene())
-	return sink.Finish(ctx, msg.Content)
+	return p.swipeGreeting(ctx, cs, head, stored, SwipeNext, 0, sink)
 }
 
 func (p *Pipeline) cmdPersona(ctx context.Context, in Inbound, args string, sink Sink) error {
@@ -421,7 +419,7 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 		if err := sink.Notice(ctx, p.text(p.language(c), msgCardSet, c.Name)); err != nil {
 			return err
 		}
-		return p.showHead(ctx, sink, c, chat, false)
+		return p.showHead(ctx, sink, c, chat, user, false)
 	case "mention":
 		if !in.CanManage {
 			return sink.Notice(ctx, p.text(lang, msgNotAllowed))

@@ -65,6 +65,7 @@ var texts = map[string]map[msgKey]string{
 		msgHelp: "Commands:\n" +
 			"/new — start a new chat with the character (the old one is remembered)\n" +
 			"/regen — write the last reply again\n" +
+			"/swipe [N] — a new alternative of the last reply, every earlier one kept; with N, alternative N again (1 = the first); on the greeting, the card's next greeting\n" +
 			"/compact — condense older turns into the relay summary now\n" +
 			"/record — record what happened so far into the characters' memories now\n" +
 			"/reflect — let the characters form beliefs from what they perceived, now (GM)\n" +
@@ -127,6 +128,7 @@ var texts = map[string]map[msgKey]string{
 		msgHelp: "命令：\n" +
 			"/new — 和角色开始新的一局（旧的一局会被记住）\n" +
 			"/regen — 重写上一条回复\n" +
+			"/swipe [N] — 为上一条回复写一个新版本，之前的版本都保留；带 N 时重新显示第 N 个版本（1 是第一个）；对开场白则换成角色卡的下一个开场白\n" +
 			"/compact — 立即把较早的剧情压进前情提要\n" +
 			"/record — 立即把目前的剧情记进各个角色的记忆\n" +
 			"/reflect — 立即让角色从感知中形成信念（GM）\n" +

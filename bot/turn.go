@@ -336,6 +336,9 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	}
 	stored := time.Now()
 	releaseStore()
+	if rp.whisper == nil {
+		p.offerReply(ctx, sink, *msg)
+	}
 	if err := sink.Finish(ctx, text); err != nil {
 		p.opt.Observer.SendFailed(cs.channel.Platform)
 		p.log.Error("deliver reply", "chat_id", cs.chat.ID, "channel", cs.channel.ID, "err", err)

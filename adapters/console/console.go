@@ -335,6 +335,9 @@ type sink struct {
 	started bool
 	// name is the speaker of the reply being printed, in a scene.
 	name string
+	// swipes is the line that follows the reply being printed when it is
+	// one of several alternatives; "" when none.
+	swipes string
 }
 
 var _ bot.Sink = (*sink)(nil)
@@ -379,6 +382,10 @@ func (k *sink) Update(_ context.Context, text string) error {
 }
 
 func (k *sink) Finish(_ context.Context, text string) error {
+	if k.swipes != "" {
+		defer fmt.Fprintln(k.s.opt.Out, k.swipes)
+		k.swipes = ""
+	}
 	if k.s.opt.Interactive && k.started {
 		if len(text) > k.printed && strings.HasPrefix(text, "") {
 			fmt.Fprint(k.s.opt.Out, text[min(k.printed, len(text)):])
@@ -402,4 +409,16 @@ func (k *sink) Confirm(_ context.Context, question, token string, _ time.Time) e
 	k.s.mu.Unlock()
 	_, err := fmt.Fprintf(k.s.opt.Out, "[troupe] %s (yes / anything else cancels)\n", question)
 	return err
+}
+
+var _ bot.Swiping = (*sink)(nil)
+
+// Swipes says, after a reply that is one of several alternatives, which
+// one it is and how to page; a reply without others prints as it always
+// has.
+func (k *sink) Swipes(_ context.Context, sw bot.Swipes) {
+	k.swipes = ""
+	if sw.Of > 1 {
+		k.swipes = fmt.Sprintf("[troupe] alternative %d of %d (/swipe for a new one, /swipe N for number N)", sw.N, sw.Of)
+	}
 }

@@ -51,6 +51,7 @@ type Adapter struct {
 	places   places
 	hooks    hooks
 	confirms confirms
+	swiped   swipedReplies
 	hint     sync.Once
 }
 

@@ -78,6 +78,9 @@ func (a *Adapter) commandDefs() []*discordgo.ApplicationCommand {
 			{Type: str, Name: "name", Description: "The character who hears it", Required: true, MaxLength: 80},
 			{Type: str, Name: "text", Description: "What you whisper", Required: true, MaxLength: 2000},
 		},
+		"swipe": {
+			{Type: str, Name: "n", Description: "Show alternative N again (1 = the first); empty: write a new one", MaxLength: 6},
+		},
 		"belief": {
 			{Type: str, Name: "action", Description: "forget BELIEF-ID", Required: true},
 		},
@@ -124,6 +127,8 @@ func commandOf(d discordgo.ApplicationCommandInteractionData) bot.Command {
 		}
 	case "memory", "belief":
 		cmd.Args = opt(d.Options, "action")
+	case "swipe":
+		cmd.Args = opt(d.Options, "n")
 	case "whisper":
 		cmd.Args = strings.TrimSpace(opt(d.Options, "name") + " " + opt(d.Options, "text"))
 	}
@@ -136,7 +141,7 @@ func commandOf(d discordgo.ApplicationCommandInteractionData) bot.Command {
 // caller alone.
 func public(cmd bot.Command) bool {
 	switch cmd.Name {
-	case "new", "regen":
+	case "new", "regen", "swipe":
 		return true
 	case "card":
 		return strings.HasPrefix(cmd.Args, "set")

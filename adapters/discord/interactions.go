@@ -92,6 +92,9 @@ const (
 func (a *Adapter) button(s *discordgo.Session, i *discordgo.Interaction) {
 	ctx := a.work
 	id := i.MessageComponentData().CustomID
+	if a.swipeButton(s, i, id) {
+		return
+	}
 	var yes bool
 	var token string
 	switch {
@@ -142,6 +145,9 @@ type ixSink struct {
 	lang      string
 	ephemeral bool
 	component bool
+	// keep, for a button under a reply, leaves that reply as it is: what
+	// troupe answers goes to the presser alone as follow-ups.
+	keep bool
 	// whisper keeps the character's text between it and the caller: the
 	// answer to a /whisper goes to the caller alone, under the speaker's
 	// name, after a line saying whom the whisper reached.
@@ -195,6 +201,9 @@ func (k *ixSink) start(ctx context.Context) {
 			return
 		}
 		k.state = ixDeferred
+		if k.keep {
+			k.state = ixAnswered
+		}
 		return
 	}
 	k.mu.Lock()

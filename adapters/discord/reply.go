@@ -32,6 +32,9 @@ type reply struct {
 	noTyping  bool
 	wake      chan struct{}
 	result    chan error
+	// swipes, when the pipeline offered them, are the buttons the reply
+	// gets once delivered.
+	swipes *bot.Swipes
 
 	// The renderer goroutine owns these.
 	sent      []*posted
@@ -57,6 +60,7 @@ func (r *reply) Speak(_ context.Context, sp bot.Speaker) {
 		r.typing, r.noTyping = nil, false
 		r.result = make(chan error, 1)
 		r.sent, r.shown, r.lastFlush = nil, "", time.Time{}
+		r.swipes = nil
 	}
 	r.sp = speakerOf(sp)
 }
@@ -129,8 +133,10 @@ func (r *reply) Finish(ctx context.Context, text string) error {
 	r.mu.Unlock()
 	if err != nil {
 		r.a.undelivered(ctx, r.s, r.pl, r.sp, err)
+		return err
 	}
-	return err
+	r.buttons()
+	return nil
 }
 
 // Notice posts troupe's message as the bot. Text streamed before it (a reply

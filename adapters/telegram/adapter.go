@@ -60,6 +60,8 @@ type Adapter struct {
 	// goroutine; perms remembers who may manage a group.
 	order chatOrder
 	perms permCache
+	// swiped is each chat's reply with the swipe keyboard.
+	swiped swipedReplies
 
 	running atomic.Bool
 	// ready is set once Run has connected; the fields below are written

@@ -94,6 +94,11 @@ func (a *Adapter) command(ctx context.Context, ev event) {
 
 // press submits an inline button press.
 func (a *Adapter) press(ctx context.Context, ev event) {
+	if cmd, ok := bot.SwipeCommand(ev.data); ok {
+		s := a.newSink(event{chatID: ev.chatID, userID: ev.userID, lang: ev.lang})
+		a.settleAfter(ev, a.swipe(ctx, ev, cmd, s), s, "swipe button failed")
+		return
+	}
 	switch {
 	case isAnswer(ev.data):
 		s := a.newSink(event{chatID: ev.chatID})

@@ -49,6 +49,9 @@ type sink struct {
 	lastWrite time.Time
 	// holdUntil is when flood control lets the chat be written again.
 	holdUntil time.Time
+	// swipes, when the pipeline offered them, are the keyboard the reply
+	// being finished gets once delivered.
+	swipes *bot.Swipes
 }
 
 type part struct {
@@ -204,7 +207,11 @@ func (s *sink) Finish(ctx context.Context, text string) error {
 				s.a.log.Warn("delete surplus reply part", "chat_id", s.chatID, "err", derr)
 			}
 		}
+		if n := min(len(pieces), len(s.parts)); n > 0 {
+			s.keyboard(ctx, s.parts[n-1].id)
+		}
 	}
+	s.swipes = nil
 	// A later reply through this sink starts new messages.
 	s.parts = nil
 	return err

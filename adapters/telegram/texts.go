@@ -17,6 +17,7 @@ const (
 	txtYes
 	txtNo
 	txtStartPrivate
+	txtSwipeNew
 )
 
 var texts = map[string]map[textKey]string{
@@ -26,6 +27,7 @@ var texts = map[string]map[textKey]string{
 		txtChooseCard: "Choose a character to play with:",
 		txtYes:        "Yes",
 		txtNo:         "Cancel",
+		txtSwipeNew:   "New",
 		txtStartPrivate: "That answer is for you alone, so it goes to a private chat, and you have none with me yet: " +
 			"open a chat with @%s, press Start, then ask again.",
 	},
@@ -35,6 +37,7 @@ var texts = map[string]map[textKey]string{
 		txtChooseCard:   "选择要一起演的角色：",
 		txtYes:          "确认",
 		txtNo:           "取消",
+		txtSwipeNew:     "新的",
 		txtStartPrivate: "这个回答只给你一个人看，会发到私聊里，可你还没和我私聊过：请先打开和 @%s 的对话，点“开始”，再问一次。",
 	},
 }
