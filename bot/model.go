@@ -55,7 +55,7 @@ type Model interface {
 // what is stored or shown goes through FaultKind and Detail.
 type ModelError struct {
 	// Kind is one of "timeout", "rate_limited", "unavailable", "bad_request",
-	// "auth", "empty", "cut", "bad_answer".
+	// "context_length", "auth", "empty", "cut", "bad_answer".
 	Kind string
 	// Source names the client that failed: "chat", "scribe",
 	// "embeddings", "rerank"; "" when not set.

@@ -65,6 +65,9 @@ type Memory struct {
 	IdleRecap         time.Duration `yaml:"idle_recap"`
 	SweepInterval     time.Duration `yaml:"sweep_interval"`
 	RecapMaxChars     int           `yaml:"recap_max_chars"`
+	// BatchTokens bounds the material (transcript, events, recaps) one
+	// side-model call carries; larger work goes in batches.
+	BatchTokens int `yaml:"batch_tokens"`
 	// Fading: details fade with elapsed story time (off: exact recall).
 	Fading bool `yaml:"fading"`
 	// FoldedFade scales how long a perception folded into a belief is
@@ -334,6 +337,7 @@ func Default() Config {
 			IdleRecap:         30 * time.Minute,
 			SweepInterval:     5 * time.Minute,
 			RecapMaxChars:     60000,
+			BatchTokens:       16000,
 			Fading:            true,
 			FoldedFade:        0.5,
 		},
@@ -351,7 +355,8 @@ func Default() Config {
 
 // ScribeModel returns the scribe's model settings, each empty key taken from
 // the main model, but for api_key: the main model's only when the scribe is
-// on its server (sideKey).
+// on its server (sideKey); and for context_window: the main model's only
+// when the scribe is the main model, else 0 (ask the endpoint).
 func (c Config) ScribeModel() Model {
 	s, m := c.Scribe, c.Model
 	if s.BaseURL == "" {
@@ -361,7 +366,9 @@ func (c Config) ScribeModel() Model {
 	if s.Name == "" {
 		s.Name = m.Name
 	}
-	if s.ContextWindow == 0 {
+	// The main model's window is the scribe's only when the scribe is the
+	// main model; another model's is asked of its endpoint (0 here).
+	if s.ContextWindow == 0 && s.BaseURL == m.BaseURL && s.Name == m.Name {
 		s.ContextWindow = m.ContextWindow
 	}
 	if s.MaxReplyTokens == 0 {

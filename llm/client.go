@@ -100,6 +100,8 @@ type Client struct {
 	api    *oai.Client
 	cred   credentials
 	logger *slog.Logger
+	// http is the client's own transport, for the model list.
+	http *http.Client
 }
 
 var _ bot.Model = (*Client)(nil)
@@ -118,8 +120,10 @@ func New(cfg Config, logger *slog.Logger) *Client {
 	// Many chats talk to one API host at once: reuse their connections
 	// (each new one is a TLS handshake).
 	base.MaxIdleConnsPerHost = 128
-	occ.HTTPClient = &http.Client{Transport: &recordingTransport{base: base}}
+	hc := &http.Client{Transport: &recordingTransport{base: base}}
+	occ.HTTPClient = hc
 	return &Client{
+		http:   hc,
 		cfg:    cfg,
 		api:    oai.NewClientWithConfig(occ),
 		cred:   credentials{key: cfg.APIKey},

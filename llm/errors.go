@@ -21,9 +21,13 @@ const (
 	kindRateLimited = "rate_limited"
 	kindUnavailable = "unavailable"
 	kindBadRequest  = "bad_request"
-	kindAuth        = "auth"
-	kindEmpty       = "empty"
-	kindCut         = "cut"
+	// kindTooLong: the endpoint refused the request as longer than the
+	// model's context window (memory.FaultTooLong; the side jobs halve
+	// their batch and ask again).
+	kindTooLong = "context_length"
+	kindAuth    = "auth"
+	kindEmpty   = "empty"
+	kindCut     = "cut"
 	// kindBadAnswer: a side endpoint answered, but not what its protocol
 	// says (a body that does not parse, vectors or scores that do not
 	// match what was sent).
@@ -66,6 +70,9 @@ func classify(err error) (kind string, status int) {
 	case errors.As(err, &reqErr):
 		status = reqErr.HTTPStatusCode
 	}
+	if tooLong(apiErr, status) {
+		return kindTooLong, status
+	}
 	if status != 0 {
 		return statusKind(status), status
 	}
@@ -84,6 +91,21 @@ func classify(err error) (kind string, status int) {
 		return kindEmpty, 0
 	}
 	return kindUnavailable, 0
+}
+
+// tooLong reports whether a failed call is a refusal of a prompt longer
+// than the model's window: OpenAI's (and vLLM's, OpenRouter's) code
+// context_length_exceeded, or HTTP 413. It reads the error's code, never
+// its message.
+func tooLong(apiErr *oai.APIError, status int) bool {
+	if status == http.StatusRequestEntityTooLarge {
+		return true
+	}
+	if apiErr == nil {
+		return false
+	}
+	code, _ := apiErr.Code.(string)
+	return code == "context_length_exceeded"
 }
 
 // statusKind is the kind of a failure answered with an HTTP status.

@@ -18,66 +18,142 @@ func (s *Service) Compact(ctx context.Context, chatID string, manual bool) (Resu
 }
 
 func (s *Service) compact(ctx context.Context, chatID string, manual bool) (Result, error) {
-	for attempt := 0; attempt < 3; attempt++ {
-		res, err := s.compactOnce(ctx, chatID, manual)
+	// through is the end of the first plan's cut while its batches relay
+	// it: the later batches are owed whatever the period says.
+	through, batches, stale := "", 0, 0
+	var res Result
+	for {
+		r, rest, err := s.compactOnce(ctx, chatID, manual, through)
 		if errors.Is(err, models.ErrStale) {
-			s.log.Info("compaction result stale; re-deriving", "chat_id", chatID, "attempt", attempt+1)
+			if stale++; stale == 3 {
+				return Result{}, ErrStaleRetries
+			}
+			s.log.Info("compaction result stale; re-deriving", "chat_id", chatID, "attempt", stale)
 			continue
 		}
-		return res, err
+		if err != nil || r.Outcome != Written {
+			if batches > 0 {
+				// The batches installed stand; the rest stays owed.
+				return res, err
+			}
+			return r, err
+		}
+		res, batches = r, batches+1
+		if rest == "" {
+			if batches > 1 {
+				res.Reason += fmt.Sprintf(" (%d batches)", batches)
+			}
+			return res, nil
+		}
+		through = rest
 	}
-	return Result{}, ErrStaleRetries
 }
 
-func (s *Service) compactOnce(ctx context.Context, chatID string, manual bool) (Result, error) {
+// compactOnce writes the summary of one batch of the chat's owed cut: the
+// whole cut when it fits one scribe call, else its oldest beats that do.
+// through, when set, is the end of the cut a relay is working through. It
+// returns that end while beats of the cut remain, else "".
+func (s *Service) compactOnce(ctx context.Context, chatID string, manual bool, through string) (Result, string, error) {
 	chat, cast, err := s.chatAndCast(ctx, chatID)
 	if errors.Is(err, models.ErrNotFound) {
-		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
+		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, "", nil
 	}
 	if err != nil {
-		return Result{}, err
+		return Result{}, "", err
 	}
 	if cast != nil {
-		return s.compactViews(ctx, chat, cast, manual)
+		res, err := s.compactViews(ctx, chat, cast, manual)
+		return res, "", err
 	}
 	br, err := s.store.LoadBranch(ctx, chat.HeadID)
 	if err != nil {
-		return Result{}, err
+		return Result{}, "", err
 	}
 	turns := TurnsOf(br.Uncovered)
 	plan := PlanCompaction(turns, s.cfg.Compact, manual)
+	if through != "" {
+		plan = planThrough(turns, through)
+	}
 	if !plan.Due {
-		return Result{Outcome: Skipped, Reason: plan.Reason}, nil
+		return Result{Outcome: Skipped, Reason: plan.Reason}, "", nil
 	}
 	lang, charName := s.cardLanguage(ctx, chat.CardID)
 	userName := lastUserName(turns)
 	ledger, err := s.store.Ledger(ctx, chatID)
 	if err != nil {
-		return Result{}, err
+		return Result{}, "", err
 	}
-	in := SummaryPromptInput{Language: lang, CharName: charName, UserName: userName,
-		Transcript: Transcript(lang, plan.Cut, charName, userName), Ledger: ledger}
+	in := SummaryPromptInput{Language: lang, CharName: charName, UserName: userName, Ledger: ledger}
 	prevID := ""
 	if br.Summary != nil {
 		in.PreviousSummary = br.Summary.Content
 		prevID = br.Summary.ID
 	}
-	text, err := s.ask(ctx, KindCompact, lang, SummaryPrompt(in), func(a string) (string, error) { return ValidateSummary(lang, a) })
-	if err != nil {
-		return Result{}, err
+	starts := cutStarts(turns)
+	ends := batchEnds(starts, len(plan.Cut))
+	build := func(k int) batch {
+		b := in
+		b.Transcript = Transcript(lang, plan.Cut[:ends[k-1]], charName, userName)
+		return batch{prompt: SummaryPrompt(b), material: b.Transcript}
 	}
-	beats := plan.CutBeats
+	text, k, err := askBatch(s, KindCompact, len(ends), build, func(p []Message) (string, error) {
+		return s.ask(ctx, KindCompact, lang, p, func(a string) (string, error) { return ValidateSummary(lang, a) })
+	})
+	if err != nil {
+		return Result{}, "", err
+	}
+	cut := plan.Cut[:ends[k-1]]
+	beats := beatsBefore(starts, len(cut))
 	if br.Summary != nil {
 		beats += br.Summary.Beats
 	}
-	sum, err := s.store.InstallSummary(ctx, chatID, prevID, plan.CoversThroughID(), text, beats)
+	sum, err := s.store.InstallSummary(ctx, chatID, prevID, cut[len(cut)-1].ID, text, beats)
 	if errors.Is(err, models.ErrChatGone) {
-		return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
+		return Result{Outcome: Skipped, Reason: ReasonForgotten}, "", nil
 	}
 	if err != nil {
-		return Result{}, err
+		return Result{}, "", err
 	}
-	return Result{Outcome: Written, Product: sum.ID, Reason: fmt.Sprintf("covers %d beats through %s", beats, sum.CoversThroughID)}, nil
+	rest := ""
+	if k < len(ends) {
+		rest = plan.CoversThroughID()
+	}
+	return Result{Outcome: Written, Product: sum.ID, Reason: fmt.Sprintf("covers %d beats through %s", beats, sum.CoversThroughID)}, rest, nil
+}
+
+// planThrough is the plan of a relay's next batch: the uncovered turns
+// through the message through, due whatever the period says, for they
+// were owed when the relay began.
+func planThrough(turns []Turn, through string) Plan {
+	for i, t := range turns {
+		if t.ID == through {
+			return Plan{Due: true, Cut: turns[:i+1], Beats: len(cutStarts(turns))}
+		}
+	}
+	return Plan{Reason: "the cut being relayed left the branch"}
+}
+
+// batchEnds returns where batches of a cut of n turns may end: after each
+// whole beat (before the next one's start), and at the cut's end.
+func batchEnds(starts []int, n int) []int {
+	var ends []int
+	for _, i := range starts {
+		if i > 0 && i < n {
+			ends = append(ends, i)
+		}
+	}
+	return append(ends, n)
+}
+
+// beatsBefore counts the beats that start before index end.
+func beatsBefore(starts []int, end int) int {
+	n := 0
+	for _, i := range starts {
+		if i < end {
+			n++
+		}
+	}
+	return n
 }
 
 // CompactionOwed reports whether the chat's branch owes an automatic

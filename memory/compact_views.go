@@ -153,12 +153,12 @@ func (s *Service) compactViews(ctx context.Context, chat models.Chat, cast []mod
 			// their own ledger included.
 			userName := lastUserName(g.cut)
 			in := SummaryPromptInput{Language: lang, CharName: strings.Join(g.members, ", "), UserName: userName,
-				Transcript: Transcript(lang, g.cut, strings.Join(g.members, ", "), userName), Ledger: g.ledger, PreviousSummary: vs.Content}
-			text, err := s.ask(ctx, KindCompact, lang, SummaryPrompt(in), func(a string) (string, error) { return ValidateSummary(lang, a) })
+				Ledger: g.ledger, PreviousSummary: vs.Content}
+			text, n, err := s.foldSummary(ctx, in, g.cut)
 			if err != nil {
 				return Result{}, err
 			}
-			calls++
+			calls += n
 			vs.Content = text
 			vs.Beats += len(BeatStarts(g.cut))
 		}
@@ -177,6 +177,32 @@ func (s *Service) compactViews(ctx context.Context, chat models.Chat, cast []mod
 	}
 	return Result{Outcome: Written, Product: ids[0],
 		Reason: fmt.Sprintf("%d views through %s: %d summaries, %d scribe calls (%s)", len(views), through, len(sums), calls, strings.Join(ids, " "))}, nil
+}
+
+// foldSummary writes the summary of cut from in (whose Transcript it
+// fills): in one scribe call when it fits, else batch by batch, oldest
+// first, each batch's summary the previous one of the next. The views of
+// a scene are installed together, so the batches are folded before, not
+// installed one by one. It returns the summary and the calls it took.
+func (s *Service) foldSummary(ctx context.Context, in SummaryPromptInput, cut []Turn) (string, int, error) {
+	lang := in.Language
+	validate := func(a string) (string, error) { return ValidateSummary(lang, a) }
+	for calls := 1; ; calls++ {
+		ends := batchEnds(BeatStarts(cut), len(cut))
+		build := func(k int) batch {
+			b := in
+			b.Transcript = Transcript(lang, cut[:ends[k-1]], in.CharName, in.UserName)
+			return batch{prompt: SummaryPrompt(b), material: b.Transcript}
+		}
+		text, k, err := askBatch(s, KindCompact, len(ends), build, func(p []Message) (string, error) {
+			return s.ask(ctx, KindCompact, lang, p, validate)
+		})
+		if err != nil || k == len(ends) {
+			return text, calls, err
+		}
+		cut = cut[ends[k-1]:]
+		in.PreviousSummary = text
+	}
 }
 
 // viewsOwe reports whether any member's view owes an automatic compaction.

@@ -17,21 +17,42 @@ func (s *Service) Consolidate(ctx context.Context, cardID, spaceID string) (Resu
 	key := models.MemoryJobKey(cardID, spaceID)
 	var res Result
 	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		res, err = s.consolidate(ctx, cardID, spaceID)
-		if !errors.Is(err, models.ErrStale) {
+	batches, stale := 0, 0
+	for {
+		r, more, cerr := s.consolidate(ctx, cardID, spaceID)
+		if errors.Is(cerr, models.ErrStale) {
+			s.log.Info("memory changed while the scribe wrote; consolidating again", "card_id", cardID, "space_id", spaceID)
+			if stale++; stale < 3 {
+				continue
+			}
+			cerr = ErrStaleRetries
+		}
+		if cerr != nil || r.Outcome != Written {
+			if batches == 0 {
+				res = r
+			}
+			// The batches merged stand; the rest stays owed.
+			err = cerr
 			break
 		}
-		s.log.Info("memory changed while the scribe wrote; consolidating again", "card_id", cardID, "space_id", spaceID)
-		err = ErrStaleRetries
+		res, batches = r, batches+1
+		if !more {
+			if batches > 1 {
+				res.Reason += fmt.Sprintf(" (%d batches)", batches)
+			}
+			break
+		}
 	}
 	return s.record(ctx, KindConsolidate, key, res, err)
 }
 
-func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Result, error) {
+// consolidate merges the changed recaps that fit one scribe call (the
+// oldest entries first; all when they fit) and removes the deleted chats;
+// more says changed recaps remain for the next call.
+func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Result, bool, error) {
 	state, err := s.store.LoadMemory(ctx, cardID, spaceID)
 	if err != nil {
-		return Result{}, err
+		return Result{}, false, err
 	}
 	recaps := map[string]models.Recap{}
 	for _, r := range state.Recaps {
@@ -53,7 +74,7 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 			live = append(live, r)
 			current, err := s.recapOnBranch(ctx, r)
 			if err != nil {
-				return Result{}, err
+				return Result{}, false, err
 			}
 			if !current {
 				// A /regen discarded a turn the recap covers: neither
@@ -72,9 +93,9 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 	}
 	if len(changed) == 0 && len(deleted) == 0 {
 		if len(waiting) > 0 {
-			return Result{Outcome: Skipped, Reason: ReasonOffBranch + ": " + strings.Join(waiting, ", ")}, nil
+			return Result{Outcome: Skipped, Reason: ReasonOffBranch + ": " + strings.Join(waiting, ", ")}, false, nil
 		}
-		return Result{Outcome: Skipped, Reason: "nothing changed"}, nil
+		return Result{Outcome: Skipped, Reason: "nothing changed"}, false, nil
 	}
 	sort.Strings(deletedIDs)
 	lang, charName := s.cardLanguage(ctx, cardID)
@@ -86,28 +107,47 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 	check := ConsolidationCheck{Language: lang, Known: known, Deleted: deleted, PrevHandbook: state.Handbook, PrevResident: state.Resident,
 		PrevHandbookHand: state.HandbookHand, PrevResidentHand: state.ResidentHand, ResidentMax: s.cfg.ResidentMaxChars}
 	var cross, resident string
-	_, err = s.ask(ctx, KindConsolidate, lang, ConsolidationPrompt(in), func(a string) (string, error) {
-		ans, err := CheckConsolidation(a, check)
-		cross, resident = ans.Handbook, ans.Resident
-		if err == nil && len(ans.Dropped) > 0 {
-			// The engine builds each chat's block from its recap.
-			s.log.Debug("dropped the chat blocks the scribe wrote", "card_id", cardID, "space_id", spaceID, "chat_ids", ans.Dropped)
+	build := func(k int) batch {
+		b := in
+		b.Changed = changed[:min(k, len(changed))]
+		var material strings.Builder
+		for _, c := range b.Changed {
+			material.WriteString(c.Content)
 		}
-		return a, err
+		return batch{prompt: ConsolidationPrompt(b), material: material.String()}
+	}
+	_, k, err := askBatch(s, KindConsolidate, len(changed), build, func(p []Message) (string, error) {
+		return s.ask(ctx, KindConsolidate, lang, p, func(a string) (string, error) {
+			ans, err := CheckConsolidation(a, check)
+			cross, resident = ans.Handbook, ans.Resident
+			if err == nil && len(ans.Dropped) > 0 {
+				// The engine builds each chat's block from its recap.
+				s.log.Debug("dropped the chat blocks the scribe wrote", "card_id", cardID, "space_id", spaceID, "chat_ids", ans.Dropped)
+			}
+			return a, err
+		})
 	})
 	if err != nil {
-		return Result{}, err
+		return Result{}, false, err
+	}
+	more := len(changed) > 0 && k < len(changed)
+	if more {
+		// Only the batch's recaps are marked merged: the others stay owed.
+		for _, c := range changed[k:] {
+			delete(merged, c.ChatID)
+		}
+		changed = changed[:k]
 	}
 	err = s.store.InstallConsolidation(ctx, models.Consolidation{CardID: cardID, SpaceID: spaceID, Version: state.Version(),
 		Handbook: BuildHandbook(lang, blocks, cross), Resident: resident, Merged: merged, Deleted: deletedIDs})
 	if err != nil {
-		return Result{}, err
+		return Result{}, false, err
 	}
 	reason := fmt.Sprintf("merged %d recaps, removed %d chats", len(changed), len(deletedIDs))
 	if len(waiting) > 0 {
 		reason += "; " + ReasonOffBranch + ": " + strings.Join(waiting, ", ")
 	}
-	return Result{Outcome: Written, Product: "handbook:" + cardID + "|" + spaceID, Reason: reason}, nil
+	return Result{Outcome: Written, Product: "handbook:" + cardID + "|" + spaceID, Reason: reason}, more, nil
 }
 
 // ReasonOffBranch: recaps that cover a turn a /regen discarded wait for

@@ -67,12 +67,11 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 	}
 	lang, charName := s.cardLanguage(ctx, chat.CardID)
 	user := lastUserName(turns)
-	in := RecapPromptInput{Language: lang, CharName: charName, UserName: user, ChatName: chat.Name,
-		Evidence: BuildEvidence(lang, turns, charName, user, s.cfg.RecapMaxChars), PreviousRecap: previous, Ledger: ledger}
+	in := RecapPromptInput{Language: lang, CharName: charName, UserName: user, ChatName: chat.Name, PreviousRecap: previous, Ledger: ledger}
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
 	}
-	text, err := s.ask(ctx, KindRecap, lang, RecapPrompt(in), func(a string) (string, error) { return ValidateRecap(lang, a) })
+	text, err := s.foldRecap(ctx, in, turns)
 	if err != nil {
 		return Result{}, err
 	}
@@ -84,6 +83,32 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Outcome: Written, Product: "recap:" + chat.ID, Reason: "recap " + rec.Hash[:12]}, nil
+}
+
+// foldRecap writes the recap of turns from in (whose Evidence it fills):
+// in one scribe call when they fit, else batch by batch, oldest first,
+// each batch's recap the previous one of the next; the summary goes with
+// the first batch only, for the first recap carries it on.
+func (s *Service) foldRecap(ctx context.Context, in RecapPromptInput, turns []Turn) (string, error) {
+	lang := in.Language
+	validate := func(a string) (string, error) { return ValidateRecap(lang, a) }
+	for {
+		ends := batchEnds(BeatStarts(turns), len(turns))
+		build := func(k int) batch {
+			b := in
+			b.Evidence = BuildEvidence(lang, turns[:ends[k-1]], in.CharName, in.UserName, s.cfg.RecapMaxChars)
+			return batch{prompt: RecapPrompt(b), material: b.Evidence.Transcript}
+		}
+		text, k, err := askBatch(s, KindRecap, len(ends), build, func(p []Message) (string, error) {
+			return s.ask(ctx, KindRecap, lang, p, validate)
+		})
+		if err != nil || k == len(ends) {
+			return text, err
+		}
+		s.log.Info("recap folded one batch; folding the next", "chat_name", in.ChatName, "turns", ends[k-1], "left", len(turns)-ends[k-1])
+		turns = turns[ends[k-1]:]
+		in.PreviousRecap, in.Summary = text, ""
+	}
 }
 
 // Covers is the identity of what a recap written from br covers: the last

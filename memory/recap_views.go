@@ -119,11 +119,11 @@ func (s *Service) recapViews(ctx context.Context, chat models.Chat, cast []model
 		lang, _ := s.cardLanguage(ctx, first.member.CardID)
 		user := lastUserName(first.turns)
 		in := RecapPromptInput{Language: lang, CharName: strings.Join(names, ", "), UserName: user, ChatName: chat.Name,
-			Evidence: BuildEvidence(lang, first.turns, names[0], user, s.cfg.RecapMaxChars), PreviousRecap: first.prev, Ledger: first.ledger}
+			PreviousRecap: first.prev, Ledger: first.ledger}
 		if first.branch.Summary != nil {
 			in.Summary = first.branch.Summary.Content
 		}
-		text, err := s.ask(ctx, KindRecap, lang, RecapPrompt(in), func(a string) (string, error) { return ValidateRecap(lang, a) })
+		text, err := s.foldRecap(ctx, in, first.turns)
 		if err != nil {
 			return Result{}, err
 		}

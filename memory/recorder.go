@@ -46,45 +46,86 @@ func (s *Service) recordChat(ctx context.Context, chatID string) (Result, error)
 	if !ok {
 		return Result{Outcome: Skipped, Reason: "the store keeps no record"}, nil
 	}
-	for attempt := 0; attempt < 3; attempt++ {
-		res, err := s.recordOnce(ctx, rs, chatID)
+	var res Result
+	batches, stale := 0, 0
+	for {
+		r, more, err := s.recordOnce(ctx, rs, chatID)
 		if errors.Is(err, models.ErrStale) {
+			if stale++; stale == 3 {
+				return Result{}, ErrStaleRetries
+			}
 			continue
 		}
-		return res, err
+		if err != nil || r.Outcome != Written {
+			if batches > 0 {
+				// The slices sealed stand; the rest stays owed.
+				return res, err
+			}
+			return r, err
+		}
+		res, batches = r, batches+1
+		if !more {
+			if batches > 1 {
+				res.Reason += fmt.Sprintf(" (%d slices)", batches)
+			}
+			return res, nil
+		}
 	}
-	return Result{}, ErrStaleRetries
 }
 
-func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string) (Result, error) {
-	b, err := rs.RecordBatch(ctx, chatID)
+// recordOnce records the oldest turns of the chat's owed events that fit
+// one scribe call (all of them when they do); more says turns remain.
+func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string) (Result, bool, error) {
+	all, err := rs.RecordBatch(ctx, chatID)
 	if errors.Is(err, models.ErrNotFound) {
-		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, nil
+		return Result{Outcome: Skipped, Reason: "chat no longer exists"}, false, nil
 	}
 	if err != nil {
-		return Result{}, err
+		return Result{}, false, err
 	}
-	if len(b.Events) == 0 {
-		return Result{Outcome: Skipped, Reason: "nothing to record"}, nil
+	if len(all.Events) == 0 {
+		return Result{Outcome: Skipped, Reason: "nothing to record"}, false, nil
 	}
-	lang, castName := s.cardLanguage(ctx, b.Chat.CardID)
-	cast := []models.CastMember{{ChatID: chatID, CardID: b.Chat.CardID, Name: castName}}
+	lang, castName := s.cardLanguage(ctx, all.Chat.CardID)
+	cast := []models.CastMember{{ChatID: chatID, CardID: all.Chat.CardID, Name: castName}}
 	// Every member is cast, present or not: presence decides who perceives
 	// what. A member goes by its name in the space, which is the card's
 	// only while no other card of the space has it.
 	members, err := s.store.Cast(ctx, chatID, true)
 	if err != nil && !errors.Is(err, models.ErrNotFound) {
-		return Result{}, err
+		return Result{}, false, err
 	}
 	if len(members) > 0 {
 		cast = members
 	}
-	in := RecorderInput(b, cast)
-	in.Fading = s.cfg.Fading
-	full := shortenIDs(&in)
-	rec, err := s.askRecorder(ctx, lang, in)
+	// A slice is whole turns: ends[k-1] events make k turns.
+	var ends []int
+	for i, e := range all.Events {
+		if i > 0 && e.Seq != all.Events[i-1].Seq {
+			ends = append(ends, i)
+		}
+	}
+	ends = append(ends, len(all.Events))
+	// The slice askBatch sends is the one it built last.
+	var (
+		b    models.RecordBatch
+		in   record.Input
+		full map[string]string
+	)
+	build := func(k int) batch {
+		b = all
+		b.Events = all.Events[:ends[k-1]]
+		in = RecorderInput(b, cast)
+		in.Fading = s.cfg.Fading
+		full = shortenIDs(&in)
+		prompt := toMessages(record.Prompt(lang, in))
+		return batch{prompt: prompt, material: eventsText(in)}
+	}
+	rec, k, err := askBatch(s, KindRecord, len(ends), build, func([]Message) (record.Record, error) {
+		return s.askRecorder(ctx, lang, in)
+	})
 	if err != nil {
-		return Result{}, err
+		return Result{}, false, err
 	}
 	unalias(&rec, full)
 	inst := recordInstall(b, in, rec, cast)
@@ -94,10 +135,10 @@ func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string)
 	s.castAliases(ctx, inst.Characters)
 	err = rs.InstallRecord(ctx, inst)
 	if errors.Is(err, models.ErrChatGone) {
-		return Result{Outcome: Skipped, Reason: ReasonForgotten}, nil
+		return Result{Outcome: Skipped, Reason: ReasonForgotten}, false, nil
 	}
 	if err != nil {
-		return Result{}, err
+		return Result{}, false, err
 	}
 	turns := map[int64]bool{}
 	for _, e := range b.Events {
@@ -106,7 +147,17 @@ func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string)
 	last := b.Events[len(b.Events)-1].ID
 	return Result{Outcome: Written, Product: last,
 		Reason: fmt.Sprintf("sealed %d events of %d turns; %d perceptions, %d changes", len(b.Events), len(turns), len(inst.Perceptions), len(inst.Changes)) +
-			dropsReason(rec.Drops)}, nil
+			dropsReason(rec.Drops)}, k < len(ends), nil
+}
+
+// eventsText is the events' text, the material a recorder slice carries.
+func eventsText(in record.Input) string {
+	var t strings.Builder
+	for _, e := range in.Events {
+		t.WriteString(e.Text)
+		t.WriteByte('\n')
+	}
+	return t.String()
 }
 
 // askRecorder asks the scribe for the batch's record: one call, and one

@@ -146,6 +146,12 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	var results []reflect.CheckResult
 	for _, c := range checks {
 		answer, err := s.completeJSON(ctx, fromReflect(reflect.CheckPrompt(lang, c)))
+		if IsTooLong(err) {
+			// One belief and its perceptions do not fit the scribe: the
+			// check changes nothing, as one not answered by the contract.
+			s.log.Warn("belief check longer than the scribe's window; skipped", "character", name)
+			continue
+		}
 		if err != nil {
 			return 0, nil, fmt.Errorf("memory: belief check: scribe: %w", err)
 		}
@@ -159,23 +165,27 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 		results = append(results, reflect.CheckResult{Check: c, Answer: a})
 	}
 	beliefs, doubted := reflect.ApplyChecks(round.Beliefs, results)
-	shownBeliefs := reflect.PromptBeliefs(reflect.CheckInput{Beliefs: beliefs, New: shown, Known: round.Known}, 0)
-	prompt := reflect.Prompt(reflect.PromptInput{Language: lang, Character: name, Perceptions: shown, Beliefs: shownBeliefs})
-	answer, err := s.completeJSON(ctx, fromReflect(prompt))
+	// The oldest new perceptions that fit one call are reflected on; the
+	// rest stay new for the next run. The run's prompt is the one askBatch
+	// built last.
+	var shownBeliefs []reflect.Belief
+	var prompt []reflect.Message
+	build := func(k int) batch {
+		shownBeliefs = reflect.PromptBeliefs(reflect.CheckInput{Beliefs: beliefs, New: shown[:k], Known: round.Known}, 0)
+		prompt = reflect.Prompt(reflect.PromptInput{Language: lang, Character: name, Perceptions: shown[:k], Beliefs: shownBeliefs})
+		var material strings.Builder
+		for _, p := range shown[:k] {
+			material.WriteString(p.Text)
+		}
+		return batch{prompt: fromReflect(prompt), material: material.String()}
+	}
+	a, k, err := askBatch(s, KindReflect, len(shown), build, func([]Message) (reflect.Answer, error) {
+		return s.askReflection(ctx, lang, name, prompt)
+	})
 	if err != nil {
-		return 0, nil, fmt.Errorf("memory: reflect: scribe: %w", err)
+		return 0, nil, err
 	}
-	a, perr := reflect.ParseAnswer(answer)
-	if perr != nil {
-		s.log.Warn("reflection answer rejected; asking for a repair", "character", name, "reason", perr.Error())
-		answer, err = s.completeJSON(ctx, fromReflect(reflect.RepairPrompt(lang, prompt, answer, perr)))
-		if err != nil {
-			return 0, nil, fmt.Errorf("memory: reflect: scribe repair: %w", err)
-		}
-		if a, perr = reflect.ParseAnswer(answer); perr != nil {
-			return 0, nil, &RejectedError{Kind: KindReflect, Reason: perr.Error()}
-		}
-	}
+	shown = shown[:k]
 	doubtedIDs := make([]string, len(doubted))
 	for i, b := range doubted {
 		doubtedIDs[i] = b.ID
@@ -195,6 +205,27 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 		return 0, nil, err
 	}
 	return len(doubted) + len(changes.Created) + len(changes.Updated) + len(changes.Deleted), notes, nil
+}
+
+// askReflection asks the scribe for a character's reflection: one call,
+// and one repair when the answer is not the contract.
+func (s *Service) askReflection(ctx context.Context, lang, name string, prompt []reflect.Message) (reflect.Answer, error) {
+	answer, err := s.completeJSON(ctx, fromReflect(prompt))
+	if err != nil {
+		return reflect.Answer{}, fmt.Errorf("memory: reflect: scribe: %w", err)
+	}
+	a, perr := reflect.ParseAnswer(answer)
+	if perr != nil {
+		s.log.Warn("reflection answer rejected; asking for a repair", "character", name, "reason", perr.Error())
+		answer, err = s.completeJSON(ctx, fromReflect(reflect.RepairPrompt(lang, prompt, answer, perr)))
+		if err != nil {
+			return reflect.Answer{}, fmt.Errorf("memory: reflect: scribe repair: %w", err)
+		}
+		if a, perr = reflect.ParseAnswer(answer); perr != nil {
+			return reflect.Answer{}, &RejectedError{Kind: KindReflect, Reason: perr.Error()}
+		}
+	}
+	return a, nil
 }
 
 func fromReflect(ms []reflect.Message) []Message {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"troupe/config"
@@ -68,6 +69,15 @@ type Config struct {
 	// mistaken perceptions (details fade anyway); off, it is asked for
 	// accurate ones only.
 	Fading bool
+	// ContextWindow is the scribe's context window in tokens and
+	// AnswerTokens the room its answer needs (scribe.max_reply_tokens);
+	// 0 takes DefaultScribeWindow and 4096.
+	ContextWindow int
+	AnswerTokens  int
+	// BatchTokens is memory.batch_tokens: the most material (transcript,
+	// events, recaps) one side-model call carries; 0 takes
+	// DefaultBatchTokens.
+	BatchTokens int
 }
 
 // ConfigFrom returns the memory constants of m, with language the one
@@ -83,6 +93,7 @@ func ConfigFrom(m config.Memory, language string) Config {
 		RecapMaxChars:    m.RecapMaxChars,
 		Language:         language,
 		Fading:           m.Fading,
+		BatchTokens:      m.BatchTokens,
 	}
 }
 
@@ -132,6 +143,9 @@ type Service struct {
 	// vectors, when set, writes item vectors (UseVectors).
 	vectors    *Vectors
 	oweVectors func(ctx context.Context, chatID string) error
+	// ceiling is the most prompt tokens the scribe's endpoint has been
+	// seen to take: half the last prompt it refused as too long (0: none).
+	ceiling atomic.Int64
 }
 
 // NewService returns a memory service.

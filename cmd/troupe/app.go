@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,7 +91,15 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	}
 	mc := memory.ConfigFrom(cfg.Memory, cfg.Language)
 	mc.Reflect = reflectConfig(cfg.Reflection)
-	a.memory = memory.NewService(a.store, newScribe(cfg, log), mc, log)
+	scribe := newScribe(cfg, log, 0)
+	mc.ContextWindow, mc.AnswerTokens = scribeWindow(ctx, cfg, scribe.C, log), cfg.ScribeModel().MaxReplyTokens
+	if w := mc.ContextWindow; w > 0 && mc.AnswerTokens > w/2 {
+		// An endpoint refuses a prompt whose answer may not fit after it:
+		// the answer gets half the window, the prompt the rest.
+		mc.AnswerTokens = w / 2
+		scribe = newScribe(cfg, log, mc.AnswerTokens)
+	}
+	a.memory = memory.NewService(a.store, scribe, mc, log)
 	// The reflections of a space serialize across serve and worker processes.
 	a.memory.UseLocker(jobs.NewLocker(a.redis).WithLogger(log))
 	vectors, reranker := recallParts(cfg, a.store)
@@ -142,12 +151,39 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 }
 
 // newScribe is the memory service's scribe client (scribe.*, what is empty
-// taken from model.*; its key only on the main model's server).
-func newScribe(cfg config.Config, log *slog.Logger) llm.Scribe {
+// taken from model.*; its key only on the main model's server); answer,
+// when positive, replaces scribe.max_reply_tokens.
+func newScribe(cfg config.Config, log *slog.Logger, answer int) llm.Scribe {
 	sm := cfg.ScribeModel()
 	c := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
-		Temperature: float32(sm.Temperature), MaxTokens: sm.MaxReplyTokens, Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
+		Temperature: float32(sm.Temperature), MaxTokens: cmp.Or(answer, sm.MaxReplyTokens), Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
 	return llm.Scribe{C: c, JSON: cfg.Recorder.JSONMode}
+}
+
+// windowLookup bounds the question to the scribe's endpoint about its
+// window at startup.
+const windowLookup = 5 * time.Second
+
+// scribeWindow is the scribe's context window: scribe.context_window (the
+// main model's when the scribe is the main model), else the one the
+// endpoint's model list reports, else 0, which memory takes as its safe
+// default.
+func scribeWindow(ctx context.Context, cfg config.Config, c *llm.Client, log *slog.Logger) int {
+	if w := cfg.ScribeModel().ContextWindow; w > 0 {
+		return w
+	}
+	ctx, cancel := context.WithTimeout(ctx, windowLookup)
+	defer cancel()
+	w, err := c.ReportedWindow(ctx)
+	switch {
+	case err != nil:
+		log.Info("the scribe's endpoint did not say its context window; using the default", "window", memory.DefaultScribeWindow, "err", err)
+	case w == 0:
+		log.Info("the scribe's model list gives no context window; using the default (set scribe.context_window)", "window", memory.DefaultScribeWindow)
+	default:
+		log.Info("the scribe's context window, as its endpoint reports it", "window", w)
+	}
+	return w
 }
 
 // recallParts builds recall's optional vector source and rerank client

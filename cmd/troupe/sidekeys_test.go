@@ -47,7 +47,7 @@ func TestSideEndpointsBorrowTheMainKeyOnlyOnItsServer(t *testing.T) {
 			log := slog.New(slog.DiscardHandler)
 
 			before := len(tt.server.Requests())
-			_, err := newScribe(cfg, log).Complete(context.Background(), []bot.PromptMessage{{Role: bot.RoleUser, Content: "hi"}})
+			_, err := newScribe(cfg, log, 0).Complete(context.Background(), []bot.PromptMessage{{Role: bot.RoleUser, Content: "hi"}})
 			if tt.server == main && err != nil {
 				t.Errorf("the main server refused the scribe: %v", err)
 			}

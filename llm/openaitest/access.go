@@ -3,6 +3,7 @@ package openaitest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -26,6 +27,50 @@ type access struct {
 	models []string
 	// noList answers GET /v1/models 404, as servers without a list do.
 	noList bool
+	// window, when positive, refuses a chat request whose prompt and
+	// asked-for answer exceed it (400 context_length_exceeded);
+	// reportWindow lists it with each model, as vLLM (max_model_len) and
+	// OpenRouter (context_length) do.
+	window       int
+	reportWindow bool
+}
+
+// SetContextWindow makes the server refuse, as OpenAI does (HTTP 400,
+// code context_length_exceeded), every chat request whose prompt tokens
+// (the prompt token counter's) plus its max_tokens exceed tokens; report
+// lists the window with each model in GET /v1/models, under the names
+// vLLM and OpenRouter use. tokens <= 0 refuses nothing again.
+func (s *Server) SetContextWindow(tokens int, report bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.access.window = max(tokens, 0)
+	s.access.reportWindow = report && tokens > 0
+}
+
+// tooLong writes the refusal of a prompt over the context window and
+// reports whether it did.
+func (s *Server) tooLong(w http.ResponseWriter, req Request) bool {
+	s.mu.Lock()
+	window := s.access.window
+	count := s.promptTokens
+	s.mu.Unlock()
+	if window <= 0 {
+		return false
+	}
+	contents := make([]string, len(req.Messages))
+	for i, m := range req.Messages {
+		contents[i] = m.Content
+	}
+	prompt := count(strings.Join(contents, "\n"))
+	asked := max(req.MaxTokens, req.MaxCompletionTokens)
+	if prompt+asked <= window {
+		return false
+	}
+	writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
+		"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+			window, prompt+asked, prompt, asked),
+		"type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+	return true
 }
 
 // RequireKey makes the server refuse (401 invalid_api_key) every request
@@ -118,8 +163,12 @@ func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
 	}
 	data := make([]modelEntry, 0, len(ids))
 	for _, id := range ids {
-		data = append(data, modelEntry{ID: id, Object: "model", OwnedBy: "openaitest",
-			Created: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Unix()})
+		e := modelEntry{ID: id, Object: "model", OwnedBy: "openaitest",
+			Created: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Unix()}
+		if a.reportWindow {
+			e.MaxModelLen, e.ContextLength = a.window, a.window
+		}
+		data = append(data, e)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }

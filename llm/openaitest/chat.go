@@ -45,6 +45,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if req.Model == "" {
 		req.Model = DefaultModel
 	}
+	if s.tooLong(w, req) {
+		return
+	}
 
 	a := s.next(req)
 	if !s.wait(r.Context(), a.Latency) {

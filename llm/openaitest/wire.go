@@ -109,6 +109,10 @@ type modelEntry struct {
 	Object  string `json:"object"`
 	Created int64  `json:"created"`
 	OwnedBy string `json:"owned_by"`
+	// MaxModelLen (vLLM) and ContextLength (OpenRouter) carry the
+	// window when the server reports one (SetContextWindow).
+	MaxModelLen   int `json:"max_model_len,omitempty"`
+	ContextLength int `json:"context_length,omitempty"`
 }
 
 type apiError struct {
