@@ -23,6 +23,17 @@ func (s *Store) SetJobRetry(ctx context.Context, kind, key string, at time.Time)
 	return nil
 }
 
+// FailedJobs returns the kind, key, failure count and next try of every
+// job whose last outcome is a failure (not its reason).
+func (s *Store) FailedJobs(ctx context.Context) ([]JobRecord, error) {
+	var out []JobRecord
+	err := s.db.WithContext(ctx).Select("kind", "key", "failures", "retry_at").Where("outcome = ?", OutcomeFailed).Find(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("models: failed jobs: %w", err)
+	}
+	return out, nil
+}
+
 // FailingJobs returns the failed job records of a card's memory in a space,
 // newest first: the one keyed spaceKey (its consolidation) and those of the
 // card's chats in the space (their compactions and recaps).
