@@ -152,8 +152,9 @@ func (q *Queue) enqueueID(ctx context.Context, task *asynq.Task, id, qn string, 
 // settle looks at the task id that an enqueue conflicted with and reports
 // its state. A dead record (archived or completed) is deleted and reported
 // as archived, as is a task gone meanwhile: enqueue again. A live task is
-// left alone, except that runNow moves one waiting out its backoff to run
-// at once.
+// left alone, except that runNow, or a task waiting for its failing key's
+// next try, is moved to run at once (a failing key's task that is not due
+// yet goes back to wait, without a model call).
 func (q *Queue) settle(qn, id string, runNow bool) (asynq.TaskState, error) {
 	info, err := q.insp.GetTaskInfo(qn, id)
 	if errors.Is(err, asynq.ErrTaskNotFound) {
@@ -170,7 +171,10 @@ func (q *Queue) settle(qn, id string, runNow bool) (asynq.TaskState, error) {
 		q.log.Info("replaced a dead task", "task_id", id, "state", info.State.String())
 		return asynq.TaskStateArchived, nil
 	case asynq.TaskStateRetry:
-		if runNow {
+		// A task of a failing key waits for a time its key's record may
+		// since have brought forward (a success, a new slot): run it now
+		// and let the worker's whenDue hold it back again if it must.
+		if runNow || failingTask(info.LastErr) {
 			if err := q.insp.RunTask(qn, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
 				// It started meanwhile: queued all the same.
 				q.log.Debug("run waiting task now", "task_id", id, "err", err)

@@ -192,18 +192,29 @@ func (w *Worker) whenDue(next asynq.Handler) asynq.Handler {
 			Now bool `json:"now"`
 		}
 		_ = json.Unmarshal(t.Payload(), &p)
-		if p.Now {
+		if p.Now || w.store == nil {
 			return next.ProcessTask(ctx, t)
 		}
 		kind, key := strings.TrimPrefix(t.Type(), typePrefix), lockKey(t)
 		rec, err := w.store.Job(ctx, kind, key)
-		if err == nil && rec.Outcome == models.OutcomeFailed && rec.RetryAt != nil {
-			if wait := time.Until(*rec.RetryAt); wait > 0 {
+		if err == nil && rec.Outcome == models.OutcomeFailed {
+			if wait := time.Until(w.nextTry(rec)); wait > 0 {
 				return retryLater{typ: t.Type(), key: key, failures: rec.Failures, wait: wait, early: true}
 			}
 		}
 		return next.ProcessTask(ctx, t)
 	})
+}
+
+// nextTry is when a failed job's key is tried again: the time its record
+// names, and never before its backoff has passed since the failure (the
+// record may not name one yet: the failure is recorded before its next try).
+func (w *Worker) nextTry(rec models.JobRecord) time.Time {
+	at := rec.UpdatedAt.Add(backoff(max(rec.Failures, 1), w.opt.FirstRetry, w.opt.SweepInterval))
+	if rec.RetryAt != nil && rec.RetryAt.After(at) {
+		at = *rec.RetryAt
+	}
+	return at
 }
 
 // exclusive runs a task only while it holds its key's lock, so no two
@@ -285,7 +296,10 @@ func (w *Worker) retryDelay(n int, err error, _ *asynq.Task) time.Duration {
 	}
 	var rl retryLater
 	if errors.As(err, &rl) {
-		return rl.wait
+		// asynq keeps a task's time in whole seconds and may run it up
+		// to a second early: a second more lands it after the key's
+		// next try.
+		return rl.wait + time.Second
 	}
 	// A busy lock or a lost connection: the task's own retries back off.
 	return backoff(n+1, 2*time.Second, w.opt.SweepInterval)
@@ -432,8 +446,8 @@ func (w *Worker) nextTries(ctx context.Context) (*nextTries, error) {
 	t := &nextTries{w: w, at0: now, next: map[string]time.Time{}, due: map[string]bool{}}
 	for _, r := range recs {
 		k := r.Kind + "\x00" + r.Key
-		if r.RetryAt != nil && r.RetryAt.After(now) {
-			t.next[k] = *r.RetryAt
+		if at := w.nextTry(r); at.After(now) {
+			t.next[k] = at
 		} else {
 			t.due[k] = true
 		}
