@@ -42,7 +42,7 @@ func TestRetryDelayFollowsTheKeysBackoff(t *testing.T) {
 		err  error
 		want time.Duration
 	}{
-		{"failed job", 0, retryLater{typ: TypeCompact, key: "c", failures: 3, wait: 80 * time.Second}, 80 * time.Second},
+		{"failed job", 0, retryLater{typ: TypeCompact, key: "c", failures: 3, wait: 80 * time.Second}, 81 * time.Second},
 		{"chat still active", 5, notIdle{wait: 3 * time.Second}, 3 * time.Second},
 		{"busy lock, first", 0, errors.New("busy"), 2 * time.Second},
 		{"busy lock, fourth", 3, errors.New("busy"), 16 * time.Second},

@@ -46,6 +46,9 @@ type ChatPayload struct {
 type SpacePayload struct {
 	CardID  string `json:"card_id"`
 	SpaceID string `json:"space_id"`
+	// Now: a person changed the memory's input (a hand edit, /forget, a
+	// deleted recap); the run does not wait out earlier failures' backoff.
+	Now bool `json:"now,omitempty"`
 }
 
 // Queue enqueues memory jobs.
@@ -108,15 +111,26 @@ func (q *Queue) enqueue(ctx context.Context, typ, key, qn string, runNow bool, p
 
 type sweepKey struct{}
 
+type notBeforeKey struct{}
+
 // sweeping marks ctx as a sweep's: what it enqueues was owed before.
 func sweeping(ctx context.Context) context.Context { return context.WithValue(ctx, sweepKey{}, true) }
 
 func isSweep(ctx context.Context) bool { return ctx.Value(sweepKey{}) != nil }
 
+// notBefore makes the tasks enqueued with ctx wait until at: the sweep's
+// way of queuing a failing key's work for its next try.
+func notBefore(ctx context.Context, at time.Time) context.Context {
+	return context.WithValue(ctx, notBeforeKey{}, at)
+}
+
 // enqueueID enqueues task under id unless a live task holds the id; running
 // reports that the one holding it is running now.
 func (q *Queue) enqueueID(ctx context.Context, task *asynq.Task, id, qn string, runNow bool, opts []asynq.Option) (running bool, err error) {
 	opts = append([]asynq.Option{asynq.TaskID(id), asynq.Queue(qn), asynq.MaxRetry(8), asynq.Timeout(10 * time.Minute)}, opts...)
+	if at, ok := ctx.Value(notBeforeKey{}).(time.Time); ok && time.Until(at) > 0 {
+		opts = append(opts, asynq.ProcessAt(at))
+	}
 	// A second process replacing the same dead task makes the first enqueue
 	// meet a live one: at most a few rounds.
 	for range 3 {
@@ -138,8 +152,9 @@ func (q *Queue) enqueueID(ctx context.Context, task *asynq.Task, id, qn string, 
 // settle looks at the task id that an enqueue conflicted with and reports
 // its state. A dead record (archived or completed) is deleted and reported
 // as archived, as is a task gone meanwhile: enqueue again. A live task is
-// left alone, except that runNow moves one waiting out its backoff to run
-// at once.
+// left alone, except that runNow, or a task waiting for its failing key's
+// next try, is moved to run at once (a failing key's task that is not due
+// yet goes back to wait, without a model call).
 func (q *Queue) settle(qn, id string, runNow bool) (asynq.TaskState, error) {
 	info, err := q.insp.GetTaskInfo(qn, id)
 	if errors.Is(err, asynq.ErrTaskNotFound) {
@@ -156,7 +171,10 @@ func (q *Queue) settle(qn, id string, runNow bool) (asynq.TaskState, error) {
 		q.log.Info("replaced a dead task", "task_id", id, "state", info.State.String())
 		return asynq.TaskStateArchived, nil
 	case asynq.TaskStateRetry:
-		if runNow {
+		// A task of a failing key waits for a time its key's record may
+		// since have brought forward (a success, a new slot): run it now
+		// and let the worker's whenDue hold it back again if it must.
+		if runNow || failingTask(info.LastErr) {
 			if err := q.insp.RunTask(qn, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
 				// It started meanwhile: queued all the same.
 				q.log.Debug("run waiting task now", "task_id", id, "err", err)
@@ -262,16 +280,26 @@ func (q *Queue) Embed(ctx context.Context, chatID string) error {
 	return q.enqueue(ctx, TypeEmbed, chatID, QueueDefault, false, ChatPayload{ChatID: chatID})
 }
 
-// Consolidate enqueues the consolidation of a card's memory in a space. It
-// is called when the memory's input changed (a recap written or deleted, a
-// /forget, a hand edit), so a consolidation waiting out the backoff of
-// earlier failures runs at once.
+// Consolidate enqueues the consolidation of a card's memory in a space
+// after a person changed its input (a hand edit, /forget, a deleted
+// recap): it runs at once, even while the space waits out the backoff of
+// earlier failures, in place of a task waiting for its next try.
 func (q *Queue) Consolidate(ctx context.Context, cardID, spaceID string) error {
-	return q.consolidate(ctx, cardID, spaceID, true)
+	key := cardID + "|" + spaceID
+	for _, id := range []string{taskID(TypeConsolidate, key), taskID(TypeConsolidate, key) + nextSuffix} {
+		// Only a waiting task can be deleted; a running one gets a follow-up.
+		if err := q.insp.DeleteTask(QueueDefault, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
+			q.log.Debug("consolidate now: waiting task not deletable", "task_id", id, "err", err)
+		}
+	}
+	return q.enqueue(ctx, TypeConsolidate, key, QueueDefault, false, SpacePayload{CardID: cardID, SpaceID: spaceID, Now: true})
 }
 
-func (q *Queue) consolidate(ctx context.Context, cardID, spaceID string, runNow bool) error {
-	return q.enqueue(ctx, TypeConsolidate, cardID+"|"+spaceID, QueueDefault, runNow, SpacePayload{CardID: cardID, SpaceID: spaceID})
+// consolidate enqueues the consolidation a job or a sweep found owed (a
+// recap written): a space whose consolidation keeps failing runs it at its
+// next try, not at every recap.
+func (q *Queue) consolidate(ctx context.Context, cardID, spaceID string) error {
+	return q.enqueue(ctx, TypeConsolidate, cardID+"|"+spaceID, QueueDefault, false, SpacePayload{CardID: cardID, SpaceID: spaceID})
 }
 
 // dropDead deletes the archived and completed tasks of troupe's queues: a
@@ -322,7 +350,8 @@ func (q *Queue) Depth(ctx context.Context) (int, time.Duration, error) {
 
 // Drain waits until no job is waiting or running and none is set to retry
 // before timeout, up to timeout. A job waiting out the backoff of its
-// failures past that is owed work, not work in flight: it runs later.
+// failures is owed work, not work in flight: it runs later, and a drain
+// does not wait for it.
 func (q *Queue) Drain(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	// The queues are read one after another, so a job that enqueues its
@@ -376,7 +405,9 @@ func (q *Queue) inFlight(deadline time.Time) (int, error) {
 			return 0, fmt.Errorf("jobs: list retries: %w", err)
 		}
 		for _, t := range retry {
-			if t.NextProcessAt.Before(deadline) {
+			// A failing key's task waits for its next try: owed work,
+			// not work in flight.
+			if t.NextProcessAt.Before(deadline) && !failingTask(t.LastErr) {
 				total++
 			}
 		}

@@ -320,7 +320,7 @@ func TestHandEditRunsAFailingConsolidation(t *testing.T) {
 
 // A job that fails through all its task's retries ends without an archived
 // task; the work stays owed, the record says the next sweep comes within
-// the sweep interval, and the next trigger runs it.
+// the sweep interval, and a trigger runs it at that next try, not before.
 func TestExhaustedJobEndsWithoutArchiving(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
@@ -357,6 +357,16 @@ func TestExhaustedJobEndsWithoutArchiving(t *testing.T) {
 				t.Errorf("record %+v: want 9 failures and the next try at the next sweep, an hour on", rec)
 			}
 			broken.Store(false)
+			// A trigger before the next try waits for it: a failing key
+			// costs one try per backoff step however often it is asked.
+			asked := r.scribe.Summaries()
+			must(t, r.queue.Compact(ctx, r.chatID, false))
+			time.Sleep(time.Second)
+			if n := r.scribe.Summaries() - asked; n != 0 {
+				t.Fatalf("the scribe was asked for %d summaries before the key's next try", n)
+			}
+			// Its next try comes (the hour passes): the trigger runs it.
+			must(t, r.st.SetJobRetry(ctx, memory.KindCompact, r.chatID, time.Now()))
 			must(t, r.queue.Compact(ctx, r.chatID, false))
 			r.waitSummaries(t, 1)
 		})

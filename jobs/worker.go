@@ -135,10 +135,11 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 		ShutdownTimeout:          20 * time.Second,
 		IsFailure: func(err error) bool {
 			var ni notIdle
-			return !errors.As(err, &ni)
+			var rl retryLater
+			return !errors.As(err, &ni) && !(errors.As(err, &rl) && rl.early)
 		},
 	})
-	w.mux.Use(background, w.neverArchive, w.exclusive)
+	w.mux.Use(background, w.neverArchive, w.whenDue, w.exclusive)
 	w.mux.HandleFunc(TypeCompact, w.handleCompact)
 	w.mux.HandleFunc(TypeRecap, w.handleRecap)
 	w.mux.HandleFunc(TypeConsolidate, w.handleConsolidate)
@@ -176,6 +177,44 @@ func (w *Worker) neverArchive(next asynq.Handler) asynq.Handler {
 		}
 		return err
 	})
+}
+
+// whenDue holds back a task of a failing key until the next try its job
+// record names, whichever process or restart queued it (a sweep, a turn, a
+// recap's follow-up, a process that started after the failure): the
+// record, in the database every process shares, is the one clock of a
+// key's backoff, so a job that keeps failing costs one try per backoff
+// step however often it is asked for. A task a person asked for (payload
+// "now": /record, /reflect, /new, a hand edit, /forget) runs at once.
+func (w *Worker) whenDue(next asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		var p struct {
+			Now bool `json:"now"`
+		}
+		_ = json.Unmarshal(t.Payload(), &p)
+		if p.Now || w.store == nil {
+			return next.ProcessTask(ctx, t)
+		}
+		kind, key := strings.TrimPrefix(t.Type(), typePrefix), lockKey(t)
+		rec, err := w.store.Job(ctx, kind, key)
+		if err == nil && rec.Outcome == models.OutcomeFailed {
+			if wait := time.Until(w.nextTry(rec)); wait > 0 {
+				return retryLater{typ: t.Type(), key: key, failures: rec.Failures, wait: wait, early: true}
+			}
+		}
+		return next.ProcessTask(ctx, t)
+	})
+}
+
+// nextTry is when a failed job's key is tried again: the time its record
+// names, and never before its backoff has passed since the failure (the
+// record may not name one yet: the failure is recorded before its next try).
+func (w *Worker) nextTry(rec models.JobRecord) time.Time {
+	at := rec.UpdatedAt.Add(backoff(max(rec.Failures, 1), w.opt.FirstRetry, w.opt.SweepInterval))
+	if rec.RetryAt != nil && rec.RetryAt.After(at) {
+		at = *rec.RetryAt
+	}
+	return at
 }
 
 // exclusive runs a task only while it holds its key's lock, so no two
@@ -217,18 +256,28 @@ type notIdle struct{ wait time.Duration }
 
 func (e notIdle) Error() string { return fmt.Sprintf("jobs: chat still active; recap in %s", e.wait) }
 
-// retryLater is a failed memory job whose task waits out its key's backoff.
-// Its text is what asynq keeps in Redis: the kind, the key and the count,
+// retryLater is a failed memory job whose task waits out its key's backoff
+// (early: the task came before the key's next try and did not run). Its
+// text is what asynq keeps in Redis: the kind, the key and the count,
 // never the failure's reason, which can quote story text.
 type retryLater struct {
 	typ, key string
 	failures int
 	wait     time.Duration
+	early    bool
 }
 
 func (e retryLater) Error() string {
-	return fmt.Sprintf("jobs: %s %s failed %d times in a row (reason in the job record); next try in %s", e.typ, e.key, e.failures, e.wait)
+	return fmt.Sprintf("jobs: %s %s failed %d times in a row %s; next try in %s", e.typ, e.key, e.failures, failingMark, e.wait.Round(time.Millisecond))
 }
+
+// failingMark is in the error text of every task that waits out its key's
+// backoff (retryLater), by which a drain tells it from work in flight.
+const failingMark = "(reason in the job record)"
+
+// failingTask reports whether a task's last error says it waits out its
+// key's backoff.
+func failingTask(lastErr string) bool { return strings.Contains(lastErr, failingMark) }
 
 // backoff is how long a key waits after its nth failure in a row: first,
 // then twice as long each time, never longer than most.
@@ -247,7 +296,10 @@ func (w *Worker) retryDelay(n int, err error, _ *asynq.Task) time.Duration {
 	}
 	var rl retryLater
 	if errors.As(err, &rl) {
-		return rl.wait
+		// asynq keeps a task's time in whole seconds and may run it up
+		// to a second early: a second more lands it after the key's
+		// next try.
+		return rl.wait + time.Second
 	}
 	// A busy lock or a lost connection: the task's own retries back off.
 	return backoff(n+1, 2*time.Second, w.opt.SweepInterval)
@@ -287,6 +339,10 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("jobs: sweep: %w", err)
 	}
+	tries, err := w.nextTries(ctx)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
 	idleBefore := time.Now().Add(-w.opt.IdleRecap)
 	for _, c := range chats {
@@ -295,7 +351,7 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 			return n, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
 		}
 		if owed {
-			if err := w.queue.Compact(ctx, c.ID, false); err != nil {
+			if err := w.queue.Compact(tries.at(ctx, memory.KindCompact, c.ID), c.ID, false); err != nil {
 				return n, err
 			}
 			n++
@@ -304,7 +360,7 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 			return n, err
 		}
 		if owed {
-			if err := w.queue.Record(ctx, c.ID, false); err != nil {
+			if err := w.queue.Record(tries.at(ctx, memory.KindRecord, c.ID), c.ID, false); err != nil {
 				return n, err
 			}
 			n++
@@ -314,7 +370,7 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 				return n, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
 			}
 			if owed {
-				if err := w.queue.Reflect(ctx, c.ID, false); err != nil {
+				if err := w.queue.Reflect(tries.at(ctx, memory.KindReflect, c.ID), c.ID, false); err != nil {
 					return n, err
 				}
 				n++
@@ -325,7 +381,7 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 				return n, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
 			}
 			if owed {
-				if err := w.queue.Embed(ctx, c.ID); err != nil {
+				if err := w.queue.Embed(tries.at(ctx, memory.KindEmbed, c.ID), c.ID); err != nil {
 					return n, err
 				}
 				n++
@@ -338,7 +394,7 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 			return n, fmt.Errorf("jobs: sweep chat %s: %w", c.ID, err)
 		}
 		if owed {
-			if err := w.queue.RecapWhenIdle(ctx, c.ID, 0); err != nil {
+			if err := w.queue.RecapWhenIdle(tries.at(ctx, memory.KindRecap, c.ID), c.ID, 0); err != nil {
 				return n, err
 			}
 			n++
@@ -349,8 +405,9 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 		return n, fmt.Errorf("jobs: sweep consolidations: %w", err)
 	}
 	for _, k := range keys {
-		// A sweep is no new input: a failing consolidation keeps its backoff.
-		if err := w.queue.consolidate(ctx, k.CardID, k.SpaceID, false); err != nil {
+		// A failing consolidation keeps its backoff.
+		key := models.MemoryJobKey(k.CardID, k.SpaceID)
+		if err := w.queue.consolidate(tries.at(ctx, memory.KindConsolidate, key), k.CardID, k.SpaceID); err != nil {
 			return n, err
 		}
 		n++
@@ -363,6 +420,60 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 		w.log.Info("sweep wrote owed index terms", "chats", chats)
 	}
 	return n, nil
+}
+
+// nextTries is when the sweep queues the work of each failing key: at the
+// next try its job record names; a key whose next try has passed (or was
+// never set) gets a slot of its own, spread over the sweep interval, so a
+// process that starts after many failures does not try them all at once.
+// The slot is written back as the key's next try, which every process's
+// whenDue then keeps to.
+type nextTries struct {
+	w     *Worker
+	at0   time.Time
+	step  time.Duration
+	slots int
+	next  map[string]time.Time
+	due   map[string]bool
+}
+
+func (w *Worker) nextTries(ctx context.Context) (*nextTries, error) {
+	recs, err := w.store.FailedJobs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: sweep: %w", err)
+	}
+	now := time.Now()
+	t := &nextTries{w: w, at0: now, next: map[string]time.Time{}, due: map[string]bool{}}
+	for _, r := range recs {
+		k := r.Kind + "\x00" + r.Key
+		if at := w.nextTry(r); at.After(now) {
+			t.next[k] = at
+		} else {
+			t.due[k] = true
+		}
+	}
+	t.step = w.opt.SweepInterval / time.Duration(len(t.due)+1)
+	return t, nil
+}
+
+// at returns ctx for enqueuing the work of kind and key: as it is for a
+// key that is not failing, else holding the task until the key's turn.
+func (t *nextTries) at(ctx context.Context, kind, key string) context.Context {
+	k := kind + "\x00" + key
+	if at, ok := t.next[k]; ok {
+		return notBefore(ctx, at)
+	}
+	if !t.due[k] {
+		return ctx
+	}
+	at := t.at0.Add(time.Duration(t.slots) * t.step)
+	t.slots++
+	delete(t.due, k)
+	t.next[k] = at
+	if err := t.w.store.SetJobRetry(ctx, kind, key, at); err != nil {
+		t.w.log.Warn("sweep: record next try", "kind", kind, "key", key, "err", err)
+	}
+	return notBefore(ctx, at)
 }
 
 // recordOwed reports whether recorder.batch recordable turns of the chat
@@ -440,10 +551,14 @@ func (w *Worker) handleRecap(ctx context.Context, t *asynq.Task) error {
 	if w.opt.Recorder {
 		// The recap reads the ledger the recorder keeps: record first. A
 		// failed run stays owed on its own key; the recap goes on.
-		if _, rerr := w.mem.Record(ctx, p.ChatID); rerr != nil {
+		rres, rerr := w.mem.Record(ctx, p.ChatID)
+		if rerr != nil {
 			f := memory.FaultOf(rerr)
 			w.log.Warn("record before recap", "chat_id", p.ChatID, "err_kind", f.Kind, "err", f.Detail)
 		}
+		// A chat gone idle gets no later turn: a run that made its
+		// reflection due enqueues it here, or it would wait for the sweep.
+		w.recorded(ctx, p.ChatID, rres, rerr)
 	}
 	res, err := w.mem.Recap(ctx, p.ChatID)
 	if err == nil && res.Outcome == memory.Written {
@@ -454,7 +569,7 @@ func (w *Worker) handleRecap(ctx context.Context, t *asynq.Task) error {
 			// not change finds nothing to merge. A failed enqueue is found
 			// again by the sweeper.
 			for _, m := range cast {
-				if qerr := w.queue.Consolidate(ctx, m.CardID, chat.SpaceID); qerr != nil {
+				if qerr := w.queue.consolidate(ctx, m.CardID, chat.SpaceID); qerr != nil {
 					w.log.Warn("enqueue consolidation", "chat_id", p.ChatID, "card_id", m.CardID, "err", qerr)
 				}
 			}
@@ -478,15 +593,21 @@ func (w *Worker) handleRecord(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("jobs: bad record payload: %w", asynq.SkipRetry)
 	}
 	res, err := w.mem.Record(ctx, p.ChatID)
-	if err == nil && res.Outcome == memory.Written && w.opt.Reflect {
-		// New perceptions: reflection may be due. A failed enqueue waits
-		// for the next recorder run.
-		if qerr := w.queue.Reflect(ctx, p.ChatID, false); qerr != nil {
-			w.log.Warn("enqueue reflection", "chat_id", p.ChatID, "err", qerr)
-		}
-	}
-
+	w.recorded(ctx, p.ChatID, res, err)
 	return w.outcome(ctx, TypeRecord, p.ChatID, res, err)
+}
+
+// recorded follows a recorder run, wherever it ran (its own job, before a
+// recap): new perceptions may make the chat's reflection due, busy chat or
+// idle. The reflection job decides by reflection.* whether it is; a failed
+// enqueue is found by the sweep.
+func (w *Worker) recorded(ctx context.Context, chatID string, res memory.Result, err error) {
+	if err != nil || res.Outcome != memory.Written || !w.opt.Reflect {
+		return
+	}
+	if qerr := w.queue.Reflect(ctx, chatID, false); qerr != nil {
+		w.log.Warn("enqueue reflection", "chat_id", chatID, "err", qerr)
+	}
 }
 
 func (w *Worker) handleReflect(ctx context.Context, t *asynq.Task) error {
@@ -561,6 +682,7 @@ func (w *Worker) retryLater(ctx context.Context, typ, key string) error {
 	if err := w.store.SetJobRetry(ctx, kind, key, time.Now().Add(next)); err != nil {
 		w.log.Warn("record next try", "kind", kind, "key", key, "err", err)
 	}
+	w.log.Warn("memory job failed; it stays owed", "kind", kind, "key", key, "failures", failures, "next_try_in", next.Round(time.Second))
 	return retryLater{typ: typ, key: key, failures: failures, wait: wait}
 }
 

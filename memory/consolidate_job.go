@@ -91,6 +91,16 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 			}
 		}
 	}
+	// The hard path (a hand edit, a deleted recap, a recap of a discarded
+	// turn) clears every merge mark: the handbook and resident are then
+	// rebuilt from the remaining recaps, on a base of the person's lines
+	// alone, so no entry of the old files survives by the scribe's choice.
+	// The install moves the old files to history.
+	rebuild := len(state.Entries) > 0 && !anyMerged(state.Entries)
+	base := state
+	if rebuild {
+		base.Handbook, base.Resident = HandOnly(state.Handbook, state.HandbookHand), HandOnly(state.Resident, state.ResidentHand)
+	}
 	if len(changed) == 0 && len(deleted) == 0 {
 		if len(waiting) > 0 {
 			return Result{Outcome: Skipped, Reason: ReasonOffBranch + ": " + strings.Join(waiting, ", ")}, false, nil
@@ -99,12 +109,12 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 	}
 	sort.Strings(deletedIDs)
 	lang, charName := s.cardLanguage(ctx, cardID)
-	in := ConsolidationPromptInput{Language: lang, CharName: charName, Handbook: CrossSections(state.Handbook), Resident: state.Resident,
-		Deleted: deletedIDs, Changed: changed, ResidentMax: ResidentRoom(s.cfg.ResidentMaxChars, HandEdits(state.Resident, state.ResidentHand))}
+	in := ConsolidationPromptInput{Language: lang, CharName: charName, Handbook: CrossSections(base.Handbook), Resident: base.Resident,
+		Deleted: deletedIDs, Changed: changed, ResidentMax: ResidentRoom(s.cfg.ResidentMaxChars, HandEdits(base.Resident, base.ResidentHand))}
 	for _, r := range live {
 		in.Chats = append(in.Chats, ChatRef{ID: r.ChatID, Name: r.ChatName})
 	}
-	check := ConsolidationCheck{Language: lang, Known: known, Deleted: deleted, PrevHandbook: state.Handbook, PrevResident: state.Resident,
+	check := ConsolidationCheck{Language: lang, Known: known, Deleted: deleted, PrevHandbook: base.Handbook, PrevResident: base.Resident,
 		PrevHandbookHand: state.HandbookHand, PrevResidentHand: state.ResidentHand, ResidentMax: s.cfg.ResidentMaxChars}
 	var cross, resident string
 	build := func(k int) batch {
@@ -144,10 +154,23 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 		return Result{}, false, err
 	}
 	reason := fmt.Sprintf("merged %d recaps, removed %d chats", len(changed), len(deletedIDs))
+	if rebuild {
+		reason = fmt.Sprintf("rebuilt from %d recaps and the hand-written lines", len(changed))
+	}
 	if len(waiting) > 0 {
 		reason += "; " + ReasonOffBranch + ": " + strings.Join(waiting, ", ")
 	}
 	return Result{Outcome: Written, Product: "handbook:" + cardID + "|" + spaceID, Reason: reason}, more, nil
+}
+
+// anyMerged reports whether any entry carries a merge mark.
+func anyMerged(entries []models.ManifestEntry) bool {
+	for _, e := range entries {
+		if e.MergedHash != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // ReasonOffBranch: recaps that cover a turn a /regen discarded wait for

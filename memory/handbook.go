@@ -145,6 +145,30 @@ func HandEdits(text, handLines string) []string {
 	return out
 }
 
+// HandOnly is what a handbook or resident keeps for a rebuild (the hard
+// path): the lines a person wrote (HandEdits) under the format's own
+// headings, without a chat block or a line the scribe wrote.
+func HandOnly(text, handLines string) string {
+	hand := map[string]bool{}
+	for _, h := range HandEdits(text, handLines) {
+		hand[h] = true
+	}
+	if len(hand) == 0 {
+		return ""
+	}
+	var out []string
+	for _, l := range scanLines(text) {
+		t := strings.TrimSpace(l.text)
+		if l.block != "" || blockID(t) != "" {
+			continue
+		}
+		if hand[t] || isFormatHeading(t) {
+			out = append(out, l.text)
+		}
+	}
+	return collapseBlankLines(strings.Join(out, "\n"))
+}
+
 // isFormatHeading reports whether a line is one of the headings the
 // handbook's cross-chat sections or the resident are made of, in either
 // language.

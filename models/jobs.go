@@ -10,17 +10,28 @@ import (
 // owed.
 const OutcomeFailed = "failed"
 
-// SetJobRetry records when a failed job of kind and key is tried again. It
-// does nothing when the job's last outcome is not a failure: a later run
-// already settled it.
+// SetJobRetry records when a failed job of kind and key is tried again,
+// leaving the record's time (the failure's) as it is. It does nothing when
+// the job's last outcome is not a failure: a later run already settled it.
 func (s *Store) SetJobRetry(ctx context.Context, kind, key string, at time.Time) error {
 	err := s.db.WithContext(ctx).Model(&JobRecord{}).
 		Where("kind = ? AND key = ? AND outcome = ?", kind, key, OutcomeFailed).
-		Update("retry_at", at).Error
+		UpdateColumn("retry_at", at).Error
 	if err != nil {
 		return fmt.Errorf("models: set retry of %s %s: %w", kind, key, err)
 	}
 	return nil
+}
+
+// FailedJobs returns the kind, key, failure count, time and next try of
+// every job whose last outcome is a failure (not its reason).
+func (s *Store) FailedJobs(ctx context.Context) ([]JobRecord, error) {
+	var out []JobRecord
+	err := s.db.WithContext(ctx).Select("kind", "key", "failures", "updated_at", "retry_at").Where("outcome = ?", OutcomeFailed).Find(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("models: failed jobs: %w", err)
+	}
+	return out, nil
 }
 
 // FailingJobs returns the failed job records of a card's memory in a space,
