@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
