@@ -16,14 +16,14 @@ COPY go.mod go.sum ./
 RUN go mod download
 
 COPY . .
-ARG VERSION=dev
+ARG VERSION=
 ENV CGO_ENABLED=0
 RUN go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/troupe ./cmd/troupe \
  && mkdir -p /out/data
 
 # ---------------------------------------------------------------- runtime
 FROM gcr.io/distroless/static-debian12:nonroot
-ARG VERSION=dev
+ARG VERSION=
 LABEL org.opencontainers.image.title="troupe" \
       org.opencontainers.image.description="LLM characters for Discord, Telegram and the terminal, with memory" \
       org.opencontainers.image.version="${VERSION}"

@@ -23,6 +23,7 @@ func (p *Pipeline) ownerMemory(ctx context.Context, lang string, cs chatState, s
 	}
 	var b strings.Builder
 	p.writeResident(&b, lang, cs, rep)
+	p.writeSummaries(ctx, &b, lang, cs)
 	b.WriteString("\n\n")
 	last := "—"
 	if !rep.LastConsolidation.IsZero() {
@@ -120,6 +121,39 @@ func (p *Pipeline) writeResident(b *strings.Builder, lang string, cs chatState, 
 	}
 }
 
+// maxSummaryRunes bounds each relay summary /memory shows; `troupe memory
+// show` prints it whole.
+const maxSummaryRunes = 700
+
+// writeSummaries writes the chat's relay summary, the [Previously] its
+// next prompt holds, shortened (in a scene, each member view's). Only the
+// owner's view has it: a scene's member summary can hold what a whisper
+// told that member.
+func (p *Pipeline) writeSummaries(ctx context.Context, b *strings.Builder, lang string, cs chatState) {
+	if cs.chat.ID == "" {
+		return
+	}
+	ss, err := p.opt.Store.ActiveSummaries(ctx, cs.chat)
+	if err != nil {
+		p.log.Warn("active summaries", "chat_id", cs.chat.ID, "err", err)
+		return
+	}
+	for _, s := range ss {
+		b.WriteString("\n\n")
+		if len(s.Members) > 0 {
+			b.WriteString(p.mtext(lang, msgSummaryViewHeading, strings.Join(s.Members, ", ")))
+		} else {
+			b.WriteString(p.mtext(lang, msgSummaryHeading))
+		}
+		b.WriteString("\n")
+		b.WriteString(truncateRunes(s.Content, maxSummaryRunes))
+		if utf8.RuneCountInString(s.Content) > maxSummaryRunes {
+			b.WriteString("\n")
+			b.WriteString(p.mtext(lang, msgSummaryShortened))
+		}
+	}
+}
+
 // maxShownFailures bounds the failing jobs /memory lists.
 const maxShownFailures = 5
 
@@ -177,6 +211,9 @@ const (
 	msgJobRecord
 	msgJobReflect
 	msgResidentCut
+	msgSummaryHeading
+	msgSummaryViewHeading
+	msgSummaryShortened
 )
 
 var memoryTexts = map[string]map[memoryMsg]string{
@@ -190,6 +227,9 @@ var memoryTexts = map[string]map[memoryMsg]string{
 		msgMemoryFailureHere:  "Owed, failing: %s (failures in a row: %d, the last at %s; next try: %s).",
 		msgJobRecord:          "recording",
 		msgJobReflect:         "reflection",
+		msgSummaryHeading:     "The story so far, as the scribe condensed it (the next reply reads it as [Previously]):",
+		msgSummaryViewHeading: "The story so far as %s saw it, condensed by the scribe (their next replies read it as [Previously]):",
+		msgSummaryShortened:   "(Shortened here. The operator sees it whole with troupe memory show and can rewrite it with troupe memory edit --summary.)",
 		msgResidentCut:        "Cut to fit a prompt: %d lines of the stored summary are left out or shortened (%d of them written by hand). The stored summary keeps them all: the operator sees it whole with troupe memory show.",
 	},
 	"zh": {
@@ -202,6 +242,9 @@ var memoryTexts = map[string]map[memoryMsg]string{
 		msgMemoryFailureHere:  "待办、失败中：%s——已连续失败 %d 次，最近一次在 %s；下次尝试：%s。",
 		msgJobRecord:          "记录",
 		msgJobReflect:         "反思",
+		msgSummaryHeading:     "前情至此，由记录员浓缩（下一次回复会把它当作【前情提要】读到）：",
+		msgSummaryViewHeading: "%s 眼中的前情至此，由记录员浓缩（其下一次回复会把它当作【前情提要】读到）：",
+		msgSummaryShortened:   "（此处有删节。运维可用 troupe memory show 查看全文，并可用 troupe memory edit --summary 改写。）",
 		msgResidentCut:        "为放进提示已裁剪：存档的摘要有 %d 行没有放入或被截短（其中人工写的 %d 行）。存档本身一行不少，运维可用 troupe memory show 查看全文。",
 	},
 }

@@ -307,7 +307,8 @@ func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang str
 		b.WriteString("\n")
 		b.WriteString(p.rtext(lang, msgLedgerHeading))
 		b.WriteString("\n")
-		b.WriteString(truncateRunes(cs.ledger, 1500))
+		// The recorder's JSON, written out for people.
+		b.WriteString(truncateRunes(record.LedgerText(lang, cs.ledger), 1500))
 	}
 }
 

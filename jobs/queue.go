@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -413,4 +414,27 @@ func (q *Queue) inFlight(deadline time.Time) (int, error) {
 		}
 	}
 	return total, nil
+}
+
+// Owed counts the jobs waiting, running or set to retry, by kind
+// (compact, recap, consolidate, record, reflect, embed): what a drain is
+// still finishing, for a person waiting on it.
+func (q *Queue) Owed() (map[string]int, error) {
+	queues, err := q.insp.Queues()
+	if err != nil {
+		return nil, fmt.Errorf("jobs: list queues: %w", err)
+	}
+	out := map[string]int{}
+	for _, qn := range queues {
+		for _, list := range []func(string, ...asynq.ListOption) ([]*asynq.TaskInfo, error){q.insp.ListPendingTasks, q.insp.ListActiveTasks, q.insp.ListRetryTasks} {
+			ts, err := list(qn, asynq.PageSize(100))
+			if err != nil {
+				return nil, fmt.Errorf("jobs: list tasks: %w", err)
+			}
+			for _, t := range ts {
+				out[strings.TrimPrefix(t.Type, typePrefix)]++
+			}
+		}
+	}
+	return out, nil
 }

@@ -69,6 +69,10 @@ type WorkerOptions struct {
 	// lacking a vector (the memory service enqueues it after each recorder
 	// run or reflection that wrote; memory.Service.UseVectors).
 	Embed bool
+	// ShutdownTimeout is how long Run, once its context is done, lets
+	// running jobs finish before it cancels them (default 20s). A
+	// cancelled job stays owed: the sweeper finds it again.
+	ShutdownTimeout time.Duration
 }
 
 // Observer is told the outcome of each memory job: kind is "compact",
@@ -122,6 +126,9 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 	if opt.FirstRetry <= 0 {
 		opt.FirstRetry = 20 * time.Second
 	}
+	if opt.ShutdownTimeout <= 0 {
+		opt.ShutdownTimeout = 20 * time.Second
+	}
 	log = log.With("component", "jobs")
 	w := &Worker{mem: mem, store: store, queue: q, opt: opt, log: log, mux: asynq.NewServeMux(), locks: NewLocker(r), swept: make(chan struct{})}
 	w.srv = asynq.NewServerFromRedisClient(r.Client, asynq.Config{
@@ -132,7 +139,7 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 		RetryDelayFunc:           w.retryDelay,
 		Logger:                   asynqLogger{log},
 		LogLevel:                 asynq.WarnLevel,
-		ShutdownTimeout:          20 * time.Second,
+		ShutdownTimeout:          opt.ShutdownTimeout,
 		IsFailure: func(err error) bool {
 			var ni notIdle
 			var rl retryLater

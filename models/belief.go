@@ -20,63 +20,63 @@ import (
 // space; their evidence links point back to the perceptions, and so the
 // chats, they came from.
 type Belief struct {
-	ID        string `gorm:"primaryKey;size:26"`
-	SpaceID   string `gorm:"size:128;not null;index:idx_belief_character,priority:1"`
-	Character string `gorm:"column:character_name;size:200;not null;index:idx_belief_character,priority:2"`
-	Text      string `gorm:"type:text;not null"`
+	ID        string `gorm:"primaryKey;size:26" json:"id"`
+	SpaceID   string `gorm:"size:128;not null;index:idx_belief_character,priority:1" json:"space_id"`
+	Character string `gorm:"column:character_name;size:200;not null;index:idx_belief_character,priority:2" json:"character"`
+	Text      string `gorm:"type:text;not null" json:"text"`
 	// Confidence is reflect.Confidence: 1 doubtful, 2 likely, 3 sure.
-	Confidence int `gorm:"not null"`
+	Confidence int `gorm:"not null" json:"confidence"`
 	// About lists the characters and entities it is about, one a line.
-	About string `gorm:"type:text;not null;default:''"`
+	About string `gorm:"type:text;not null;default:''" json:"about"`
 	// FormedSeq and ChangedSeq are space turns: the newest perception it
 	// was formed from, and the newest it was last changed by.
-	FormedSeq  int64 `gorm:"not null"`
-	ChangedSeq int64 `gorm:"not null"`
+	FormedSeq  int64 `gorm:"not null" json:"formed_seq"`
+	ChangedSeq int64 `gorm:"not null" json:"changed_seq"`
 	// MergedFrom lists the beliefs a merge replaced, one a line: forgetting
 	// the evidence of any of them takes this one too.
-	MergedFrom string `gorm:"type:text;not null;default:''"`
+	MergedFrom string `gorm:"type:text;not null;default:''" json:"merged_from"`
 	// RecallCount counts how often its character recalled it.
-	RecallCount int `gorm:"not null;default:0"`
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	RecallCount int       `gorm:"not null;default:0" json:"recall_count"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // BeliefEvidence links a belief to a perception that supports or
 // contradicts it. ChatID is the perception's chat, for forgetting.
 type BeliefEvidence struct {
-	BeliefID     string `gorm:"primaryKey;size:26"`
-	PerceptionID string `gorm:"primaryKey;size:26;index"`
-	Stance       string `gorm:"size:16;not null"`
-	Seq          int64  `gorm:"not null"`
-	ChatID       string `gorm:"size:26;not null;index"`
+	BeliefID     string `gorm:"primaryKey;size:26" json:"belief_id"`
+	PerceptionID string `gorm:"primaryKey;size:26;index" json:"perception_id"`
+	Stance       string `gorm:"size:16;not null" json:"stance"`
+	Seq          int64  `gorm:"not null" json:"seq"`
+	ChatID       string `gorm:"size:26;not null;index" json:"chat_id"`
 }
 
 // BeliefCheck records that a belief check found a perception contradicting
 // a belief, once: a retried run never lowers the belief twice for it.
 type BeliefCheck struct {
-	BeliefID     string `gorm:"primaryKey;size:26"`
-	PerceptionID string `gorm:"primaryKey;size:26;index"`
-	ChatID       string `gorm:"size:26;not null;index"`
-	CreatedAt    time.Time
+	BeliefID     string    `gorm:"primaryKey;size:26" json:"belief_id"`
+	PerceptionID string    `gorm:"primaryKey;size:26;index" json:"perception_id"`
+	ChatID       string    `gorm:"size:26;not null;index" json:"chat_id"`
+	CreatedAt    time.Time `json:"created_at"`
 }
 
 // ReflectionSeen marks a perception a completed reflection of its character
 // has shown: it is no longer new. Forgetting a belief deletes the marks of
 // the perceptions it cited, so they become new again.
 type ReflectionSeen struct {
-	PerceptionID string `gorm:"primaryKey;size:26"`
-	ChatID       string `gorm:"size:26;not null;index"`
+	PerceptionID string `gorm:"primaryKey;size:26" json:"perception_id"`
+	ChatID       string `gorm:"size:26;not null;index" json:"chat_id"`
 }
 
 // ReflectionState is a chat's last reflection: the space turn it ran at,
 // the turn of the last automatic one, and the scene then.
 type ReflectionState struct {
-	ChatID      string `gorm:"primaryKey;size:26"`
-	LastSeq     int64  `gorm:"not null"`
-	LastAutoSeq int64  `gorm:"not null"`
-	Place       string `gorm:"size:200;not null;default:''"`
-	Day         int    `gorm:"not null;default:0"`
-	UpdatedAt   time.Time
+	ChatID      string    `gorm:"primaryKey;size:26" json:"chat_id"`
+	LastSeq     int64     `gorm:"not null" json:"last_seq"`
+	LastAutoSeq int64     `gorm:"not null" json:"last_auto_seq"`
+	Place       string    `gorm:"size:200;not null;default:''" json:"place"`
+	Day         int       `gorm:"not null;default:0" json:"day"`
+	UpdatedAt   time.Time `json:"updated_at"`
 }
 
 // TableName keeps evidence's plural clear.
@@ -92,10 +92,10 @@ func beliefTables() []any {
 // ReflectionCandidate is a character of a space, its kind and how many
 // perceptions it received that no reflection has shown yet.
 type ReflectionCandidate struct {
-	Name   string
-	Kind   string
-	CardID string
-	New    int
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	CardID string `json:"card_id"`
+	New    int    `json:"new"`
 }
 
 // notSeen picks a character's perceptions no reflection has shown. It is
@@ -141,11 +141,11 @@ func (s *Store) ReflectionCandidates(ctx context.Context, spaceID string) ([]Ref
 type ReflectionRound struct {
 	// New are the character's oldest perceptions no reflection has seen
 	// yet, at most the limit LoadReflection was given.
-	New     []reflect.Perception
-	Beliefs []reflect.Belief
+	New     []reflect.Perception `json:"new"`
+	Beliefs []reflect.Belief     `json:"beliefs"`
 	// Known are the character's most recent perceptions, new or not (at
 	// most MaxKnownPerceptions): they only tell which words are rare.
-	Known []reflect.Perception
+	Known []reflect.Perception `json:"known"`
 }
 
 // MaxKnownPerceptions bounds the perceptions read to tell rare words.
@@ -202,7 +202,7 @@ func (s *Store) LoadReflection(ctx context.Context, spaceID, character string, l
 
 // BeliefView is a belief with its character.
 type BeliefView struct {
-	Character string
+	Character string `json:"character"`
 	reflect.Belief
 }
 
@@ -273,9 +273,9 @@ func lines(s string) []string {
 // contradictions they found, and the validated changes.
 type ReflectionInstall struct {
 	ChatID, CardID, SpaceID, Character string
-	Seen                               []string
-	Doubted                            []reflect.Belief
-	Changes                            reflect.Changes
+	Seen                               []string         `json:"seen"`
+	Doubted                            []reflect.Belief `json:"doubted"`
+	Changes                            reflect.Changes  `json:"changes"`
 }
 
 // InstallReflection installs one character's reflection in one
@@ -665,11 +665,11 @@ func (s *Store) SaveReflectionState(ctx context.Context, st ReflectionState) err
 // number of recorded turns, the ledger's place, the story day, and what the
 // space's places are within.
 type ChatScene struct {
-	Chat   Chat
-	Turns  int64
-	Place  string
-	Day    int
-	Within map[string]string
+	Chat   Chat              `json:"chat"`
+	Turns  int64             `json:"turns"`
+	Place  string            `json:"place"`
+	Day    int               `json:"day"`
+	Within map[string]string `json:"within"`
 }
 
 // ReflectionScene reads a chat's scene. ErrNotFound when there is no chat.

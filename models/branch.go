@@ -12,12 +12,12 @@ import (
 // it: the active summary of its view (if any) and the messages after the
 // one that summary covers through that it perceived, oldest first.
 type Branch struct {
-	Summary   *Summary
-	Uncovered []Message
+	Summary   *Summary  `json:"summary"`
+	Uncovered []Message `json:"uncovered"`
 	// Walk holds the id of every message the walk passed, oldest first,
 	// perceived or not: the branch's order, which the view's messages
 	// alone do not give. Its length is the walk's cost.
-	Walk []string
+	Walk []string `json:"walk"`
 }
 
 // branchSQL walks back from a head along parent links and stops at the first

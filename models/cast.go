@@ -16,15 +16,15 @@ import (
 // (they name the character in presence, perceptions and prompts); a removed
 // member keeps its row, so its name stays taken and re-adding it restores it.
 type CastMember struct {
-	ChatID string `gorm:"primaryKey;size:26"`
-	CardID string `gorm:"primaryKey;size:64"`
-	Name   string `gorm:"size:200;not null"`
+	ChatID string `gorm:"primaryKey;size:26" json:"chat_id"`
+	CardID string `gorm:"primaryKey;size:64" json:"card_id"`
+	Name   string `gorm:"size:200;not null" json:"name"`
 	// Position orders the cast by when each member was first added.
-	Position int  `gorm:"not null"`
-	Away     bool `gorm:"not null;default:false"`
-	JoinedAt time.Time
+	Position int       `gorm:"not null" json:"position"`
+	Away     bool      `gorm:"not null;default:false" json:"away"`
+	JoinedAt time.Time `json:"joined_at"`
 	// LeftAt is when the member was removed; nil while it is in the cast.
-	LeftAt *time.Time
+	LeftAt *time.Time `json:"left_at"`
 }
 
 // TableName names the table after what it holds.

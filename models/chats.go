@@ -73,25 +73,25 @@ func (s *Store) EnsureChannel(ctx context.Context, ch Channel) (Channel, error) 
 // chat, the speaking user's persona and the resident summary of the chat's
 // card in its space.
 type TurnState struct {
-	Channel Channel
-	Chat    Chat
+	Channel Channel `json:"channel"`
+	Chat    Chat    `json:"chat"`
 	// HasChat is false when the channel has no current chat (or it is gone).
-	HasChat    bool
-	Persona    Persona
-	HasPersona bool
+	HasChat    bool    `json:"has_chat"`
+	Persona    Persona `json:"persona"`
+	HasPersona bool    `json:"has_persona"`
 	// Resident is the stored resident summary, tags and all; "" if none.
-	Resident string
+	Resident string `json:"resident"`
 	// Inbox holds the messages accepted for the channel and not yet stored
 	// in its chat, oldest first.
-	Inbox []InboxMessage
+	Inbox []InboxMessage `json:"inbox"`
 	// Ledger is the chat's ledger snapshot; "" if none.
-	Ledger string
+	Ledger string `json:"ledger"`
 	// Cast is the chat's cast rows in position order, removed members
 	// included; empty for a chat of an older database (its card alone).
-	Cast []CastMember
+	Cast []CastMember `json:"cast"`
 	// LastSpeaker is the card of the cast member who wrote the branch's
 	// last reply (the head, else its parent); "" when neither is a reply.
-	LastSpeaker string
+	LastSpeaker string `json:"last_speaker"`
 }
 
 // turnStateSQL reads a TurnState in one round trip.
@@ -306,10 +306,10 @@ type ChatStart struct {
 	ChannelID, SpaceID, Name string
 	// Cast lists the members' CardID and Name ("" for the card's name in
 	// the library); the first is the lead, the chat's CardID.
-	Cast []CastMember
+	Cast []CastMember `json:"cast"`
 	// Openings are stored as the chat's first messages, in order; every
 	// cast member perceives them.
-	Openings []*Message
+	Openings []*Message `json:"openings"`
 }
 
 // StartScene opens a new chat with cs's cast, stores its openings and makes

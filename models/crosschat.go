@@ -144,15 +144,15 @@ func (s *Store) RewriteRecap(ctx context.Context, r Recap, discarded string, pur
 
 // MemoryState is a card's cross-chat memory in a space.
 type MemoryState struct {
-	CardID   string
-	SpaceID  string
-	Handbook string
-	Resident string
+	CardID   string `json:"card_id"`
+	SpaceID  string `json:"space_id"`
+	Handbook string `json:"handbook"`
+	Resident string `json:"resident"`
 	// HandbookHand and ResidentHand are the files' stored hand-line sets
 	// (HandLineSet reads them).
 	HandbookHand, ResidentHand string
-	Entries                    []ManifestEntry
-	Recaps                     []Recap
+	Entries                    []ManifestEntry `json:"entries"`
+	Recaps                     []Recap         `json:"recaps"`
 }
 
 // Version identifies the state's contents; it changes when the handbook, the
@@ -197,13 +197,13 @@ func loadMemory(db *gorm.DB, cardID, spaceID string) (MemoryState, error) {
 type Consolidation struct {
 	CardID, SpaceID string
 	// Version is the MemoryState.Version the result was written from.
-	Version  string
-	Handbook string
-	Resident string
+	Version  string `json:"version"`
+	Handbook string `json:"handbook"`
+	Resident string `json:"resident"`
 	// Merged maps each merged chat to the recap hash it merged.
-	Merged map[string]string
+	Merged map[string]string `json:"merged"`
 	// Deleted lists chats whose deletion the result carries out.
-	Deleted []string
+	Deleted []string `json:"deleted"`
 }
 
 // InstallConsolidation installs a handbook and resident with the history of

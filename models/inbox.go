@@ -16,17 +16,17 @@ import (
 // deletes it in the same write. Rows left by a process that died are
 // answered by the next turn of the channel or by Resume at start.
 type InboxMessage struct {
-	ID        string `gorm:"primaryKey;size:26"`
-	ChannelID string `gorm:"size:128;not null;index"`
-	Platform  string `gorm:"size:16;not null;index"`
+	ID        string `gorm:"primaryKey;size:26" json:"id"`
+	ChannelID string `gorm:"size:128;not null;index" json:"channel_id"`
+	Platform  string `gorm:"size:16;not null;index" json:"platform"`
 	// Ref is the channel's reference as the pipeline needs it to answer
 	// without the platform event (JSON, opaque to the store).
-	Ref        string  `gorm:"type:text;not null"`
-	AuthorID   string  `gorm:"size:64"`
-	AuthorName string  `gorm:"size:200"`
-	Content    string  `gorm:"type:text;not null"`
-	DedupKey   *string `gorm:"size:200;uniqueIndex"`
-	CreatedAt  time.Time
+	Ref        string    `gorm:"type:text;not null" json:"ref"`
+	AuthorID   string    `gorm:"size:64" json:"author_id"`
+	AuthorName string    `gorm:"size:200" json:"author_name"`
+	Content    string    `gorm:"type:text;not null" json:"content"`
+	DedupKey   *string   `gorm:"size:200;uniqueIndex" json:"dedup_key"`
+	CreatedAt  time.Time `json:"created_at"`
 }
 
 // Accept stores m in the inbox, filling in its id and time. It returns
@@ -96,7 +96,7 @@ func (s *Store) ReviseInbox(ctx context.Context, dedupKey, authorID, text string
 // Unanswered is a channel whose current chat ends on a user message that
 // has no reply: the process answering it stopped in between.
 type Unanswered struct {
-	ChannelID string
+	ChannelID string `json:"channel_id"`
 	// External is the channel's platform id; SpaceKind and SpaceExternal
 	// are its space's kind and platform id.
 	External, SpaceKind, SpaceExternal string

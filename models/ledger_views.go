@@ -12,10 +12,10 @@ import (
 // for the member read it, never the chat's. A one-card chat has no rows:
 // its card witnessed everything, and the chat's ledger is its view.
 type LedgerView struct {
-	ChatID    string `gorm:"primaryKey;size:26"`
-	Character string `gorm:"column:character_name;primaryKey;size:200"`
-	Snapshot  string `gorm:"type:text;not null"`
-	UpdatedAt time.Time
+	ChatID    string    `gorm:"primaryKey;size:26" json:"chat_id"`
+	Character string    `gorm:"column:character_name;primaryKey;size:200" json:"character"`
+	Snapshot  string    `gorm:"type:text;not null" json:"snapshot"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // TableName says whose ledgers the rows are.

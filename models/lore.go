@@ -11,9 +11,9 @@ import (
 // ChatLore is a chat's macro and lorebook state as JSON: its {{setvar}}
 // variables, its turn count and its entries' sticky and cooldown timers.
 type ChatLore struct {
-	ChatID    string `gorm:"primaryKey;size:26"`
-	State     string `gorm:"type:text;not null"`
-	UpdatedAt time.Time
+	ChatID    string    `gorm:"primaryKey;size:26" json:"chat_id"`
+	State     string    `gorm:"type:text;not null" json:"state"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // ChatLoreState returns the chat's stored lore state, or ErrNotFound.

@@ -21,8 +21,8 @@ func (s *Store) PresentAt(ctx context.Context, messageID string) ([]string, erro
 
 // Author is someone who wrote user messages in a chat, under a name.
 type Author struct {
-	ID   string
-	Name string
+	ID   string `json:"id"`
+	Name string `json:"name"`
 }
 
 // ChatAuthors lists the authors of a chat's user messages (refused ones

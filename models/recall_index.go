@@ -23,18 +23,18 @@ import (
 // whose memory it is. It is written in the transaction that writes its
 // item and deleted with it.
 type RecallTerm struct {
-	ItemID    string `gorm:"primaryKey;size:26;index:idx_recall_term,priority:5"`
-	Term      string `gorm:"primaryKey;size:64;index:idx_recall_term,priority:3"`
-	SpaceID   string `gorm:"size:128;not null;index:idx_recall_term,priority:1"`
-	Character string `gorm:"column:character_name;size:200;not null;index:idx_recall_term,priority:2"`
+	ItemID    string `gorm:"primaryKey;size:26;index:idx_recall_term,priority:5" json:"item_id"`
+	Term      string `gorm:"primaryKey;size:64;index:idx_recall_term,priority:3" json:"term"`
+	SpaceID   string `gorm:"size:128;not null;index:idx_recall_term,priority:1" json:"space_id"`
+	Character string `gorm:"column:character_name;size:200;not null;index:idx_recall_term,priority:2" json:"character"`
 	// Seq is the item's space turn: a search takes the newest entries of a
 	// common term first. The search index covers the item and its kind, so
 	// a search never reads the table.
-	Seq int64 `gorm:"not null;index:idx_recall_term,priority:4"`
+	Seq int64 `gorm:"not null;index:idx_recall_term,priority:4" json:"seq"`
 	// Kind is "p" for a perception, "b" for a belief.
-	Kind string `gorm:"size:1;not null;index:idx_recall_term,priority:6"`
+	Kind string `gorm:"size:1;not null;index:idx_recall_term,priority:6" json:"kind"`
 	// ChatID is a perception's chat, for forgetting; "" for a belief.
-	ChatID string `gorm:"size:26;not null;default:'';index"`
+	ChatID string `gorm:"size:26;not null;default:'';index" json:"chat_id"`
 }
 
 // Recall item kinds in the index.
@@ -124,8 +124,8 @@ func writeRecallTerms(tx *gorm.DB, terms []RecallTerm) error {
 // them. A mark left by a crash or an error is taken up by the chat's next
 // install, or by the sweeper (IndexOwed).
 type RecallOwed struct {
-	ItemID string `gorm:"primaryKey;size:26"`
-	ChatID string `gorm:"size:26;not null;index"`
+	ItemID string `gorm:"primaryKey;size:26" json:"item_id"`
+	ChatID string `gorm:"size:26;not null;index" json:"chat_id"`
 }
 
 // indexChunkTerms bounds the terms one transaction of indexOwed writes.
@@ -256,9 +256,9 @@ func indexBelief(tx *gorm.DB, b Belief) error {
 type RecallSearch struct {
 	SpaceID, Character string
 	// Terms are the query's keywords and cue terms.
-	Terms []string
+	Terms []string `json:"terms"`
 	// PerTerm bounds the entries read per term: the newest first.
-	PerTerm int
+	PerTerm int `json:"per_term"`
 }
 
 // maxSearchTerms bounds the terms of one search statement.

@@ -19,15 +19,15 @@ type RecallLoad struct {
 	// ChatID and HeadID are the chat the turn is in and its head: of this
 	// chat, only the items of the current branch count.
 	ChatID, HeadID string
-	Perceptions    []string
-	Beliefs        []string
+	Perceptions    []string `json:"perceptions"`
+	Beliefs        []string `json:"beliefs"`
 }
 
 // RecallItems are the loaded items and the chat's story time now, in
 // minutes since day 0; each item's Shift puts it on that clock.
 type RecallItems struct {
-	Items []recall.Item
-	Now   int64
+	Items []recall.Item `json:"items"`
+	Now   int64         `json:"now"`
 }
 
 // recallPerceptionsSQL loads a character's perceptions with what their
@@ -177,9 +177,9 @@ FROM (SELECT DISTINCT chat_id FROM perceptions WHERE id IN ? AND chat_id <> ?) c
 // chatClock is a row of recallClocksSQL: another chat's story time when it
 // last moved, and the turn's chat's then (NULL while that chat has none).
 type chatClock struct {
-	ChatID string
-	Own    sql.NullInt64
-	Here   sql.NullInt64
+	ChatID string        `json:"chat_id"`
+	Own    sql.NullInt64 `json:"own"`
+	Here   sql.NullInt64 `json:"here"`
 }
 
 // shiftClocks puts the perceptions of other chats on the turn's chat's
@@ -231,16 +231,16 @@ func storyMinute(day, minute int) int64 {
 // /forget deletes them with the chat, and deletes in every chat those that
 // name an item of the forgotten chat (RecallDiagnosticItem).
 type RecallDiagnostic struct {
-	ID        string `gorm:"primaryKey;size:26"`
-	ChatID    string `gorm:"size:26;not null;index"`
-	MessageID string `gorm:"size:26;not null;default:''"`
-	Character string `gorm:"column:character_name;size:200;not null"`
-	Data      string `gorm:"type:text;not null"`
-	CreatedAt time.Time
+	ID        string    `gorm:"primaryKey;size:26" json:"id"`
+	ChatID    string    `gorm:"size:26;not null;index" json:"chat_id"`
+	MessageID string    `gorm:"size:26;not null;default:''" json:"message_id"`
+	Character string    `gorm:"column:character_name;size:200;not null" json:"character"`
+	Data      string    `gorm:"type:text;not null" json:"data"`
+	CreatedAt time.Time `json:"created_at"`
 	// Perceptions and Beliefs are the candidates Data names, by id: what
 	// NoteRecall files as the record's items.
-	Perceptions []string `gorm:"-"`
-	Beliefs     []string `gorm:"-"`
+	Perceptions []string `gorm:"-" json:"perceptions"`
+	Beliefs     []string `gorm:"-" json:"beliefs"`
 }
 
 // RecallDiagnosticItem is one item a diagnostic names, with a chat its
@@ -250,10 +250,10 @@ type RecallDiagnostic struct {
 // the time one of them is forgotten). Filed from the stored items, never
 // from the diagnostic's text. ChatID is the diagnostic's chat.
 type RecallDiagnosticItem struct {
-	DiagnosticID string `gorm:"primaryKey;size:26"`
-	ItemID       string `gorm:"primaryKey;size:26;index"`
-	FromChat     string `gorm:"primaryKey;size:26;index"`
-	ChatID       string `gorm:"size:26;not null;index"`
+	DiagnosticID string `gorm:"primaryKey;size:26" json:"diagnostic_id"`
+	ItemID       string `gorm:"primaryKey;size:26;index" json:"item_id"`
+	FromChat     string `gorm:"primaryKey;size:26;index" json:"from_chat"`
+	ChatID       string `gorm:"size:26;not null;index" json:"chat_id"`
 }
 
 // RecallDone is what a turn's recall leaves behind: the items it recalled
@@ -261,9 +261,9 @@ type RecallDiagnosticItem struct {
 // inspector record.
 type RecallDone struct {
 	Perceptions, Beliefs []string
-	Diagnostic           *RecallDiagnostic
+	Diagnostic           *RecallDiagnostic `json:"diagnostic"`
 	// Keep is how many diagnostics of the chat are kept.
-	Keep int
+	Keep int `json:"keep"`
 }
 
 // NoteRecall records a turn's recall: the recall counts are gathered and

@@ -23,24 +23,24 @@ import (
 // stays the same word for word (memory.KeptSceneAt), instead of at the
 // prompt's end every turn. Text is empty when the turn recalled nothing.
 type RecallKept struct {
-	MessageID string `gorm:"primaryKey;size:26"`
-	Character string `gorm:"column:character_name;primaryKey;size:200"`
-	ChatID    string `gorm:"size:26;not null;index"`
-	Text      string `gorm:"type:text;not null"`
-	Scene     string `gorm:"type:text;not null;default:''"`
-	CreatedAt time.Time
+	MessageID string    `gorm:"primaryKey;size:26" json:"message_id"`
+	Character string    `gorm:"column:character_name;primaryKey;size:200" json:"character"`
+	ChatID    string    `gorm:"size:26;not null;index" json:"chat_id"`
+	Text      string    `gorm:"type:text;not null" json:"text"`
+	Scene     string    `gorm:"type:text;not null;default:''" json:"scene"`
+	CreatedAt time.Time `json:"created_at"`
 	// Items are the perceptions and beliefs the block shows.
-	Items []RecallKeptItem `gorm:"-"`
+	Items []RecallKeptItem `gorm:"-" json:"items"`
 }
 
 // RecallKeptItem is one item a kept block shows. Forgetting an item (its
 // chat, or a belief) deletes every kept block that shows it, in any chat:
 // the block's words are the item's.
 type RecallKeptItem struct {
-	MessageID string `gorm:"primaryKey;size:26"`
-	Character string `gorm:"column:character_name;primaryKey;size:200"`
-	ItemID    string `gorm:"primaryKey;size:26;index"`
-	ChatID    string `gorm:"size:26;not null;index"`
+	MessageID string `gorm:"primaryKey;size:26" json:"message_id"`
+	Character string `gorm:"column:character_name;primaryKey;size:200" json:"character"`
+	ItemID    string `gorm:"primaryKey;size:26;index" json:"item_id"`
+	ChatID    string `gorm:"size:26;not null;index" json:"chat_id"`
 }
 
 // KeepRecall stores the recall block and scene a turn showed before

@@ -13,9 +13,9 @@ import (
 // indexed as the recorder's would be.
 type SeedSpec struct {
 	SpaceID, Character, ChatID string
-	N                          int
+	N                          int `json:"n"`
 	// Seed makes the texts repeatable.
-	Seed uint64
+	Seed uint64 `json:"seed"`
 }
 
 // seedWords is the vocabulary synthetic perceptions are written in: enough

@@ -17,19 +17,19 @@ import (
 // has). It is deleted with its item; a belief rewritten by reflection loses
 // its vector and is embedded again.
 type RecallVector struct {
-	ID        int64  `gorm:"primaryKey;autoIncrement;index:idx_recall_vector,priority:4"`
-	ItemID    string `gorm:"size:26;not null;uniqueIndex"`
-	SpaceID   string `gorm:"size:128;not null;index:idx_recall_vector,priority:1"`
-	Character string `gorm:"column:character_name;size:200;not null;index:idx_recall_vector,priority:2"`
-	Model     string `gorm:"size:200;not null;index:idx_recall_vector,priority:3"`
+	ID        int64  `gorm:"primaryKey;autoIncrement;index:idx_recall_vector,priority:4" json:"id"`
+	ItemID    string `gorm:"size:26;not null;uniqueIndex" json:"item_id"`
+	SpaceID   string `gorm:"size:128;not null;index:idx_recall_vector,priority:1" json:"space_id"`
+	Character string `gorm:"column:character_name;size:200;not null;index:idx_recall_vector,priority:2" json:"character"`
+	Model     string `gorm:"size:200;not null;index:idx_recall_vector,priority:3" json:"model"`
 	// Kind is RecallPerception or RecallBelief.
-	Kind string `gorm:"size:1;not null"`
+	Kind string `gorm:"size:1;not null" json:"kind"`
 	// ChatID is a perception's chat, for forgetting; "" for a belief.
-	ChatID string `gorm:"size:26;not null;default:'';index"`
+	ChatID string `gorm:"size:26;not null;default:'';index" json:"chat_id"`
 	// Dims is the vector's length as the model returned it.
-	Dims int `gorm:"not null"`
+	Dims int `gorm:"not null" json:"dims"`
 	// Vector is Dims float32 values, little-endian.
-	Vector []byte `gorm:"not null"`
+	Vector []byte `gorm:"not null" json:"vector"`
 }
 
 func vectorTables() []any { return []any{&RecallVector{}} }
@@ -56,7 +56,7 @@ func DecodeVector(dst []float32, b []byte) []float32 {
 // VectorItem is a perception or belief that has no vector of a model yet.
 type VectorItem struct {
 	ID, Kind, SpaceID string
-	Character         string `gorm:"column:character_name"`
+	Character         string `gorm:"column:character_name" json:"character"`
 	ChatID, Text      string
 }
 
@@ -162,8 +162,8 @@ func (s *Store) WriteVectors(ctx context.Context, vs []RecallVector) (int, error
 // AfterID, oldest first, at most Limit.
 type VectorScan struct {
 	SpaceID, Character, Model string
-	AfterID                   int64
-	Limit                     int
+	AfterID                   int64 `json:"after_id"`
+	Limit                     int   `json:"limit"`
 }
 
 // RecallVectors reads the vectors a VectorScan asks for: one range of the

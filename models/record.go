@@ -32,27 +32,27 @@ func (s *Store) UnrecordedTurns(ctx context.Context, chatID string, atMost int) 
 // them once the chat has ended), with who
 // was present at each, and what the prompt shows with them.
 type RecordBatch struct {
-	Chat   Chat
-	Events []Event
+	Chat   Chat    `json:"chat"`
+	Events []Event `json:"events"`
 	// Present maps a message id to the characters who perceived it: under
 	// a whisper only its two, so it is the audience of the message's
 	// events (a told perception's via is checked against it).
-	Present map[string][]string
+	Present map[string][]string `json:"present"`
 	// Unheard maps a message id to the characters present in the scene
 	// who did not perceive it: the players carried past a whisper.
-	Unheard map[string][]string
+	Unheard map[string][]string `json:"unheard"`
 	// Ledger is the chat's ledger snapshot ("" for none).
-	Ledger string
+	Ledger string `json:"ledger"`
 	// Views are the scene members' own ledgers by name (ViewLedgers).
-	Views    map[string]string
-	Threads  []Thread
-	Entities []Entity
+	Views    map[string]string `json:"views"`
+	Threads  []Thread          `json:"threads"`
+	Entities []Entity          `json:"entities"`
 	// LastDay and LastMinute are the latest story time already recorded.
 	LastDay, LastMinute int
 	// Pending counts the branch's unsealed turns the batch leaves out:
 	// the newest, which waits for a later user message while the chat is
 	// current (none once it has ended).
-	Pending int
+	Pending int `json:"pending"`
 }
 
 // recordWalkSQL walks back from the head and stops after the first message
@@ -215,28 +215,28 @@ const maxEntities = 5000
 
 // RecordInstall is a validated recorder answer, ready to install.
 type RecordInstall struct {
-	ChatID  string
-	SpaceID string
+	ChatID  string `json:"chat_id"`
+	SpaceID string `json:"space_id"`
 	// EventIDs is the batch: every one must still be unsealed.
-	EventIDs []string
+	EventIDs []string `json:"event_i_ds"`
 	// Enrich updates the batch's events (importance, about, place, time).
-	Enrich []Event
+	Enrich []Event `json:"enrich"`
 	// Changes are new change events (sealed at once).
-	Changes     []Event
-	Perceptions []Perception
-	Threads     []Thread
+	Changes     []Event      `json:"changes"`
+	Perceptions []Perception `json:"perceptions"`
+	Threads     []Thread     `json:"threads"`
 	// Resolve maps a thread id to the event that resolved it.
-	Resolve map[string]string
+	Resolve map[string]string `json:"resolve"`
 	// Ledger is the new ledger snapshot; nil keeps the old.
-	Ledger *string
+	Ledger *string `json:"ledger"`
 	// Views are the scene members' new ledgers by name (LedgerView); a
 	// member left out keeps its row.
-	Views         map[string]string
-	Entities      []Entity
-	Relationships []Relationship
+	Views         map[string]string `json:"views"`
+	Entities      []Entity          `json:"entities"`
+	Relationships []Relationship    `json:"relationships"`
 	// Knowledge edges name their entity in EntityID until installed.
-	Knowledge  []Knowledge
-	Characters []Character
+	Knowledge  []Knowledge `json:"knowledge"`
+	Characters []Character `json:"characters"`
 }
 
 // enrichRow is one event's row in enrichEvents' statement.
@@ -470,12 +470,12 @@ func mapValues(m map[string]string) []string {
 // relationships (to → description), the places and exits it knows, and
 // its own ledger of the chat when it has one (LedgerView).
 type SceneKnowledge struct {
-	Relationships map[string]string
-	Known         []string
+	Relationships map[string]string `json:"relationships"`
+	Known         []string          `json:"known"`
 	// Ledger is the character's own ledger of the chat; HasLedger is false
 	// when it has none (see MemberLedger).
-	Ledger    string
-	HasLedger bool
+	Ledger    string `json:"ledger"`
+	HasLedger bool   `json:"has_ledger"`
 }
 
 // sceneSQL reads a character's relationships, the places and exits it

@@ -13,36 +13,36 @@ import (
 // was present at each message and, with the recorder on, the messages'
 // plain events.
 type TurnRecord struct {
-	SpaceID string
+	SpaceID string `json:"space_id"`
 	// Present are the characters present at the messages besides the
 	// players carried over from the parent message: the cast members not
 	// away and the players who speak in these messages. Players carry
 	// over along the branch, so a player who spoke once in the scene stays
 	// present; cast members never do (an away one is simply not listed).
-	Present []string
+	Present []string `json:"present"`
 	// Cast names every cast member, away and removed ones included: their
 	// presence at the parent is not carried over.
-	Cast []string
+	Cast []string `json:"cast"`
 	// Whisper, when set, names the only characters who perceive the
 	// messages (the writer and the one whispered to); the players carried
 	// over are stored as present but not perceiving, so the scene keeps
 	// them after the whisper.
-	Whisper []string
+	Whisper []string `json:"whisper"`
 	// Actors names each message's speaker, aligned with the messages; nil
 	// with Events when only presence is recorded (the recorder is off).
-	Actors []string
+	Actors []string `json:"actors"`
 	// Events holds each message's plain events, aligned with the messages.
-	Events [][]PlainEvent
+	Events [][]PlainEvent `json:"events"`
 	// NewTurn: the messages open a turn (a user's messages) and take the
 	// space's next turn number; a reply belongs to its user's turn.
-	NewTurn bool
+	NewTurn bool `json:"new_turn"`
 }
 
 // PlainEvent is one plain event of a message: its kind (action or line) and
 // its verbatim text.
 type PlainEvent struct {
-	Kind string
-	Text string
+	Kind string `json:"kind"`
+	Text string `json:"text"`
 }
 
 // errTurnRecord: the record does not match its messages.

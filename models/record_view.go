@@ -81,7 +81,7 @@ type RecordCounts struct {
 	Events, Unsealed, Perceptions, OpenThreads, Relationships, Knowledge int64
 	// LastRun is the chat's last recorder run, "outcome: reason" (the
 	// items it dropped and why); empty before the first.
-	LastRun string
+	LastRun string `json:"last_run"`
 }
 
 const recordCountsSQL = `SELECT

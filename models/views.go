@@ -12,9 +12,9 @@ import (
 // without member rows (older databases, one-card chats) belongs to every
 // member that perceived its last message (see branchSQL).
 type SummaryMember struct {
-	SummaryID string `gorm:"primaryKey;size:26"`
-	Character string `gorm:"column:character_name;primaryKey;size:200"`
-	ChatID    string `gorm:"size:26;not null;index"`
+	SummaryID string `gorm:"primaryKey;size:26" json:"summary_id"`
+	Character string `gorm:"column:character_name;primaryKey;size:200" json:"character"`
+	ChatID    string `gorm:"size:26;not null;index" json:"chat_id"`
 }
 
 // TableName says what the rows hold.
@@ -24,10 +24,10 @@ func (SummaryMember) TableName() string { return "summary_members" }
 // scene at one message: the members whose views it continues, the summary
 // they all had before (PrevID, "" for none) and the new text.
 type ViewSummary struct {
-	Members []string
-	PrevID  string
-	Content string
-	Beats   int
+	Members []string `json:"members"`
+	PrevID  string   `json:"prev_id"`
+	Content string   `json:"content"`
+	Beats   int      `json:"beats"`
 }
 
 // InstallViews stores the summaries of one compaction of a scene, each

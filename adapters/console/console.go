@@ -344,10 +344,14 @@ var _ bot.Sink = (*sink)(nil)
 var _ bot.Confirmer = (*sink)(nil)
 var _ bot.Speaking = (*sink)(nil)
 
-// Speak starts the next reply; in a scene it is printed under sp's name.
+// Speak starts the next reply; in a scene it is printed under sp's name,
+// whether the session opened with a cast or the scene grew with /cast add
+// (sp.Scene says which chat the engine plays, the session's flags only how
+// it began).
 func (k *sink) Speak(_ context.Context, sp bot.Speaker) {
 	k.printed, k.started = 0, false
-	if k.s.scene() {
+	k.name = ""
+	if sp.Scene || k.s.scene() {
 		k.name = sp.Name
 	}
 }

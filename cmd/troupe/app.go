@@ -240,14 +240,21 @@ func reflectConfig(r config.Reflection) memory.ReflectConfig {
 
 // worker builds the job worker on the app's queue.
 func (a *app) worker() *jobs.Worker {
+	return a.workerWith(0)
+}
+
+// workerWith is worker with the time a stopping worker gives running jobs
+// (0: the default); a console or an eval case that is left stops at once.
+func (a *app) workerWith(shutdown time.Duration) *jobs.Worker {
 	return jobs.NewWorker(a.redis, a.queue, a.memory, a.store, jobs.WorkerOptions{
-		SweepInterval: a.cfg.Memory.SweepInterval,
-		IdleRecap:     a.cfg.Memory.IdleRecap,
-		Observer:      a.metrics,
-		Recorder:      a.cfg.Recorder.Enabled,
-		RecordBatch:   a.cfg.Recorder.Batch,
-		Reflect:       a.cfg.Recorder.Enabled,
-		Embed:         a.cfg.Recorder.Enabled && a.cfg.Recall.Embeddings.On(),
+		ShutdownTimeout: shutdown,
+		SweepInterval:   a.cfg.Memory.SweepInterval,
+		IdleRecap:       a.cfg.Memory.IdleRecap,
+		Observer:        a.metrics,
+		Recorder:        a.cfg.Recorder.Enabled,
+		RecordBatch:     a.cfg.Recorder.Batch,
+		Reflect:         a.cfg.Recorder.Enabled,
+		Embed:           a.cfg.Recorder.Enabled && a.cfg.Recall.Embeddings.On(),
 	}, a.log)
 }
 

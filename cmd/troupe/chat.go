@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,7 +95,8 @@ func (c *cli) chatCmd() *cobra.Command {
 			defer stopWorker()
 			var swept <-chan struct{}
 			if !noWorker {
-				w := a.worker()
+				// Ctrl-C while the end drains leaves running jobs at once.
+				w := a.workerWith(time.Second)
 				swept = w.Swept()
 				g.Go(func() error { return w.Run(workerCtx) })
 			}
@@ -112,15 +116,13 @@ func (c *cli) chatCmd() *cobra.Command {
 				case <-swept:
 				case <-gctx.Done():
 				}
-				if err := a.queue.Drain(gctx, drainTimeout); err != nil {
-					log.Warn("memory jobs not finished", "err", err)
-				}
+				c.drain(gctx, a, drainTimeout, log)
 				return nil
 			})
 			return g.Wait()
 		},
 	}
-	cmd.Flags().StringArrayVar(&cardPaths, "card", nil, "card file (Tavern V2 JSON); repeat it to play a scene of several characters")
+	cmd.Flags().StringArrayVar(&cardPaths, "card", nil, "card file (Tavern V1/V2/V3 JSON, PNG or CHARX); repeat it to play a scene of several characters")
 	cmd.Flags().StringArrayVar(&lorePaths, "lore", nil, "world-info or lorebook file to attach to this chat (repeatable)")
 	cmd.Flags().StringVar(&user, "user", defaultUser(), "your name in the story")
 	cmd.Flags().BoolVar(&noWorker, "no-worker", false, "don't run the memory job workers in this process")
@@ -138,4 +140,71 @@ func defaultUser() string {
 func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// drainEvery is how often the end of a chat says what it is still
+// finishing.
+var drainEvery = 10 * time.Second
+
+// drain finishes the memory work the session left owed, up to timeout,
+// saying on stderr what it is finishing, how long it has waited and that
+// Ctrl-C leaves the rest owed: the sweeper of the next start finds it, so
+// nothing is lost.
+func (c *cli) drain(ctx context.Context, a *app, timeout time.Duration, log *slog.Logger) {
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- a.queue.Drain(ctx, timeout) }()
+	// The first word comes as soon as there is owed work to name: a job
+	// the last turn enqueues may land a moment after the input ends.
+	poll := time.NewTicker(drainPoll)
+	defer poll.Stop()
+	var said time.Time
+	for {
+		select {
+		case err := <-done:
+			switch {
+			case err == nil && !said.IsZero():
+				fmt.Fprintf(c.stderr, "[troupe] memory work finished (%.0fs).\n", time.Since(start).Seconds())
+			case err == nil:
+			case ctx.Err() != nil:
+				fmt.Fprintln(c.stderr, "[troupe] left the memory work owed: it runs on the next start.")
+			default:
+				log.Warn("memory jobs not finished", "err", err)
+				fmt.Fprintf(c.stderr, "[troupe] memory work not finished after %s: left owed, it runs on the next start.\n", timeout)
+			}
+			return
+		case <-poll.C:
+			if !said.IsZero() && time.Since(said) < drainEvery {
+				continue
+			}
+			owed, err := a.queue.Owed()
+			if err != nil || len(owed) == 0 {
+				continue
+			}
+			if said.IsZero() {
+				fmt.Fprintf(c.stderr, "[troupe] finishing the memory work of this chat (%s), up to %s. Ctrl-C leaves it owed: nothing is lost, it runs on the next start.\n", describeOwed(owed), timeout)
+			} else {
+				fmt.Fprintf(c.stderr, "[troupe] still finishing %s (%.0fs; Ctrl-C leaves it owed)\n", describeOwed(owed), time.Since(start).Seconds())
+			}
+			said = time.Now()
+		}
+	}
+}
+
+// drainPoll is how often the end of a chat looks for owed work to name
+// before it has named any.
+const drainPoll = 250 * time.Millisecond
+
+// describeOwed names the owed jobs by kind: "2 compact, 1 record".
+func describeOwed(owed map[string]int) string {
+	kinds := make([]string, 0, len(owed))
+	for k := range owed {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%d %s", owed[k], k)
+	}
+	return strings.Join(parts, ", ")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +111,41 @@ func TestChatConsoleSceneResume(t *testing.T) {
 			for _, g := range greetings {
 				if !strings.Contains(other, g) {
 					t.Errorf("a session of another cast lacks the greeting %q:\n%s", g, other)
+				}
+			}
+		})
+	}
+}
+
+// TestChatConsoleCastAddNamesSpeakers: a console chat begun with one card
+// and grown into a scene with /cast add prints every scene reply under its
+// speaker's name.
+func TestChatConsoleCastAddNamesSpeakers(t *testing.T) {
+	for name, vals := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			fake := openaitest.NewServer(t)
+			dir := t.TempDir()
+			copyFile(t, "../../examples/cards/tea-house.json", filepath.Join(dir, "tea-house.json"))
+			vals["TROUPE_MODEL_BASE_URL"] = fake.URL()
+			vals["TROUPE_CARDS_DIR"] = dir
+			vals["TROUPE_LOG_LEVEL"] = "warn"
+			in := strings.NewReader("/cast add tea-house\n@Maren @苏砚 Who lives here?\n")
+			var out, errOut bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			err := run(ctx, []string{"chat", "--card", "../../examples/cards/lantern-keeper.json", "--user", "Ada", "--drain-timeout", "5s"}, in, &out, &errOut, testEnv(vals))
+			if err != nil {
+				t.Fatalf("run: %v\nstderr: %s", err, errOut.String())
+			}
+			got := out.String()
+			t.Logf("console output:\n%s", got)
+			at := strings.Index(got, "joins the scene")
+			if at < 0 {
+				t.Fatalf("/cast add did not grow the scene:\n%s", got)
+			}
+			for _, w := range []string{"Maren: reply ", "苏砚: reply "} {
+				if !strings.Contains(got[at:], w) {
+					t.Errorf("after /cast add the output lacks %q:\n%s", w, got)
 				}
 			}
 		})

@@ -73,7 +73,7 @@ func (c *cli) versionCmd() *cobra.Command {
 		Short: "Print troupe's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(c.stdout, "troupe %s\n", version)
+			_, err := fmt.Fprintf(c.stdout, "troupe %s\n", buildVersion())
 			return err
 		},
 	}

@@ -17,14 +17,16 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
+	"troupe/examples"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/eval"
 	"troupe/memory/memorytest"
 )
 
-// defaultEvalSuite is the suite in the source tree.
-const defaultEvalSuite = "examples/eval"
+// defaultCaseTimeout bounds one case: its story, the memory work it
+// leaves owed and its question.
+const defaultCaseTimeout = 4 * time.Minute
 
 // evalOptions are eval's flags.
 type evalOptions struct {
@@ -38,6 +40,8 @@ type evalOptions struct {
 	parallel int
 	waiting  bool
 	verbose  bool
+	// caseTimeout bounds each case; past it the case is an error.
+	caseTimeout time.Duration
 }
 
 func (c *cli) evalCmd() *cobra.Command {
@@ -57,7 +61,9 @@ Categories: single_fact, update, temporal, cross_chat, perspective, abstention,
 said_by_character, forgetting. The default scorer normalizes case, width and
 punctuation and looks for a gold answer (or a close character-level F1);
 --judge also asks the scribe model to grade each reply with a fixed rubric,
-and its verdict counts. Abstention, perspective and forgetting score 1 only
+and its verdict counts. A case that cannot be played to its question (no
+model, a scribe that never answers, past --case-timeout) is an error: the
+table counts it in its errors column and eval exits non-zero. Abstention, perspective and forgetting score 1 only
 when no forbidden answer appears (and a gold answer does, where the case
 names one).
 
@@ -73,7 +79,7 @@ whose summaries keep every fact or none; it says a case's scripted replies
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.suite, "suite", defaultEvalSuite, "suite directory (suite.yaml, en/*.yaml, zh/*.yaml)")
+	f.StringVar(&o.suite, "suite", "", "suite directory (suite.yaml, en/*.yaml, zh/*.yaml); default: the suite built into troupe")
 	f.StringVar(&o.lang, "lang", "all", "en, zh or all")
 	f.StringVar(&o.only, "only", "", "run one category only")
 	f.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to this file (- for stdout)")
@@ -83,6 +89,7 @@ whose summaries keep every fact or none; it says a case's scripted replies
 	f.IntVar(&o.parallel, "parallel", 0, "cases played at once (default: 4, or one per CPU when more)")
 	f.BoolVar(&o.waiting, "include-waiting", false, "also play cases that need features troupe lacks yet")
 	f.BoolVar(&o.verbose, "verbose", false, "print every case's question, reply and verdict")
+	f.DurationVar(&o.caseTimeout, "case-timeout", defaultCaseTimeout, "time limit of one case (story, owed memory work, question); past it the case is an error")
 	return cmd
 }
 
@@ -119,10 +126,14 @@ func (c *cli) runEval(ctx context.Context, o evalOptions) error {
 		}
 		compare = &s
 	}
-	suite, err := eval.Load(o.suite)
+	if o.caseTimeout <= 0 {
+		return usageError{fmt.Errorf("--case-timeout must be positive")}
+	}
+	suite, cleanup, err := loadSuite(o.suite)
 	if err != nil {
 		return err
 	}
+	defer cleanup()
 	cases := suite.Select(o.lang, o.only)
 	if len(cases) == 0 {
 		return usageError{errors.New("no case matches --lang and --only")}
@@ -169,10 +180,16 @@ func (c *cli) runEval(ctx context.Context, o evalOptions) error {
 			return err
 		}
 		rep, err := c.evalRun(ctx, cfg, suite, cases, o, labels[i])
+		if rep.Results != nil {
+			reps = append(reps, rep)
+		}
 		if err != nil {
+			// What was played is shown, errors column and all.
+			if len(reps) > 0 {
+				_ = eval.PrintTable(c.stderr, reps...)
+			}
 			return err
 		}
-		reps = append(reps, rep)
 	}
 	table := c.stdout
 	if o.jsonPath == "-" {
@@ -182,9 +199,57 @@ func (c *cli) runEval(ctx context.Context, o evalOptions) error {
 		return err
 	}
 	if o.jsonPath != "" {
-		return writeEvalJSON(c.stdout, o.jsonPath, reps)
+		if err := writeEvalJSON(c.stdout, o.jsonPath, reps); err != nil {
+			return err
+		}
 	}
-	return nil
+	return errored(reps)
+}
+
+// errored fails a run in which some case could not be played to its
+// question: its 0 is no measurement, and a script must not take the
+// scores for one.
+func errored(reps []eval.Report) error {
+	n, first := 0, ""
+	for _, r := range reps {
+		for _, res := range r.Results {
+			if res.Err != "" {
+				n++
+				if first == "" {
+					first = res.ID + ": " + res.Err
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("eval: %d case(s) could not be played to their question (see the errors column); the first, %s", n, first)
+}
+
+// loadSuite loads the suite in dir, or the one built into the binary
+// when dir is "": it is written to a temporary folder, which cleanup
+// removes.
+func loadSuite(dir string) (*eval.Suite, func(), error) {
+	if dir != "" {
+		s, err := eval.Load(dir)
+		return s, func() {}, err
+	}
+	tmp, err := os.MkdirTemp("", "troupe-eval-suite-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("eval: unpack the built-in suite: %w", err)
+	}
+	cleanup := func() { _ = os.RemoveAll(tmp) }
+	if err := os.CopyFS(tmp, examples.EvalSuite()); err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("eval: unpack the built-in suite: %w", err)
+	}
+	s, err := eval.Load(tmp)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return s, cleanup, nil
 }
 
 // overlay answers lookups from ov first, then from next.
@@ -230,7 +295,7 @@ func (c *cli) evalRun(ctx context.Context, cfg config.Config, suite *eval.Suite,
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			e := &evalCase{s: suite, c: cs, cfg: cfg, judge: o.judge, log: log}
+			e := &evalCase{s: suite, c: cs, cfg: cfg, judge: o.judge, log: log, limit: o.caseTimeout}
 			results[i] = e.run(ctx)
 			prog.done(results[i])
 			if o.verbose {
@@ -243,13 +308,10 @@ func (c *cli) evalRun(ctx context.Context, cfg config.Config, suite *eval.Suite,
 	if err := ctx.Err(); err != nil {
 		return eval.Report{}, err
 	}
-	if err := nonePlayed(results); err != nil {
-		return eval.Report{}, err
-	}
 	rep := eval.Summarize(results, time.Since(start))
 	rep.Label = label
 	rep.Model, rep.Scribe = cfg.Model.Name, cfg.ScribeModel().Name
-	return rep, nil
+	return rep, nonePlayed(results)
 }
 
 // nonePlayed fails a run in which no case reached its question (no model
@@ -349,6 +411,10 @@ func (p *progress) done(r eval.Result) {
 		}
 		fmt.Fprintf(p.w, "%s[%d/%d] %s %s %s: %s (%.1fs)\n", prefix, p.n, p.total, r.Lang, r.Category, r.ID, state, r.Elapsed.Seconds())
 		return
+	}
+	if r.Err != "" {
+		// A redrawn bar would hide it.
+		fmt.Fprintf(p.w, "\r%s %s %s: %s (%.1fs)\n", r.Lang, r.Category, r.ID, state, r.Elapsed.Seconds())
 	}
 	const width = 30
 	filled := width * p.n / p.total

@@ -31,6 +31,10 @@ type evalCase struct {
 	cfg   config.Config
 	judge bool
 	log   *slog.Logger
+	// limit bounds the case (story, owed memory work, question); 0 is none.
+	limit time.Duration
+	// stage says what the case is doing, for the error past its limit.
+	stage string
 
 	app    *app
 	worker *jobs.Worker
@@ -39,6 +43,10 @@ type evalCase struct {
 	seq    int
 	tokens *tokenTap
 }
+
+// evalStopTimeout is how long a case's worker lets running jobs finish
+// once the case is over.
+const evalStopTimeout = time.Second
 
 // evalDrainTimeout bounds the wait for the memory jobs a story left owed.
 const evalDrainTimeout = 3 * time.Minute
@@ -52,8 +60,20 @@ func (e *evalCase) run(ctx context.Context) (res eval.Result) {
 			res.Model, res.Scribe = e.tokens.totals()
 		}
 	}()
-	reply, notes, err := e.play(ctx)
+	pctx := ctx
+	if e.limit > 0 {
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithTimeout(ctx, e.limit)
+		defer cancel()
+	}
+	e.stage = "opening the chat"
+	reply, notes, err := e.play(pctx)
 	res.Notes = notes
+	if err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
+		// The wait that ran out is the news; its error is only
+		// "context deadline exceeded".
+		err = fmt.Errorf("over the case time limit (%s) while %s", e.limit, e.stage)
+	}
 	if err != nil {
 		res.Err = err.Error()
 		res.Verdict = eval.Verdict{Score: 0, Why: "not played to its question"}
@@ -101,7 +121,8 @@ func (e *evalCase) play(ctx context.Context) (string, []string, error) {
 	defer e.app.Close()
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	e.worker = e.app.worker()
+	// A case past its limit leaves its running jobs at once.
+	e.worker = e.app.workerWith(evalStopTimeout)
 	wg.Go(func() { _ = e.worker.Run(wctx) })
 	defer func() {
 		stop()
@@ -120,6 +141,7 @@ func (e *evalCase) play(ctx context.Context) (string, []string, error) {
 	}
 	var notes []string
 	var facts []string
+	e.stage = "telling the story"
 	for _, t := range e.s.Turns(e.c) {
 		if t.Idle {
 			if err := e.idle(ctx); err != nil {
@@ -156,6 +178,7 @@ func (e *evalCase) play(ctx context.Context) (string, []string, error) {
 			notes = append(notes, "the character did not say the line it was asked to")
 		}
 	}
+	e.stage = "finishing the memory work the story left owed"
 	if err := e.settle(ctx); err != nil {
 		return "", notes, err
 	}
@@ -167,6 +190,7 @@ func (e *evalCase) play(ctx context.Context) (string, []string, error) {
 	if uncovered > 0 {
 		notes = append(notes, fmt.Sprintf("%d planted fact(s) still verbatim in the prompt: the story is too short for the compaction settings", uncovered))
 	}
+	e.stage = "asking the question"
 	reply, err := e.send(ctx, e.c.Ask)
 	return reply, notes, err
 }
@@ -200,6 +224,8 @@ func (e *evalCase) settle(ctx context.Context) error {
 // as memory.idle_recap would after a pause, and every memory job owed is
 // done (the consolidation the recap enqueues included).
 func (e *evalCase) idle(ctx context.Context) error {
+	defer func(stage string) { e.stage = stage }(e.stage)
+	e.stage = "finishing the memory work of a pause in the story"
 	chats, err := e.app.store.ChannelChats(ctx, e.ref.Key())
 	if err != nil {
 		return err

@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"troupe/config"
+	"troupe/llm/openaitest"
 	"troupe/memory/eval"
 )
 
@@ -113,5 +118,63 @@ func TestEvalRefusesBadFlags(t *testing.T) {
 		if err == nil || !isUsage(err) && !strings.Contains(err.Error(), "--") {
 			t.Errorf("%v: err = %v", args, err)
 		}
+	}
+}
+
+// TestEvalCaseTimeLimit: with a scribe that never answers, every case's
+// memory work stays owed; each case ends at --case-timeout as an error
+// saying what it waited for, the table counts the errors, and eval exits
+// non-zero, soon after the limit.
+func TestEvalCaseTimeLimit(t *testing.T) {
+	fake := openaitest.NewServer(t)
+	gone := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Reading the body lets the server notice the client hang up.
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-gone:
+		}
+	}))
+	t.Cleanup(hung.Close)
+	t.Cleanup(func() { close(gone) })
+	vals := map[string]string{"TROUPE_MODEL_BASE_URL": fake.URL(), "TROUPE_SCRIBE_BASE_URL": hung.URL + "/v1", "TROUPE_SCRIBE_API_KEY": "fake",
+		"TROUPE_SCRIBE_MAX_RETRIES": "0", "TROUPE_LOG_LEVEL": "error", "TROUPE_CARDS_DIR": t.TempDir()}
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	err := run(ctx, []string{"eval", "--suite", evalSuite, "--only", eval.SingleFact, "--lang", "en", "--case-timeout", "4s"},
+		nil, &out, &errOut, testEnv(vals))
+	took := time.Since(start)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	if err == nil {
+		t.Fatal("eval exited 0 with every case over its time limit")
+	}
+	if took > 30*time.Second {
+		t.Errorf("eval took %s; 4 cases of 4 s each, played 4 at once, should end well within 30 s", took)
+	}
+	if got := strings.Count(errOut.String(), "over the case time limit (4s) while finishing the memory work"); got != 4 {
+		t.Errorf("%d progress lines name the time limit and the wait, want 4", got)
+	}
+	if !regexp.MustCompile(`single_fact\s+en\s+0\.00\s+4\s+4\s`).MatchString(errOut.String()) {
+		t.Errorf("the table does not count 4 errors in 4 cases")
+	}
+}
+
+// TestEvalRunsFromAnEmptyFolder: without --suite, eval plays the suite
+// built into the binary, whatever the working directory holds.
+func TestEvalRunsFromAnEmptyFolder(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	vals := map[string]string{"TROUPE_LOG_LEVEL": "warn", "TROUPE_CARDS_DIR": t.TempDir()}
+	err := run(ctx, []string{"eval", "--fake", "faithful", "--only", eval.Abstention, "--lang", "zh"}, nil, &out, &errOut, testEnv(vals))
+	if err != nil {
+		t.Fatalf("eval from an empty folder: %v\n%s", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), eval.Abstention) || !strings.Contains(errOut.String(), "[1/") {
+		t.Errorf("no table or no progress:\nstdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
 	}
 }

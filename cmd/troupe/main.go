@@ -9,13 +9,58 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"troupe/config"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version may be set at build time with -ldflags "-X main.version=…";
+// otherwise buildVersion reads the build info.
+var version = ""
+
+// buildVersion is the version set at build time, else the module version
+// `go install troupe@v…` records, else the VCS revision `go build` in a
+// checkout records (with "+dirty" for uncommitted changes), else "unknown".
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	return versionOf(bi)
+}
+
+func versionOf(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, at string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "unknown (built without version control information)"
+	}
+	out := rev[:min(12, len(rev))]
+	if dirty {
+		out += "+dirty"
+	}
+	if at != "" {
+		out += " (" + at + ")"
+	}
+	return out
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

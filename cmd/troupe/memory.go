@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -50,6 +52,9 @@ type memoryView struct {
 	Recaps   []models.Recap         `json:"recaps"`
 	Manifest []models.ManifestEntry `json:"manifest"`
 	Chats    []models.Chat          `json:"chats"`
+	// Summaries are the chats' active relay summaries (the [Previously]
+	// of their prompts), whole: a scene's, one per member's view.
+	Summaries []models.SummaryView `json:"summaries"`
 	// Failing is the memory work whose last run failed: owed, retried.
 	Failing []models.JobRecord `json:"failing"`
 	// Record is the recorder's side: characters, perceptions per
@@ -111,6 +116,14 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
+					var sums []models.SummaryView
+					for _, ch := range chats {
+						ss, err := a.store.ActiveSummaries(ctx, ch)
+						if err != nil {
+							return err
+						}
+						sums = append(sums, ss...)
+					}
 					rec, err := a.store.RecordView(ctx, k.CardID, k.SpaceID)
 					if err != nil {
 						return err
@@ -123,7 +136,7 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					views = append(views, memoryView{CardID: k.CardID, SpaceID: k.SpaceID, Resident: st.Resident, Handbook: st.Handbook, Recaps: st.Recaps, Manifest: st.Entries, Chats: chats, Failing: failing, Record: rec, Beliefs: beliefs,
+					views = append(views, memoryView{CardID: k.CardID, SpaceID: k.SpaceID, Resident: st.Resident, Handbook: st.Handbook, Recaps: st.Recaps, Manifest: st.Entries, Chats: chats, Summaries: sums, Failing: failing, Record: rec, Beliefs: beliefs,
 						ResidentInjected: rep.Resident, ResidentCut: rep.ResidentCut, ResidentHandCut: rep.ResidentHandCut})
 				}
 				if asJSON {
@@ -150,6 +163,7 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 				for _, ch := range v.Chats {
 					fmt.Fprintf(w, "%s\t%s\t%s\n", ch.ID, ch.ChannelID, ch.Name)
 				}
+				writeSummaries(w, v.Summaries)
 				writeRecord(w, v.Record)
 				writeBeliefs(w, v.Beliefs)
 				writeFailing(w, v.Failing)
@@ -161,6 +175,23 @@ func (c *cli) memoryShowCmd() *cobra.Command {
 	cmd.Flags().StringVar(&space, "space", "", "space id (e.g. discord:guild:123, discord:channel:123/456, telegram:user:42, console:local:ada)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// writeSummaries prints each chat's active relay summary whole: the
+// [Previously] its next prompt holds (memory edit --summary replaces it).
+func writeSummaries(w io.Writer, ss []models.SummaryView) {
+	fmt.Fprintln(w, "\n== summaries ==")
+	if len(ss) == 0 {
+		fmt.Fprintln(w, "none (no chat was compacted yet)")
+		return
+	}
+	for _, s := range ss {
+		view := ""
+		if len(s.Members) > 0 {
+			view = ", view of " + strings.Join(s.Members, ", ")
+		}
+		fmt.Fprintf(w, "-- chat %s (through message %s, %d turns%s) --\n%s\n", s.ChatID, s.CoversThroughID, s.Beats, view, s.Content)
+	}
 }
 
 // writeResidentCut says what the injected resident leaves out of the
@@ -303,18 +334,31 @@ func (c *cli) memoryForgetCmd() *cobra.Command {
 }
 
 func (c *cli) memoryEditCmd() *cobra.Command {
-	var card, space, handbookPath, residentPath string
+	var card, space, handbookPath, residentPath, summaryPath, chatID, character string
 	cmd := &cobra.Command{
 		Use:   "edit",
-		Short: "Replace the handbook and/or resident summary by hand (the next consolidation rebuilds around your text)",
-		Long: "Replace the handbook and/or resident summary by hand. Use - to read from stdin.\n" +
-			"Lines without [chat:ID] tags outside the chat blocks count as yours and are always kept;\n" +
-			"chat blocks are rebuilt from the recaps. The old versions go to\n" +
-			"history and every merged mark is cleared, so the next consolidation re-merges all recaps.",
+		Short: "Replace the handbook, the resident summary or a chat's relay summary by hand",
+		Long: "Replace the handbook and/or resident summary of a card in a space (--card, --space), or the\n" +
+			"relay summary of a chat (--chat; in a scene also --character, whose view it is). Use - to read\n" +
+			"from stdin.\n" +
+			"Lines without [chat:ID] tags outside the chat blocks of a handbook or resident count as yours\n" +
+			"and are always kept; chat blocks are rebuilt from the recaps. The old versions go to history\n" +
+			"and every merged mark is cleared, so the next consolidation re-merges all recaps.\n" +
+			"A relay summary is stored anew over what the old one covered (the old one stays in the chat's\n" +
+			"history until the chat is forgotten); the next compaction merges from your text, and the\n" +
+			"chat's recap is rewritten from it.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if card == "" || space == "" || (handbookPath == "" && residentPath == "") {
-				return usageError{errors.New("memory edit: --card, --space and --handbook and/or --resident are required")}
+			files := handbookPath != "" || residentPath != ""
+			switch {
+			case summaryPath != "" && files:
+				return usageError{errors.New("memory edit: --summary edits a chat; give it apart from --handbook and --resident")}
+			case summaryPath != "" && chatID == "":
+				return usageError{errors.New("memory edit: --summary needs --chat (see troupe memory show)")}
+			case summaryPath == "" && (chatID != "" || character != ""):
+				return usageError{errors.New("memory edit: --chat and --character go with --summary")}
+			case summaryPath == "" && (card == "" || space == "" || !files):
+				return usageError{errors.New("memory edit: --card, --space and --handbook and/or --resident are required (or --chat and --summary)")}
 			}
 			read := func(path string) (*string, error) {
 				if path == "" {
@@ -330,8 +374,23 @@ func (c *cli) memoryEditCmd() *cobra.Command {
 				if err != nil {
 					return nil, err
 				}
+				if !utf8.Valid(data) {
+					return nil, fmt.Errorf("%s is not UTF-8 text", path)
+				}
 				s := strings.TrimSpace(string(data))
 				return &s, nil
+			}
+			if summaryPath != "" {
+				text, err := read(summaryPath)
+				if err != nil {
+					return usageError{err}
+				}
+				if *text == "" {
+					return usageError{errors.New("memory edit: the new summary is empty; a summary cannot be deleted by hand")}
+				}
+				return c.withMemory(cmd, func(a *app) error {
+					return c.editSummary(cmd.Context(), a, chatID, character, card, space, *text)
+				})
 			}
 			hb, err := read(handbookPath)
 			if err != nil {
@@ -358,7 +417,37 @@ func (c *cli) memoryEditCmd() *cobra.Command {
 	cmd.Flags().StringVar(&space, "space", "", "space id")
 	cmd.Flags().StringVar(&handbookPath, "handbook", "", "file with the new handbook (- for stdin)")
 	cmd.Flags().StringVar(&residentPath, "resident", "", "file with the new resident summary (- for stdin)")
+	cmd.Flags().StringVar(&summaryPath, "summary", "", "file with the new relay summary of --chat (- for stdin)")
+	cmd.Flags().StringVar(&chatID, "chat", "", "chat id whose relay summary --summary replaces")
+	cmd.Flags().StringVar(&character, "character", "", "in a scene: the character whose view's summary --summary replaces")
 	return cmd
+}
+
+// editSummary replaces a chat's active relay summary by hand. A --card or
+// --space given with it must be the chat's: a mistyped one is refused
+// rather than ignored.
+func (c *cli) editSummary(ctx context.Context, a *app, chatID, character, card, space, text string) error {
+	chat, err := a.store.Chat(ctx, chatID)
+	if errors.Is(err, models.ErrNotFound) {
+		return fmt.Errorf("no chat %s (see troupe memory show)", chatID)
+	}
+	if err != nil {
+		return err
+	}
+	if (card != "" && card != chat.CardID) || (space != "" && space != chat.SpaceID) {
+		return usageError{fmt.Errorf("memory edit: chat %s is of card %s in space %s", chatID, chat.CardID, chat.SpaceID)}
+	}
+	sum, err := a.store.EditSummary(ctx, chatID, character, text)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return fmt.Errorf("chat %s has no relay summary yet (nothing was compacted): there is nothing to edit", chatID)
+	case errors.Is(err, models.ErrSceneSummary):
+		return usageError{fmt.Errorf("memory edit: chat %s is a scene with a summary per character: add --character NAME", chatID)}
+	case err != nil:
+		return err
+	}
+	_, err = fmt.Fprintf(c.stdout, "relay summary of chat %s replaced (summary %s, through message %s); the old one stays in the chat's history\n", chatID, sum.ID, sum.CoversThroughID)
+	return err
 }
 
 func (c *cli) memoryDeleteRecapCmd() *cobra.Command {

@@ -63,6 +63,9 @@ type Group struct {
 	Score float64 `json:"score"`
 	// Waiting counts the cases not played for a missing feature.
 	Waiting int `json:"waiting,omitempty"`
+	// Errors counts the played cases that did not reach their question
+	// (they score 0 and are counted in Cases).
+	Errors int `json:"errors"`
 	// Model and Scribe are the tokens (prompt and completion) the group's
 	// cases spent.
 	Model  int `json:"model_tokens"`
@@ -71,11 +74,13 @@ type Group struct {
 
 // Report is a whole run, in the shape --json writes.
 type Report struct {
-	Label       string            `json:"label,omitempty"`
-	Model       string            `json:"model"`
-	Scribe      string            `json:"scribe"`
-	Cases       int               `json:"cases"`
-	Score       float64           `json:"score"`
+	Label  string  `json:"label,omitempty"`
+	Model  string  `json:"model"`
+	Scribe string  `json:"scribe"`
+	Cases  int     `json:"cases"`
+	Score  float64 `json:"score"`
+	// Errors counts the cases that did not reach their question.
+	Errors      int               `json:"errors"`
 	ByCategory  map[string]Group  `json:"by_category"`
 	ByLanguage  map[string]Group  `json:"by_language"`
 	ByBoth      map[string]Group  `json:"by_category_language"`
@@ -107,6 +112,9 @@ func Summarize(results []Result, wall time.Duration) Report {
 		a.group.Model += r.Model.Prompt + r.Model.Completion
 		a.group.Scribe += r.Scribe.Prompt + r.Scribe.Completion
 		a.group.Cases++
+		if r.Err != "" {
+			a.group.Errors++
+		}
 		a.sum += r.Final()
 	}
 	total := 0.0
@@ -120,6 +128,9 @@ func Summarize(results []Result, wall time.Duration) Report {
 		if len(r.Waiting) == 0 {
 			rep.Cases++
 			total += r.Final()
+		}
+		if r.Err != "" {
+			rep.Errors++
 		}
 	}
 	for kind, m := range map[string]map[string]Group{"category": rep.ByCategory, "language": rep.ByLanguage, "both": rep.ByBoth} {
@@ -138,8 +149,9 @@ func Summarize(results []Result, wall time.Duration) Report {
 }
 
 // PrintTable writes the reports side by side (one, or two for --compare):
-// a row per category and language with its score, cases and tokens (the
-// model's + the scribe's), the totals, the calls and the wall time.
+// a row per category and language with its score, cases, errors (cases
+// that never reached their question: their 0 is no measurement) and tokens
+// (the model's + the scribe's), the totals, the calls and the wall time.
 func PrintTable(w io.Writer, reps ...Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"category", "lang"}
@@ -148,7 +160,7 @@ func PrintTable(w io.Writer, reps ...Report) error {
 		if label == "" {
 			label = "score"
 		}
-		head = append(head, label, "cases", "tokens")
+		head = append(head, label, "cases", "errors", "tokens")
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	keys := map[string]bool{}
@@ -172,11 +184,11 @@ func PrintTable(w io.Writer, reps ...Report) error {
 	cell := func(g Group, ok bool) []string {
 		switch {
 		case !ok:
-			return []string{"-", "0", ""}
+			return []string{"-", "0", "", ""}
 		case g.Cases == 0:
-			return []string{"waiting", fmt.Sprintf("(%d)", g.Waiting), ""}
+			return []string{"waiting", fmt.Sprintf("(%d)", g.Waiting), "", ""}
 		}
-		return []string{fmt.Sprintf("%.2f", g.Score), fmt.Sprint(g.Cases), fmt.Sprintf("%d+%d", g.Model, g.Scribe)}
+		return []string{fmt.Sprintf("%.2f", g.Score), fmt.Sprint(g.Cases), fmt.Sprint(g.Errors), fmt.Sprintf("%d+%d", g.Model, g.Scribe)}
 	}
 	for _, k := range rows {
 		c, l, _ := strings.Cut(k, "/")
@@ -198,7 +210,7 @@ func PrintTable(w io.Writer, reps ...Report) error {
 	line := []string{"all", "all"}
 	for _, r := range reps {
 		m, sc := r.Tokens["model"], r.Tokens["scribe"]
-		line = append(line, fmt.Sprintf("%.2f", r.Score), fmt.Sprint(r.Cases), fmt.Sprintf("%d+%d", m.Prompt+m.Completion, sc.Prompt+sc.Completion))
+		line = append(line, fmt.Sprintf("%.2f", r.Score), fmt.Sprint(r.Cases), fmt.Sprint(r.Errors), fmt.Sprintf("%d+%d", m.Prompt+m.Completion, sc.Prompt+sc.Completion))
 	}
 	fmt.Fprintln(tw, strings.Join(line, "\t")+"\t")
 	if err := tw.Flush(); err != nil {

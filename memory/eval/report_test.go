@@ -45,3 +45,29 @@ func TestSummarizeAndTable(t *testing.T) {
 		}
 	}
 }
+
+// A case that never reached its question is counted as an error in its
+// groups, in the report and in the table's errors column.
+func TestSummarizeCountsErrors(t *testing.T) {
+	results := []eval.Result{
+		{ID: "a", Category: eval.SingleFact, Lang: "en", Verdict: eval.Verdict{Score: 1}},
+		{ID: "b", Category: eval.SingleFact, Lang: "en", Err: "over the case time limit"},
+	}
+	rep := eval.Summarize(results, time.Second)
+	if rep.Errors != 1 || rep.ByCategory[eval.SingleFact].Errors != 1 || rep.ByLanguage["en"].Errors != 1 {
+		t.Errorf("errors: report %d, single_fact %+v, en %+v; want 1 each", rep.Errors, rep.ByCategory[eval.SingleFact], rep.ByLanguage["en"])
+	}
+	var b bytes.Buffer
+	if err := eval.PrintTable(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	head, rows, _ := strings.Cut(b.String(), "\n")
+	if !strings.Contains(head, "errors") {
+		t.Errorf("table head lacks an errors column: %q", head)
+	}
+	for _, l := range strings.Split(rows, "\n") {
+		if f := strings.Fields(l); len(f) == 6 && f[0] == eval.SingleFact && f[4] != "1" {
+			t.Errorf("single_fact row %q: errors %q, want 1", l, f[4])
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"troupe/llm/openaitest"
+)
+
+// TestChatSaysWhatItFinishes: when the input ends with memory work owed
+// (a recorder run, against a scribe that never answers), troupe chat says
+// what it is finishing and that Ctrl-C leaves it owed, says again while it
+// waits, and says it left the work owed when its drain time is up.
+func TestChatSaysWhatItFinishes(t *testing.T) {
+	old := drainEvery
+	drainEvery = time.Second
+	t.Cleanup(func() { drainEvery = old })
+	fake := openaitest.NewServer(t)
+	gone := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-r.Context().Done():
+		case <-gone:
+		}
+	}))
+	t.Cleanup(hung.Close)
+	t.Cleanup(func() { close(gone) })
+	vals := map[string]string{"TROUPE_MODEL_BASE_URL": fake.URL(), "TROUPE_SCRIBE_BASE_URL": hung.URL + "/v1", "TROUPE_SCRIBE_API_KEY": "fake",
+		"TROUPE_SCRIBE_MAX_RETRIES": "0", "TROUPE_RECORDER_BATCH": "1", "TROUPE_CARDS_DIR": t.TempDir(), "TROUPE_LOG_LEVEL": "error"}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	err := run(ctx, []string{"chat", "--card", "../../examples/cards/lantern-keeper.json", "--user", "Ada", "--drain-timeout", "3s"},
+		strings.NewReader("I knock at the door.\n"), &out, &errOut, testEnv(vals))
+	if err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, errOut.String())
+	}
+	got := errOut.String()
+	t.Logf("stderr:\n%s", got)
+	for _, want := range []string{"[troupe] finishing the memory work of this chat (", "record", "Ctrl-C leaves it owed", "[troupe] still finishing ", "not finished after 3s: left owed"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if took := time.Since(start); took > 40*time.Second {
+		t.Errorf("chat took %s with a 3s drain", took)
+	}
+}
