@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"troupe/memory/reflect"
@@ -32,6 +33,7 @@ type ReflectStore interface {
 	SaveReflectionState(ctx context.Context, state models.ReflectionState) error
 	ReflectionCandidates(ctx context.Context, spaceID string) ([]models.ReflectionCandidate, error)
 	LoadReflection(ctx context.Context, spaceID, character string, limit int) (models.ReflectionRound, error)
+	BeliefEvidence(ctx context.Context, ids []string) (map[string][]reflect.Evidence, error)
 	InstallReflection(ctx context.Context, r models.ReflectionInstall) error
 }
 
@@ -142,7 +144,21 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	if len(shown) == 0 {
 		return 0, nil, nil
 	}
-	checks := reflect.SelectChecks(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Known: round.Known, Max: s.cfg.Reflect.MaxChecks})
+	// The checks and the request's beliefs weigh words over the same
+	// texts (the checks change no belief's text or names): count them once.
+	corpus := reflect.CorpusOf(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Known: round.Known})
+	checks := reflect.SelectChecks(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Corpus: corpus, Max: s.cfg.Reflect.MaxChecks})
+	// The round's beliefs come without their evidence: read it for the
+	// checked ones (a check's answer links to it), and below for the
+	// shown ones, whose links an install rewrites.
+	evidence := map[string][]reflect.Evidence{}
+	checked := make([]string, len(checks))
+	for i, c := range checks {
+		checked[i] = c.Belief.ID
+	}
+	if err := s.withEvidence(ctx, rs, round.Beliefs, checked, evidence); err != nil {
+		return 0, nil, err
+	}
 	var results []reflect.CheckResult
 	for _, c := range checks {
 		answer, err := s.completeJSON(ctx, fromReflect(reflect.CheckPrompt(lang, c)))
@@ -159,7 +175,15 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 		results = append(results, reflect.CheckResult{Check: c, Answer: a})
 	}
 	beliefs, doubted := reflect.ApplyChecks(round.Beliefs, results)
-	shownBeliefs := reflect.PromptBeliefs(reflect.CheckInput{Beliefs: beliefs, New: shown, Known: round.Known}, 0)
+	shownBeliefs := reflect.PromptBeliefs(reflect.CheckInput{Beliefs: beliefs, New: shown, Corpus: corpus}, 0)
+	shownBeliefs = slices.Clone(shownBeliefs)
+	shownIDs := make([]string, len(shownBeliefs))
+	for i, b := range shownBeliefs {
+		shownIDs[i] = b.ID
+	}
+	if err := s.withEvidence(ctx, rs, shownBeliefs, shownIDs, evidence); err != nil {
+		return 0, nil, err
+	}
 	prompt := reflect.Prompt(reflect.PromptInput{Language: lang, Character: name, Perceptions: shown, Beliefs: shownBeliefs})
 	answer, err := s.completeJSON(ctx, fromReflect(prompt))
 	if err != nil {
@@ -195,6 +219,36 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 		return 0, nil, err
 	}
 	return len(doubted) + len(changes.Created) + len(changes.Updated) + len(changes.Deleted), notes, nil
+}
+
+// withEvidence reads the evidence of the beliefs ids that read has not
+// got yet, keeps it in read, and sets it on those beliefs of bs. A belief
+// whose evidence was read before keeps the evidence it has in bs (a check
+// may have added a contradiction to it).
+func (s *Service) withEvidence(ctx context.Context, rs ReflectStore, bs []reflect.Belief, ids []string, read map[string][]reflect.Evidence) error {
+	var want []string
+	for _, id := range ids {
+		if _, ok := read[id]; !ok {
+			want = append(want, id)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	ev, err := rs.BeliefEvidence(ctx, want)
+	if err != nil {
+		return err
+	}
+	fresh := make(map[string]bool, len(want))
+	for _, id := range want {
+		read[id], fresh[id] = ev[id], true
+	}
+	for i := range bs {
+		if fresh[bs[i].ID] {
+			bs[i].Evidence = slices.Clone(ev[bs[i].ID])
+		}
+	}
+	return nil
 }
 
 func fromReflect(ms []reflect.Message) []Message {

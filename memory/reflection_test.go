@@ -500,3 +500,63 @@ func waitName(t *testing.T, entered <-chan string) string {
 		return ""
 	}
 }
+
+// TestReflectManyBeliefsKeepsTheirLinks: with more beliefs than a request
+// shows, a round reads the evidence of the beliefs it checks and shows
+// alone; the beliefs it strengthens and the ones its checks doubt keep
+// every link they had, and the others are not touched.
+func TestReflectManyBeliefsKeepsTheirLinks(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			ctx := context.Background()
+			db := r.st.DB()
+			r.said("cA", 3, "the quay", "%s sees the tide turn at %s.", "Mara")
+			var old []models.Perception
+			must(t, db.Where("character_name = ?", "Mara").Order("seq").Find(&old).Error)
+			must(t, db.Model(&models.Perception{}).Where("character_name = ?", "Mara").Update("reflected", true).Error)
+			const n = reflect.DefaultPromptBeliefs + 8
+			for i := range n {
+				id := models.NewID()
+				must(t, db.Create(&models.Belief{ID: id, SpaceID: rigSpace, Character: "Mara", Text: fmt.Sprintf("Mara fears omen%d at the quay.", i),
+					Confidence: int(reflect.Likely), FormedSeq: 3, ChangedSeq: 3, CreatedAt: time.Now(), UpdatedAt: time.Now()}).Error)
+				for _, p := range old {
+					must(t, db.Create(&models.BeliefEvidence{BeliefID: id, PerceptionID: p.ID, Stance: string(reflect.Supports), Seq: p.Seq, ChatID: "cA"}).Error)
+				}
+			}
+			r.said("cA", 1, "the quay", "%s sees omen3 in the fog at %s.", "Mara")
+			r.said("cA", 1, "the quay", "%s hears of omen5 at %s.", "Mara")
+			if res := r.reflect("cA", true); res.Outcome != memory.Written {
+				t.Fatalf("%+v", res)
+			}
+			bs, err := r.st.Beliefs(ctx, rigSpace, "Mara")
+			must(t, err)
+			if len(bs) != n {
+				t.Fatalf("%d beliefs, want %d", len(bs), n)
+			}
+			doubted, grown := 0, 0
+			for _, bl := range bs {
+				links := map[string]reflect.Stance{}
+				for _, e := range bl.Evidence {
+					links[e.Perception] = e.Stance
+				}
+				for _, p := range old {
+					if links[p.ID] != reflect.Supports {
+						t.Errorf("belief %q lost its link to %s: %v", bl.Text, p.ID, bl.Evidence)
+					}
+				}
+				switch extra := len(bl.Evidence) - len(old); {
+				case extra == 1 && bl.Evidence[len(bl.Evidence)-1].Stance == reflect.Contradicts:
+					doubted++
+				case extra == 2:
+					grown++
+				case extra != 0:
+					t.Errorf("belief %q has %d links: %v", bl.Text, len(bl.Evidence), bl.Evidence)
+				}
+			}
+			if r.chks == 0 || doubted != r.chks || grown != 1 {
+				t.Errorf("%d checks, %d beliefs doubted, %d strengthened; want one doubted a check and one strengthened", r.chks, doubted, grown)
+			}
+		})
+	}
+}
