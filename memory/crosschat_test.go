@@ -69,7 +69,7 @@ func newWorked(t *testing.T, b testenv.Backend) *worked {
 	return w
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"troupe/memory/reflect"
@@ -32,6 +33,7 @@ type ReflectStore interface {
 	SaveReflectionState(ctx context.Context, state models.ReflectionState) error
 	ReflectionCandidates(ctx context.Context, spaceID string) ([]models.ReflectionCandidate, error)
 	LoadReflection(ctx context.Context, spaceID, character string, limit int) (models.ReflectionRound, error)
+	BeliefEvidence(ctx context.Context, ids []string) (map[string][]reflect.Evidence, error)
 	InstallReflection(ctx context.Context, r models.ReflectionInstall) error
 }
 
@@ -142,7 +144,21 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	if len(shown) == 0 {
 		return 0, nil, nil
 	}
-	checks := reflect.SelectChecks(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Known: round.Known, Max: s.cfg.Reflect.MaxChecks})
+	// The checks and the request's beliefs weigh words over the same
+	// texts (the checks change no belief's text or names): count them once.
+	corpus := reflect.CorpusOf(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Known: round.Known})
+	checks := reflect.SelectChecks(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Corpus: corpus, Max: s.cfg.Reflect.MaxChecks})
+	// The round's beliefs come without their evidence: read it for the
+	// checked ones (a check's answer links to it), and below for the
+	// shown ones, whose links an install rewrites.
+	evidence := map[string][]reflect.Evidence{}
+	checked := make([]string, len(checks))
+	for i, c := range checks {
+		checked[i] = c.Belief.ID
+	}
+	if err := s.withEvidence(ctx, rs, round.Beliefs, checked, evidence); err != nil {
+		return 0, nil, err
+	}
 	var results []reflect.CheckResult
 	for _, c := range checks {
 		answer, err := s.completeJSON(ctx, fromReflect(reflect.CheckPrompt(lang, c)))
@@ -167,11 +183,27 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	beliefs, doubted := reflect.ApplyChecks(round.Beliefs, results)
 	// The oldest new perceptions that fit one call are reflected on; the
 	// rest stay new for the next run. The run's prompt is the one askBatch
-	// built last.
+	// built last; the evidence of the beliefs it shows is read as they are
+	// chosen (once per belief, however often the batch is sized).
 	var shownBeliefs []reflect.Belief
 	var prompt []reflect.Message
+	var evErr error
 	build := func(k int) batch {
-		shownBeliefs = reflect.PromptBeliefs(reflect.CheckInput{Beliefs: beliefs, New: shown[:k], Known: round.Known}, 0)
+		shownBeliefs = slices.Clone(reflect.PromptBeliefs(reflect.CheckInput{Beliefs: beliefs, New: shown[:k], Corpus: corpus}, 0))
+		ids := make([]string, len(shownBeliefs))
+		for i, b := range shownBeliefs {
+			ids[i] = b.ID
+		}
+		if err := s.withEvidence(ctx, rs, shownBeliefs, ids, evidence); err != nil && evErr == nil {
+			evErr = err
+		}
+		for i := range shownBeliefs {
+			// Read by an earlier sizing of this batch: the clone above
+			// came from beliefs, which does not hold it.
+			if ev, ok := evidence[shownBeliefs[i].ID]; ok && shownBeliefs[i].Evidence == nil {
+				shownBeliefs[i].Evidence = slices.Clone(ev)
+			}
+		}
 		prompt = reflect.Prompt(reflect.PromptInput{Language: lang, Character: name, Perceptions: shown[:k], Beliefs: shownBeliefs})
 		var material strings.Builder
 		for _, p := range shown[:k] {
@@ -180,6 +212,9 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 		return batch{prompt: fromReflect(prompt), material: material.String()}
 	}
 	a, k, err := askBatch(s, KindReflect, len(shown), build, func([]Message) (reflect.Answer, error) {
+		if evErr != nil {
+			return reflect.Answer{}, evErr
+		}
 		return s.askReflection(ctx, lang, name, prompt)
 	})
 	if err != nil {
@@ -226,6 +261,36 @@ func (s *Service) askReflection(ctx context.Context, lang, name string, prompt [
 		}
 	}
 	return a, nil
+}
+
+// withEvidence reads the evidence of the beliefs ids that read has not
+// got yet, keeps it in read, and sets it on those beliefs of bs. A belief
+// whose evidence was read before keeps the evidence it has in bs (a check
+// may have added a contradiction to it).
+func (s *Service) withEvidence(ctx context.Context, rs ReflectStore, bs []reflect.Belief, ids []string, read map[string][]reflect.Evidence) error {
+	var want []string
+	for _, id := range ids {
+		if _, ok := read[id]; !ok {
+			want = append(want, id)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	ev, err := rs.BeliefEvidence(ctx, want)
+	if err != nil {
+		return err
+	}
+	fresh := make(map[string]bool, len(want))
+	for _, id := range want {
+		read[id], fresh[id] = ev[id], true
+	}
+	for i := range bs {
+		if fresh[bs[i].ID] {
+			bs[i].Evidence = slices.Clone(ev[bs[i].ID])
+		}
+	}
+	return nil
 }
 
 func fromReflect(ms []reflect.Message) []Message {

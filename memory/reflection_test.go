@@ -19,6 +19,8 @@ import (
 	"troupe/memory/reflect"
 	"troupe/models"
 	"troupe/models/testenv"
+
+	"gorm.io/gorm/clause"
 )
 
 // reflectRig is one space with two cast cards (Mara in chat cA, Elias in
@@ -26,7 +28,7 @@ import (
 // written directly (scenes are not on main yet), and a memory service
 // whose scribe is the fake model answering reflection's contract.
 type reflectRig struct {
-	t    *testing.T
+	t    testing.TB
 	st   *models.Store
 	mem  *memory.Service
 	seq  int64
@@ -51,7 +53,7 @@ var (
 	bRe    = regexp.MustCompile(`\[b:(\S+) (?:doubtful|likely|sure)\]`)
 )
 
-func newReflectRig(t *testing.T, b testenv.Backend, cfg reflect.TriggerConfig) *reflectRig {
+func newReflectRig(t testing.TB, b testenv.Backend, cfg reflect.TriggerConfig) *reflectRig {
 	t.Helper()
 	ctx := context.Background()
 	r := &reflectRig{t: t, st: testenv.OpenStore(t, b), bad: map[string]bool{}, asks: map[string]int{}}
@@ -499,4 +501,105 @@ func waitName(t *testing.T, entered <-chan string) string {
 		t.Fatal("no reflection request reached the scribe")
 		return ""
 	}
+}
+
+// TestReflectManyBeliefsKeepsTheirLinks: with more beliefs than a request
+// shows, a round reads the evidence of the beliefs it checks and shows
+// alone; the beliefs it strengthens and the ones its checks doubt keep
+// every link they had, and the others are not touched.
+func TestReflectManyBeliefsKeepsTheirLinks(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			ctx := context.Background()
+			db := r.st.DB()
+			r.said("cA", 3, "the quay", "%s sees the tide turn at %s.", "Mara")
+			var old []models.Perception
+			must(t, db.Where("character_name = ?", "Mara").Order("seq").Find(&old).Error)
+			must(t, db.Model(&models.Perception{}).Where("character_name = ?", "Mara").Update("reflected", true).Error)
+			const n = reflect.DefaultPromptBeliefs + 8
+			for i := range n {
+				id := models.NewID()
+				must(t, db.Create(&models.Belief{ID: id, SpaceID: rigSpace, Character: "Mara", Text: fmt.Sprintf("Mara fears omen%d at the quay.", i),
+					Confidence: int(reflect.Likely), FormedSeq: 3, ChangedSeq: 3, CreatedAt: time.Now(), UpdatedAt: time.Now()}).Error)
+				for _, p := range old {
+					must(t, db.Create(&models.BeliefEvidence{BeliefID: id, PerceptionID: p.ID, Stance: string(reflect.Supports), Seq: p.Seq, ChatID: "cA"}).Error)
+				}
+			}
+			r.said("cA", 1, "the quay", "%s sees omen3 in the fog at %s.", "Mara")
+			r.said("cA", 1, "the quay", "%s hears of omen5 at %s.", "Mara")
+			if res := r.reflect("cA", true); res.Outcome != memory.Written {
+				t.Fatalf("%+v", res)
+			}
+			bs, err := r.st.Beliefs(ctx, rigSpace, "Mara")
+			must(t, err)
+			if len(bs) != n {
+				t.Fatalf("%d beliefs, want %d", len(bs), n)
+			}
+			doubted, grown := 0, 0
+			for _, bl := range bs {
+				links := map[string]reflect.Stance{}
+				for _, e := range bl.Evidence {
+					links[e.Perception] = e.Stance
+				}
+				for _, p := range old {
+					if links[p.ID] != reflect.Supports {
+						t.Errorf("belief %q lost its link to %s: %v", bl.Text, p.ID, bl.Evidence)
+					}
+				}
+				switch extra := len(bl.Evidence) - len(old); {
+				case extra == 1 && bl.Evidence[len(bl.Evidence)-1].Stance == reflect.Contradicts:
+					doubted++
+				case extra == 2:
+					grown++
+				case extra != 0:
+					t.Errorf("belief %q has %d links: %v", bl.Text, len(bl.Evidence), bl.Evidence)
+				}
+			}
+			if r.chks == 0 || doubted != r.chks || grown != 1 {
+				t.Errorf("%d checks, %d beliefs doubted, %d strengthened; want one doubted a check and one strengthened", r.chks, doubted, grown)
+			}
+		})
+	}
+}
+
+// BenchmarkReflectManyBeliefs: one reflection round of a character with
+// 115 beliefs of 100 links each and 500 perceptions before, as troupe
+// bench's character has after 2,000 turns; two new perceptions a round.
+// The fake scribe answers at once: this is the round's own reads, writes
+// and work (go test -run '^$' -bench ReflectManyBeliefs -benchmem ./memory/).
+func BenchmarkReflectManyBeliefs(b *testing.B) {
+	be := testenv.Backends(b)[0]
+	r := newReflectRig(b, be, reflect.DefaultTriggerConfig())
+	db := r.st.DB()
+	r.said("cA", 500, "the quay", "%s sees the tide turn at %s.", "Mara")
+	var old []models.Perception
+	must(b, db.Where("character_name = ?", "Mara").Order("seq").Find(&old).Error)
+	must(b, db.Model(&models.Perception{}).Where("character_name = ?", "Mara").Update("reflected", true).Error)
+	for i := range 115 {
+		id := models.NewID()
+		must(b, db.Create(&models.Belief{ID: id, SpaceID: rigSpace, Character: "Mara", Text: fmt.Sprintf("Mara fears omen%d at the quay.", i),
+			Confidence: int(reflect.Likely), FormedSeq: 500, ChangedSeq: 500, CreatedAt: time.Now(), UpdatedAt: time.Now()}).Error)
+		ev := make([]models.BeliefEvidence, 0, 100)
+		for j := range 100 {
+			p := old[(i*7+j*5)%len(old)]
+			ev = append(ev, models.BeliefEvidence{BeliefID: id, PerceptionID: p.ID, Stance: string(reflect.Supports), Seq: p.Seq, ChatID: "cA"})
+		}
+		must(b, db.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(ev, 100).Error)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	var cpu time.Duration
+	for i := range b.N {
+		b.StopTimer()
+		r.said("cA", 1, "the quay", fmt.Sprintf("%%s sees omen%d in the fog at %%s.", i%115), "Mara")
+		r.said("cA", 1, "the quay", fmt.Sprintf("%%s hears of omen%d at %%s.", (i+50)%115), "Mara")
+		b.StartTimer()
+		before := processCPU(b)
+		if res := r.reflect("cA", true); res.Outcome != memory.Written {
+			b.Fatalf("%+v", res)
+		}
+		cpu += processCPU(b) - before
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }

@@ -137,12 +137,17 @@ func (s *Store) ReflectionCandidates(ctx context.Context, spaceID string) ([]Ref
 }
 
 // ReflectionRound is what one character's reflection starts from: its new
-// perceptions in turn order and its beliefs with their evidence.
+// perceptions in turn order and its beliefs.
 type ReflectionRound struct {
 	// New are the character's oldest perceptions no reflection has seen
 	// yet, at most the limit LoadReflection was given.
-	New     []reflect.Perception `json:"new"`
-	Beliefs []reflect.Belief     `json:"beliefs"`
+	New []reflect.Perception `json:"new"`
+	// Beliefs are all the character's beliefs without their evidence
+	// (Evidence nil): a round checks a few and shows at most
+	// reflect.DefaultPromptBeliefs, and reads the evidence of those alone
+	// with BeliefEvidence. Reading every belief's links (12,000 rows for
+	// 115 beliefs in troupe bench) was most of the round's reads.
+	Beliefs []reflect.Belief `json:"beliefs"`
 	// Known are the character's most recent perceptions, new or not (at
 	// most MaxKnownPerceptions): they only tell which words are rare.
 	Known []reflect.Perception `json:"known"`
@@ -190,14 +195,31 @@ func (s *Store) LoadReflection(ctx context.Context, spaceID, character string, l
 	for _, p := range known {
 		r.Known = append(r.Known, reflect.Perception{ID: p.ID, Text: p.Text, About: lines(p.About)})
 	}
-	views, err := loadBeliefs(db, "space_id = ? AND character_name = ?", spaceID, character)
+	beliefs, err := beliefRows(db, "space_id = ? AND character_name = ?", spaceID, character)
 	if err != nil {
 		return ReflectionRound{}, err
 	}
-	for _, v := range views {
-		r.Beliefs = append(r.Beliefs, v.Belief)
+	for _, b := range beliefs {
+		r.Beliefs = append(r.Beliefs, beliefOf(b, nil))
 	}
 	return r, nil
+}
+
+// BeliefEvidence reads the evidence of the given beliefs, with the
+// contradictions their checks recorded, as Beliefs gives it: every id
+// asked for is in the map, with nil for a belief without links.
+func (s *Store) BeliefEvidence(ctx context.Context, ids []string) (map[string][]reflect.Evidence, error) {
+	out := make(map[string][]reflect.Evidence, len(ids))
+	for part := range slices.Chunk(ids, 500) {
+		ev, err := beliefEvidence(s.db.WithContext(ctx), part)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range part {
+			out[id] = ev[id]
+		}
+	}
+	return out, nil
 }
 
 // BeliefView is a belief with its character.
@@ -218,17 +240,42 @@ func (s *Store) Beliefs(ctx context.Context, spaceID, character string) ([]Belie
 // loadBeliefs reads the beliefs matching where, with their evidence and
 // the contradictions their checks recorded.
 func loadBeliefs(db *gorm.DB, where string, args ...any) ([]BeliefView, error) {
-	var rows []Belief
-	if err := db.Where(where, args...).Order("character_name, formed_seq, id").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("models: beliefs: %w", err)
-	}
-	if len(rows) == 0 {
-		return nil, nil
+	rows, err := beliefRows(db, where, args...)
+	if err != nil || len(rows) == 0 {
+		return nil, err
 	}
 	ids := make([]string, len(rows))
 	for i, b := range rows {
 		ids[i] = b.ID
 	}
+	byBelief, err := beliefEvidence(db, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]BeliefView, len(rows))
+	for i, b := range rows {
+		out[i] = BeliefView{Character: b.Character, Belief: beliefOf(b, byBelief[b.ID])}
+	}
+	return out, nil
+}
+
+// beliefRows reads the beliefs matching where, by character and turn.
+func beliefRows(db *gorm.DB, where string, args ...any) ([]Belief, error) {
+	var rows []Belief
+	if err := db.Where(where, args...).Order("character_name, formed_seq, id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("models: beliefs: %w", err)
+	}
+	return rows, nil
+}
+
+func beliefOf(b Belief, ev []reflect.Evidence) reflect.Belief {
+	return reflect.Belief{ID: b.ID, Text: b.Text, Confidence: reflect.Confidence(b.Confidence), About: lines(b.About),
+		FormedTurn: b.FormedSeq, ChangedTurn: b.ChangedSeq, Evidence: ev, MergedFrom: lines(b.MergedFrom)}
+}
+
+// beliefEvidence reads the evidence links of the beliefs ids, in turn
+// order, then the contradictions their checks recorded that no link says.
+func beliefEvidence(db *gorm.DB, ids []string) (map[string][]reflect.Evidence, error) {
 	var ev []BeliefEvidence
 	if err := db.Where("belief_id IN ?", ids).Order("seq, perception_id").Find(&ev).Error; err != nil {
 		return nil, fmt.Errorf("models: belief evidence: %w", err)
@@ -250,12 +297,7 @@ func loadBeliefs(db *gorm.DB, where string, args ...any) ([]BeliefView, error) {
 			byBelief[c.BeliefID] = append(byBelief[c.BeliefID], reflect.Evidence{Perception: c.PerceptionID, Stance: reflect.Contradicts})
 		}
 	}
-	out := make([]BeliefView, len(rows))
-	for i, b := range rows {
-		out[i] = BeliefView{Character: b.Character, Belief: reflect.Belief{ID: b.ID, Text: b.Text, Confidence: reflect.Confidence(b.Confidence),
-			About: lines(b.About), FormedTurn: b.FormedSeq, ChangedTurn: b.ChangedSeq, Evidence: byBelief[b.ID], MergedFrom: lines(b.MergedFrom)}}
-	}
-	return out, nil
+	return byBelief, nil
 }
 
 func lines(s string) []string {

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -66,10 +67,29 @@ func readOnlySQL(q string) bool {
 	case len(q) >= 6 && strings.EqualFold(q[:6], "select"):
 		return true
 	case len(q) >= 4 && strings.EqualFold(q[:4], "with"):
-		return !writingWord.MatchString(q)
+		if ro, ok := withReadOnly.Load(q); ok {
+			return ro.(bool)
+		}
+		ro := !writingWord.MatchString(q)
+		// The WITH statements are a few fixed texts (the branch walks),
+		// sent on every turn; the regexp over them cost more than the
+		// lookup. The count bounds the cache should a text ever vary.
+		if withCached.Load() < maxWithCached {
+			withCached.Add(1)
+			withReadOnly.Store(q, ro)
+		}
+		return ro
 	}
 	return false
 }
+
+// withReadOnly caches readOnlySQL's answer for a WITH statement's text.
+var (
+	withReadOnly sync.Map
+	withCached   atomic.Int32
+)
+
+const maxWithCached = 64
 
 // writingWord finds a statement's writing verb; the statements' own text
 // is in the query, never a message's (those are parameters).

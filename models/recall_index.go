@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -319,6 +320,7 @@ func scanJoinedHits(rows *sql.Rows) ([]recall.Hit, error) {
 		if err := rows.Scan(&term, &entries); err != nil {
 			return nil, err
 		}
+		out = slices.Grow(out, strings.Count(entries, ",")+1)
 		for e := range strings.SplitSeq(entries, ",") {
 			if len(e) < 2 {
 				continue

@@ -6,6 +6,39 @@ import (
 	"sort"
 )
 
+// CorpusOf counts what SelectChecks and PromptBeliefs count when
+// in.Corpus is nil: the new perceptions, the beliefs and the known
+// perceptions not among the new. A caller that asks both of the same
+// perceptions and of beliefs with the same texts counts them once with it
+// (reading the known perceptions' words is most of their work).
+func CorpusOf(in CheckInput) *Corpus {
+	if in.Corpus != nil {
+		return in.Corpus
+	}
+	c := NewCorpus()
+	for _, p := range in.New {
+		c.Add(p.Text, p.About)
+	}
+	for _, b := range in.Beliefs {
+		c.Add(b.Text, b.About)
+	}
+	c.addKnown(in)
+	return c
+}
+
+// addKnown counts in.Known, but for the perceptions also in in.New.
+func (c *Corpus) addKnown(in CheckInput) {
+	isNew := make(map[string]bool, len(in.New))
+	for _, p := range in.New {
+		isNew[p.ID] = true
+	}
+	for _, p := range in.Known {
+		if !isNew[p.ID] {
+			c.Add(p.Text, p.About)
+		}
+	}
+}
+
 // scored is one belief, the new perceptions related to it and how much.
 type scored struct {
 	check Check
@@ -32,19 +65,13 @@ func relate(in CheckInput, newerOnly bool) []scored {
 	c := in.Corpus
 	if c == nil {
 		c = NewCorpus()
-		isNew := map[string]bool{}
-		for i, p := range in.New {
-			isNew[p.ID] = true
+		for i := range in.New {
 			c.count(newWords[i], newAbout[i])
 		}
 		for i := range in.Beliefs {
 			c.count(beliefWords[i], beliefAbout[i])
 		}
-		for _, p := range in.Known {
-			if !isNew[p.ID] {
-				c.Add(p.Text, p.About)
-			}
-		}
+		c.addKnown(in)
 	}
 	words := rarity{df: c.Words, n: c.Docs}
 	about := rarity{df: c.Names, n: c.Docs}

@@ -1,0 +1,74 @@
+package models_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"troupe/memory/reflect"
+	"troupe/models"
+)
+
+// A reflection round reads its beliefs without their links and then the
+// links of the beliefs it checks or shows: BeliefEvidence gives each belief
+// asked for the links Beliefs gives it (a check's contradiction included),
+// nil for a belief without any, and nothing of a belief not asked for.
+func TestBeliefEvidenceOfTheBeliefsAsked(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		chat := newChat(t, st, "console:evidence")
+		lines := []string{"The gate was open.", "Tess had the key."}
+		appendRecorded(t, st, chat, lines[0], lines[1],
+			[]models.PlainEvent{{Kind: "line", Text: lines[0]}}, []models.PlainEvent{{Kind: "line", Text: lines[1]}})
+		appendRecorded(t, st, chat, "later", "ok", []models.PlainEvent{{Kind: "action", Text: "later"}}, nil)
+		recordAll(t, st, chat, "", map[int]map[string]string{0: {"Maren": lines[0]}, 1: {"Maren": lines[1]}})
+		p0, p1 := perceptionID(t, st, "Maren", lines[0]), perceptionID(t, st, "Maren", lines[1])
+		linked := reflect.Belief{ID: models.NewID(), Text: "Tess opened the gate.", Confidence: reflect.Likely, FormedTurn: 1, ChangedTurn: 1,
+			Evidence: []reflect.Evidence{{Perception: p0, Turn: 1, Stance: reflect.Supports}}}
+		other := reflect.Belief{ID: models.NewID(), Text: "The key is Tess's.", Confidence: reflect.Likely, FormedTurn: 1, ChangedTurn: 1,
+			Evidence: []reflect.Evidence{{Perception: p1, Turn: 1, Stance: reflect.Supports}}}
+		if err := st.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: "maren", SpaceID: chat.SpaceID, Character: "Maren",
+			Changes: reflect.Changes{Created: []reflect.Belief{linked, other}}}); err != nil {
+			t.Fatal(err)
+		}
+		doubted := linked
+		doubted.Confidence = reflect.Doubtful
+		doubted.Evidence = append(slices.Clone(linked.Evidence), reflect.Evidence{Perception: p1, Turn: 1, Stance: reflect.Contradicts})
+		if err := st.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: "maren", SpaceID: chat.SpaceID, Character: "Maren",
+			Doubted: []reflect.Belief{doubted}}); err != nil {
+			t.Fatal(err)
+		}
+		round, err := st.LoadReflection(ctx, chat.SpaceID, "Maren", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(round.Beliefs) != 2 {
+			t.Fatalf("round beliefs %+v", round.Beliefs)
+		}
+		for _, b := range round.Beliefs {
+			if b.Evidence != nil {
+				t.Errorf("the round read the links of %q: %v", b.Text, b.Evidence)
+			}
+		}
+		views, err := st.Beliefs(ctx, chat.SpaceID, "Maren")
+		if err != nil {
+			t.Fatal(err)
+		}
+		missing := models.NewID()
+		got, err := st.BeliefEvidence(ctx, []string{linked.ID, missing})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := got[missing]; !ok || got[missing] != nil || len(got) != 2 {
+			t.Errorf("evidence %v: want the two ids asked, nil for the one without links", got)
+		}
+		for _, v := range views {
+			if v.ID == linked.ID && !slices.Equal(got[linked.ID], v.Evidence) {
+				t.Errorf("evidence %v, Beliefs gives %v", got[linked.ID], v.Evidence)
+			}
+		}
+		if len(got[linked.ID]) != 2 || got[linked.ID][1].Stance != reflect.Contradicts {
+			t.Errorf("evidence %v: want the support and the check's contradiction", got[linked.ID])
+		}
+	})
+}
