@@ -68,6 +68,11 @@ type Config struct {
 	// mistaken perceptions (details fade anyway); off, it is asked for
 	// accurate ones only.
 	Fading bool
+	// FadingRules are memory.fading and memory.folded_fade, by which a
+	// reorganize folds perceptions to their gist.
+	FadingRules FadingRules
+	// Reorganize holds the reorganize's budgets and triggers.
+	Reorganize ReorganizeParams
 }
 
 // ConfigFrom returns the memory constants of m, with language the one
@@ -83,6 +88,9 @@ func ConfigFrom(m config.Memory, language string) Config {
 		RecapMaxChars:    m.RecapMaxChars,
 		Language:         language,
 		Fading:           m.Fading,
+		FadingRules:      FadingRules{On: m.Fading, FoldedFade: m.FoldedFade},
+		Reorganize: ReorganizeParams{HandbookMaxChars: m.HandbookMaxChars, BeliefsMax: m.BeliefsMax,
+			Batches: m.ReorganizeBatches, Tokens: m.ReorganizeTokens},
 	}
 }
 
