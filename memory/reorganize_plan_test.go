@@ -56,10 +56,10 @@ func TestPlanHandbook(t *testing.T) {
 		gone:   []string{"- The northern bridge collapsed"},
 		merged: 3, stale: 1,
 	}, {
-		name: "over budget: what the blocks hold goes first; a chat without a block keeps its entry; hand lines stay",
-		in:   memory.HandbookInput{Text: planHandbook, Hand: hand, Live: live, MaxChars: 10},
-		want: []string{"- Mara's rule: never lie (HAND)", "- Ola keeps the old brass key at the inn [chat:a] [chat:b] [chat:c]", "# Chat: North (a)", "- The mill burned on day 3."},
-		gone: []string{"- The mill burned on day 3 [chat:a]", "- The north bridge fell in winter 7 [chat:a]"},
+		name:   "over budget: what the blocks hold goes first; a chat without a block keeps its entry; hand lines stay",
+		in:     memory.HandbookInput{Text: planHandbook, Hand: hand, Live: live, MaxChars: 10},
+		want:   []string{"- Mara's rule: never lie (HAND)", "- Ola keeps the old brass key at the inn [chat:a] [chat:b] [chat:c]", "# Chat: North (a)", "- The mill burned on day 3."},
+		gone:   []string{"- The mill burned on day 3 [chat:a]", "- The north bridge fell in winter 7 [chat:a]"},
 		merged: 2, stale: 1, trimmed: 3,
 	}}
 	for _, tt := range tests {

@@ -40,7 +40,7 @@ type Faithful struct {
 	// fact told in several chats comes back once per chat, for a
 	// reorganize to merge.
 	CrossFacts bool
-	Next        func(openaitest.Request) openaitest.Answer
+	Next       func(openaitest.Request) openaitest.Answer
 
 	mu     sync.Mutex
 	counts map[string]int
