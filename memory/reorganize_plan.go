@@ -31,6 +31,8 @@ type entry struct {
 	tags    []string
 	words   []string
 	section int
+	// joined: other entries were merged into it, so it is written anew.
+	joined bool
 }
 
 // Sections of the handbook's cross-chat part, in the order budget trimming
@@ -171,7 +173,7 @@ func handbookEntries(lines []memoryLine, hand map[string]bool) []entry {
 		if len(tags) == 0 || hand[models.HandLineHash(t)] {
 			continue
 		}
-		body := strings.TrimSpace(StripTags(t))
+		body := strings.Join(strings.Fields(StripTags(t)), " ")
 		out = append(out, entry{line: i, text: body, tags: tags, words: words(body), section: section})
 	}
 	return out
@@ -292,6 +294,7 @@ func mergeEntries(es []entry, same map[string]bool, merged map[int]bool) []entry
 			}
 		}
 		e.tags = uniqueSorted(tags)
+		e.joined = len(g) > 1
 		out = append(out, e)
 	}
 	sort.Slice(out, func(i, k int) bool { return out[i].line < out[k].line })
@@ -384,7 +387,9 @@ func PlanHandbook(in HandbookInput) HandbookPlan {
 			plan.Stale++
 			continue
 		}
-		replace[e.line] = entryLine(e)
+		if e.joined {
+			replace[e.line] = entryLine(e)
+		}
 		kept = append(kept, e)
 	}
 	render := func() string {
