@@ -30,6 +30,14 @@ func (p *Pipeline) ownerMemory(ctx context.Context, lang string, cs chatState, s
 		last = rep.LastConsolidation.UTC().Format(time.RFC3339)
 	}
 	b.WriteString(p.text(lang, msgMemoryCounts, rep.Merged, rep.Owed, last))
+	b.WriteString("\n")
+	if rep.LastReorganize.IsZero() {
+		b.WriteString(p.mtext(lang, msgNeverReorganized))
+	} else {
+		c := rep.ReorganizeChange
+		b.WriteString(p.mtext(lang, msgReorganized, rep.LastReorganize.UTC().Format(time.RFC3339), c.HandbookBefore, c.HandbookAfter,
+			c.Merged, c.Stale, c.Trimmed, c.BeliefsRetired, c.BeliefsMerged, c.Folded, c.Terms+c.Vectors))
+	}
 	p.writeRecord(ctx, &b, lang, cs, true)
 	if p.opt.Recorder.Enabled && cs.chat.ID != "" {
 		bs, err := p.opt.Store.Beliefs(ctx, cs.chat.SpaceID, "")
@@ -193,6 +201,8 @@ func (p *Pipeline) jobKind(lang, kind string) string {
 		return p.mtext(lang, msgJobRecord)
 	case memory.KindReflect:
 		return p.mtext(lang, msgJobReflect)
+	case memory.KindReorganize:
+		return p.mtext(lang, msgJobReorganize)
 	}
 	return kind
 }
@@ -214,6 +224,9 @@ const (
 	msgSummaryHeading
 	msgSummaryViewHeading
 	msgSummaryShortened
+	msgReorganized
+	msgNeverReorganized
+	msgJobReorganize
 )
 
 var memoryTexts = map[string]map[memoryMsg]string{
@@ -231,6 +244,9 @@ var memoryTexts = map[string]map[memoryMsg]string{
 		msgSummaryViewHeading: "The story so far as %s saw it, condensed by the scribe (their next replies read it as [Previously]):",
 		msgSummaryShortened:   "(Shortened here. The operator sees it whole with troupe memory show and can rewrite it with troupe memory edit --summary.)",
 		msgResidentCut:        "Cut to fit a prompt: %d lines of the stored summary are left out or shortened (%d of them written by hand). The stored summary keeps them all: the operator sees it whole with troupe memory show.",
+		msgReorganized:        "Last reorganize: %s — handbook %d → %d characters (%d entries merged, %d no live chat supported, %d dropped for the budget); beliefs: %d retired, %d merged; %d perceptions folded to their gist; %d orphaned index entries dropped.",
+		msgNeverReorganized:   "Last reorganize: never.",
+		msgJobReorganize:      "reorganize",
 	},
 	"zh": {
 		msgMemoryAskPrivately: "角色的记忆只给提问的人本人看，这里没法只让你一个人看到：请在与机器人的私聊里发送 /memory。",
@@ -246,6 +262,9 @@ var memoryTexts = map[string]map[memoryMsg]string{
 		msgSummaryViewHeading: "%s 眼中的前情至此，由记录员浓缩（其下一次回复会把它当作【前情提要】读到）：",
 		msgSummaryShortened:   "（此处有删节。运维可用 troupe memory show 查看全文，并可用 troupe memory edit --summary 改写。）",
 		msgResidentCut:        "为放进提示已裁剪：存档的摘要有 %d 行没有放入或被截短（其中人工写的 %d 行）。存档本身一行不少，运维可用 troupe memory show 查看全文。",
+		msgReorganized:        "上次整理：%s——记忆文件 %d → %d 字（合并 %d 条，无在世对局支持而删去 %d 条，超出预算删去 %d 条）；信念：退役 %d 条，合并 %d 条；%d 条感知淡化为梗概；清除孤立索引 %d 条。",
+		msgNeverReorganized:   "上次整理：从未。",
+		msgJobReorganize:      "整理",
 	},
 }
 

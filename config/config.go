@@ -73,6 +73,21 @@ type Memory struct {
 	// FoldedFade scales how long a perception folded into a belief is
 	// kept (0.5: half as long; 1: no change).
 	FoldedFade float64 `yaml:"folded_fade"`
+	// HandbookMaxChars bounds a handbook's cross-chat part (what every
+	// consolidation sends the scribe); a reorganize brings it back under.
+	HandbookMaxChars int `yaml:"handbook_max_chars"`
+	// BeliefsMax bounds a character's beliefs in a space.
+	BeliefsMax int `yaml:"beliefs_max"`
+	// ReorganizeBatches and ReorganizeTokens: a card's memory in a space
+	// is reorganized after this many memory writes, or this many tokens
+	// written, since the last time (seed 001: 5 and 40,000).
+	ReorganizeBatches int `yaml:"reorganize_batches"`
+	ReorganizeTokens  int `yaml:"reorganize_tokens"`
+	// ReorganizeAt is the time of day ("03:00") of the nightly
+	// reorganize, in Timezone (an IANA name; "" is UTC); "" turns the
+	// nightly one off.
+	ReorganizeAt string `yaml:"reorganize_at"`
+	Timezone     string `yaml:"timezone"`
 }
 
 // Recorder configures the side-model pass that turns plain events into
@@ -340,6 +355,11 @@ func Default() Config {
 			BatchTokens:       16000,
 			Fading:            true,
 			FoldedFade:        0.5,
+			HandbookMaxChars:  6000,
+			BeliefsMax:        120,
+			ReorganizeBatches: 5,
+			ReorganizeTokens:  40000,
+			ReorganizeAt:      "03:00",
 		},
 		Cards:    Cards{Dir: "cards"},
 		Lore:     Lore{BudgetPercent: 25, BudgetTokens: 4096},

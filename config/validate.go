@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Error is an invalid configuration value: the key and what is wrong.
@@ -85,6 +86,12 @@ func (c Config) problems() []*Error {
 		{"memory.recap_max_chars", c.Memory.RecapMaxChars < 1000, "must be at least 1000"},
 		{"memory.batch_tokens", c.Memory.BatchTokens < 500, "must be at least 500"},
 		{"memory.folded_fade", !(c.Memory.FoldedFade > 0 && c.Memory.FoldedFade <= 1), "must be above 0 and at most 1"},
+		{"memory.handbook_max_chars", c.Memory.HandbookMaxChars < 0, "must be 0 (no budget) or more"},
+		{"memory.beliefs_max", c.Memory.BeliefsMax < 0, "must be 0 (no budget) or more"},
+		{"memory.reorganize_batches", c.Memory.ReorganizeBatches < 1, "must be at least 1"},
+		{"memory.reorganize_tokens", c.Memory.ReorganizeTokens < 1, "must be at least 1"},
+		{"memory.reorganize_at", c.Memory.ReorganizeAt != "" && !validClock(c.Memory.ReorganizeAt), "must be a time of day HH:MM, or empty (no nightly reorganize)"},
+		{"memory.timezone", !validZone(c.Memory.Timezone), "must be an IANA time zone such as Europe/Berlin, or empty (UTC)"},
 		{"recall.candidates", c.Recall.Candidates < 1 || c.Recall.Candidates > 1000, "must be 1 to 1000"},
 		{"recall.max_items", c.Recall.MaxItems < 1 || c.Recall.MaxItems > c.Recall.Candidates, "must be at least 1 and at most recall.candidates"},
 		{"recall.max_chars", c.Recall.MaxChars < 100, "must be at least 100"},
@@ -205,4 +212,14 @@ func oneOf(s string, options ...string) bool {
 		}
 	}
 	return false
+}
+
+func validClock(s string) bool {
+	_, err := time.Parse("15:04", s)
+	return err == nil
+}
+
+func validZone(s string) bool {
+	_, err := time.LoadLocation(s)
+	return err == nil
 }

@@ -24,6 +24,7 @@ const (
 	TypeRecord      = typePrefix + memory.KindRecord
 	TypeReflect     = typePrefix + memory.KindReflect
 	TypeEmbed       = typePrefix + memory.KindEmbed
+	TypeReorganize  = typePrefix + memory.KindReorganize
 )
 
 const typePrefix = "memory:"
@@ -301,6 +302,12 @@ func (q *Queue) Consolidate(ctx context.Context, cardID, spaceID string) error {
 // next try, not at every recap.
 func (q *Queue) consolidate(ctx context.Context, cardID, spaceID string) error {
 	return q.enqueue(ctx, TypeConsolidate, cardID+"|"+spaceID, QueueDefault, false, SpacePayload{CardID: cardID, SpaceID: spaceID})
+}
+
+// Reorganize enqueues the reorganize of a card's memory in a space, owed
+// after enough writes or at night; a failing one keeps its backoff.
+func (q *Queue) Reorganize(ctx context.Context, cardID, spaceID string) error {
+	return q.enqueue(ctx, TypeReorganize, cardID+"|"+spaceID, QueueDefault, false, SpacePayload{CardID: cardID, SpaceID: spaceID})
 }
 
 // dropDead deletes the archived and completed tasks of troupe's queues: a

@@ -33,6 +33,12 @@ type Reflector interface {
 	ReflectionOwed(ctx context.Context, chat models.Chat) (bool, error)
 }
 
+// Reorganizer is the optional part of Memory that reorganizes a card's
+// memory in a space (seed 001).
+type Reorganizer interface {
+	Reorganize(ctx context.Context, cardID, spaceID string) (memory.Result, error)
+}
+
 // Embedder is the optional part of Memory that writes item vectors for
 // recall (recall.embeddings).
 type Embedder interface {
@@ -73,6 +79,12 @@ type WorkerOptions struct {
 	// running jobs finish before it cancels them (default 20s). A
 	// cancelled job stays owed: the sweeper finds it again.
 	ShutdownTimeout time.Duration
+	// ReorganizeBatches and ReorganizeTokens: a card's memory in a space
+	// owes a reorganize after this many writes, or tokens written, since
+	// the last one (0: never for that reason). ReorganizeNight returns
+	// the latest nightly reorganize time at or before now (zero: none).
+	ReorganizeBatches, ReorganizeTokens int
+	ReorganizeNight                     func(now time.Time) time.Time
 }
 
 // Observer is told the outcome of each memory job: kind is "compact",
@@ -153,6 +165,7 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 	w.mux.HandleFunc(TypeRecord, w.handleRecord)
 	w.mux.HandleFunc(TypeReflect, w.handleReflect)
 	w.mux.HandleFunc(TypeEmbed, w.handleEmbed)
+	w.mux.HandleFunc(TypeReorganize, w.handleReorganize)
 	return w
 }
 
@@ -419,6 +432,11 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 		}
 		n++
 	}
+	m, err := w.sweepReorganize(ctx)
+	n += m
+	if err != nil {
+		return n, err
+	}
 	// Index terms a crash or an error left owed are written here: the
 	// chat's next record install would, but it may never come.
 	if chats, err := w.store.IndexOwed(ctx); err != nil {
@@ -591,6 +609,13 @@ func (w *Worker) handleConsolidate(ctx context.Context, t *asynq.Task) error {
 		return fmt.Errorf("jobs: bad consolidate payload: %w", asynq.SkipRetry)
 	}
 	res, err := w.mem.Consolidate(ctx, p.CardID, p.SpaceID)
+	if err == nil && res.Outcome == memory.Written {
+		// The write may make a reorganize due; a failed enqueue waits for
+		// the sweeper.
+		if qerr := w.reorganizeIfDue(ctx, p.CardID, p.SpaceID); qerr != nil {
+			w.log.Warn("enqueue reorganize", "card_id", p.CardID, "space_id", p.SpaceID, "err", qerr)
+		}
+	}
 	return w.outcome(ctx, TypeConsolidate, p.CardID+"|"+p.SpaceID, res, err)
 }
 

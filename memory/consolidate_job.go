@@ -149,7 +149,8 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 		changed = changed[:k]
 	}
 	err = s.store.InstallConsolidation(ctx, models.Consolidation{CardID: cardID, SpaceID: spaceID, Version: state.Version(),
-		Handbook: BuildHandbook(lang, blocks, cross), Resident: resident, Merged: merged, Deleted: deletedIDs})
+		Handbook: BuildHandbook(lang, blocks, cross), Resident: resident, Merged: merged, Deleted: deletedIDs,
+		Tokens: EstimateTokens(cross) + EstimateTokens(resident)})
 	if err != nil {
 		return Result{}, false, err
 	}

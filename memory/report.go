@@ -25,6 +25,10 @@ type Report struct {
 	Owed int
 	// LastConsolidation is when the handbook was last written.
 	LastConsolidation time.Time
+	// LastReorganize is when a reorganize last ran (zero: never), and
+	// ReorganizeChange what it changed.
+	LastReorganize   time.Time
+	ReorganizeChange models.ReorganizeChange
 	// Failures is the memory work of this card and space whose last run
 	// failed, newest first: it stays owed and is tried again.
 	Failures []JobFailure
@@ -52,6 +56,15 @@ func (s *Service) Report(ctx context.Context, cardID, spaceID string) (Report, e
 		return r, err
 	}
 	r.LastConsolidation, _ = s.store.HandbookTime(ctx, cardID, spaceID)
+	if rs, ok := s.store.(ReorganizeStore); ok {
+		st, err := rs.Reorganize(ctx, cardID, spaceID)
+		if err != nil {
+			return r, err
+		}
+		if c, ok := st.Change(); ok {
+			r.LastReorganize, r.ReorganizeChange = *st.LastRunAt, c
+		}
+	}
 	return r, nil
 }
 

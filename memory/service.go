@@ -78,6 +78,11 @@ type Config struct {
 	// events, recaps) one side-model call carries; 0 takes
 	// DefaultBatchTokens.
 	BatchTokens int
+	// FadingRules are memory.fading and memory.folded_fade, by which a
+	// reorganize folds perceptions to their gist.
+	FadingRules FadingRules
+	// Reorganize holds the reorganize's budgets and triggers.
+	Reorganize ReorganizeParams
 }
 
 // ConfigFrom returns the memory constants of m, with language the one
@@ -94,6 +99,9 @@ func ConfigFrom(m config.Memory, language string) Config {
 		Language:         language,
 		Fading:           m.Fading,
 		BatchTokens:      m.BatchTokens,
+		FadingRules:      FadingRules{On: m.Fading, FoldedFade: m.FoldedFade},
+		Reorganize: ReorganizeParams{HandbookMaxChars: m.HandbookMaxChars, BeliefsMax: m.BeliefsMax,
+			Batches: m.ReorganizeBatches, Tokens: m.ReorganizeTokens},
 	}
 }
 

@@ -204,6 +204,9 @@ type Consolidation struct {
 	Merged map[string]string `json:"merged"`
 	// Deleted lists chats whose deletion the result carries out.
 	Deleted []string `json:"deleted"`
+	// Tokens estimates what the scribe wrote, which counts toward the
+	// next reorganize (ReorganizeState).
+	Tokens int `json:"tokens"`
 }
 
 // InstallConsolidation installs a handbook and resident with the history of
@@ -239,7 +242,7 @@ func (s *Store) InstallConsolidation(ctx context.Context, c Consolidation) error
 				return err
 			}
 		}
-		return nil
+		return noteWrite(tx, MemoryKey{c.CardID, c.SpaceID}, c.Tokens, now)
 	})
 	if err != nil && !errors.Is(err, ErrStale) {
 		return fmt.Errorf("models: install consolidation for %s/%s: %w", c.CardID, c.SpaceID, err)

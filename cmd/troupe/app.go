@@ -255,6 +255,10 @@ func (a *app) workerWith(shutdown time.Duration) *jobs.Worker {
 		RecordBatch:     a.cfg.Recorder.Batch,
 		Reflect:         a.cfg.Recorder.Enabled,
 		Embed:           a.cfg.Recorder.Enabled && a.cfg.Recall.Embeddings.On(),
+
+		ReorganizeBatches: a.cfg.Memory.ReorganizeBatches,
+		ReorganizeTokens:  a.cfg.Memory.ReorganizeTokens,
+		ReorganizeNight:   a.cfg.Memory.LastReorganizeTime,
 	}, a.log)
 }
 

@@ -24,7 +24,7 @@ func (c *cli) memoryCmd() *cobra.Command {
 		Use:   "memory",
 		Short: "Inspect and edit what characters remember across chats",
 	}
-	cmd.AddCommand(c.memoryShowCmd(), c.memoryForgetCmd(), c.memoryEditCmd(), c.memoryDeleteRecapCmd(), c.memoryBeliefCmd(), c.memoryWhyCmd())
+	cmd.AddCommand(c.memoryShowCmd(), c.memoryForgetCmd(), c.memoryEditCmd(), c.memoryDeleteRecapCmd(), c.memoryBeliefCmd(), c.memoryWhyCmd(), c.memoryReorganizeCmd())
 	return cmd
 }
 

@@ -34,7 +34,13 @@ type Faithful struct {
 	// the ledger snapshot they were given, as facts: a scribe that trusts
 	// its helper, so a ledger that reaches the wrong view shows.
 	LedgerFacts bool
-	Next        func(openaitest.Request) openaitest.Answer
+	// CrossFacts makes its consolidations also carry each changed recap's
+	// newest established facts into the handbook's cross-chat part, tagged by
+	// chat, as a scribe that copies rather than merges would: the same
+	// fact told in several chats comes back once per chat, for a
+	// reorganize to merge.
+	CrossFacts bool
+	Next       func(openaitest.Request) openaitest.Answer
 
 	mu     sync.Mutex
 	counts map[string]int
@@ -95,6 +101,9 @@ func (f *Faithful) Respond(req openaitest.Request) openaitest.Answer {
 	case IsBeliefCheck(req):
 		f.count("check")
 		return openaitest.Answer{Text: compatible}
+	case IsReorganize(req):
+		f.count("reorganize")
+		return openaitest.Answer{Text: Reorganize(req)}
 	}
 	kind := Kind(req)
 	if kind == "" && len(req.Messages) > 1 {
@@ -255,6 +264,9 @@ func (f *Faithful) consolidate(req openaitest.Request) string {
 	if isZH(req) {
 		lang = "zh"
 	}
+	if f.CrossFacts {
+		text = crossFacts(req, text, lang)
+	}
 	size := utf8.RuneCountInString(memory.StripTags(text[strings.Index(text, memory.Markers[lang][1]):]))
 	var add strings.Builder
 	for _, m := range recapInPrompt.FindAllStringSubmatch(req.Messages[1].Content, -1) {
@@ -272,6 +284,36 @@ func (f *Faithful) consolidate(req openaitest.Request) string {
 		}
 	}
 	return text + add.String()
+}
+
+// crossNewest is how many of a recap's last facts CrossFacts copies.
+const crossNewest = 2
+
+// crossFacts adds each recap's newest established facts, tagged by its chat, to
+// the handbook part of a consolidation answer, once each.
+func crossFacts(req openaitest.Request, answer, lang string) string {
+	mk := memory.Markers[lang]
+	i := strings.Index(answer, mk[1])
+	hb, rest := answer[:i], answer[i:]
+	have := map[string]bool{}
+	for _, l := range strings.Split(hb, "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var add strings.Builder
+	add.WriteString("\n" + memory.CrossHeadings[lang][1])
+	for _, m := range recapInPrompt.FindAllStringSubmatch(req.Messages[1].Content, -1) {
+		facts := section(m[2], memory.RecapHeadings[lang][2])
+		// What the recap adds is at its end: the scribe copies that.
+		for _, fact := range facts[max(0, len(facts)-crossNewest):] {
+			line := strings.ReplaceAll(fact, "[", "(") + " [chat:" + m[1] + "]"
+			if fact == "- none" || have[line] {
+				continue
+			}
+			have[line] = true
+			add.WriteString("\n" + line)
+		}
+	}
+	return strings.TrimRight(hb, "\n") + add.String() + "\n" + rest
 }
 
 // ledgerLine is a ledger snapshot on a line of its own, as the summary
