@@ -298,9 +298,8 @@ type Purge func(handbook, resident string) (string, string)
 // so none lands during or after it: its messages, summaries, every cast
 // card's recap, memory chunks, ledger and job records, keeping a
 // tombstone; for each of those cards, the reasons recorded for its jobs in
-// the space are cleared, as they may quote the chat's text, the chat's
-// manifest entry goes and every merge mark is cleared so the next
-// consolidation rebuilds from the remaining recaps (the hard path), and
+// the space are cleared, as they may quote the chat's text, the manifest
+// keeps the merged hash so the next consolidation sees the deletion, and
 // purge rewrites the handbook and resident at once (the old versions are deleted
 // too, not kept in history, so no text of the chat remains). On SQLite the
 // deleted text is overwritten (secure_delete) and the WAL checkpointed and
@@ -386,18 +385,20 @@ func chatCards(tx *gorm.DB, chat Chat) ([]string, error) {
 
 // forgetChatOfCard removes, inside ForgetChat's transaction, what a card's
 // memory in a space keeps of a forgotten chat: the reasons of its jobs
-// (they may quote the chat), its manifest entry, and with purge what its
-// handbook, resident and their history say of the chat. Every merge mark
-// of the card and space is cleared (the hard path): the next consolidation
-// rebuilds the handbook and resident from the remaining recaps.
+// (they may quote the chat), its manifest entry but for the merged hash
+// the next consolidation needs to see the deletion, and with purge what
+// its handbook, resident and their history say of the chat.
 func forgetChatOfCard(tx *gorm.DB, chatID string, key MemoryKey, purge Purge, now time.Time) error {
 	if err := clearJobReasons(tx, key); err != nil {
 		return err
 	}
-	if err := tx.Where("card_id = ? AND space_id = ? AND chat_id = ?", key.CardID, key.SpaceID, chatID).Delete(&ManifestEntry{}).Error; err != nil {
+	// The manifest keeps only ids and hashes: enough to see the deletion.
+	q := tx.Where("card_id = ? AND space_id = ? AND chat_id = ?", key.CardID, key.SpaceID, chatID)
+	if err := q.Session(&gorm.Session{}).Where("merged_hash = ''").Delete(&ManifestEntry{}).Error; err != nil {
 		return err
 	}
-	if err := clearMerged(tx, key.CardID, key.SpaceID, now); err != nil {
+	if err := tx.Model(&ManifestEntry{}).Where("card_id = ? AND space_id = ? AND chat_id = ?", key.CardID, key.SpaceID, chatID).
+		Updates(map[string]any{"recap_hash": "", "chat_name": "", "updated_at": now}).Error; err != nil {
 		return err
 	}
 	if purge == nil {
