@@ -392,6 +392,13 @@ func forgetChatOfCard(tx *gorm.DB, chatID string, key MemoryKey, purge Purge, no
 	if err := clearJobReasons(tx, key); err != nil {
 		return err
 	}
+	// The pairs a reorganize judged different are hashes of handbook
+	// wording, some of it the forgotten chat's: they go with it (the next
+	// reorganize may ask about a pair again, which costs little).
+	if err := tx.Model(&ReorganizeState{}).Where("card_id = ? AND space_id = ? AND judged <> ''", key.CardID, key.SpaceID).
+		Update("judged", "").Error; err != nil {
+		return err
+	}
 	// The manifest keeps only ids and hashes: enough to see the deletion.
 	q := tx.Where("card_id = ? AND space_id = ? AND chat_id = ?", key.CardID, key.SpaceID, chatID)
 	if err := q.Session(&gorm.Session{}).Where("merged_hash = ''").Delete(&ManifestEntry{}).Error; err != nil {

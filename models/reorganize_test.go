@@ -63,3 +63,30 @@ func TestReorganizeDue(t *testing.T) {
 		}
 	})
 }
+
+// TestForgetClearsJudgedPairs: the pairs a reorganize judged different
+// are hashes of handbook wording, the forgotten chat's among them; /forget
+// leaves none of them behind.
+func TestForgetClearsJudgedPairs(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		chat := newChat(t, st, "console:reorg-forget")
+		cur, err := st.LoadMemory(ctx, chat.CardID, chat.SpaceID)
+		must(t, err)
+		_, err = st.InstallReorganize(ctx, models.ReorganizeInstall{CardID: chat.CardID, SpaceID: chat.SpaceID, Character: "Ada",
+			Version: cur.Version(), Handbook: cur.Handbook, Judged: "pair-one\npair-two"})
+		must(t, err)
+		rs, err := st.Reorganize(ctx, chat.CardID, chat.SpaceID)
+		must(t, err)
+		if rs.Judged == "" {
+			t.Fatal("the installed reorganize kept no judged pairs; the test sees nothing")
+		}
+		_, err = st.ForgetChat(ctx, chat.ID, purgeChat(chat.ID))
+		must(t, err)
+		rs, err = st.Reorganize(ctx, chat.CardID, chat.SpaceID)
+		must(t, err)
+		if rs.Judged != "" {
+			t.Errorf("judged pairs after /forget = %q, want none", rs.Judged)
+		}
+	})
+}
