@@ -10,8 +10,8 @@ import (
 
 	"troupe/cards"
 	"troupe/memory"
-	"troupe/memory/record"
 	"troupe/models"
+	"troupe/record"
 )
 
 // defaultMaxCast is scene.max_cast when Options leave it unset.

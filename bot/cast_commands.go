@@ -11,6 +11,7 @@ import (
 	"troupe/cards"
 	"troupe/memory"
 	"troupe/models"
+	"troupe/text"
 )
 
 // castMsg names a text of scenes and their commands.
@@ -186,7 +187,7 @@ func (p *Pipeline) cmdWhisper(ctx context.Context, in Inbound, args string, sink
 			return p.internal(ctx, sink, "whisper", err)
 		}
 		lang := p.language(cs.card)
-		m, text, ok := splitWhisper(strings.TrimSpace(args), cs.routeCast())
+		m, line, ok := splitWhisper(strings.TrimSpace(args), cs.routeCast())
 		if !ok {
 			return sink.Notice(ctx, p.stext(lang, msgWhisperUsage))
 		}
@@ -194,8 +195,8 @@ func (p *Pipeline) cmdWhisper(ctx context.Context, in Inbound, args string, sink
 			return sink.Notice(ctx, p.stext(lang, msgCastAway, m.Name))
 		}
 		pair := []string{cs.user, m.Name}
-		msg := &models.Message{Role: memory.RoleUser, AuthorID: models.FitID(in.AuthorID, models.IDSize), AuthorName: models.FitName(storable(in.AuthorName), models.NameSize),
-			Content: storable(text), WhisperTo: m.Name}
+		msg := &models.Message{Role: memory.RoleUser, AuthorID: text.FitID(in.AuthorID, models.IDSize), AuthorName: models.FitName(storable(in.AuthorName), models.NameSize),
+			Content: storable(line), WhisperTo: m.Name}
 		rec := p.turnRecord(cs, []*models.Message{msg}, true, in.AuthorID)
 		rec.Present, rec.Whisper = pair, pair
 		if err := p.opt.Store.AppendTurn(ctx, cs.chat.ID, cs.chat.HeadID, cs.chat.HeadID, []*models.Message{msg}, rec); err != nil {

@@ -12,6 +12,7 @@ import (
 	"troupe/cards"
 	"troupe/memory"
 	"troupe/models"
+	"troupe/text"
 )
 
 // Command is a slash command with its argument text.
@@ -265,7 +266,7 @@ func (p *Pipeline) whisperAt(ctx context.Context, head models.Message) (w models
 // the channel.
 func (p *Pipeline) regenWhisper(ctx context.Context, cs chatState, in Inbound, w models.Message, rp replyPlan, sink Sink) error {
 	lang := p.language(cs.card)
-	if w.AuthorID == "" || w.AuthorID != models.FitID(in.AuthorID, models.IDSize) {
+	if w.AuthorID == "" || w.AuthorID != text.FitID(in.AuthorID, models.IDSize) {
 		return refuse(ctx, sink, p.stext(lang, msgWhisperNotYours, w.WhisperTo))
 	}
 	ws, private := sink.(Whispering)

@@ -6,6 +6,7 @@ import (
 
 	"troupe/cards"
 	"troupe/models"
+	"troupe/text"
 )
 
 // Engine is what a platform adapter needs from troupe. Adapters depend on
@@ -50,7 +51,7 @@ func (p *Pipeline) SaveAdapterState(ctx context.Context, key, value string) erro
 
 // StableID fits a platform id into the store's id columns: a short id is
 // kept, a long one replaced by a stable stand-in, the same on every run.
-func StableID(id string) string { return models.FitID(id, models.IDSize) }
+func StableID(id string) string { return text.FitID(id, models.IDSize) }
 
 // FitName fits a display name into the store's name columns.
 func FitName(name string) string { return models.FitName(name, models.NameSize) }

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"troupe/memory"
-	"troupe/memory/recall"
 	"troupe/models"
+	"troupe/recall"
 )
 
 // pendingRecall is a turn's recall search, started before the rest of its

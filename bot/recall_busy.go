@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"troupe/memory/recall"
+	"troupe/recall"
 )
 
 // How a turn's recall went (TurnStats.Recall). While turns wait for a

@@ -10,8 +10,8 @@ import (
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
-	"troupe/memory/recall"
 	"troupe/models/testenv"
+	"troupe/recall"
 )
 
 // Each chat keeps its own story clock, and a new chat may start again at

@@ -9,8 +9,8 @@ import (
 
 	"troupe/cards"
 	"troupe/memory"
-	"troupe/memory/record"
 	"troupe/models"
+	"troupe/record"
 )
 
 // RecordJobs is the optional part of Jobs that owes a chat's recorder run.

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"troupe/belief"
 	"troupe/bot"
 	"troupe/config"
 	"troupe/llm"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
-	"troupe/memory/reflect"
 	"troupe/models/testenv"
 )
 
@@ -74,7 +74,7 @@ func BenchmarkSideTraffic(b *testing.B) {
 		dc := config.Default()
 		mc := memory.ConfigFrom(dc.Memory, "en")
 		rf := dc.Reflection
-		mc.Reflect = memory.ReflectConfig{Trigger: reflect.TriggerConfig{Auto: rf.Auto, EveryTurns: rf.EveryTurns, MinTurns: rf.MinTurns,
+		mc.Reflect = memory.ReflectConfig{Trigger: belief.TriggerConfig{Auto: rf.Auto, EveryTurns: rf.EveryTurns, MinTurns: rf.MinTurns,
 			PerRun: rf.PerRun, MinNew: rf.MinNew}, MaxChecks: rf.MaxChecks, PivotalImportance: rf.PivotalImportance}
 		client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 		mem := memory.NewService(r.st, llm.Scribe{C: client, JSON: true}, mc, slog.New(slog.DiscardHandler))

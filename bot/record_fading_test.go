@@ -12,8 +12,8 @@ import (
 	"troupe/llm"
 	"troupe/memory"
 	"troupe/memory/memorytest"
-	"troupe/memory/record"
 	"troupe/models/testenv"
+	"troupe/record"
 )
 
 // memory.fading reaches the recorder: with fading on (the default) its

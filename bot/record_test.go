@@ -17,9 +17,9 @@ import (
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
-	"troupe/memory/recall"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/recall"
 )
 
 // recordJobs runs what a turn leaves owed at once: the recorder when a

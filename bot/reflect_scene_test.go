@@ -8,10 +8,10 @@ import (
 	"sync"
 	"testing"
 
+	"troupe/belief"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
-	"troupe/memory/reflect"
 	"troupe/models"
 )
 
@@ -19,7 +19,7 @@ import (
 // least ten turns apart (the fake recorder moves the story a day a batch,
 // a scene change), both members each run.
 var sceneReflection = memory.ReflectConfig{
-	Trigger:   reflect.TriggerConfig{Auto: true, EveryTurns: 12, MinTurns: 10, PerRun: 2, MinNew: 3},
+	Trigger:   belief.TriggerConfig{Auto: true, EveryTurns: 12, MinTurns: 10, PerRun: 2, MinNew: 3},
 	MaxChecks: 2, PivotalImportance: 8,
 }
 
@@ -113,8 +113,8 @@ func TestReflectSceneEachCitesItsOwnPerceptions(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, want := range []string{
-				"add[0]: " + string(reflect.Corrected) + ": " + string(reflect.ReasonUnknownPerc),
-				"add[1]: " + string(reflect.Dropped) + ": " + string(reflect.ReasonNoPerception),
+				"add[0]: " + string(belief.Corrected) + ": " + string(belief.ReasonUnknownPerc),
+				"add[1]: " + string(belief.Dropped) + ": " + string(belief.ReasonNoPerception),
 			} {
 				if !strings.Contains(job.Reason, want) {
 					t.Errorf("the reflection's job record lacks %q:\n%s", want, job.Reason)

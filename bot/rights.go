@@ -5,6 +5,7 @@ import (
 
 	"troupe/memory"
 	"troupe/models"
+	"troupe/text"
 )
 
 // groupMsg names a text of the rights of group members and of the model
@@ -54,7 +55,7 @@ func (p *Pipeline) mayRegen(ctx context.Context, in Inbound, head models.Message
 	if !in.Channel.Group || in.CanManage {
 		return true, nil
 	}
-	me := models.FitID(in.AuthorID, models.IDSize)
+	me := text.FitID(in.AuthorID, models.IDSize)
 	m := head
 	for i := 0; m.Role != memory.RoleUser; i++ {
 		if m.ParentID == "" {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"troupe/models"
+	"troupe/text"
 )
 
 // Formats a card file may have, by extension.
@@ -78,5 +78,5 @@ func megabytes64(n int64) string {
 // replaced by its stable stand-in (models.FitID) when too long for an id.
 func CardIDFromPath(path string) string {
 	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-	return models.FitID(strings.ToLower(base), models.IDSize)
+	return text.FitID(strings.ToLower(base), text.IDSize)
 }

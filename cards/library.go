@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"troupe/models"
+	"troupe/text"
 )
 
 // Library is the set of cards troupe can play.
@@ -224,7 +224,7 @@ func (l *Library) Get(id string) (Card, bool) {
 // lists them).
 func (l *Library) Find(key string) (Card, bool) {
 	key = strings.TrimSpace(key)
-	if c, ok := l.cards[models.FitID(strings.ToLower(key), models.IDSize)]; ok {
+	if c, ok := l.cards[text.FitID(strings.ToLower(key), text.IDSize)]; ok {
 		return c, true
 	}
 	if named := l.Named(key); len(named) == 1 {

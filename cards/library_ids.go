@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"troupe/models"
+	"troupe/text"
 )
 
 // FileIDs gives the card files of one folder, by file name, ids unique
@@ -61,7 +61,7 @@ func FileIDs(names []string) map[string]string {
 func stemExtID(name string) string {
 	ext := filepath.Ext(name)
 	base := strings.TrimSuffix(filepath.Base(name), ext)
-	return models.FitID(strings.ToLower(base+"-"+strings.TrimPrefix(ext, ".")), models.IDSize)
+	return text.FitID(strings.ToLower(base+"-"+strings.TrimPrefix(ext, ".")), text.IDSize)
 }
 
 // hashedID is the id of a card file from its stem and the first n hex
@@ -70,8 +70,8 @@ func hashedID(name, key string, n int) string {
 	sum := sha256.Sum256([]byte(key))
 	tail := "-" + hex.EncodeToString(sum[:])[:n]
 	stem := []rune(CardIDFromPath(name))
-	if len(stem)+len(tail) > models.IDSize {
-		stem = stem[:models.IDSize-len(tail)]
+	if len(stem)+len(tail) > text.IDSize {
+		stem = stem[:text.IDSize-len(tail)]
 	}
 	return string(stem) + tail
 }

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"troupe/belief"
 	"troupe/config"
 	"troupe/jobs"
 	"troupe/llm"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
-	"troupe/memory/reflect"
 	"troupe/models"
 )
 
@@ -141,7 +141,7 @@ func TestIdleChatsRecorderRunEnqueuesItsReflection(t *testing.T) {
 			r.fake.SetResponder(memorytest.Reflecting(r.scribe))
 			client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", Timeout: 5 * time.Second, MaxRetries: -1}, nil)
 			cfg := memory.ConfigFrom(config.Default().Memory, "en")
-			cfg.Reflect = memory.ReflectConfig{Trigger: reflect.DefaultTriggerConfig()}
+			cfg.Reflect = memory.ReflectConfig{Trigger: belief.DefaultTriggerConfig()}
 			r.mem = memory.NewService(r.st, llm.Scribe{C: client}, cfg, slog.New(slog.DiscardHandler))
 			addRecordedBeats(t, r.st, r.chatID, 25)
 			wctx, cancel := context.WithCancel(ctx)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
-	"troupe/memory/record"
 	"troupe/models"
+	"troupe/record"
 )
 
 // memberLedgers gives each member of a scene its own ledger after a batch

@@ -3,8 +3,8 @@ package memory
 import (
 	"testing"
 
-	"troupe/memory/record"
 	"troupe/models"
+	"troupe/record"
 )
 
 // TestMemberLedgers: after a batch, a member that perceived all of it

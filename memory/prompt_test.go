@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"troupe/config"
-	"troupe/memory/recall"
-	"troupe/memory/record"
+	"troupe/recall"
+	"troupe/record"
 )
 
 // defaultBudget is the envelope of the shipped config.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"troupe/memory"
-	"troupe/memory/record"
+	"troupe/record"
 )
 
 // TestUserTextCarriesNoProvenance: what a player types reaches a scribe's

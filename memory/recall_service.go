@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"troupe/config"
-	"troupe/memory/recall"
 	"troupe/models"
+	"troupe/recall"
 )
 
 // RecallStore is what recall reads of the store; *models.Store satisfies

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"troupe/memory/record"
 	"troupe/models"
+	"troupe/record"
 )
 
 // JSONScribe is a scribe that can ask its endpoint for a JSON object

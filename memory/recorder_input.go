@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"troupe/memory/record"
 	"troupe/models"
+	"troupe/record"
 )
 
 // RecorderInput turns a stored batch into the recorder's input: the cast

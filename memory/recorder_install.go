@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"troupe/memory/record"
 	"troupe/models"
+	"troupe/record"
 )
 
 // defaultImportance is an event's importance when the recorder gave none.

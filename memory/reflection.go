@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"troupe/memory/reflect"
+	"troupe/belief"
 	"troupe/models"
 )
 
@@ -16,7 +16,7 @@ const KindReflect = "reflect"
 
 // ReflectConfig is the reflection.* settings.
 type ReflectConfig struct {
-	Trigger reflect.TriggerConfig
+	Trigger belief.TriggerConfig
 	// MaxChecks is reflection.max_checks: belief checks per character.
 	MaxChecks int
 	// PivotalImportance is reflection.pivotal_importance.
@@ -33,7 +33,7 @@ type ReflectStore interface {
 	SaveReflectionState(ctx context.Context, state models.ReflectionState) error
 	ReflectionCandidates(ctx context.Context, spaceID string) ([]models.ReflectionCandidate, error)
 	LoadReflection(ctx context.Context, spaceID, character string, limit int) (models.ReflectionRound, error)
-	BeliefEvidence(ctx context.Context, ids []string) (map[string][]reflect.Evidence, error)
+	BeliefEvidence(ctx context.Context, ids []string) (map[string][]belief.Evidence, error)
 	InstallReflection(ctx context.Context, r models.ReflectionInstall) error
 }
 
@@ -125,7 +125,7 @@ func reasonOf(err error) string {
 // notesReason words what the engine corrected, dropped or refused in a
 // character's answer for the job record, as the recorder's drops are
 // (shownItems): the items and rules, never the story's words.
-func notesReason(notes []reflect.Note) string {
+func notesReason(notes []belief.Note) string {
 	if len(notes) == 0 {
 		return ""
 	}
@@ -135,23 +135,23 @@ func notesReason(notes []reflect.Note) string {
 // reflectCharacter runs one character's reflection and installs it; it
 // returns how many beliefs changed and the notes on the answer's items the
 // engine corrected, dropped or refused.
-func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat models.Chat, cardID, lang, name string) (int, []reflect.Note, error) {
-	round, err := rs.LoadReflection(ctx, chat.SpaceID, name, reflect.DefaultPromptPerceptions)
+func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat models.Chat, cardID, lang, name string) (int, []belief.Note, error) {
+	round, err := rs.LoadReflection(ctx, chat.SpaceID, name, belief.DefaultPromptPerceptions)
 	if err != nil {
 		return 0, nil, err
 	}
-	shown := reflect.Batch(round.New, 0)
+	shown := belief.Batch(round.New, 0)
 	if len(shown) == 0 {
 		return 0, nil, nil
 	}
 	// The checks and the request's beliefs weigh words over the same
 	// texts (the checks change no belief's text or names): count them once.
-	corpus := reflect.CorpusOf(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Known: round.Known})
-	checks := reflect.SelectChecks(reflect.CheckInput{Beliefs: round.Beliefs, New: shown, Corpus: corpus, Max: s.cfg.Reflect.MaxChecks})
+	corpus := belief.CorpusOf(belief.CheckInput{Beliefs: round.Beliefs, New: shown, Known: round.Known})
+	checks := belief.SelectChecks(belief.CheckInput{Beliefs: round.Beliefs, New: shown, Corpus: corpus, Max: s.cfg.Reflect.MaxChecks})
 	// The round's beliefs come without their evidence: read it for the
 	// checked ones (a check's answer links to it), and below for the
 	// shown ones, whose links an install rewrites.
-	evidence := map[string][]reflect.Evidence{}
+	evidence := map[string][]belief.Evidence{}
 	checked := make([]string, len(checks))
 	for i, c := range checks {
 		checked[i] = c.Belief.ID
@@ -159,9 +159,9 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	if err := s.withEvidence(ctx, rs, round.Beliefs, checked, evidence); err != nil {
 		return 0, nil, err
 	}
-	var results []reflect.CheckResult
+	var results []belief.CheckResult
 	for _, c := range checks {
-		answer, err := s.completeJSON(ctx, fromReflect(reflect.CheckPrompt(lang, c)))
+		answer, err := s.completeJSON(ctx, fromReflect(belief.CheckPrompt(lang, c)))
 		if IsTooLong(err) {
 			// One belief and its perceptions do not fit the scribe: the
 			// check changes nothing, as one not answered by the contract.
@@ -171,25 +171,25 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 		if err != nil {
 			return 0, nil, fmt.Errorf("memory: belief check: scribe: %w", err)
 		}
-		a, err := reflect.ParseCheck(answer)
+		a, err := belief.ParseCheck(answer)
 		if err != nil {
 			// A check that is not the contract changes nothing; the
 			// reflection request still sees the belief.
 			s.log.Warn("belief check answer dropped", "character", name, "reason", err.Error())
 			continue
 		}
-		results = append(results, reflect.CheckResult{Check: c, Answer: a})
+		results = append(results, belief.CheckResult{Check: c, Answer: a})
 	}
-	beliefs, doubted := reflect.ApplyChecks(round.Beliefs, results)
+	beliefs, doubted := belief.ApplyChecks(round.Beliefs, results)
 	// The oldest new perceptions that fit one call are reflected on; the
 	// rest stay new for the next run. The run's prompt is the one askBatch
 	// built last; the evidence of the beliefs it shows is read as they are
 	// chosen (once per belief, however often the batch is sized).
-	var shownBeliefs []reflect.Belief
-	var prompt []reflect.Message
+	var shownBeliefs []belief.Belief
+	var prompt []belief.Message
 	var evErr error
 	build := func(k int) batch {
-		shownBeliefs = slices.Clone(reflect.PromptBeliefs(reflect.CheckInput{Beliefs: beliefs, New: shown[:k], Corpus: corpus}, 0))
+		shownBeliefs = slices.Clone(belief.PromptBeliefs(belief.CheckInput{Beliefs: beliefs, New: shown[:k], Corpus: corpus}, 0))
 		ids := make([]string, len(shownBeliefs))
 		for i, b := range shownBeliefs {
 			ids[i] = b.ID
@@ -204,16 +204,16 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 				shownBeliefs[i].Evidence = slices.Clone(ev)
 			}
 		}
-		prompt = reflect.Prompt(reflect.PromptInput{Language: lang, Character: name, Perceptions: shown[:k], Beliefs: shownBeliefs})
+		prompt = belief.Prompt(belief.PromptInput{Language: lang, Character: name, Perceptions: shown[:k], Beliefs: shownBeliefs})
 		var material strings.Builder
 		for _, p := range shown[:k] {
 			material.WriteString(p.Text)
 		}
 		return batch{prompt: fromReflect(prompt), material: material.String()}
 	}
-	a, k, err := askBatch(s, KindReflect, len(shown), build, func([]Message) (reflect.Answer, error) {
+	a, k, err := askBatch(s, KindReflect, len(shown), build, func([]Message) (belief.Answer, error) {
 		if evErr != nil {
-			return reflect.Answer{}, evErr
+			return belief.Answer{}, evErr
 		}
 		return s.askReflection(ctx, lang, name, prompt)
 	})
@@ -225,7 +225,7 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	for i, b := range doubted {
 		doubtedIDs[i] = b.ID
 	}
-	changes, notes := reflect.Validate(reflect.Round{Perceptions: shown, Beliefs: shownBeliefs, Doubted: doubtedIDs,
+	changes, notes := belief.Validate(belief.Round{Perceptions: shown, Beliefs: shownBeliefs, Doubted: doubtedIDs,
 		PivotalImportance: s.cfg.Reflect.PivotalImportance, NewID: models.NewID}, a)
 	for _, n := range notes {
 		s.log.Info("reflection item", "character", name, "note", n.String())
@@ -244,20 +244,20 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 
 // askReflection asks the scribe for a character's reflection: one call,
 // and one repair when the answer is not the contract.
-func (s *Service) askReflection(ctx context.Context, lang, name string, prompt []reflect.Message) (reflect.Answer, error) {
+func (s *Service) askReflection(ctx context.Context, lang, name string, prompt []belief.Message) (belief.Answer, error) {
 	answer, err := s.completeJSON(ctx, fromReflect(prompt))
 	if err != nil {
-		return reflect.Answer{}, fmt.Errorf("memory: reflect: scribe: %w", err)
+		return belief.Answer{}, fmt.Errorf("memory: reflect: scribe: %w", err)
 	}
-	a, perr := reflect.ParseAnswer(answer)
+	a, perr := belief.ParseAnswer(answer)
 	if perr != nil {
 		s.log.Warn("reflection answer rejected; asking for a repair", "character", name, "reason", perr.Error())
-		answer, err = s.completeJSON(ctx, fromReflect(reflect.RepairPrompt(lang, prompt, answer, perr)))
+		answer, err = s.completeJSON(ctx, fromReflect(belief.RepairPrompt(lang, prompt, answer, perr)))
 		if err != nil {
-			return reflect.Answer{}, fmt.Errorf("memory: reflect: scribe repair: %w", err)
+			return belief.Answer{}, fmt.Errorf("memory: reflect: scribe repair: %w", err)
 		}
-		if a, perr = reflect.ParseAnswer(answer); perr != nil {
-			return reflect.Answer{}, &RejectedError{Kind: KindReflect, Reason: perr.Error()}
+		if a, perr = belief.ParseAnswer(answer); perr != nil {
+			return belief.Answer{}, &RejectedError{Kind: KindReflect, Reason: perr.Error()}
 		}
 	}
 	return a, nil
@@ -267,7 +267,7 @@ func (s *Service) askReflection(ctx context.Context, lang, name string, prompt [
 // got yet, keeps it in read, and sets it on those beliefs of bs. A belief
 // whose evidence was read before keeps the evidence it has in bs (a check
 // may have added a contradiction to it).
-func (s *Service) withEvidence(ctx context.Context, rs ReflectStore, bs []reflect.Belief, ids []string, read map[string][]reflect.Evidence) error {
+func (s *Service) withEvidence(ctx context.Context, rs ReflectStore, bs []belief.Belief, ids []string, read map[string][]belief.Evidence) error {
 	var want []string
 	for _, id := range ids {
 		if _, ok := read[id]; !ok {
@@ -293,7 +293,7 @@ func (s *Service) withEvidence(ctx context.Context, rs ReflectStore, bs []reflec
 	return nil
 }
 
-func fromReflect(ms []reflect.Message) []Message {
+func fromReflect(ms []belief.Message) []Message {
 	out := make([]Message, len(ms))
 	for i, m := range ms {
 		out[i] = Message{Role: m.Role, Content: m.Content}
@@ -305,7 +305,7 @@ func fromReflect(ms []reflect.Message) []Message {
 type reflectionPlan struct {
 	scene    models.ChatScene
 	state    models.ReflectionState
-	decision reflect.Decision
+	decision belief.Decision
 	lang     string
 	cardOf   map[string]string
 }
@@ -331,20 +331,20 @@ func (s *Service) planReflection(ctx context.Context, rs ReflectStore, chatID st
 	}
 	lang, _ := s.cardLanguage(ctx, sc.Chat.CardID)
 	cardOf := map[string]string{}
-	in := reflect.TriggerInput{Turn: sc.Turns, LastTurn: prev.LastSeq, LastAutoTurn: prev.LastAutoSeq, Manual: manual,
-		Scene: reflect.Scene{Place: sc.Place, Day: sc.Day}, LastScene: reflect.Scene{Place: prev.Place, Day: prev.Day}, Within: sc.Within}
+	in := belief.TriggerInput{Turn: sc.Turns, LastTurn: prev.LastSeq, LastAutoTurn: prev.LastAutoSeq, Manual: manual,
+		Scene: belief.Scene{Place: sc.Place, Day: sc.Day}, LastScene: belief.Scene{Place: prev.Place, Day: prev.Day}, Within: sc.Within}
 	for _, c := range cands {
-		role := reflect.Background
+		role := belief.Background
 		switch {
 		case c.Kind == models.CharacterPlayer:
-			role = reflect.Player
+			role = belief.Player
 		case c.Kind == models.CharacterCast:
-			role = reflect.Cast
+			role = belief.Cast
 		}
 		cardOf[c.Name] = c.CardID
-		in.Candidates = append(in.Candidates, reflect.Candidate{Name: c.Name, Role: role, New: c.New})
+		in.Candidates = append(in.Candidates, belief.Candidate{Name: c.Name, Role: role, New: c.New})
 	}
-	d := reflect.Decide(s.cfg.Reflect.Trigger, in)
+	d := belief.Decide(s.cfg.Reflect.Trigger, in)
 	if !d.Run {
 		return plan, "no reflection due", nil
 	}

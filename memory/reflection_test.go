@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"troupe/belief"
 	"troupe/config"
 	"troupe/jobs"
 	"troupe/llm"
 	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/reflect"
 	"troupe/models"
 	"troupe/models/testenv"
 
@@ -53,7 +53,7 @@ var (
 	bRe    = regexp.MustCompile(`\[b:(\S+) (?:doubtful|likely|sure)\]`)
 )
 
-func newReflectRig(t testing.TB, b testenv.Backend, cfg reflect.TriggerConfig) *reflectRig {
+func newReflectRig(t testing.TB, b testenv.Backend, cfg belief.TriggerConfig) *reflectRig {
 	t.Helper()
 	ctx := context.Background()
 	r := &reflectRig{t: t, st: testenv.OpenStore(t, b), bad: map[string]bool{}, asks: map[string]int{}}
@@ -106,7 +106,7 @@ func (r *reflectRig) said(chat string, n int, place, format string, who ...strin
 
 // service is a memory service over the rig's store and scribe, as another
 // process would have.
-func (r *reflectRig) service(cfg reflect.TriggerConfig) *memory.Service {
+func (r *reflectRig) service(cfg belief.TriggerConfig) *memory.Service {
 	return memory.NewService(r.st, r.scribe, memory.Config{Language: "en",
 		Reflect: memory.ReflectConfig{Trigger: cfg, MaxChecks: 5}}, slog.New(slog.DiscardHandler))
 }
@@ -208,7 +208,7 @@ func (r *reflectRig) newCount(name string) int {
 func TestReflectTriggers(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			r := newReflectRig(t, b, belief.DefaultTriggerConfig())
 			// every_turns: 19 turns are not enough, the 20th is.
 			r.said("cA", 19, "the inn", "%s hears Tess sing at %s.", "Mara", "Tess", "Guard")
 			if res := r.reflect("cA", false); res.Outcome != memory.Skipped || r.asked("Mara") != 0 {
@@ -222,7 +222,7 @@ func TestReflectTriggers(t *testing.T) {
 				t.Fatalf("requests: %v (players and background characters never reflect)", r.asks)
 			}
 			bs := r.beliefs("Mara")
-			if len(bs) != 1 || len(bs[0].Evidence) != 20 || bs[0].Confidence != reflect.Likely {
+			if len(bs) != 1 || len(bs[0].Evidence) != 20 || bs[0].Confidence != belief.Likely {
 				t.Fatalf("Mara's beliefs: %+v", bs)
 			}
 			if n := r.newCount("Mara"); n != 0 {
@@ -237,16 +237,16 @@ func TestReflectTriggers(t *testing.T) {
 				t.Fatalf("scene change within min_turns: %+v", res)
 			}
 			r.said("cA", 1, "the harbor", "%s watches the gulls over %s.", "Mara")
-			if res := r.reflect("cA", false); res.Outcome != memory.Written || !strings.Contains(res.Reason, string(reflect.WhySceneChange)) {
+			if res := r.reflect("cA", false); res.Outcome != memory.Written || !strings.Contains(res.Reason, string(belief.WhySceneChange)) {
 				t.Fatalf("scene change: %+v", res)
 			}
 			bs = r.beliefs("Mara")
-			if len(bs) != 1 || bs[0].Confidence != reflect.Doubtful {
+			if len(bs) != 1 || bs[0].Confidence != belief.Doubtful {
 				t.Fatalf("after the check: %+v", bs)
 			}
 			against := 0
 			for _, e := range bs[0].Evidence {
-				if e.Stance == reflect.Contradicts {
+				if e.Stance == belief.Contradicts {
 					against++
 				}
 			}
@@ -272,7 +272,7 @@ func TestReflectTriggers(t *testing.T) {
 
 func TestReflectPerRun(t *testing.T) {
 	b := testenv.Backends(t)[0]
-	cfg := reflect.DefaultTriggerConfig()
+	cfg := belief.DefaultTriggerConfig()
 	cfg.PerRun = 1
 	r := newReflectRig(t, b, cfg)
 	r.turns("cA", 20, "the inn", "Mara", "Elias")
@@ -287,7 +287,7 @@ func TestReflectPerRun(t *testing.T) {
 
 func TestReflectAutoOff(t *testing.T) {
 	b := testenv.Backends(t)[0]
-	off := reflect.DefaultTriggerConfig()
+	off := belief.DefaultTriggerConfig()
 	off.Auto = false
 	r2 := newReflectRig(t, b, off)
 	r2.turns("cA", 40, "the inn", "Mara")
@@ -302,7 +302,7 @@ func TestReflectAutoOff(t *testing.T) {
 func TestReflectGarbageLeavesOthersWritten(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			r := newReflectRig(t, b, belief.DefaultTriggerConfig())
 			r.bad["Elias"] = true
 			r.turns("cA", 3, "the inn", "Mara")
 			r.turns("cB", 3, "the mill", "Elias")
@@ -336,7 +336,7 @@ func TestForgetDeletesBeliefAndReflectionReformsIt(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			r := newReflectRig(t, b, belief.DefaultTriggerConfig())
 			r.turns("cA", 2, "the inn", "Mara")
 			r.turns("cB", 3, "the mill", "Mara")
 			if res := r.reflect("cA", true); res.Outcome != memory.Written {
@@ -378,7 +378,7 @@ func TestForgetDeletesBeliefAndReflectionReformsIt(t *testing.T) {
 func TestReflectSixtyTurnsOwnPerceptions(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			r := newReflectRig(t, b, belief.DefaultTriggerConfig())
 			for i := range 3 {
 				r.turns("cA", 20, "the inn", "Mara", "Elias", "Tess")
 				if res := r.reflect("cA", false); res.Outcome != memory.Written {
@@ -406,7 +406,7 @@ func TestReflectSixtyTurnsOwnPerceptions(t *testing.T) {
 func TestReflectSerializesPerSpace(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			r := newReflectRig(t, b, belief.DefaultTriggerConfig())
 			ctx := context.Background()
 			url := ""
 			if testenv.Available() {
@@ -417,7 +417,7 @@ func TestReflectSerializesPerSpace(t *testing.T) {
 			t.Cleanup(func() { rdb.Close() })
 			// Two processes: their own services and lock owners.
 			r.mem.UseLocker(jobs.NewLocker(rdb))
-			other := r.service(reflect.DefaultTriggerConfig())
+			other := r.service(belief.DefaultTriggerConfig())
 			other.UseLocker(jobs.NewLocker(rdb))
 			// A second space with its own card, chat and character.
 			const space2 = "discord:guild:8"
@@ -510,20 +510,20 @@ func waitName(t *testing.T, entered <-chan string) string {
 func TestReflectManyBeliefsKeepsTheirLinks(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			r := newReflectRig(t, b, reflect.DefaultTriggerConfig())
+			r := newReflectRig(t, b, belief.DefaultTriggerConfig())
 			ctx := context.Background()
 			db := r.st.DB()
 			r.said("cA", 3, "the quay", "%s sees the tide turn at %s.", "Mara")
 			var old []models.Perception
 			must(t, db.Where("character_name = ?", "Mara").Order("seq").Find(&old).Error)
 			must(t, db.Model(&models.Perception{}).Where("character_name = ?", "Mara").Update("reflected", true).Error)
-			const n = reflect.DefaultPromptBeliefs + 8
+			const n = belief.DefaultPromptBeliefs + 8
 			for i := range n {
 				id := models.NewID()
 				must(t, db.Create(&models.Belief{ID: id, SpaceID: rigSpace, Character: "Mara", Text: fmt.Sprintf("Mara fears omen%d at the quay.", i),
-					Confidence: int(reflect.Likely), FormedSeq: 3, ChangedSeq: 3, CreatedAt: time.Now(), UpdatedAt: time.Now()}).Error)
+					Confidence: int(belief.Likely), FormedSeq: 3, ChangedSeq: 3, CreatedAt: time.Now(), UpdatedAt: time.Now()}).Error)
 				for _, p := range old {
-					must(t, db.Create(&models.BeliefEvidence{BeliefID: id, PerceptionID: p.ID, Stance: string(reflect.Supports), Seq: p.Seq, ChatID: "cA"}).Error)
+					must(t, db.Create(&models.BeliefEvidence{BeliefID: id, PerceptionID: p.ID, Stance: string(belief.Supports), Seq: p.Seq, ChatID: "cA"}).Error)
 				}
 			}
 			r.said("cA", 1, "the quay", "%s sees omen3 in the fog at %s.", "Mara")
@@ -538,17 +538,17 @@ func TestReflectManyBeliefsKeepsTheirLinks(t *testing.T) {
 			}
 			doubted, grown := 0, 0
 			for _, bl := range bs {
-				links := map[string]reflect.Stance{}
+				links := map[string]belief.Stance{}
 				for _, e := range bl.Evidence {
 					links[e.Perception] = e.Stance
 				}
 				for _, p := range old {
-					if links[p.ID] != reflect.Supports {
+					if links[p.ID] != belief.Supports {
 						t.Errorf("belief %q lost its link to %s: %v", bl.Text, p.ID, bl.Evidence)
 					}
 				}
 				switch extra := len(bl.Evidence) - len(old); {
-				case extra == 1 && bl.Evidence[len(bl.Evidence)-1].Stance == reflect.Contradicts:
+				case extra == 1 && bl.Evidence[len(bl.Evidence)-1].Stance == belief.Contradicts:
 					doubted++
 				case extra == 2:
 					grown++
@@ -570,7 +570,7 @@ func TestReflectManyBeliefsKeepsTheirLinks(t *testing.T) {
 // and work (go test -run '^$' -bench ReflectManyBeliefs -benchmem ./memory/).
 func BenchmarkReflectManyBeliefs(b *testing.B) {
 	be := testenv.Backends(b)[0]
-	r := newReflectRig(b, be, reflect.DefaultTriggerConfig())
+	r := newReflectRig(b, be, belief.DefaultTriggerConfig())
 	db := r.st.DB()
 	r.said("cA", 500, "the quay", "%s sees the tide turn at %s.", "Mara")
 	var old []models.Perception
@@ -579,11 +579,11 @@ func BenchmarkReflectManyBeliefs(b *testing.B) {
 	for i := range 115 {
 		id := models.NewID()
 		must(b, db.Create(&models.Belief{ID: id, SpaceID: rigSpace, Character: "Mara", Text: fmt.Sprintf("Mara fears omen%d at the quay.", i),
-			Confidence: int(reflect.Likely), FormedSeq: 500, ChangedSeq: 500, CreatedAt: time.Now(), UpdatedAt: time.Now()}).Error)
+			Confidence: int(belief.Likely), FormedSeq: 500, ChangedSeq: 500, CreatedAt: time.Now(), UpdatedAt: time.Now()}).Error)
 		ev := make([]models.BeliefEvidence, 0, 100)
 		for j := range 100 {
 			p := old[(i*7+j*5)%len(old)]
-			ev = append(ev, models.BeliefEvidence{BeliefID: id, PerceptionID: p.ID, Stance: string(reflect.Supports), Seq: p.Seq, ChatID: "cA"})
+			ev = append(ev, models.BeliefEvidence{BeliefID: id, PerceptionID: p.ID, Stance: string(belief.Supports), Seq: p.Seq, ChatID: "cA"})
 		}
 		must(b, db.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(ev, 100).Error)
 	}

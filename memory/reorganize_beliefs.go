@@ -3,14 +3,14 @@ package memory
 import (
 	"sort"
 
-	"troupe/memory/recall"
-	"troupe/memory/reflect"
+	"troupe/belief"
 	"troupe/models"
+	"troupe/recall"
 )
 
 // BeliefsInput is what a character's beliefs are reorganized from.
 type BeliefsInput struct {
-	Beliefs []reflect.Belief
+	Beliefs []belief.Belief
 	// Recalls counts each belief's recalls.
 	Recalls map[string]int
 	// Alive are the perceptions that exist and have not faded past recall
@@ -33,11 +33,11 @@ type BeliefsPlan struct {
 
 // liveBeliefs returns the beliefs some alive perception supports, and the
 // ids of the others.
-func liveBeliefs(bs []reflect.Belief, alive map[string]bool) (kept []reflect.Belief, retired []string) {
+func liveBeliefs(bs []belief.Belief, alive map[string]bool) (kept []belief.Belief, retired []string) {
 	for _, b := range bs {
 		ok := false
 		for _, e := range b.Evidence {
-			ok = ok || (e.Stance == reflect.Supports && alive[e.Perception])
+			ok = ok || (e.Stance == belief.Supports && alive[e.Perception])
 		}
 		if ok {
 			kept = append(kept, b)
@@ -63,15 +63,15 @@ func BeliefPairs(in BeliefsInput, judged map[string]bool) []Pair {
 // mergeBeliefGroups groups beliefs that restate one another (or that a
 // pair of same names), the kept one first: the one with the most words,
 // then the surer, then the older.
-func mergeBeliefGroups(bs []reflect.Belief, same map[string]bool) [][]reflect.Belief {
+func mergeBeliefGroups(bs []belief.Belief, same map[string]bool) [][]belief.Belief {
 	es := make([]entry, len(bs))
 	for i, b := range bs {
 		es[i] = entry{line: i, text: b.Text, words: words(b.Text)}
 	}
 	idx := groupSame(es, same)
-	out := make([][]reflect.Belief, 0, len(idx))
+	out := make([][]belief.Belief, 0, len(idx))
 	for _, ids := range idx {
-		g := make([]reflect.Belief, len(ids))
+		g := make([]belief.Belief, len(ids))
 		for i, k := range ids {
 			g[i] = bs[k]
 		}
@@ -102,7 +102,7 @@ func PlanBeliefs(in BeliefsInput) BeliefsPlan {
 	for _, p := range in.Same {
 		same[PairKey(p.A, p.B)] = true
 	}
-	var rest []reflect.Belief
+	var rest []belief.Belief
 	for _, g := range mergeBeliefGroups(kept, same) {
 		rest = append(rest, g[0])
 		if len(g) == 1 {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"troupe/memory/reflect"
+	"troupe/belief"
 	"troupe/models"
 )
 
@@ -110,7 +110,7 @@ func (s *Service) reorganize(ctx context.Context, cardID, spaceID string, dryRun
 		fold = nil
 	}
 	judged := models.HandLineSet(f.State.Judged)
-	beliefs := make([]reflect.Belief, 0, len(f.Beliefs))
+	beliefs := make([]belief.Belief, 0, len(f.Beliefs))
 	for _, b := range f.Beliefs {
 		beliefs = append(beliefs, b.Belief)
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	mreflect "troupe/belief"
 	"troupe/memory"
-	mreflect "troupe/memory/reflect"
 	"troupe/models"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"troupe/memory/record"
+	"troupe/record"
 )
 
 // SceneInput is what the speaking character's scene is built from: the

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"troupe/memory/record"
+	"troupe/record"
 )
 
 // sceneLedger is a ledger with a big inventory, so the scene takes a large

@@ -7,8 +7,8 @@ import (
 	"math"
 	"sync"
 
-	"troupe/memory/recall"
 	"troupe/models"
+	"troupe/recall"
 )
 
 // VectorStore is what the vector cache reads; *models.Store satisfies it.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"troupe/memory/recall"
 	"troupe/models"
+	"troupe/recall"
 )
 
 // Embedder turns texts into vectors, one per text in order (an

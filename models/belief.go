@@ -12,7 +12,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"troupe/memory/reflect"
+	"troupe/belief"
 )
 
 // Belief is what a character has come to hold beyond single events, formed
@@ -24,7 +24,7 @@ type Belief struct {
 	SpaceID   string `gorm:"size:128;not null;index:idx_belief_character,priority:1" json:"space_id"`
 	Character string `gorm:"column:character_name;size:200;not null;index:idx_belief_character,priority:2" json:"character"`
 	Text      string `gorm:"type:text;not null" json:"text"`
-	// Confidence is reflect.Confidence: 1 doubtful, 2 likely, 3 sure.
+	// Confidence is belief.Confidence: 1 doubtful, 2 likely, 3 sure.
 	Confidence int `gorm:"not null" json:"confidence"`
 	// About lists the characters and entities it is about, one a line.
 	About string `gorm:"type:text;not null;default:''" json:"about"`
@@ -141,16 +141,16 @@ func (s *Store) ReflectionCandidates(ctx context.Context, spaceID string) ([]Ref
 type ReflectionRound struct {
 	// New are the character's oldest perceptions no reflection has seen
 	// yet, at most the limit LoadReflection was given.
-	New []reflect.Perception `json:"new"`
+	New []belief.Perception `json:"new"`
 	// Beliefs are all the character's beliefs without their evidence
 	// (Evidence nil): a round checks a few and shows at most
-	// reflect.DefaultPromptBeliefs, and reads the evidence of those alone
+	// belief.DefaultPromptBeliefs, and reads the evidence of those alone
 	// with BeliefEvidence. Reading every belief's links (12,000 rows for
 	// 115 beliefs in troupe bench) was most of the round's reads.
-	Beliefs []reflect.Belief `json:"beliefs"`
+	Beliefs []belief.Belief `json:"beliefs"`
 	// Known are the character's most recent perceptions, new or not (at
 	// most MaxKnownPerceptions): they only tell which words are rare.
-	Known []reflect.Perception `json:"known"`
+	Known []belief.Perception `json:"known"`
 }
 
 // MaxKnownPerceptions bounds the perceptions read to tell rare words.
@@ -181,7 +181,7 @@ func (s *Store) LoadReflection(ctx context.Context, spaceID, character string, l
 	}
 	var r ReflectionRound
 	for _, p := range rows {
-		r.New = append(r.New, reflect.Perception{ID: p.ID, Turn: p.Seq, Text: p.Text, Importance: p.Importance,
+		r.New = append(r.New, belief.Perception{ID: p.ID, Turn: p.Seq, Text: p.Text, Importance: p.Importance,
 			Pivotal: p.Pivotal, About: lines(p.About)})
 	}
 	var known []struct{ ID, Text, About string }
@@ -193,7 +193,7 @@ func (s *Store) LoadReflection(ctx context.Context, spaceID, character string, l
 		return ReflectionRound{}, fmt.Errorf("models: load reflection: %w", err)
 	}
 	for _, p := range known {
-		r.Known = append(r.Known, reflect.Perception{ID: p.ID, Text: p.Text, About: lines(p.About)})
+		r.Known = append(r.Known, belief.Perception{ID: p.ID, Text: p.Text, About: lines(p.About)})
 	}
 	beliefs, err := beliefRows(db, "space_id = ? AND character_name = ?", spaceID, character)
 	if err != nil {
@@ -208,8 +208,8 @@ func (s *Store) LoadReflection(ctx context.Context, spaceID, character string, l
 // BeliefEvidence reads the evidence of the given beliefs, with the
 // contradictions their checks recorded, as Beliefs gives it: every id
 // asked for is in the map, with nil for a belief without links.
-func (s *Store) BeliefEvidence(ctx context.Context, ids []string) (map[string][]reflect.Evidence, error) {
-	out := make(map[string][]reflect.Evidence, len(ids))
+func (s *Store) BeliefEvidence(ctx context.Context, ids []string) (map[string][]belief.Evidence, error) {
+	out := make(map[string][]belief.Evidence, len(ids))
 	for part := range slices.Chunk(ids, 500) {
 		ev, err := beliefEvidence(s.db.WithContext(ctx), part)
 		if err != nil {
@@ -225,7 +225,7 @@ func (s *Store) BeliefEvidence(ctx context.Context, ids []string) (map[string][]
 // BeliefView is a belief with its character.
 type BeliefView struct {
 	Character string `json:"character"`
-	reflect.Belief
+	belief.Belief
 }
 
 // Beliefs lists the beliefs of a space (character "" for every character),
@@ -268,14 +268,14 @@ func beliefRows(db *gorm.DB, where string, args ...any) ([]Belief, error) {
 	return rows, nil
 }
 
-func beliefOf(b Belief, ev []reflect.Evidence) reflect.Belief {
-	return reflect.Belief{ID: b.ID, Text: b.Text, Confidence: reflect.Confidence(b.Confidence), About: lines(b.About),
+func beliefOf(b Belief, ev []belief.Evidence) belief.Belief {
+	return belief.Belief{ID: b.ID, Text: b.Text, Confidence: belief.Confidence(b.Confidence), About: lines(b.About),
 		FormedTurn: b.FormedSeq, ChangedTurn: b.ChangedSeq, Evidence: ev, MergedFrom: lines(b.MergedFrom)}
 }
 
 // beliefEvidence reads the evidence links of the beliefs ids, in turn
 // order, then the contradictions their checks recorded that no link says.
-func beliefEvidence(db *gorm.DB, ids []string) (map[string][]reflect.Evidence, error) {
+func beliefEvidence(db *gorm.DB, ids []string) (map[string][]belief.Evidence, error) {
 	var ev []BeliefEvidence
 	if err := db.Where("belief_id IN ?", ids).Order("seq, perception_id").Find(&ev).Error; err != nil {
 		return nil, fmt.Errorf("models: belief evidence: %w", err)
@@ -284,17 +284,17 @@ func beliefEvidence(db *gorm.DB, ids []string) (map[string][]reflect.Evidence, e
 	if err := db.Where("belief_id IN ?", ids).Find(&checks).Error; err != nil {
 		return nil, fmt.Errorf("models: belief checks: %w", err)
 	}
-	byBelief := map[string][]reflect.Evidence{}
+	byBelief := map[string][]belief.Evidence{}
 	for _, e := range ev {
-		byBelief[e.BeliefID] = append(byBelief[e.BeliefID], reflect.Evidence{Perception: e.PerceptionID, Turn: e.Seq, Stance: reflect.Stance(e.Stance)})
+		byBelief[e.BeliefID] = append(byBelief[e.BeliefID], belief.Evidence{Perception: e.PerceptionID, Turn: e.Seq, Stance: belief.Stance(e.Stance)})
 	}
 	for _, c := range checks {
 		have := false
 		for _, e := range byBelief[c.BeliefID] {
-			have = have || (e.Perception == c.PerceptionID && e.Stance == reflect.Contradicts)
+			have = have || (e.Perception == c.PerceptionID && e.Stance == belief.Contradicts)
 		}
 		if !have {
-			byBelief[c.BeliefID] = append(byBelief[c.BeliefID], reflect.Evidence{Perception: c.PerceptionID, Stance: reflect.Contradicts})
+			byBelief[c.BeliefID] = append(byBelief[c.BeliefID], belief.Evidence{Perception: c.PerceptionID, Stance: belief.Contradicts})
 		}
 	}
 	return byBelief, nil
@@ -315,9 +315,9 @@ func lines(s string) []string {
 // contradictions they found, and the validated changes.
 type ReflectionInstall struct {
 	ChatID, CardID, SpaceID, Character string
-	Seen                               []string         `json:"seen"`
-	Doubted                            []reflect.Belief `json:"doubted"`
-	Changes                            reflect.Changes  `json:"changes"`
+	Seen                               []string        `json:"seen"`
+	Doubted                            []belief.Belief `json:"doubted"`
+	Changes                            belief.Changes  `json:"changes"`
 }
 
 // InstallReflection installs one character's reflection in one
@@ -356,7 +356,7 @@ func (s *Store) InstallReflection(ctx context.Context, r ReflectionInstall) erro
 				return err
 			}
 			for _, e := range b.Evidence {
-				if e.Stance != reflect.Contradicts {
+				if e.Stance != belief.Contradicts {
 					continue
 				}
 				if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&BeliefCheck{BeliefID: b.ID, PerceptionID: e.Perception,
@@ -404,7 +404,7 @@ func (s *Store) InstallReflection(ctx context.Context, r ReflectionInstall) erro
 
 // foldInto marks folded perceptions with their belief: one statement per
 // belief, not one per perception (a run folds up to a hundred).
-func foldInto(tx *gorm.DB, folds []reflect.Fold) error {
+func foldInto(tx *gorm.DB, folds []belief.Fold) error {
 	byBelief := map[string][]string{}
 	var order []string
 	for _, f := range folds {
@@ -431,7 +431,7 @@ func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string,
 	for _, id := range r.Seen {
 		want[id] = true
 	}
-	for _, bs := range [][]reflect.Belief{r.Doubted, r.Changes.Updated, r.Changes.Created} {
+	for _, bs := range [][]belief.Belief{r.Doubted, r.Changes.Updated, r.Changes.Created} {
 		for _, b := range bs {
 			for _, e := range b.Evidence {
 				want[e.Perception] = true
@@ -466,7 +466,7 @@ func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string,
 }
 
 // writeBelief inserts or rewrites a belief and its evidence links.
-func writeBelief(tx *gorm.DB, r ReflectionInstall, b reflect.Belief, chats map[string]string, create bool, now time.Time) error {
+func writeBelief(tx *gorm.DB, r ReflectionInstall, b belief.Belief, chats map[string]string, create bool, now time.Time) error {
 	row := Belief{ID: b.ID, SpaceID: r.SpaceID, Character: r.Character, Text: b.Text, Confidence: int(b.Confidence),
 		About: strings.Join(b.About, "\n"), FormedSeq: b.FormedTurn, ChangedSeq: b.ChangedTurn,
 		MergedFrom: strings.Join(b.MergedFrom, "\n"), CreatedAt: now, UpdatedAt: now}
@@ -658,11 +658,11 @@ func forgetBeliefs(tx *gorm.DB, chat Chat) error {
 		if err != nil {
 			return err
 		}
-		bs := make([]reflect.Belief, len(views))
+		bs := make([]belief.Belief, len(views))
 		for i, v := range views {
 			bs[i] = v.Belief
 		}
-		f := reflect.Forget(bs, gone)
+		f := belief.Forget(bs, gone)
 		if len(f.Deleted) > 0 {
 			if err := deleteBeliefs(tx, f.Deleted); err != nil {
 				return err

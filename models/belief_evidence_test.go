@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"troupe/memory/reflect"
+	"troupe/belief"
 	"troupe/models"
 )
 
@@ -23,19 +23,19 @@ func TestBeliefEvidenceOfTheBeliefsAsked(t *testing.T) {
 		appendRecorded(t, st, chat, "later", "ok", []models.PlainEvent{{Kind: "action", Text: "later"}}, nil)
 		recordAll(t, st, chat, "", map[int]map[string]string{0: {"Maren": lines[0]}, 1: {"Maren": lines[1]}})
 		p0, p1 := perceptionID(t, st, "Maren", lines[0]), perceptionID(t, st, "Maren", lines[1])
-		linked := reflect.Belief{ID: models.NewID(), Text: "Tess opened the gate.", Confidence: reflect.Likely, FormedTurn: 1, ChangedTurn: 1,
-			Evidence: []reflect.Evidence{{Perception: p0, Turn: 1, Stance: reflect.Supports}}}
-		other := reflect.Belief{ID: models.NewID(), Text: "The key is Tess's.", Confidence: reflect.Likely, FormedTurn: 1, ChangedTurn: 1,
-			Evidence: []reflect.Evidence{{Perception: p1, Turn: 1, Stance: reflect.Supports}}}
+		linked := belief.Belief{ID: models.NewID(), Text: "Tess opened the gate.", Confidence: belief.Likely, FormedTurn: 1, ChangedTurn: 1,
+			Evidence: []belief.Evidence{{Perception: p0, Turn: 1, Stance: belief.Supports}}}
+		other := belief.Belief{ID: models.NewID(), Text: "The key is Tess's.", Confidence: belief.Likely, FormedTurn: 1, ChangedTurn: 1,
+			Evidence: []belief.Evidence{{Perception: p1, Turn: 1, Stance: belief.Supports}}}
 		if err := st.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: "maren", SpaceID: chat.SpaceID, Character: "Maren",
-			Changes: reflect.Changes{Created: []reflect.Belief{linked, other}}}); err != nil {
+			Changes: belief.Changes{Created: []belief.Belief{linked, other}}}); err != nil {
 			t.Fatal(err)
 		}
 		doubted := linked
-		doubted.Confidence = reflect.Doubtful
-		doubted.Evidence = append(slices.Clone(linked.Evidence), reflect.Evidence{Perception: p1, Turn: 1, Stance: reflect.Contradicts})
+		doubted.Confidence = belief.Doubtful
+		doubted.Evidence = append(slices.Clone(linked.Evidence), belief.Evidence{Perception: p1, Turn: 1, Stance: belief.Contradicts})
 		if err := st.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: "maren", SpaceID: chat.SpaceID, Character: "Maren",
-			Doubted: []reflect.Belief{doubted}}); err != nil {
+			Doubted: []belief.Belief{doubted}}); err != nil {
 			t.Fatal(err)
 		}
 		round, err := st.LoadReflection(ctx, chat.SpaceID, "Maren", 0)
@@ -67,7 +67,7 @@ func TestBeliefEvidenceOfTheBeliefsAsked(t *testing.T) {
 				t.Errorf("evidence %v, Beliefs gives %v", got[linked.ID], v.Evidence)
 			}
 		}
-		if len(got[linked.ID]) != 2 || got[linked.ID][1].Stance != reflect.Contradicts {
+		if len(got[linked.ID]) != 2 || got[linked.ID][1].Stance != belief.Contradicts {
 			t.Errorf("evidence %v: want the support and the check's contradiction", got[linked.ID])
 		}
 	})

@@ -10,6 +10,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"troupe/text"
 )
 
 // CastMember is one character a chat plays. Names are unique within a chat
@@ -130,7 +132,7 @@ func (s *Store) castTx(ctx context.Context, chatID string, fn func(tx *gorm.DB, 
 // has max members, and ErrNotFound when the chat does not exist.
 func (s *Store) AddCast(ctx context.Context, chatID, cardID, name string, max int) (CastMember, error) {
 	var added CastMember
-	cardID = FitID(cardID, IDSize)
+	cardID = text.FitID(cardID, IDSize)
 	err := s.castTx(ctx, chatID, func(tx *gorm.DB, cast []CastMember) error {
 		if len(ActiveCast(cast)) >= max {
 			return ErrCastFull
@@ -299,12 +301,12 @@ func castStartRows(chat Chat, cast []CastMember, openings []*Message, now time.T
 	taken := map[string]bool{}
 	cards := map[string]bool{}
 	for _, m := range cast {
-		if cards[FitID(m.CardID, IDSize)] {
+		if cards[text.FitID(m.CardID, IDSize)] {
 			continue
 		}
-		cards[FitID(m.CardID, IDSize)] = true
+		cards[text.FitID(m.CardID, IDSize)] = true
 		i := len(rows)
-		m.ChatID, m.CardID, m.Position, m.JoinedAt = chat.ID, FitID(m.CardID, IDSize), i, now
+		m.ChatID, m.CardID, m.Position, m.JoinedAt = chat.ID, text.FitID(m.CardID, IDSize), i, now
 		m.Name = uniqueName(FitName(m.Name, NameSize-5), taken)
 		taken[strings.ToLower(m.Name)] = true
 		rows = append(rows, m)

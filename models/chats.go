@@ -11,6 +11,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"troupe/text"
 )
 
 // UpsertCard stores a card, replacing an older version with the same id.
@@ -321,7 +323,7 @@ func (s *Store) StartScene(ctx context.Context, cs ChatStart) (Chat, []CastMembe
 		return Chat{}, nil, fmt.Errorf("models: start chat in %s: no cast", cs.ChannelID)
 	}
 	now := s.now()
-	cardID := FitID(cs.Cast[0].CardID, IDSize)
+	cardID := text.FitID(cs.Cast[0].CardID, IDSize)
 	chat := Chat{ID: NewID(), ChannelID: cs.ChannelID, CardID: cardID, SpaceID: cs.SpaceID, Name: cs.Name, CreatedAt: now, ActiveAt: now}
 	var cast []CastMember
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -339,7 +341,7 @@ func (s *Store) StartScene(ctx context.Context, cs ChatStart) (Chat, []CastMembe
 			if members[i].Name == "" {
 				members[i].Name = implicitLead(tx, Chat{ID: chat.ID, CardID: members[i].CardID}).Name
 			}
-			name, err := castName(tx, cs.SpaceID, FitID(members[i].CardID, IDSize), members[i].Name, now)
+			name, err := castName(tx, cs.SpaceID, text.FitID(members[i].CardID, IDSize), members[i].Name, now)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"troupe/text"
 )
 
 // Recap returns the recap of a chat's card (its lead), or ErrNotFound;
@@ -36,7 +38,7 @@ func (s *Store) Recap(ctx context.Context, chatID string) (Recap, error) {
 // CardRecap returns the recap a cast card keeps of a chat, or ErrNotFound.
 func (s *Store) CardRecap(ctx context.Context, chatID, cardID string) (Recap, error) {
 	var r Recap
-	err := s.db.WithContext(ctx).Where("chat_id = ? AND card_id = ?", chatID, FitID(cardID, IDSize)).Take(&r).Error
+	err := s.db.WithContext(ctx).Where("chat_id = ? AND card_id = ?", chatID, text.FitID(cardID, IDSize)).Take(&r).Error
 	return r, notFound(err)
 }
 
@@ -85,7 +87,7 @@ func (s *Store) RewriteRecap(ctx context.Context, r Recap, discarded string, pur
 		if err != nil {
 			return err
 		}
-		r.CardID, r.SpaceID = FitID(r.CardID, IDSize), chat.SpaceID
+		r.CardID, r.SpaceID = text.FitID(r.CardID, IDSize), chat.SpaceID
 		if r.CardID == "" {
 			r.CardID = chat.CardID
 		}
@@ -532,7 +534,7 @@ func (s *Store) DeleteRecap(ctx context.Context, chatID, cardID string, purge Pu
 		}
 		q := tx.Where("chat_id = ?", chatID)
 		if cardID != "" {
-			q = q.Where("card_id = ?", FitID(cardID, IDSize))
+			q = q.Where("card_id = ?", text.FitID(cardID, IDSize))
 		}
 		var rs []Recap
 		if err := q.Order("card_id").Find(&rs).Error; err != nil {

@@ -1,14 +1,14 @@
 package models
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
 	"unicode/utf8"
 
 	"gorm.io/gorm"
+
+	"troupe/text"
 )
 
 // Column sizes (in characters) that text from outside troupe reaches: card
@@ -16,29 +16,12 @@ import (
 const (
 	// IDSize holds cards.id, spaces.external_id, channels.external_id and
 	// messages.author_id.
-	IDSize = 64
+	IDSize = text.IDSize
 	// KeySize holds spaces.id, channels.id and personas.user_key.
 	KeySize = 128
 	// NameSize holds author and card names.
 	NameSize = 200
 )
-
-// fitHashLen is how many hex digits of the hash FitID keeps.
-const fitHashLen = 12
-
-// FitID returns id unchanged when it has at most size characters, else a
-// stable stand-in of exactly size characters: the start of id, "~" and a
-// hash of the whole id. Two ids that differ anywhere get different stand-ins
-// (up to the hash), and the same id always gets the same one, so lookups by
-// a long id find what was stored under it.
-func FitID(id string, size int) string {
-	if utf8.RuneCountInString(id) <= size {
-		return id
-	}
-	sum := sha256.Sum256([]byte(id))
-	tail := "~" + hex.EncodeToString(sum[:])[:fitHashLen]
-	return cutRunes(id, size-len(tail)) + tail
-}
 
 // FitName cuts a display name to at most size characters, marking the cut
 // with "…". Names are not looked up, so nothing needs to be stable.
@@ -46,22 +29,7 @@ func FitName(name string, size int) string {
 	if utf8.RuneCountInString(name) <= size {
 		return name
 	}
-	return cutRunes(name, size-1) + "…"
-}
-
-// cutRunes returns the first n characters of s.
-func cutRunes(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
+	return text.CutRunes(name, size-1) + "…"
 }
 
 // ErrTooLong is wrapped by a TooLongError.

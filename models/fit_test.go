@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"troupe/models"
+	"troupe/text"
 )
 
 func TestFitID(t *testing.T) {
@@ -22,7 +23,7 @@ func TestFitID(t *testing.T) {
 		{"CJK", long},
 	}
 	for _, tt := range tests {
-		got := models.FitID(tt.id, models.IDSize)
+		got := text.FitID(tt.id, models.IDSize)
 		if utf8.RuneCountInString(tt.id) <= models.IDSize {
 			if got != tt.id {
 				t.Errorf("%s: %q changed to %q", tt.name, tt.id, got)
@@ -32,10 +33,10 @@ func TestFitID(t *testing.T) {
 		if n := utf8.RuneCountInString(got); n != models.IDSize || !utf8.ValidString(got) {
 			t.Errorf("%s: stand-in %q has %d characters, want %d", tt.name, got, n, models.IDSize)
 		}
-		if models.FitID(tt.id, models.IDSize) != got {
+		if text.FitID(tt.id, models.IDSize) != got {
 			t.Errorf("%s: not stable", tt.name)
 		}
-		if other := models.FitID(tt.id+"x", models.IDSize); other == got {
+		if other := text.FitID(tt.id+"x", models.IDSize); other == got {
 			t.Errorf("%s: two ids share the stand-in %q", tt.name, got)
 		}
 	}

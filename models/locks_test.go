@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/memory/reflect"
+	"troupe/belief"
 	"troupe/models"
 	"troupe/models/testenv"
 )
@@ -33,10 +33,10 @@ func TestTurnWritesDoNotWaitForMemoryJobs(t *testing.T) {
 			return err
 		},
 		"install reflection": func(ctx context.Context) error {
-			b := reflect.Belief{ID: models.NewID(), Text: "The blue boat is Ada's.", Confidence: reflect.Likely, FormedTurn: 1, ChangedTurn: 1,
-				Evidence: []reflect.Evidence{{Perception: pid, Turn: 1, Stance: reflect.Supports}}}
+			b := belief.Belief{ID: models.NewID(), Text: "The blue boat is Ada's.", Confidence: belief.Likely, FormedTurn: 1, ChangedTurn: 1,
+				Evidence: []belief.Evidence{{Perception: pid, Turn: 1, Stance: belief.Supports}}}
 			return st.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: "maren", SpaceID: chat.SpaceID, Character: "Maren",
-				Changes: reflect.Changes{Created: []reflect.Belief{b}}})
+				Changes: belief.Changes{Created: []belief.Belief{b}}})
 		},
 	}
 	for point, install := range installs {

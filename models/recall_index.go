@@ -13,7 +13,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"troupe/memory/recall"
+	"troupe/recall"
 )
 
 // RecallTerm is one entry of the recall index, an inverted index kept in

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"troupe/memory/recall"
-	"troupe/memory/reflect"
+	"troupe/belief"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/recall"
 )
 
 // recordAll installs the chat's owed batch with the given perceptions
@@ -220,10 +220,10 @@ func TestRecallIndexesBeliefs(t *testing.T) {
 		recordAll(t, st, chat, "", map[int]map[string]string{0: {"Maren": "Tess lied about the key."}})
 		pid := perceptionID(t, st, "Maren", "Tess lied about the key.")
 		bid := models.NewID()
-		b := reflect.Belief{ID: bid, Text: "Tess cannot be trusted with keys.", Confidence: reflect.Doubtful, About: []string{"Tess"},
-			FormedTurn: 1, ChangedTurn: 1, Evidence: []reflect.Evidence{{Perception: pid, Turn: 1, Stance: reflect.Supports}}}
+		b := belief.Belief{ID: bid, Text: "Tess cannot be trusted with keys.", Confidence: belief.Doubtful, About: []string{"Tess"},
+			FormedTurn: 1, ChangedTurn: 1, Evidence: []belief.Evidence{{Perception: pid, Turn: 1, Stance: belief.Supports}}}
 		err := st.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: "maren", SpaceID: chat.SpaceID, Character: "Maren",
-			Seen: []string{pid}, Changes: reflect.Changes{Created: []reflect.Belief{b}, Folded: []reflect.Fold{{Perception: pid, Belief: bid}}}})
+			Seen: []string{pid}, Changes: belief.Changes{Created: []belief.Belief{b}, Folded: []belief.Fold{{Perception: pid, Belief: bid}}}})
 		if err != nil {
 			t.Fatal(err)
 		}

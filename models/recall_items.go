@@ -10,7 +10,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"troupe/memory/recall"
+	"troupe/recall"
 )
 
 // RecallLoad names the items a turn's search found, to load for scoring.

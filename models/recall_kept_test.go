@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"troupe/memory/reflect"
+	"troupe/belief"
 	"troupe/models"
 )
 
@@ -30,10 +30,10 @@ func TestKeptRecallGoesWithWhatItShows(t *testing.T) {
 		appendRecorded(t, st, other, "later", "ok", []models.PlainEvent{{Kind: "action", Text: "later"}}, nil)
 		recordAll(t, st, other, "", map[int]map[string]string{0: {"Maren": "The boat is blue."}})
 		bid := models.NewID()
-		b := reflect.Belief{ID: bid, Text: "The blue boat is Ada's.", Confidence: reflect.Likely, FormedTurn: 1, ChangedTurn: 1,
-			Evidence: []reflect.Evidence{{Perception: perceptionID(t, st, "Maren", "The boat is blue."), Turn: 1, Stance: reflect.Supports}}}
+		b := belief.Belief{ID: bid, Text: "The blue boat is Ada's.", Confidence: belief.Likely, FormedTurn: 1, ChangedTurn: 1,
+			Evidence: []belief.Evidence{{Perception: perceptionID(t, st, "Maren", "The boat is blue."), Turn: 1, Stance: belief.Supports}}}
 		if err := st.InstallReflection(ctx, models.ReflectionInstall{ChatID: other.ID, CardID: "maren", SpaceID: other.SpaceID, Character: "Maren",
-			Changes: reflect.Changes{Created: []reflect.Belief{b}}}); err != nil {
+			Changes: belief.Changes{Created: []belief.Belief{b}}}); err != nil {
 			t.Fatal(err)
 		}
 
@@ -118,33 +118,33 @@ func TestBeliefRewriteKeepsOnlyItsCurrentLinks(t *testing.T) {
 		for i, l := range lines {
 			p[i] = perceptionID(t, st, "Maren", l)
 		}
-		install := func(b reflect.Belief, create bool) {
+		install := func(b belief.Belief, create bool) {
 			t.Helper()
-			ch := reflect.Changes{Updated: []reflect.Belief{b}}
+			ch := belief.Changes{Updated: []belief.Belief{b}}
 			if create {
-				ch = reflect.Changes{Created: []reflect.Belief{b}}
+				ch = belief.Changes{Created: []belief.Belief{b}}
 			}
 			if err := st.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: "maren", SpaceID: chat.SpaceID, Character: "Maren", Changes: ch}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		b := reflect.Belief{ID: models.NewID(), Text: "Tess opened the gate.", Confidence: reflect.Likely, FormedTurn: 1, ChangedTurn: 1,
-			Evidence: []reflect.Evidence{{Perception: p[0], Turn: 1, Stance: reflect.Supports}, {Perception: p[1], Turn: 1, Stance: reflect.Supports},
-				{Perception: p[2], Turn: 2, Stance: reflect.Supports}}}
+		b := belief.Belief{ID: models.NewID(), Text: "Tess opened the gate.", Confidence: belief.Likely, FormedTurn: 1, ChangedTurn: 1,
+			Evidence: []belief.Evidence{{Perception: p[0], Turn: 1, Stance: belief.Supports}, {Perception: p[1], Turn: 1, Stance: belief.Supports},
+				{Perception: p[2], Turn: 2, Stance: belief.Supports}}}
 		install(b, true)
 		b.Text, b.ChangedTurn = "Someone with a key opened the gate.", 3
-		b.Evidence = []reflect.Evidence{{Perception: p[0], Turn: 1, Stance: reflect.Supports}, {Perception: p[1], Turn: 1, Stance: reflect.Contradicts},
-			{Perception: p[3], Turn: 3, Stance: reflect.Supports}}
+		b.Evidence = []belief.Evidence{{Perception: p[0], Turn: 1, Stance: belief.Supports}, {Perception: p[1], Turn: 1, Stance: belief.Contradicts},
+			{Perception: p[3], Turn: 3, Stance: belief.Supports}}
 		install(b, false)
 		views, err := st.Beliefs(ctx, chat.SpaceID, "Maren")
 		if err != nil || len(views) != 1 {
 			t.Fatalf("beliefs = %+v (%v)", views, err)
 		}
-		got := map[string]reflect.Stance{}
+		got := map[string]belief.Stance{}
 		for _, e := range views[0].Evidence {
 			got[e.Perception] = e.Stance
 		}
-		want := map[string]reflect.Stance{p[0]: reflect.Supports, p[1]: reflect.Contradicts, p[3]: reflect.Supports}
+		want := map[string]belief.Stance{p[0]: belief.Supports, p[1]: belief.Contradicts, p[3]: belief.Supports}
 		if len(got) != len(want) {
 			t.Fatalf("links = %v, want %v", got, want)
 		}

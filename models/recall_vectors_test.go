@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"troupe/memory/reflect"
+	"troupe/belief"
 	"troupe/models"
 )
 
@@ -52,10 +52,10 @@ func TestRecallVectorsFollowTheirItems(t *testing.T) {
 		recordAll(t, st, chat, "", map[int]map[string]string{0: {"Maren": "The key is in the well.", long: "钥匙在井里。"}})
 		pid := perceptionID(t, st, "Maren", "The key is in the well.")
 		bid := models.NewID()
-		b := reflect.Belief{ID: bid, Text: "Tess hides things in wells.", Confidence: reflect.Likely, About: []string{"Tess"},
-			FormedTurn: 1, ChangedTurn: 1, Evidence: []reflect.Evidence{{Perception: pid, Turn: 1, Stance: reflect.Supports}}}
+		b := belief.Belief{ID: bid, Text: "Tess hides things in wells.", Confidence: belief.Likely, About: []string{"Tess"},
+			FormedTurn: 1, ChangedTurn: 1, Evidence: []belief.Evidence{{Perception: pid, Turn: 1, Stance: belief.Supports}}}
 		if err := st.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: "maren", SpaceID: chat.SpaceID, Character: "Maren",
-			Seen: []string{pid}, Changes: reflect.Changes{Created: []reflect.Belief{b}}}); err != nil {
+			Seen: []string{pid}, Changes: belief.Changes{Created: []belief.Belief{b}}}); err != nil {
 			t.Fatal(err)
 		}
 		pending, err := st.PendingVectors(ctx, chat.ID, "m1", 10)
@@ -100,7 +100,7 @@ func TestRecallVectorsFollowTheirItems(t *testing.T) {
 		// again for the new text.
 		b.Text, b.ChangedTurn = "Tess hides keys in wells.", 2
 		if err := st.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: "maren", SpaceID: chat.SpaceID, Character: "Maren",
-			Changes: reflect.Changes{Updated: []reflect.Belief{b}}}); err != nil {
+			Changes: belief.Changes{Updated: []belief.Belief{b}}}); err != nil {
 			t.Fatal(err)
 		}
 		if again, _ := st.PendingVectors(ctx, chat.ID, "m1", 10); len(again) != 1 || again[0].ID != bid {

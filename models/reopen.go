@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"gorm.io/gorm"
+
+	"troupe/text"
 )
 
 // reopenCandidates bounds the empty chats ReopenEmptyChat looks at: the
@@ -28,7 +30,7 @@ func (s *Store) ReopenEmptyChat(ctx context.Context, channelID, spaceID string, 
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		written := tx.Model(&Message{}).Select("1").Where("messages.chat_id = chats.id AND messages.role = ?", "user")
 		var found []Chat
-		if err := tx.Where("channel_id = ? AND space_id = ? AND card_id = ? AND NOT EXISTS (?)", channelID, spaceID, FitID(cardIDs[0], IDSize), written).
+		if err := tx.Where("channel_id = ? AND space_id = ? AND card_id = ? AND NOT EXISTS (?)", channelID, spaceID, text.FitID(cardIDs[0], IDSize), written).
 			Order("id DESC").Limit(reopenCandidates).Find(&found).Error; err != nil {
 			return err
 		}
@@ -63,7 +65,7 @@ func castIs(rows []CastMember, cardIDs []string) bool {
 		return false
 	}
 	for i, m := range active {
-		if m.Away || m.CardID != FitID(cardIDs[i], IDSize) {
+		if m.Away || m.CardID != text.FitID(cardIDs[i], IDSize) {
 			return false
 		}
 	}

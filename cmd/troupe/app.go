@@ -14,13 +14,13 @@ import (
 
 	"troupe/adapters/discord"
 	"troupe/adapters/telegram"
+	"troupe/belief"
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
 	"troupe/jobs"
 	"troupe/llm"
 	"troupe/memory"
-	"troupe/memory/reflect"
 	"troupe/models"
 	"troupe/ops"
 )
@@ -234,7 +234,7 @@ func reflectConfig(r config.Reflection) memory.ReflectConfig {
 	if checks == 0 {
 		checks = -1 // max_checks 0: no belief checks
 	}
-	return memory.ReflectConfig{Trigger: reflect.TriggerConfig{Auto: r.Auto, EveryTurns: r.EveryTurns, MinTurns: r.MinTurns,
+	return memory.ReflectConfig{Trigger: belief.TriggerConfig{Auto: r.Auto, EveryTurns: r.EveryTurns, MinTurns: r.MinTurns,
 		PerRun: r.PerRun, MinNew: r.MinNew}, MaxChecks: checks, PivotalImportance: r.PivotalImportance}
 }
 

@@ -1,4 +1,4 @@
-package reflect
+package belief
 
 // Action is what the engine did with one proposed item.
 type Action string

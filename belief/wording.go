@@ -1,4 +1,4 @@
-package reflect
+package belief
 
 // wording holds the fixed texts of one language.
 type wording struct {

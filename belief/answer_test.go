@@ -1,4 +1,4 @@
-package reflect
+package belief
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package reflect
+package belief
 
 // Perception is one character's own version of an event, as reflection sees
 // it. Turn is the space's sequence number of the turn it came from: beliefs

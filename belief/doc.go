@@ -1,4 +1,4 @@
-// Package reflect is the pure engine of a character's reflection (seed 002):
+// Package belief is the pure engine of a character's reflection (seed 002):
 // it turns the perceptions a character received since its last reflection
 // into its own beliefs, by evidence, and keeps those beliefs honest.
 //
@@ -15,4 +15,4 @@
 // The package reads no database, calls no model and enqueues no job: the
 // caller loads the values, asks the model and installs the returned changes
 // in one transaction.
-package reflect
+package belief
