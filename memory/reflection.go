@@ -49,13 +49,26 @@ func (s *Service) Reflect(ctx context.Context, chatID string, manual bool) (Resu
 	return s.record(ctx, KindReflect, chatID, res, err)
 }
 
+// recordFirst records the chat's owed turns under the lock a record job
+// holds for it, so a reflection never races the queue's recorder over the
+// same events (each would see the other's seal as a stale batch).
+func (s *Service) recordFirst(ctx context.Context, chatID string) error {
+	unlock, err := s.lock(ctx, JobLockKey(KindRecord, chatID))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	_, err = s.Record(ctx, chatID)
+	return err
+}
+
 func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (Result, error) {
 	rs, ok := s.store.(ReflectStore)
 	if !ok {
 		return Result{Outcome: Skipped, Reason: "the store keeps no beliefs"}, nil
 	}
 	if n, err := rs.UnrecordedTurns(ctx, chatID, 2); err == nil && n > 1 {
-		if _, err := s.Record(ctx, chatID); err != nil {
+		if err := s.recordFirst(ctx, chatID); err != nil {
 			return Result{}, fmt.Errorf("memory: reflect: record first: %w", err)
 		}
 	}

@@ -138,6 +138,9 @@ func defaultUser() string {
 }
 
 func isTerminal(r any) bool {
+	if s, ok := r.(*syncWriter); ok {
+		r = s.w
+	}
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,9 @@ type cli struct {
 
 // run executes one troupe command line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup env) error {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, lookup: lookup}
+	// The console, the log and the memory jobs' goroutines all write to
+	// stdout and stderr; each line goes out whole.
+	c := &cli{stdin: stdin, stdout: &syncWriter{w: stdout}, stderr: &syncWriter{w: stderr}, lookup: lookup}
 	root := c.root()
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -137,3 +140,16 @@ func (c *cli) workerCmd() *cobra.Command {
 
 // shutdownTimeout bounds how long in-flight replies may take after a stop.
 const shutdownTimeout = 30 * time.Second
+
+// syncWriter serializes the writes of many goroutines (and of the several
+// loggers a command builds) to one writer.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

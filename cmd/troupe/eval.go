@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -268,14 +269,20 @@ func (c *cli) evalRun(ctx context.Context, cfg config.Config, suite *eval.Suite,
 	if logCfg.Level == "info" || logCfg.Level == "debug" {
 		logCfg.Level = "warn" // keep the table readable; warnings still show
 	}
-	// The log and the progress lines share stderr from many goroutines.
-	stderr := &syncWriter{w: c.stderr}
+	// The log and the progress lines share stderr (a syncWriter).
+	stderr := c.stderr
 	log := newLogger(logCfg, stderr)
 	parallel := o.parallel
 	if parallel <= 0 {
 		// Cases mostly wait (on the model, on the job queue), so more run
 		// at once than there are CPUs.
 		parallel = max(4, runtime.NumCPU())
+	}
+	// Every case opens its own app; the scribe's window is asked once
+	// here, not once per case (an endpoint slow to list its models would
+	// spend each case's time limit).
+	if cfg.ScribeModel().ContextWindow == 0 {
+		cfg.Scribe.ContextWindow = cmp.Or(scribeWindow(ctx, cfg, newScribe(cfg, log, 0).C, log), memory.DefaultScribeWindow)
 	}
 	results := make([]eval.Result, len(cases))
 	prog := newProgress(stderr, isTerminal(c.stderr), len(cases), label)
@@ -381,17 +388,6 @@ func newProgress(w io.Writer, tty bool, total int, label string) *progress {
 }
 
 // syncWriter serializes writes to w.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
 func (p *progress) done(r eval.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -60,7 +60,7 @@ func TestFailingMemoryJobIsShown(t *testing.T) {
 				t.Errorf("memory show does not list the failing job with its next try:\n%s", out)
 			}
 			out = troupe("", "memory", "show", "--card", "lantern-keeper", "--space", "console:local:Ada", "--json")
-			if !strings.Contains(out, `"Outcome": "failed"`) || !strings.Contains(out, `"RetryAt": "20`) {
+			if !strings.Contains(out, `"outcome": "failed"`) || !strings.Contains(out, `"retry_at": "20`) {
 				t.Errorf("memory show --json lacks the failing job:\n%s", out)
 			}
 		})
