@@ -19,7 +19,7 @@ func (s *Service) Consolidate(ctx context.Context, cardID, spaceID string) (Resu
 	var err error
 	batches, stale := 0, 0
 	for {
-		r, more, cerr := s.consolidate(ctx, cardID, spaceID)
+		r, more, cerr := s.consolidate(ctx, cardID, spaceID, batches > 0)
 		if errors.Is(cerr, models.ErrStale) {
 			s.log.Info("memory changed while the scribe wrote; consolidating again", "card_id", cardID, "space_id", spaceID)
 			if stale++; stale < 3 {
@@ -48,8 +48,9 @@ func (s *Service) Consolidate(ctx context.Context, cardID, spaceID string) (Resu
 
 // consolidate merges the changed recaps that fit one scribe call (the
 // oldest entries first; all when they fit) and removes the deleted chats;
-// more says changed recaps remain for the next call.
-func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Result, bool, error) {
+// more says changed recaps remain for the next call. continues says an
+// earlier batch of this consolidation was installed.
+func (s *Service) consolidate(ctx context.Context, cardID, spaceID string, continues bool) (Result, bool, error) {
 	state, err := s.store.LoadMemory(ctx, cardID, spaceID)
 	if err != nil {
 		return Result{}, false, err
@@ -150,7 +151,7 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string) (Resu
 	}
 	err = s.store.InstallConsolidation(ctx, models.Consolidation{CardID: cardID, SpaceID: spaceID, Version: state.Version(),
 		Handbook: BuildHandbook(lang, blocks, cross), Resident: resident, Merged: merged, Deleted: deletedIDs,
-		Tokens: EstimateTokens(cross) + EstimateTokens(resident)})
+		Tokens: EstimateTokens(cross) + EstimateTokens(resident), Continues: continues})
 	if err != nil {
 		return Result{}, false, err
 	}

@@ -209,6 +209,10 @@ type Consolidation struct {
 	// Tokens estimates what the scribe wrote, which counts toward the
 	// next reorganize (ReorganizeState).
 	Tokens int `json:"tokens"`
+	// Continues marks a later slice of one consolidation (the scribe's
+	// window cut it): the consolidation was counted toward the next
+	// reorganize with its first slice, so this one is not.
+	Continues bool `json:"continues,omitempty"`
 }
 
 // InstallConsolidation installs a handbook and resident with the history of
@@ -243,6 +247,9 @@ func (s *Store) InstallConsolidation(ctx context.Context, c Consolidation) error
 			if err := tx.Where("card_id = ? AND space_id = ? AND chat_id IN ?", c.CardID, c.SpaceID, c.Deleted).Delete(&ManifestEntry{}).Error; err != nil {
 				return err
 			}
+		}
+		if c.Continues {
+			return nil
 		}
 		return noteWrite(tx, MemoryKey{c.CardID, c.SpaceID}, c.Tokens, now)
 	})

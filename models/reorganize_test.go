@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -21,11 +22,15 @@ func TestReorganizeDue(t *testing.T) {
 		write := func(n, tokens int) {
 			t.Helper()
 			for i := range n {
-				cur, err := st.LoadMemory(ctx, key.CardID, key.SpaceID)
-				must(t, err)
-				text := "- fact " + string(rune('a'+i)) + " [chat:" + chat.ID + "]"
-				must(t, st.InstallConsolidation(ctx, models.Consolidation{CardID: key.CardID, SpaceID: key.SpaceID, Version: cur.Version(),
-					Handbook: cur.Handbook + "\n" + text, Resident: text, Tokens: tokens}))
+				// Each consolidation in two slices (a small scribe
+				// window): only the first counts.
+				for slice := range 2 {
+					cur, err := st.LoadMemory(ctx, key.CardID, key.SpaceID)
+					must(t, err)
+					text := "- fact " + string(rune('a'+i)) + fmt.Sprint(slice) + " [chat:" + chat.ID + "]"
+					must(t, st.InstallConsolidation(ctx, models.Consolidation{CardID: key.CardID, SpaceID: key.SpaceID, Version: cur.Version(),
+						Handbook: cur.Handbook + "\n" + text, Resident: text, Tokens: tokens, Continues: slice > 0}))
+				}
 			}
 		}
 		due := func(night time.Time) bool {
