@@ -54,10 +54,9 @@ func (sp speaker) hookName() string {
 type posted struct {
 	id string
 	// hook is the webhook that posted it; nil when the bot did.
-	hook    *discordgo.Webhook
-	prefix  string
-	content string
-	// at is when it was last written.
+	hook   *discordgo.Webhook
+	prefix string
+	// at is when it was last written (the swipe buttons keep the pace).
 	at time.Time
 }
 
@@ -82,7 +81,7 @@ func (a *Adapter) post(ctx context.Context, s *discordgo.Session, pl place, sp s
 				Content: content, Username: sp.hookName(), AvatarURL: sp.avatar, AllowedMentions: noMentions(),
 			}, discordgo.WithContext(ctx))
 			if err == nil {
-				return &posted{id: m.ID, hook: h, content: content, at: time.Now()}, nil
+				return &posted{id: m.ID, hook: h, at: time.Now()}, nil
 			}
 			if gone(err) {
 				a.hooks.drop(key)
@@ -110,7 +109,7 @@ func (a *Adapter) post(ctx context.Context, s *discordgo.Session, pl place, sp s
 	if err != nil {
 		return nil, err
 	}
-	return &posted{id: m.ID, prefix: prefix, content: content, at: time.Now()}, nil
+	return &posted{id: m.ID, prefix: prefix, at: time.Now()}, nil
 }
 
 // edit replaces the text of a posted message.

@@ -36,10 +36,10 @@ type reply struct {
 	// gets once delivered.
 	swipes *bot.Swipes
 
-	// The renderer goroutine owns these.
-	sent      []*posted
-	shown     string
-	lastFlush time.Time
+	// The renderer goroutine owns these: the reply's messages, and the
+	// text last shown in them.
+	out   *bot.Renderer[*posted]
+	shown string
 }
 
 var (
@@ -59,7 +59,7 @@ func (r *reply) Speak(_ context.Context, sp bot.Speaker) {
 		r.text, r.final, r.retract, r.rendering, r.done = "", false, false, false, false
 		r.typing, r.noTyping = nil, false
 		r.result = make(chan error, 1)
-		r.sent, r.shown, r.lastFlush = nil, "", time.Time{}
+		r.out, r.shown = nil, ""
 		r.swipes = nil
 	}
 	r.sp = speakerOf(sp)
@@ -172,6 +172,11 @@ func (r *reply) startLocked(ctx context.Context) {
 		return
 	}
 	r.rendering = true
+	r.out = bot.NewRenderer[*posted](replyMessages{r}, bot.RenderOptions{
+		MaxLen:       r.sp.limit(),
+		EditInterval: r.a.tuning.editInterval,
+		Log:          r.a.log.With("channel_id", r.pl.channelID),
+	})
 	go r.render(ctx)
 }
 
@@ -183,7 +188,8 @@ func (r *reply) signal() {
 }
 
 // render shows the text as it grows, then delivers the final text (or takes
-// everything back) and reports the outcome on r.result.
+// everything back) and reports the outcome on r.result. The renderer does
+// the splitting, pacing and clean-up; this loop wakes it.
 func (r *reply) render(ctx context.Context) {
 	var tick <-chan time.Time
 	for {
@@ -200,103 +206,42 @@ func (r *reply) render(ctx context.Context) {
 		r.mu.Unlock()
 		switch {
 		case retract:
-			r.result <- r.takeBack(ctx)
+			r.result <- r.out.TakeBack(ctx)
 			return
 		case final:
-			r.result <- r.deliver(ctx, text)
+			r.result <- r.out.Finish(ctx, text)
 			return
 		case text == r.shown:
 			continue
 		}
-		if due := r.lastFlush.Add(r.a.tuning.editInterval); len(r.sent) > 0 && time.Now().Before(due) {
+		if wait := r.out.Show(ctx, text); wait > 0 {
 			if tick == nil {
-				tick = time.After(time.Until(due))
+				tick = time.After(wait)
 			}
 			continue
 		}
-		r.flush(ctx, text)
+		r.shown = text
 	}
 }
 
-// flush shows text as it is now: edits of the pieces that changed and posts
-// of new ones. Failures are left for the final delivery to repair.
-func (r *reply) flush(ctx context.Context, text string) {
-	for i, piece := range bot.Split(text, r.sp.limit()) {
-		if i < len(r.sent) {
-			p := r.sent[i]
-			if p.content == piece {
-				continue
-			}
-			if err := r.a.edit(ctx, r.s, r.pl, p, piece); err != nil {
-				r.a.log.Debug("stream edit", "channel_id", r.pl.channelID, "err", err)
-				continue
-			}
-			p.content, p.at = piece, time.Now()
-			continue
-		}
-		p, err := r.a.post(ctx, r.s, r.pl, r.sp, piece, i == 0, false)
-		if err != nil {
-			r.a.log.Debug("stream post", "channel_id", r.pl.channelID, "err", err)
-			break
-		}
-		r.sent = append(r.sent, p)
-	}
-	r.shown = text
-	r.lastFlush = time.Now()
-}
+// replyMessages writes a reply's pieces as Discord messages at its place,
+// in its speaker's name, for the renderer.
+type replyMessages struct{ r *reply }
 
-// deliver makes the posted messages show exactly the final text's pieces,
-// in order, each edit at least editInterval after the last write of its
-// message. A message that cannot be edited is replaced by a new one.
-func (r *reply) deliver(ctx context.Context, text string) error {
-	pieces := bot.Split(text, r.sp.limit())
-	for i, piece := range pieces {
-		if i < len(r.sent) {
-			p := r.sent[i]
-			if p.content == piece {
-				continue
-			}
-			if wait := time.Until(p.at.Add(r.a.tuning.editInterval)); wait > 0 {
-				select {
-				case <-time.After(wait):
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}
-			err := r.a.retry(ctx, func() error { return r.a.edit(ctx, r.s, r.pl, p, piece) })
-			if err == nil {
-				p.content, p.at = piece, time.Now()
-				continue
-			}
-			r.a.log.Warn("final edit failed; posting the piece anew", "channel_id", r.pl.channelID, "err", err)
-		}
-		p, err := r.postPiece(ctx, piece, i == 0)
-		if err != nil {
-			return err
-		}
-		if i < len(r.sent) {
-			r.sent[i] = p
-		} else {
-			r.sent = append(r.sent, p)
-		}
-	}
-	for _, p := range r.sent[min(len(pieces), len(r.sent)):] {
-		if err := r.a.remove(ctx, r.s, r.pl, p); err != nil {
-			r.a.log.Warn("remove a surplus reply message", "channel_id", r.pl.channelID, "err", err)
-		}
-	}
-	r.sent = r.sent[:min(len(pieces), len(r.sent))]
-	return nil
-}
+var _ bot.Messages[*posted] = replyMessages{}
 
-// postPiece posts one piece of the final text, with retries; when the
-// webhook keeps failing it tries once more as the bot.
-func (r *reply) postPiece(ctx context.Context, piece string, first bool) (*posted, error) {
+// Post posts piece i. A final piece is retried, and when the webhook keeps
+// failing it is posted once more as the bot.
+func (m replyMessages) Post(ctx context.Context, i int, piece string, final bool) (*posted, error) {
+	r := m.r
+	if !final {
+		return r.a.post(ctx, r.s, r.pl, r.sp, piece, i == 0, false)
+	}
 	var p *posted
 	try := func(asBot bool) error {
 		return r.a.retry(ctx, func() error {
 			var err error
-			p, err = r.a.post(ctx, r.s, r.pl, r.sp, piece, first, asBot)
+			p, err = r.a.post(ctx, r.s, r.pl, r.sp, piece, i == 0, asBot)
 			return err
 		})
 	}
@@ -308,16 +253,28 @@ func (r *reply) postPiece(ctx context.Context, piece string, first bool) (*poste
 	return p, err
 }
 
-// takeBack deletes what was streamed.
-func (r *reply) takeBack(ctx context.Context) error {
-	var first error
-	for _, p := range r.sent {
-		if err := r.a.remove(ctx, r.s, r.pl, p); err != nil && first == nil && !gone(err) {
-			first = err
-		}
+// Edit shows piece in p; a final edit is retried.
+func (m replyMessages) Edit(ctx context.Context, p *posted, _ int, piece string, final bool) error {
+	r := m.r
+	edit := func() error { return r.a.edit(ctx, r.s, r.pl, p, piece) }
+	var err error
+	if final {
+		err = r.a.retry(ctx, edit)
+	} else {
+		err = edit()
 	}
-	r.sent = nil
-	return first
+	if err == nil {
+		p.at = time.Now()
+	}
+	return err
+}
+
+// Delete deletes p; one already gone is no error.
+func (m replyMessages) Delete(ctx context.Context, p *posted) error {
+	if err := m.r.a.remove(ctx, m.r.s, m.r.pl, p); err != nil && !gone(err) {
+		return err
+	}
+	return nil
 }
 
 // undelivered reports a reply that could not be posted: in the log with the

@@ -55,10 +55,11 @@ func (r *reply) buttons() {
 	sw := r.swipes
 	r.swipes = nil
 	r.mu.Unlock()
-	if sw == nil || len(r.sent) == 0 {
+	sent := r.out.Messages()
+	if sw == nil || len(sent) == 0 {
 		return
 	}
-	last := *r.sent[len(r.sent)-1]
+	last := *sent[len(sent)-1]
 	comps := swipeRow(*sw, r.sp.lang)
 	key := r.pl.channelID + "/" + r.pl.threadID()
 	a, s, pl := r.a, r.s, r.pl

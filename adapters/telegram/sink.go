@@ -3,6 +3,7 @@ package telegram
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,20 +44,12 @@ type sink struct {
 	// bold before its first piece; "" outside a scene.
 	name   string
 	typing chan struct{}
-	// parts are the messages of the reply being streamed, with the text
-	// each one shows.
-	parts     []part
-	lastWrite time.Time
-	// holdUntil is when flood control lets the chat be written again.
-	holdUntil time.Time
+	// out renders the reply being streamed into its messages; nil until
+	// its first text.
+	out *bot.Renderer[int]
 	// swipes, when the pipeline offered them, are the keyboard the reply
 	// being finished gets once delivered.
 	swipes *bot.Swipes
-}
-
-type part struct {
-	id   int
-	text string
 }
 
 // origin is the group message whose answer went to a private chat.
@@ -89,7 +82,7 @@ func (s *sink) Whisper(context.Context) {
 	}
 	s.stopTyping()
 	s.origin = &origin{chatID: s.chatID, replyTo: s.replyTo, lang: s.lang}
-	s.chatID, s.replyTo, s.parts = s.userID, 0, nil
+	s.chatID, s.replyTo, s.out = s.userID, 0, nil
 }
 
 // newPrivateSink answers ev, asked in a group, in the asker's private chat
@@ -143,7 +136,7 @@ func (s *sink) head(i int) string {
 func (s *sink) Typing(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.typing != nil || len(s.parts) > 0 {
+	if s.typing != nil || (s.out != nil && len(s.out.Messages()) > 0) {
 		return
 	}
 	stop := make(chan struct{})
@@ -175,17 +168,13 @@ func (s *sink) close() {
 func (s *sink) Update(ctx context.Context, text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pieces := s.pieces(text)
-	if len(pieces) == 0 {
+	if strings.TrimSpace(text) == "" {
 		// Only whitespace so far: keep showing the typing action.
 		return nil
 	}
 	s.stopTyping()
-	now := s.a.now()
-	if now.Before(s.holdUntil) || (len(s.parts) > 0 && now.Before(s.lastWrite.Add(s.a.editInterval))) {
-		return nil
-	}
-	return s.render(ctx, pieces, false)
+	s.renderer().Show(ctx, text)
+	return nil
 }
 
 // Finish shows the final reply: the streamed messages are edited to their
@@ -195,83 +184,66 @@ func (s *sink) Finish(ctx context.Context, text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopTyping()
-	pieces := s.pieces(text)
-	err := s.render(ctx, pieces, true)
+	out := s.renderer()
+	// A later reply through this sink starts new messages.
+	s.out = nil
+	err := out.Finish(ctx, text)
 	if err != nil && s.origin != nil && forbidden(err) {
-		s.parts = nil
+		s.swipes = nil
 		return s.cannotWrite(ctx, err)
 	}
 	if err == nil {
-		for _, p := range s.parts[min(len(pieces), len(s.parts)):] {
-			if derr := s.a.deleteMessage(ctx, s.chatID, p.id); derr != nil {
-				s.a.log.Warn("delete surplus reply part", "chat_id", s.chatID, "err", derr)
-			}
-		}
-		if n := min(len(pieces), len(s.parts)); n > 0 {
-			s.keyboard(ctx, s.parts[n-1].id)
+		if sent := out.Messages(); len(sent) > 0 {
+			s.keyboard(ctx, sent[len(sent)-1])
 		}
 	}
 	s.swipes = nil
-	// A later reply through this sink starts new messages.
-	s.parts = nil
 	return err
 }
 
-// render brings the reply's messages to pieces. Streaming (final false) is
-// best effort: a failed write is retried by a later call. Final writes wait
-// out the pace and flood control, and a piece whose message can no longer
-// be edited is sent anew, so the reply is never lost.
-func (s *sink) render(ctx context.Context, pieces []string, final bool) error {
-	for i, piece := range pieces {
-		if i < len(s.parts) && s.parts[i].text == piece {
-			continue
-		}
-		if final {
-			wait := s.holdUntil
-			if i < len(s.parts) {
-				wait = later(wait, s.lastWrite.Add(s.a.editInterval))
-			}
-			if err := sleep(ctx, wait.Sub(s.a.now())); err != nil {
-				return err
-			}
-		}
-		var err error
-		if i < len(s.parts) {
-			err = s.a.edit(ctx, s.chatID, s.parts[i].id, s.head(i), piece, true, final)
-			if err == nil {
-				s.parts[i].text = piece
-			} else if _, api := asAPI(err); api && final && !isFlood(err) {
-				// The message is gone or refuses the edit: send the piece anew.
-				s.a.log.Warn("final edit refused, sending the piece anew", "chat_id", s.chatID, "err", err)
-				var id int
-				if id, err = s.a.send(ctx, outMsg{chatID: s.chatID, text: piece, head: s.head(i), html: true}, true); err == nil {
-					s.parts[i] = part{id: id, text: piece}
-				}
-			}
-		} else {
-			var id int
-			replyTo := 0
-			if i == 0 {
-				replyTo = s.replyTo
-			}
-			id, err = s.a.send(ctx, outMsg{chatID: s.chatID, text: piece, head: s.head(i), html: true, replyTo: replyTo}, final)
-			if err == nil {
-				s.parts = append(s.parts, part{id: id, text: piece})
-			}
-		}
-		s.lastWrite = s.a.now()
-		if err != nil {
-			if d, ok := retryAfter(err); ok {
-				s.holdUntil = s.a.now().Add(d)
-			}
-			if final {
-				return err
-			}
-			s.a.log.Debug("stream update skipped", "chat_id", s.chatID, "err", err)
-			return nil
-		}
+// renderer returns the renderer of the reply being written, started on its
+// first text; s.mu is held.
+func (s *sink) renderer() *bot.Renderer[int] {
+	if s.out == nil {
+		s.out = bot.NewRenderer[int](sinkMessages{s}, bot.RenderOptions{
+			Split:        s.pieces,
+			EditInterval: s.a.editInterval,
+			Now:          s.a.now,
+			HoldFor:      retryAfter,
+			// A message that is gone or refuses the edit gets the piece
+			// anew; after flood control or a failed connection the
+			// edit is not known to have failed.
+			Replace: func(err error) bool {
+				_, api := asAPI(err)
+				return api && !isFlood(err)
+			},
+			Log: s.a.log.With("chat_id", s.chatID),
+		})
 	}
-	return nil
+	return s.out
+}
+
+// sinkMessages writes a reply's pieces as messages of the sink's chat, as
+// escaped HTML with the scene speaker's name on the first; final writes
+// wait out flood control.
+type sinkMessages struct{ s *sink }
+
+var _ bot.Messages[int] = sinkMessages{}
+
+func (m sinkMessages) Post(ctx context.Context, i int, piece string, final bool) (int, error) {
+	replyTo := 0
+	if i == 0 {
+		replyTo = m.s.replyTo
+	}
+	return m.s.a.send(ctx, outMsg{chatID: m.s.chatID, text: piece, head: m.s.head(i), html: true, replyTo: replyTo}, final)
+}
+
+func (m sinkMessages) Edit(ctx context.Context, id, i int, piece string, final bool) error {
+	return m.s.a.edit(ctx, m.s.chatID, id, m.s.head(i), piece, true, final)
+}
+
+func (m sinkMessages) Delete(ctx context.Context, id int) error {
+	return m.s.a.deleteMessage(ctx, m.s.chatID, id)
 }
 
 // Notice sends troupe's own message as plain text. A reply that was being
@@ -281,12 +253,12 @@ func (s *sink) Notice(ctx context.Context, text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopTyping()
-	for _, p := range s.parts {
-		if err := s.a.deleteMessage(ctx, s.chatID, p.id); err != nil {
+	if s.out != nil {
+		if err := s.out.TakeBack(ctx); err != nil {
 			s.a.log.Warn("delete partial reply", "chat_id", s.chatID, "err", err)
 		}
+		s.out = nil
 	}
-	s.parts = nil
 	err := s.a.notice(ctx, s.chatID, s.replyTo, text)
 	if err != nil && s.origin != nil && forbidden(err) {
 		return s.cannotWrite(ctx, err)
@@ -360,11 +332,4 @@ func (a *Adapter) keepTyping(ctx context.Context, chatID int64, stop <-chan stru
 func isFlood(err error) bool {
 	_, ok := retryAfter(err)
 	return ok
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
