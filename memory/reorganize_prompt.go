@@ -25,7 +25,7 @@ func ReorganizePrompt(lang string, pairs []Pair) []Message {
 	var b strings.Builder
 	b.WriteString("<pairs>\n")
 	for i, p := range pairs {
-		fmt.Fprintf(&b, "[%d]\nA: %s\nB: %s\n", i+1, text.Line(clipEntry(p.A, maxPairChars)), text.Line(clipEntry(p.B, maxPairChars)))
+		fmt.Fprintf(&b, "[%d]\nA: %s\nB: %s\n", i+1, text.Line(text.Clip(p.A, maxPairChars)), text.Line(text.Clip(p.B, maxPairChars)))
 	}
 	b.WriteString("</pairs>")
 	return []Message{{Role: RoleSystem, Content: reorganizeSystem[lang]}, {Role: RoleUser, Content: b.String()}}
@@ -33,13 +33,6 @@ func ReorganizePrompt(lang string, pairs []Pair) []Message {
 
 // maxPairChars bounds each entry in the prompt.
 const maxPairChars = 300
-
-func clipEntry(s string, n int) string {
-	if p := PrefixRunes(s, n); len(p) < len(s) {
-		return p + "…"
-	}
-	return s
-}
 
 // IsReorganizePrompt reports whether a system prompt is the reorganize
 // one, for fakes that answer it.

@@ -26,7 +26,7 @@ var importRules = []importRule{
 	{from: []string{"troupe/models..."}, to: []string{"troupe/memory...", "troupe/bot...", "troupe/jobs...", "troupe/cards..."},
 		why: "the store is below memory: it uses only the pure engines"},
 	{from: []string{"troupe/recall...", "troupe/belief...", "troupe/record...", "troupe/text..."},
-		to: []string{"troupe/models...", "troupe/memory...", "troupe/bot...", "troupe/jobs...", "troupe/cards...", "troupe/config...", "troupe/recall", "troupe/belief", "troupe/record"},
+		to:  []string{"troupe/models...", "troupe/memory...", "troupe/bot...", "troupe/jobs...", "troupe/cards...", "troupe/config...", "troupe/recall", "troupe/belief", "troupe/record"},
 		why: "the engines are pure: they import nothing of troupe's but text"},
 	{from: []string{"troupe/cards"}, to: []string{"troupe/models...", "troupe/memory...", "troupe/bot..."},
 		why: "cards reads files; it needs only text"},
