@@ -45,17 +45,17 @@ func IsReorganizePrompt(system string) bool {
 // JSON object whose "same" lists pair numbers from 1 to n is refused.
 func ParseReorganize(answer string, n int) ([]int, error) {
 	t := strings.TrimSpace(stripFence(answer))
-	i, j := strings.Index(t, "{"), strings.LastIndex(t, "}")
-	if i < 0 || j < i {
+	i, j, ok := text.JSONObject(t)
+	if !ok {
 		return nil, &AnswerError{Reason: `the answer must be one JSON object {"same": [...]}`}
 	}
-	if strings.TrimSpace(t[:i]) != "" || strings.TrimSpace(t[j+1:]) != "" {
+	if strings.TrimSpace(t[:i]) != "" || strings.TrimSpace(t[j:]) != "" {
 		return nil, &AnswerError{Reason: "there is text around the JSON object"}
 	}
 	var a struct {
 		Same *[]json.Number `json:"same"`
 	}
-	dec := json.NewDecoder(strings.NewReader(t[i : j+1]))
+	dec := json.NewDecoder(strings.NewReader(t[i:j]))
 	dec.UseNumber()
 	if err := dec.Decode(&a); err != nil {
 		return nil, &AnswerError{Reason: `the answer is not a JSON object {"same": [pair numbers]}`}
