@@ -47,9 +47,9 @@ func Terms(s string) []string {
 	return out
 }
 
-// overlap is the Jaccard similarity of two term sets (termSet's sorted
-// slices): one merge, no map.
-func overlap(a, b []string) float64 {
+// Overlap is the Jaccard similarity of two sorted sets of distinct terms
+// (termSet's, or any such slices): one merge, no map.
+func Overlap(a, b []string) float64 {
 	if len(a) == 0 || len(b) == 0 {
 		return 0
 	}
