@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"troupe/text"
 )
 
 // Answer is the model's reflection answer, as the contract spells it. Ids
@@ -236,46 +237,36 @@ func itemList(raw json.RawMessage) ([]json.RawMessage, bool) {
 	return items, true
 }
 
-// maxStarts bounds how many '{' positions jsonObject tries, so a long
-// answer full of braces costs linear time, not quadratic.
-const maxStarts = 32
-
-// jsonObject finds the first JSON object in text: inside a code fence or
-// not, with any text before or after it. Keys are lowered.
-func jsonObject(text string) (map[string]json.RawMessage, error) {
-	tried := 0
-	for i := 0; i < len(text) && tried < maxStarts; i++ {
-		if text[i] != '{' {
-			continue
+// jsonObject reads the JSON object of an answer (text.JSONObject), with
+// its keys lowered.
+func jsonObject(answer string) (map[string]json.RawMessage, error) {
+	i, j, ok := text.JSONObject(answer)
+	if !ok {
+		if strings.TrimSpace(answer) == "" {
+			return nil, fmt.Errorf("%w: the answer is empty", ErrAnswer)
 		}
-		tried++
-		dec := json.NewDecoder(strings.NewReader(text[i:]))
-		dec.UseNumber()
-		var obj map[string]json.RawMessage
-		if err := dec.Decode(&obj); err != nil || obj == nil {
-			continue
-		}
-		out := make(map[string]json.RawMessage, len(obj))
-		for k, v := range obj {
-			if k == strings.ToLower(k) {
-				out[k] = v
-			}
-		}
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys { // "Add" counts when "add" is absent
-			lk := strings.ToLower(strings.TrimSpace(k))
-			if _, ok := out[lk]; !ok {
-				out[lk] = obj[k]
-			}
-		}
-		return out, nil
+		return nil, fmt.Errorf("%w: no JSON object found", ErrAnswer)
 	}
-	if strings.TrimSpace(text) == "" {
-		return nil, fmt.Errorf("%w: the answer is empty", ErrAnswer)
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(answer[i:j]), &obj); err != nil {
+		return nil, fmt.Errorf("%w: no JSON object found", ErrAnswer)
 	}
-	return nil, fmt.Errorf("%w: no JSON object found", ErrAnswer)
+	out := make(map[string]json.RawMessage, len(obj))
+	for k, v := range obj {
+		if k == strings.ToLower(k) {
+			out[k] = v
+		}
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys { // "Add" counts when "add" is absent
+		lk := strings.ToLower(strings.TrimSpace(k))
+		if _, ok := out[lk]; !ok {
+			out[lk] = obj[k]
+		}
+	}
+	return out, nil
 }

@@ -62,7 +62,7 @@ func TestScriptedScene(t *testing.T) {
 	places := []string{"the tavern", "the cellar", "the harbour", "the lighthouse"}
 	within := map[string]string{"the cellar": "the tavern"}
 	words := []string{"lantern", "anchor", "ledger", "compass", "rope", "bell"}
-	cfg := DefaultTriggerConfig()
+	cfg := defaultTrigger()
 	var lastTurn, lastAuto int64
 	last := Scene{Place: places[0], Day: 1}
 	for turn := int64(1); turn <= 60; turn++ {

@@ -4,7 +4,9 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"unicode"
+	"unicode/utf8"
+
+	"troupe/text"
 )
 
 // stopWords are English function words, too common to relate anything even
@@ -25,51 +27,16 @@ func wordSet(words string) map[string]bool {
 // terms are a text's words for matching: lowered letter-and-digit runs of
 // alphabetic scripts, and character bigrams of CJK runs (a lone CJK
 // character counts as itself), each once.
-func terms(text string) map[string]bool {
+func terms(s string) map[string]bool {
 	out := map[string]bool{}
-	var word []rune
-	var han []rune
-	flushWord := func() {
-		if len(word) >= 2 {
-			if w := string(word); !stopWords[w] {
-				out[w] = true
-			}
+	text.Words(s, func(w string) {
+		if utf8.RuneCountInString(w) >= 2 && !stopWords[w] {
+			out[w] = true
 		}
-		word = word[:0]
-	}
-	flushHan := func() {
-		switch len(han) {
-		case 0:
-		case 1:
-			out[string(han)] = true
-		default:
-			for i := 0; i+1 < len(han); i++ {
-				out[string(han[i:i+2])] = true
-			}
-		}
-		han = han[:0]
-	}
-	for _, r := range text {
-		switch {
-		case isCJK(r):
-			flushWord()
-			han = append(han, r)
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			flushHan()
-			word = append(word, unicode.ToLower(r))
-		default:
-			flushWord()
-			flushHan()
-		}
-	}
-	flushWord()
-	flushHan()
+	}, func(run []rune) {
+		text.Bigrams(run, func(t string) { out[t] = true })
+	})
 	return out
-}
-
-func isCJK(r rune) bool {
-	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
 
 // Corpus counts, over a character's texts (its perceptions and beliefs), in

@@ -5,15 +5,8 @@ import (
 	"strings"
 )
 
-// Trigger settings' defaults (reflection.*).
-const (
-	DefaultEveryTurns = 20
-	DefaultMinTurns   = 5
-	DefaultPerRun     = 3
-	DefaultMinNew     = 3
-)
-
-// TriggerConfig is the reflection.* settings that decide when it runs.
+// TriggerConfig is the reflection.* settings that decide when it runs
+// (their defaults are config.Default's).
 type TriggerConfig struct {
 	// Auto off means only /reflect runs reflection.
 	Auto bool
@@ -26,11 +19,6 @@ type TriggerConfig struct {
 	PerRun int
 	// MinNew: only characters with at least this many new perceptions.
 	MinNew int
-}
-
-// DefaultTriggerConfig returns the documented defaults, automatic runs on.
-func DefaultTriggerConfig() TriggerConfig {
-	return TriggerConfig{Auto: true, EveryTurns: DefaultEveryTurns, MinTurns: DefaultMinTurns, PerRun: DefaultPerRun, MinNew: DefaultMinNew}
 }
 
 // Role says what kind of character someone is in a chat.

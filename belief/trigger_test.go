@@ -3,11 +3,19 @@ package belief
 import (
 	"slices"
 	"testing"
+
+	"troupe/config"
 )
+
+// defaultTrigger is config's reflection.* trigger defaults.
+func defaultTrigger() TriggerConfig {
+	r := config.Default().Reflection
+	return TriggerConfig{Auto: r.Auto, EveryTurns: r.EveryTurns, MinTurns: r.MinTurns, PerRun: r.PerRun, MinNew: r.MinNew}
+}
 
 func TestDecide(t *testing.T) {
 	t.Parallel()
-	cfg := DefaultTriggerConfig()
+	cfg := defaultTrigger()
 	off := cfg
 	off.Auto = false
 	cast := []Candidate{

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"troupe/text"
 )
 
 // routeMember is a cast member as routing sees it.
@@ -123,7 +125,7 @@ type nameHit struct {
 
 // namesIn returns the members text addresses, by first appearance, and
 // the text without its @-mentions.
-func namesIn(platform, text string, cast []routeMember) (names []string, rest string) {
+func namesIn(platform, said string, cast []routeMember) (names []string, rest string) {
 	// Longer names first, so "Mara (2)" is not read as "Mara"; a member's
 	// other name is looked for after the names.
 	type written struct{ text, name string }
@@ -137,13 +139,13 @@ func namesIn(platform, text string, cast []routeMember) (names []string, rest st
 		}
 	}
 	sort.SliceStable(order, func(i, j int) bool { return len(order[i].text) > len(order[j].text) })
-	lower := strings.ToLower(text)
-	folded := len(lower) == len(text)
+	lower := strings.ToLower(said)
+	folded := len(lower) == len(said)
 	if !folded {
 		// Case folding changed byte offsets: match as written.
-		lower = text
+		lower = said
 	}
-	taken := make([]bool, len(text)+1)
+	taken := make([]bool, len(said)+1)
 	var hits []nameHit
 	claim := func(at, end int, name string, mention bool) bool {
 		for i := at; i < end; i++ {
@@ -165,7 +167,7 @@ func namesIn(platform, text string, cast []routeMember) (names []string, rest st
 		if strings.TrimSpace(n) == "" {
 			continue
 		}
-		cjk := hasCJK(m.text)
+		cjk := text.HasCJK(m.text)
 		for from := 0; from < len(lower); {
 			i := strings.Index(lower[from:], n)
 			if i < 0 {
@@ -173,16 +175,16 @@ func namesIn(platform, text string, cast []routeMember) (names []string, rest st
 			}
 			at, end := from+i, from+i+len(n)
 			from = end
-			bounded := cjk || (!wordRune(lastRune(text[:at])) && !wordRune(firstRune(text[end:])))
+			bounded := cjk || (!wordRune(lastRune(said[:at])) && !wordRune(firstRune(said[end:])))
 			if !bounded {
 				continue
 			}
 			switch {
-			case at > 0 && text[at-1] == '@':
+			case at > 0 && said[at-1] == '@':
 				claim(at-1, end, m.name, true)
 			case platform == PlatformDiscord:
 				claim(at, end, m.name, false)
-			case strings.TrimSpace(text[:at]) == "" && startsWithAny(text[end:], ",", "，", ":", "："):
+			case strings.TrimSpace(said[:at]) == "" && startsWithAny(said[end:], ",", "，", ":", "："):
 				claim(at, end, m.name, false)
 			}
 		}
@@ -193,13 +195,13 @@ func namesIn(platform, text string, cast []routeMember) (names []string, rest st
 	for _, h := range hits {
 		names = append(names, h.name)
 		if h.mention {
-			b.WriteString(text[last:h.at])
+			b.WriteString(said[last:h.at])
 			last = h.end
 		}
 	}
-	b.WriteString(text[last:])
+	b.WriteString(said[last:])
 	if len(hits) == 0 {
-		return nil, text
+		return nil, said
 	}
 	return names, b.String()
 }
@@ -231,16 +233,4 @@ func firstRune(s string) rune {
 		return ' '
 	}
 	return r
-}
-
-// hasCJK reports whether s has a character of a script written without
-// spaces between words (Han, kana, Hangul): such names match as plain
-// substrings.
-func hasCJK(s string) bool {
-	for _, r := range s {
-		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) {
-			return true
-		}
-	}
-	return false
 }

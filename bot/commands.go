@@ -391,7 +391,7 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 		if !ok {
 			return sink.Notice(ctx, p.text(lang, msgNoCard))
 		}
-		return sink.Notice(ctx, fmt.Sprintf("%s (%s)\n%s", c.Name, c.ID, truncateRunes(c.Description, 600)))
+		return sink.Notice(ctx, fmt.Sprintf("%s (%s)\n%s", c.Name, c.ID, text.Clip(c.Description, 600)))
 	case "set":
 		if !in.CanManage {
 			return sink.Notice(ctx, p.text(lang, msgNotAllowed))
@@ -464,12 +464,4 @@ func (p *Pipeline) internal(ctx context.Context, sink Sink, what string, err err
 	p.log.Error(what, "err", err)
 	_ = sink.Notice(ctx, p.text(p.opt.Language, msgInternal))
 	return err
-}
-
-func truncateRunes(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

@@ -9,6 +9,7 @@ import (
 
 	"troupe/memory"
 	"troupe/models"
+	"troupe/text"
 )
 
 // ownerMemory answers /memory where the asker is the space's only player
@@ -154,7 +155,7 @@ func (p *Pipeline) writeSummaries(ctx context.Context, b *strings.Builder, lang 
 			b.WriteString(p.mtext(lang, msgSummaryHeading))
 		}
 		b.WriteString("\n")
-		b.WriteString(truncateRunes(s.Content, maxSummaryRunes))
+		b.WriteString(text.Clip(s.Content, maxSummaryRunes))
 		if utf8.RuneCountInString(s.Content) > maxSummaryRunes {
 			b.WriteString("\n")
 			b.WriteString(p.mtext(lang, msgSummaryShortened))

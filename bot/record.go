@@ -11,6 +11,7 @@ import (
 	"troupe/memory"
 	"troupe/models"
 	"troupe/record"
+	"troupe/text"
 )
 
 // RecordJobs is the optional part of Jobs that owes a chat's recorder run.
@@ -301,14 +302,14 @@ func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang str
 			run = models.OutcomeFailed
 		}
 		b.WriteString("\n")
-		b.WriteString(p.rtext(lang, msgRecordLastRun, truncateRunes(run, 1200)))
+		b.WriteString(p.rtext(lang, msgRecordLastRun, text.Clip(run, 1200)))
 	}
 	if cs.ledger != "" {
 		b.WriteString("\n")
 		b.WriteString(p.rtext(lang, msgLedgerHeading))
 		b.WriteString("\n")
 		// The recorder's JSON, written out for people.
-		b.WriteString(truncateRunes(record.LedgerText(lang, cs.ledger), 1500))
+		b.WriteString(text.Clip(record.LedgerText(lang, cs.ledger), 1500))
 	}
 }
 

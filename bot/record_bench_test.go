@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"troupe/belief"
 	"troupe/bot"
 	"troupe/config"
 	"troupe/llm"
@@ -73,9 +72,7 @@ func BenchmarkSideTraffic(b *testing.B) {
 		r := newRecordRigTB(b, be, 6)
 		dc := config.Default()
 		mc := memory.ConfigFrom(dc.Memory, "en")
-		rf := dc.Reflection
-		mc.Reflect = memory.ReflectConfig{Trigger: belief.TriggerConfig{Auto: rf.Auto, EveryTurns: rf.EveryTurns, MinTurns: rf.MinTurns,
-			PerRun: rf.PerRun, MinNew: rf.MinNew}, MaxChecks: rf.MaxChecks, PivotalImportance: rf.PivotalImportance}
+		mc.Reflect = memory.ReflectConfigFrom(dc.Reflection)
 		client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 		mem := memory.NewService(r.st, llm.Scribe{C: client, JSON: true}, mc, slog.New(slog.DiscardHandler))
 		opt := r.opt

@@ -8,6 +8,7 @@ import (
 
 	"troupe/memory"
 	"troupe/models"
+	"troupe/text"
 )
 
 // Reflector is the optional part of MemoryService that runs reflection.
@@ -100,7 +101,7 @@ func BeliefLine(b models.BeliefView) string {
 			pro++
 		}
 	}
-	return fmt.Sprintf("[%s] %s (%s, +%d/-%d): %s", b.ID, b.Character, b.Confidence, pro, con, truncateRunes(b.Text, 300))
+	return fmt.Sprintf("[%s] %s (%s, +%d/-%d): %s", b.ID, b.Character, b.Confidence, pro, con, text.Clip(b.Text, 300))
 }
 
 // beliefMsg names a text of the belief commands.

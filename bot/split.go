@@ -5,37 +5,37 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"troupe/memory"
+	"troupe/text"
 )
 
-// Split cuts text into pieces of at most limit characters (runes) each, for
+// Split cuts msg into pieces of at most limit characters (runes) each, for
 // platforms with a message length limit. It cuts at a paragraph break when it
 // can, else at a line break, else after a sentence, else at a space, and
 // never inside a word unless a single word is longer than limit. A cut inside
 // a ``` fence closes the fence at the end of the piece and reopens it at the
 // start of the next, so every piece renders on its own.
-func Split(text string, limit int) []string {
+func Split(msg string, limit int) []string {
 	if limit < 16 {
 		limit = 16
 	}
-	text = strings.TrimSpace(text)
+	msg = strings.TrimSpace(msg)
 	var out []string
-	for utf8.RuneCountInString(text) > limit {
+	for utf8.RuneCountInString(msg) > limit {
 		budget := limit
 		// Leave room to close and reopen a fence that the cut lands in.
-		if strings.Contains(text, "```") {
+		if strings.Contains(msg, "```") {
 			budget = limit - 4
 		}
-		head := memory.PrefixRunes(text, budget)
+		head := text.CutRunes(msg, budget)
 		cut := bestCut(head)
 		// The fence reopened in front of the rest must not give back all
 		// the cut took, or the loop never ends: cut at the budget then,
 		// and drop a language tag too long to reopen.
-		if inFence, lang := fenceAt(text[:cut]); inFence && !progresses(text[:cut], lang) {
+		if inFence, lang := fenceAt(msg[:cut]); inFence && !progresses(msg[:cut], lang) {
 			cut = len(head)
 		}
-		piece := strings.TrimRight(text[:cut], " \t\n")
-		rest := strings.TrimLeft(text[cut:], " \t\n")
+		piece := strings.TrimRight(msg[:cut], " \t\n")
+		rest := strings.TrimLeft(msg[cut:], " \t\n")
 		if inFence, lang := fenceAt(piece); inFence {
 			if !progresses(piece, lang) {
 				lang = ""
@@ -48,10 +48,10 @@ func Split(text string, limit int) []string {
 		if strings.TrimSpace(piece) != "" {
 			out = append(out, piece)
 		}
-		text = rest
+		msg = rest
 	}
-	if text != "" {
-		out = append(out, text)
+	if msg != "" {
+		out = append(out, msg)
 	}
 	return out
 }
@@ -73,7 +73,7 @@ func bestCut(head string) int {
 	}
 	// CJK text has no spaces: cutting between two Han characters is not
 	// inside a word.
-	if r, size := utf8.DecodeLastRuneInString(head); size > 0 && isCJK(r) {
+	if r, size := utf8.DecodeLastRuneInString(head); size > 0 && text.IsCJK(r) {
 		return len(head)
 	}
 	if i := strings.LastIndexFunc(head, unicode.IsSpace); i > 0 {
@@ -100,10 +100,6 @@ func lastSentenceEnd(s string) int {
 		}
 	}
 	return best
-}
-
-func isCJK(r rune) bool {
-	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }
 
 // fenceAt reports whether s ends inside a ``` fence, and its language tag.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"troupe/memory"
+	"troupe/text"
 )
 
 // whyMsg keys the texts of /why.
@@ -65,7 +66,7 @@ func (p *Pipeline) cmdWhy(ctx context.Context, in Inbound, sink Sink) error {
 	if len(rep.Items) == 0 {
 		b.WriteString(p.wtext(lang, msgWhyNothingPicked))
 	} else {
-		b.WriteString(truncateRunes(rep.Text(lang), 3500))
+		b.WriteString(text.Clip(rep.Text(lang), 3500))
 	}
 	return sink.Notice(ctx, b.String())
 }

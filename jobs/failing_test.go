@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"troupe/belief"
 	"troupe/config"
 	"troupe/jobs"
 	"troupe/llm"
@@ -141,7 +140,7 @@ func TestIdleChatsRecorderRunEnqueuesItsReflection(t *testing.T) {
 			r.fake.SetResponder(memorytest.Reflecting(r.scribe))
 			client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", Timeout: 5 * time.Second, MaxRetries: -1}, nil)
 			cfg := memory.ConfigFrom(config.Default().Memory, "en")
-			cfg.Reflect = memory.ReflectConfig{Trigger: belief.DefaultTriggerConfig()}
+			cfg.Reflect = memory.ReflectConfigFrom(config.Default().Reflection)
 			r.mem = memory.NewService(r.st, llm.Scribe{C: client}, cfg, slog.New(slog.DiscardHandler))
 			addRecordedBeats(t, r.st, r.chatID, 25)
 			wctx, cancel := context.WithCancel(ctx)

@@ -15,6 +15,7 @@ import (
 
 	"troupe/bot"
 	"troupe/memory"
+	"troupe/text"
 )
 
 // RerankConfig is a Jina/Cohere-style /rerank endpoint: BaseURL is the API
@@ -87,7 +88,7 @@ func (r *Reranker) Rerank(ctx context.Context, query string, docs []string) ([]f
 		return nil, r.fail(ctx, 0, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, r.fail(ctx, resp.StatusCode, fmt.Errorf("status %d: %s", resp.StatusCode, clip(string(data), 200)))
+		return nil, r.fail(ctx, resp.StatusCode, fmt.Errorf("status %d: %s", resp.StatusCode, text.Clip(string(data), 200)))
 	}
 	var rr rerankResponse
 	if err := json.Unmarshal(data, &rr); err != nil {
@@ -132,11 +133,4 @@ func isTransport(err error) bool {
 	var urlErr *url.Error
 	var netErr net.Error
 	return errors.As(err, &urlErr) || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF)
-}
-
-func clip(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"troupe/models"
+	"troupe/text"
 )
 
 // KindEmbed is the job that writes the vectors of a chat's new perceptions
@@ -84,7 +85,7 @@ func (s *Service) embedChat(ctx context.Context, chatID string) (Result, error) 
 		}
 		texts := make([]string, len(items))
 		for i, it := range items {
-			texts[i] = clipRunes(strings.TrimSpace(it.Text), maxEmbedRunes)
+			texts[i] = text.CutRunes(strings.TrimSpace(it.Text), maxEmbedRunes)
 			if texts[i] == "" {
 				texts[i] = "…"
 			}

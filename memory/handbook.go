@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"troupe/models"
+	"troupe/text"
 )
 
 // tagRe matches a provenance tag: [chat:<id>].
@@ -284,13 +285,13 @@ type Budget struct {
 // (others characters) leave of the envelope: whole if it fits; otherwise cut
 // at the last paragraph (else line) boundary past MinUseful with a marker;
 // left out when less than MinUseful would remain.
-func FitResident(lang, text string, others int, b Budget) string {
-	if strings.TrimSpace(text) == "" {
+func FitResident(lang, body string, others int, b Budget) string {
+	if strings.TrimSpace(body) == "" {
 		return ""
 	}
 	allowance := min(b.ResidentMax, b.Envelope-others)
-	if utf8.RuneCountInString(text) <= allowance {
-		return text
+	if utf8.RuneCountInString(body) <= allowance {
+		return body
 	}
 	if allowance < b.MinUseful {
 		return ""
@@ -301,7 +302,7 @@ func FitResident(lang, text string, others int, b Budget) string {
 		// Not even the marker fits (min_useful_chars below its length).
 		return ""
 	}
-	head := PrefixRunes(text, room)
+	head := text.CutRunes(body, room)
 	cut := len(head)
 	if i := strings.LastIndex(head, "\n\n"); i >= 0 && utf8.RuneCountInString(head[:i]) >= b.MinUseful {
 		cut = i
@@ -309,16 +310,4 @@ func FitResident(lang, text string, others int, b Budget) string {
 		cut = i
 	}
 	return strings.TrimRight(head[:cut], " \t\n") + "\n" + marker
-}
-
-// PrefixRunes returns the longest prefix of s with at most n runes.
-func PrefixRunes(s string, n int) string {
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j]
-		}
-		i++
-	}
-	return s
 }

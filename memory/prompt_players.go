@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"troupe/text"
 )
 
 // Player is another player present in a scene: the name the characters
@@ -51,7 +52,7 @@ func playersNote(lang string, players []Player) string {
 		if shown == name {
 			shown = ""
 		}
-		lines = append(lines, line{clipMarked(name, maxPlayerName), clipMarked(shown, maxPlayerName), clipMarked(persona, MaxPlayerPersona)})
+		lines = append(lines, line{text.Clip(name, maxPlayerName), text.Clip(shown, maxPlayerName), text.Clip(persona, MaxPlayerPersona)})
 	}
 	if len(lines) == 0 {
 		return ""
@@ -70,14 +71,4 @@ func playersNote(lang string, players []Player) string {
 		b.WriteString(l.persona)
 	}
 	return b.String()
-}
-
-// clipMarked cuts s to at most n characters on a rune boundary, the last
-// one a "…" when anything was cut.
-func clipMarked(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimRightFunc(string(r[:n-1]), func(c rune) bool { return c == ' ' }) + "…"
 }

@@ -9,6 +9,7 @@ import (
 	"troupe/config"
 	"troupe/models"
 	"troupe/recall"
+	"troupe/text"
 )
 
 // RecallStore is what recall reads of the store; *models.Store satisfies
@@ -288,14 +289,7 @@ func (r RecallReport) Text(lang string) string {
 			faded = " (gist)"
 		}
 		fmt.Fprintf(&b, "- [%s %s] %s%s — %s (%s); total %.2f = importance %.2f, relevance %.2f, recency %.2f, retention %.2f\n",
-			it.Kind, it.ID, clip(it.Text, 80), faded, state, it.Why+", "+src, it.Total, it.Importance, it.Relevance, it.Recency, it.Retention)
+			it.Kind, it.ID, text.Clip(it.Text, 80), faded, state, it.Why+", "+src, it.Total, it.Importance, it.Relevance, it.Recency, it.Retention)
 	}
 	return strings.TrimRight(b.String(), "\n")
-}
-
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }

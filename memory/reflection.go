@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"troupe/belief"
+	"troupe/config"
 	"troupe/models"
 )
 
@@ -21,6 +22,17 @@ type ReflectConfig struct {
 	MaxChecks int
 	// PivotalImportance is reflection.pivotal_importance.
 	PivotalImportance int
+}
+
+// ReflectConfigFrom turns reflection.* into the service's settings: the one
+// place their defaults come from is config.Default.
+func ReflectConfigFrom(r config.Reflection) ReflectConfig {
+	checks := r.MaxChecks
+	if checks == 0 {
+		checks = -1 // max_checks 0: no belief checks
+	}
+	return ReflectConfig{Trigger: belief.TriggerConfig{Auto: r.Auto, EveryTurns: r.EveryTurns, MinTurns: r.MinTurns,
+		PerRun: r.PerRun, MinNew: r.MinNew}, MaxChecks: checks, PivotalImportance: r.PivotalImportance}
 }
 
 // ReflectStore is what reflection needs of the store; *models.Store

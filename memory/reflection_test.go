@@ -208,7 +208,7 @@ func (r *reflectRig) newCount(name string) int {
 func TestReflectTriggers(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			r := newReflectRig(t, b, belief.DefaultTriggerConfig())
+			r := newReflectRig(t, b, memory.ReflectConfigFrom(config.Default().Reflection).Trigger)
 			// every_turns: 19 turns are not enough, the 20th is.
 			r.said("cA", 19, "the inn", "%s hears Tess sing at %s.", "Mara", "Tess", "Guard")
 			if res := r.reflect("cA", false); res.Outcome != memory.Skipped || r.asked("Mara") != 0 {
@@ -272,7 +272,7 @@ func TestReflectTriggers(t *testing.T) {
 
 func TestReflectPerRun(t *testing.T) {
 	b := testenv.Backends(t)[0]
-	cfg := belief.DefaultTriggerConfig()
+	cfg := memory.ReflectConfigFrom(config.Default().Reflection).Trigger
 	cfg.PerRun = 1
 	r := newReflectRig(t, b, cfg)
 	r.turns("cA", 20, "the inn", "Mara", "Elias")
@@ -287,7 +287,7 @@ func TestReflectPerRun(t *testing.T) {
 
 func TestReflectAutoOff(t *testing.T) {
 	b := testenv.Backends(t)[0]
-	off := belief.DefaultTriggerConfig()
+	off := memory.ReflectConfigFrom(config.Default().Reflection).Trigger
 	off.Auto = false
 	r2 := newReflectRig(t, b, off)
 	r2.turns("cA", 40, "the inn", "Mara")
@@ -302,7 +302,7 @@ func TestReflectAutoOff(t *testing.T) {
 func TestReflectGarbageLeavesOthersWritten(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			r := newReflectRig(t, b, belief.DefaultTriggerConfig())
+			r := newReflectRig(t, b, memory.ReflectConfigFrom(config.Default().Reflection).Trigger)
 			r.bad["Elias"] = true
 			r.turns("cA", 3, "the inn", "Mara")
 			r.turns("cB", 3, "the mill", "Elias")
@@ -336,7 +336,7 @@ func TestForgetDeletesBeliefAndReflectionReformsIt(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			r := newReflectRig(t, b, belief.DefaultTriggerConfig())
+			r := newReflectRig(t, b, memory.ReflectConfigFrom(config.Default().Reflection).Trigger)
 			r.turns("cA", 2, "the inn", "Mara")
 			r.turns("cB", 3, "the mill", "Mara")
 			if res := r.reflect("cA", true); res.Outcome != memory.Written {
@@ -378,7 +378,7 @@ func TestForgetDeletesBeliefAndReflectionReformsIt(t *testing.T) {
 func TestReflectSixtyTurnsOwnPerceptions(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			r := newReflectRig(t, b, belief.DefaultTriggerConfig())
+			r := newReflectRig(t, b, memory.ReflectConfigFrom(config.Default().Reflection).Trigger)
 			for i := range 3 {
 				r.turns("cA", 20, "the inn", "Mara", "Elias", "Tess")
 				if res := r.reflect("cA", false); res.Outcome != memory.Written {
@@ -406,7 +406,7 @@ func TestReflectSixtyTurnsOwnPerceptions(t *testing.T) {
 func TestReflectSerializesPerSpace(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			r := newReflectRig(t, b, belief.DefaultTriggerConfig())
+			r := newReflectRig(t, b, memory.ReflectConfigFrom(config.Default().Reflection).Trigger)
 			ctx := context.Background()
 			url := ""
 			if testenv.Available() {
@@ -417,7 +417,7 @@ func TestReflectSerializesPerSpace(t *testing.T) {
 			t.Cleanup(func() { rdb.Close() })
 			// Two processes: their own services and lock owners.
 			r.mem.UseLocker(jobs.NewLocker(rdb))
-			other := r.service(belief.DefaultTriggerConfig())
+			other := r.service(memory.ReflectConfigFrom(config.Default().Reflection).Trigger)
 			other.UseLocker(jobs.NewLocker(rdb))
 			// A second space with its own card, chat and character.
 			const space2 = "discord:guild:8"
@@ -510,7 +510,7 @@ func waitName(t *testing.T, entered <-chan string) string {
 func TestReflectManyBeliefsKeepsTheirLinks(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			r := newReflectRig(t, b, belief.DefaultTriggerConfig())
+			r := newReflectRig(t, b, memory.ReflectConfigFrom(config.Default().Reflection).Trigger)
 			ctx := context.Background()
 			db := r.st.DB()
 			r.said("cA", 3, "the quay", "%s sees the tide turn at %s.", "Mara")
@@ -570,7 +570,7 @@ func TestReflectManyBeliefsKeepsTheirLinks(t *testing.T) {
 // and work (go test -run '^$' -bench ReflectManyBeliefs -benchmem ./memory/).
 func BenchmarkReflectManyBeliefs(b *testing.B) {
 	be := testenv.Backends(b)[0]
-	r := newReflectRig(b, be, belief.DefaultTriggerConfig())
+	r := newReflectRig(b, be, memory.ReflectConfigFrom(config.Default().Reflection).Trigger)
 	db := r.st.DB()
 	r.said("cA", 500, "the quay", "%s sees the tide turn at %s.", "Mara")
 	var old []models.Perception

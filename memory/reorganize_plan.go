@@ -6,10 +6,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"troupe/models"
+	"troupe/recall"
+	"troupe/text"
 )
 
 // Reorganize (seed 001) tidies what the writers piled up without writing
@@ -62,29 +63,15 @@ func sectionOf(heading string) int {
 	return sectionOther
 }
 
-// words returns the lower-cased words of s (letters and digits; each CJK
-// character a word of its own), sorted and without repeats.
+// words returns the lower-cased words of s (text.Words; each CJK character
+// a word of its own), sorted and without repeats.
 func words(s string) []string {
 	var out []string
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			out = append(out, cur.String())
-			cur.Reset()
-		}
-	}
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case unicode.Is(unicode.Han, r):
-			flush()
+	text.Words(s, func(w string) { out = append(out, w) }, func(run []rune) {
+		for _, r := range run {
 			out = append(out, string(r))
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			cur.WriteRune(r)
-		default:
-			flush()
 		}
-	}
-	flush()
+	})
 	sort.Strings(out)
 	return slices.Compact(out)
 }
@@ -101,28 +88,6 @@ func contains(big, small []string) bool {
 		}
 	}
 	return true
-}
-
-// jaccard is the share of words two sorted word sets have in common.
-func jaccard(a, b []string) float64 {
-	common := 0
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] == b[j]:
-			common++
-			i++
-			j++
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	union := len(a) + len(b) - common
-	if union == 0 {
-		return 0
-	}
-	return float64(common) / float64(union)
 }
 
 // Thresholds of sameness. An entry whose words are all in another's says
@@ -216,7 +181,7 @@ func nearPairs(texts []worded, judged map[string]bool, limit int) []Pair {
 			if restates(wa, wb) {
 				continue
 			}
-			j := jaccard(wa, wb)
+			j := recall.Overlap(wa, wb)
 			if j < NearShare || judged[PairKey(a, b)] {
 				continue
 			}

@@ -25,7 +25,7 @@ func ReorganizePrompt(lang string, pairs []Pair) []Message {
 	var b strings.Builder
 	b.WriteString("<pairs>\n")
 	for i, p := range pairs {
-		fmt.Fprintf(&b, "[%d]\nA: %s\nB: %s\n", i+1, text.Line(clipEntry(p.A, maxPairChars)), text.Line(clipEntry(p.B, maxPairChars)))
+		fmt.Fprintf(&b, "[%d]\nA: %s\nB: %s\n", i+1, text.Line(text.Clip(p.A, maxPairChars)), text.Line(text.Clip(p.B, maxPairChars)))
 	}
 	b.WriteString("</pairs>")
 	return []Message{{Role: RoleSystem, Content: reorganizeSystem[lang]}, {Role: RoleUser, Content: b.String()}}
@@ -33,13 +33,6 @@ func ReorganizePrompt(lang string, pairs []Pair) []Message {
 
 // maxPairChars bounds each entry in the prompt.
 const maxPairChars = 300
-
-func clipEntry(s string, n int) string {
-	if p := PrefixRunes(s, n); len(p) < len(s) {
-		return p + "…"
-	}
-	return s
-}
 
 // IsReorganizePrompt reports whether a system prompt is the reorganize
 // one, for fakes that answer it.
@@ -52,17 +45,17 @@ func IsReorganizePrompt(system string) bool {
 // JSON object whose "same" lists pair numbers from 1 to n is refused.
 func ParseReorganize(answer string, n int) ([]int, error) {
 	t := strings.TrimSpace(stripFence(answer))
-	i, j := strings.Index(t, "{"), strings.LastIndex(t, "}")
-	if i < 0 || j < i {
+	i, j, ok := text.JSONObject(t)
+	if !ok {
 		return nil, &AnswerError{Reason: `the answer must be one JSON object {"same": [...]}`}
 	}
-	if strings.TrimSpace(t[:i]) != "" || strings.TrimSpace(t[j+1:]) != "" {
+	if strings.TrimSpace(t[:i]) != "" || strings.TrimSpace(t[j:]) != "" {
 		return nil, &AnswerError{Reason: "there is text around the JSON object"}
 	}
 	var a struct {
 		Same *[]json.Number `json:"same"`
 	}
-	dec := json.NewDecoder(strings.NewReader(t[i : j+1]))
+	dec := json.NewDecoder(strings.NewReader(t[i:j]))
 	dec.UseNumber()
 	if err := dec.Decode(&a); err != nil {
 		return nil, &AnswerError{Reason: `the answer is not a JSON object {"same": [pair numbers]}`}

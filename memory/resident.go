@@ -3,6 +3,8 @@ package memory
 import (
 	"strings"
 	"unicode/utf8"
+
+	"troupe/text"
 )
 
 // The resident summary is stored whole and injected as a view of it: the
@@ -76,16 +78,16 @@ func isResidentHandLine(line string) bool {
 // this file says.
 func RenderResident(lang, stored string, others int, b Budget) ResidentView {
 	v := ResidentView{Allowance: min(b.ResidentMax, b.Envelope-others)}
-	text := StripTags(stored)
-	if strings.TrimSpace(text) == "" {
+	body := StripTags(stored)
+	if strings.TrimSpace(body) == "" {
 		return v
 	}
-	if utf8.RuneCountInString(text) <= v.Allowance {
-		v.Text = text
+	if utf8.RuneCountInString(body) <= v.Allowance {
+		v.Text = body
 		return v
 	}
-	// StripTags keeps the lines: line i of text is line i of stored.
-	lines := strings.Split(text, "\n")
+	// StripTags keeps the lines: line i of body is line i of stored.
+	lines := strings.Split(body, "\n")
 	if v.Allowance < b.MinUseful {
 		v.Cut = nonBlank(lines)
 		v.HandCut = countHand(strings.Split(stored, "\n"))
@@ -99,7 +101,7 @@ func RenderResident(lang, stored string, others int, b Budget) ResidentView {
 	}
 	marker := ResidentMarker[langOr(lang)]
 	room := v.Allowance - utf8.RuneCountInString(marker) - 1
-	size := utf8.RuneCountInString(text)
+	size := utf8.RuneCountInString(body)
 	drop, last := map[int]bool{}, -1
 	for k := len(hand) - 1; k >= 0 && size > room; k-- {
 		last = hand[k]
@@ -118,7 +120,7 @@ func RenderResident(lang, stored string, others int, b Budget) ResidentView {
 		// instead when the rest is under that (a person's one long
 		// paragraph), and a start of it worth reading fits.
 		if left := room - size - 1; i == last && size < max(b.MinUseful, minPartialLine) && left >= minPartialLine {
-			kept = append(kept, strings.TrimRight(PrefixRunes(t, left-1), " \t")+"…")
+			kept = append(kept, strings.TrimRight(text.CutRunes(t, left-1), " \t")+"…")
 			size += left + 1
 		}
 		v.Cut = append(v.Cut, t)

@@ -11,6 +11,7 @@ import (
 
 	"troupe/models"
 	"troupe/recall"
+	"troupe/text"
 )
 
 // Embedder turns texts into vectors, one per text in order (an
@@ -67,19 +68,19 @@ func NewVectors(e Embedder, store VectorStore, model string, cacheBytes int64) *
 	return &Vectors{Embedder: e, Cache: NewVectorCache(store, model, cacheBytes), Model: model, MinSimilarity: DefaultMinSimilarity}
 }
 
-// Similar embeds text (one /embeddings call, while the cache is brought up
+// Similar embeds query (one /embeddings call, while the cache is brought up
 // to date) and returns up to k of the character's items most similar to
 // it, most similar first, with their similarity calibrated (Calibrate)
 // as their relevance: those below MinSimilarity are left out. Only the
 // character's own vectors are searched.
-func (v *Vectors) Similar(ctx context.Context, space, character, text string, k int) ([]recall.Ranked, error) {
+func (v *Vectors) Similar(ctx context.Context, space, character, query string, k int) ([]recall.Ranked, error) {
 	type embedded struct {
 		vec []float32
 		err error
 	}
 	ch := make(chan embedded, 1)
 	go func() {
-		vs, err := v.Embedder.Embed(ctx, []string{clipRunes(text, maxEmbedRunes)})
+		vs, err := v.Embedder.Embed(ctx, []string{text.CutRunes(query, maxEmbedRunes)})
 		if err == nil && len(vs) != 1 {
 			err = fmt.Errorf("memory: embeddings: %d vectors for 1 text", len(vs))
 		}
@@ -120,13 +121,6 @@ func (v *Vectors) Similar(ctx context.Context, space, character, text string, k 
 // maxEmbedRunes bounds a text sent to be embedded; the models' input limits
 // are a few thousand tokens.
 const maxEmbedRunes = 4000
-
-func clipRunes(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n])
-	}
-	return s
-}
 
 // sideBudget is the share of the time left for recall that the vector
 // search and the rerank each get: past it they are skipped, and the turn
@@ -234,7 +228,7 @@ func (c RecallConfig) rerank(ctx context.Context, query string, cands []recall.C
 	defer cancel()
 	docs := make([]string, len(cands))
 	for i, cd := range cands {
-		docs[i] = clipRunes(cd.Text, maxEmbedRunes)
+		docs[i] = text.CutRunes(cd.Text, maxEmbedRunes)
 	}
 	scores, err := c.Rerank.Rerank(rctx, query, docs)
 	if err == nil && len(scores) != len(cands) {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"troupe/text"
 )
 
 // MaxTermRunes bounds an index term: longer words and names are cut, the
@@ -77,11 +79,11 @@ const (
 // words (lower-cased, as written), and every run of two to eight CJK
 // characters, so that a known name anywhere in the text matches the cue an
 // item about it was indexed under — without reading the world's names.
-func Cues(text string) []string {
+func Cues(s string) []string {
 	seen := map[string]bool{}
 	var out []string
-	add := func(s string) {
-		c := CueTerm(s)
+	add := func(t string) {
+		c := CueTerm(t)
 		if c != "" && !seen[c] && len(out) < maxCues {
 			seen[c] = true
 			out = append(out, c)
@@ -112,17 +114,17 @@ func Cues(text string) []string {
 	}
 	// Runs are cut at punctuation: "Ask Tess, then go." never makes
 	// "tess then", and a sentence boundary never joins a name.
-	for _, seg := range strings.FieldsFunc(text, func(r rune) bool {
+	for _, seg := range strings.FieldsFunc(s, func(r rune) bool {
 		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsSpace(r) || r == '\'' || r == '-')
 	}) {
 		for _, f := range strings.Fields(seg) {
-			if strings.IndexFunc(f, isCJK) < 0 {
+			if strings.IndexFunc(f, text.IsCJK) < 0 {
 				words = append(words, f)
 				continue
 			}
 			flush()
 			for _, r := range f {
-				if isCJK(r) {
+				if text.IsCJK(r) {
 					cjk = append(cjk, r)
 				} else {
 					flushCJK()

@@ -26,7 +26,7 @@ func TestTerms(t *testing.T) {
 	}
 	// A two-character word in a question finds the sentence that holds it.
 	q, doc := termSet("罗盘在哪儿？"), termSet("我把罗盘埋在老槐树下了。")
-	if overlap(q, doc) == 0 {
+	if Overlap(q, doc) == 0 {
 		t.Errorf("罗盘 in the question does not match the perception")
 	}
 }

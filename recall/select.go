@@ -135,7 +135,7 @@ func Select(cands []Candidate, p Params) []Scored {
 		all[i].Picked, all[i].Why = true, "mmr"
 		picked = append(picked, i)
 		for k, j := range pool {
-			sim[k] = max(sim[k], overlap(terms[j], terms[i]))
+			sim[k] = max(sim[k], Overlap(terms[j], terms[i]))
 		}
 	}
 	extra := 0
@@ -143,7 +143,7 @@ func Select(cands []Candidate, p Params) []Scored {
 		if extra >= max(p.MaxItems/2, 1) || all[i].Picked {
 			continue
 		}
-		if slices.ContainsFunc(picked, func(j int) bool { return overlap(terms[i], terms[j]) >= Redundant }) {
+		if slices.ContainsFunc(picked, func(j int) bool { return Overlap(terms[i], terms[j]) >= Redundant }) {
 			all[i].Why = whyRepeats
 			continue
 		}
@@ -207,7 +207,7 @@ func dropEchoes(all []Scored, pool []int, terms map[int][]string, p Params) []in
 			return false
 		}
 		if slices.ContainsFunc(echoes, func(e echo) bool {
-			return (e.shown == nil || !newer(all[i].Item, *e.shown)) && overlap(terms[i], e.terms) >= Redundant
+			return (e.shown == nil || !newer(all[i].Item, *e.shown)) && Overlap(terms[i], e.terms) >= Redundant
 		}) {
 			all[i].Why = whyEchoes
 			return true

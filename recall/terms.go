@@ -2,8 +2,9 @@ package recall
 
 import (
 	"slices"
-	"strings"
-	"unicode"
+	"unicode/utf8"
+
+	"troupe/text"
 )
 
 // MaxTerms bounds the terms taken from one text.
@@ -13,7 +14,7 @@ const MaxTerms = 256
 // appearance: lower-cased words of letters and digits for alphabetic
 // scripts, and overlapping character bigrams for runs of CJK characters (a
 // run of one character is its own term). Words of one letter are left out.
-func Terms(text string) []string {
+func Terms(s string) []string {
 	var out []string
 	// Texts have few terms: a linear look for a repeat is cheaper than a
 	// map, up to the size where a map pays off.
@@ -38,58 +39,17 @@ func Terms(text string) []string {
 		}
 		out = append(out, t)
 	}
-	var word strings.Builder
-	words := 0 // runes in word
-	var cjk []rune
-	flushWord := func() {
-		if words > 1 {
-			add(word.String())
+	text.Words(s, func(w string) {
+		if utf8.RuneCountInString(w) > 1 {
+			add(w)
 		}
-		word.Reset()
-		words = 0
-	}
-	flushCJK := func() {
-		switch {
-		case len(cjk) == 1:
-			add(string(cjk))
-		case len(cjk) > 1:
-			for i := 0; i+1 < len(cjk); i++ {
-				add(string(cjk[i : i+2]))
-			}
-		}
-		cjk = cjk[:0]
-	}
-	for _, r := range text {
-		switch {
-		case isCJK(r):
-			flushWord()
-			cjk = append(cjk, r)
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			flushCJK()
-			word.WriteRune(unicode.ToLower(r))
-			words++
-		default:
-			flushWord()
-			flushCJK()
-		}
-	}
-	flushWord()
-	flushCJK()
+	}, func(run []rune) { text.Bigrams(run, add) })
 	return out
 }
 
-// isCJK reports whether r is written without spaces between words: Han,
-// kana and Hangul.
-func isCJK(r rune) bool {
-	if r < 0x1100 { // below Hangul Jamo, the first of these scripts
-		return false
-	}
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
-}
-
-// overlap is the Jaccard similarity of two term sets (termSet's sorted
-// slices): one merge, no map.
-func overlap(a, b []string) float64 {
+// Overlap is the Jaccard similarity of two sorted sets of distinct terms
+// (termSet's, or any such slices): one merge, no map.
+func Overlap(a, b []string) float64 {
 	if len(a) == 0 || len(b) == 0 {
 		return 0
 	}

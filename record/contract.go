@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"troupe/text"
 )
 
 // Answer is the recorder's JSON answer, as DESIGN.md's contract writes it.
@@ -159,13 +160,13 @@ var ErrNotContract = errors.New("record: answer is not the recorder's JSON objec
 // ParseAnswer reads the recorder's answer: one JSON object, possibly in a
 // code fence or with text around it. A wrong type for a whole section is
 // ErrNotContract; a wrong value inside one item is left for Validate.
-func ParseAnswer(text string) (Answer, error) {
-	raw, ok := jsonObject(text)
+func ParseAnswer(answer string) (Answer, error) {
+	i, j, ok := text.JSONObject(answer)
 	if !ok {
 		return Answer{}, fmt.Errorf("%w: no JSON object found", ErrNotContract)
 	}
 	var sections map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &sections); err != nil {
+	if err := json.Unmarshal([]byte(answer[i:j]), &sections); err != nil {
 		return Answer{}, fmt.Errorf("%w: %s", ErrNotContract, jsonProblem(err))
 	}
 	var a Answer
@@ -189,16 +190,6 @@ func ParseAnswer(text string) (Answer, error) {
 		return Answer{}, fmt.Errorf("%w: none of its keys is a section of the contract", ErrNotContract)
 	}
 	return a, nil
-}
-
-// jsonObject returns the outermost {…} of text.
-func jsonObject(text string) ([]byte, bool) {
-	i := strings.IndexByte(text, '{')
-	j := strings.LastIndexByte(text, '}')
-	if i < 0 || j < i {
-		return nil, false
-	}
-	return []byte(text[i : j+1]), true
 }
 
 // jsonProblem describes a decoding error without quoting the input.

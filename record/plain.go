@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"troupe/text"
 )
 
 // Kind is what an event records.
@@ -194,19 +196,10 @@ func capEvents(evs []Plain) []Plain {
 	}
 	out := evs[:0]
 	for _, e := range evs {
-		e.Text = truncateRunes(e.Text, MaxEventRunes)
+		e.Text = text.Clip(e.Text, MaxEventRunes)
 		if inCharacter(e.Text) {
 			out = append(out, e)
 		}
 	}
 	return out
-}
-
-// truncateRunes cuts s to at most n runes, marking a cut with an ellipsis.
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }

@@ -3,6 +3,7 @@ package text
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -41,4 +42,17 @@ func CutRunes(s string, n int) string {
 		i++
 	}
 	return s
+}
+
+// Clip returns s when it has at most n characters, else its first n-1
+// characters, without trailing spaces, and "…": a shortened text that says
+// it was shortened, n characters at the most (none for n <= 0).
+func Clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	return strings.TrimRight(CutRunes(s, n-1), " \t") + "…"
 }

@@ -14,7 +14,6 @@ import (
 
 	"troupe/adapters/discord"
 	"troupe/adapters/telegram"
-	"troupe/belief"
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
@@ -90,7 +89,7 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		log.Warn("a side endpoint on another server than the main model's is sent no API key; set its api_key if it needs one", "endpoint", side)
 	}
 	mc := memory.ConfigFrom(cfg.Memory, cfg.Language)
-	mc.Reflect = reflectConfig(cfg.Reflection)
+	mc.Reflect = memory.ReflectConfigFrom(cfg.Reflection)
 	scribe := newScribe(cfg, log, 0)
 	mc.ContextWindow, mc.AnswerTokens = scribeWindow(ctx, cfg, scribe.C, log), cfg.ScribeModel().MaxReplyTokens
 	if w := mc.ContextWindow; w > 0 && mc.AnswerTokens > w/2 {
@@ -226,16 +225,6 @@ func retries(n int) int {
 		return -1
 	}
 	return n
-}
-
-// reflectConfig turns reflection.* into the memory service's settings.
-func reflectConfig(r config.Reflection) memory.ReflectConfig {
-	checks := r.MaxChecks
-	if checks == 0 {
-		checks = -1 // max_checks 0: no belief checks
-	}
-	return memory.ReflectConfig{Trigger: belief.TriggerConfig{Auto: r.Auto, EveryTurns: r.EveryTurns, MinTurns: r.MinTurns,
-		PerRun: r.PerRun, MinNew: r.MinNew}, MaxChecks: checks, PivotalImportance: r.PivotalImportance}
 }
 
 // worker builds the job worker on the app's queue.

@@ -17,6 +17,7 @@ import (
 
 	"troupe/cards"
 	"troupe/config"
+	"troupe/text"
 )
 
 // logCardFailures names each file of the card folder that did not load,
@@ -327,7 +328,7 @@ func showCard(w io.Writer, k cards.Card, user string, worlds *cards.Worlds, worl
 			if e.Constant {
 				keys = "(always)"
 			}
-			fmt.Fprintf(&b, "- %s: %s\n", keys, clip(strings.Join(strings.Fields(x(e.Content)), " "), 100))
+			fmt.Fprintf(&b, "- %s: %s\n", keys, text.Clip(strings.Join(strings.Fields(x(e.Content)), " "), 100))
 		}
 	}
 	if len(warnings) > 0 {
@@ -338,14 +339,6 @@ func showCard(w io.Writer, k cards.Card, user string, worlds *cards.Worlds, worl
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 func (c *cli) cardImportCmd() *cobra.Command {

@@ -18,6 +18,7 @@ import (
 	"troupe/llm"
 	"troupe/memory/eval"
 	"troupe/models"
+	"troupe/text"
 )
 
 // evalCase plays one case in a fresh troupe of its own: a temporary SQLite
@@ -297,11 +298,11 @@ func (e *evalCase) inbound(text string) bot.Inbound {
 
 // send says text (or runs it as a command, confirming what it asks) and
 // returns the character's reply.
-func (e *evalCase) send(ctx context.Context, text string) (string, error) {
+func (e *evalCase) send(ctx context.Context, said string) (string, error) {
 	sink := &evalSink{}
-	in := e.inbound(text)
+	in := e.inbound(said)
 	var err error
-	if cmd, ok := bot.ParseCommand(text); ok {
+	if cmd, ok := bot.ParseCommand(said); ok {
 		err = e.app.pipeline.Exec(ctx, in, cmd, sink)
 		if err == nil && sink.token != "" {
 			err = e.app.pipeline.Answer(ctx, e.inbound("yes"), sink.token, true, sink)
@@ -312,16 +313,9 @@ func (e *evalCase) send(ctx context.Context, text string) (string, error) {
 		return "", err
 	}
 	if sink.reply == "" {
-		return "", fmt.Errorf("eval: no reply to %q: %s", clipText(text, 40), strings.Join(sink.notices, "; "))
+		return "", fmt.Errorf("eval: no reply to %q: %s", text.Clip(said, 40), strings.Join(sink.notices, "; "))
 	}
 	return sink.reply, nil
-}
-
-func clipText(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
 
 // judgeReply asks the scribe model to grade the reply with the rubric.

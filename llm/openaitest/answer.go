@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"troupe/text"
 )
 
 // Fault is a failure an Answer injects.
@@ -95,22 +97,13 @@ func DefaultResponder(req Request) Answer {
 	if last == "" {
 		return Answer{Text: fmt.Sprintf("reply %d: Hello! I'm the openaitest model. Say something and I'll echo it back.", req.Seq)}
 	}
-	return Answer{Text: fmt.Sprintf("reply %d: You said %q. I'm only the openaitest model, but I'm listening.", req.Seq, clip(last, 80))}
+	return Answer{Text: fmt.Sprintf("reply %d: You said %q. I'm only the openaitest model, but I'm listening.", req.Seq, text.Clip(last, 80))}
 }
 
 // CountTokens is the default token counter: one token per four runes,
 // rounded up, roughly what real tokenizers give for English.
 func CountTokens(s string) int {
 	return (utf8.RuneCountInString(s) + 3) / 4
-}
-
-// clip shortens s to at most n runes, marking the cut with an ellipsis.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // chunks splits text into pieces of size runes.

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"troupe/text"
 )
 
 // Reader answers a chat turn like a perfectly faithful reader of its
@@ -63,7 +65,7 @@ func isQuestion(s string) bool {
 }
 
 func ack(s string) string {
-	if hasCJK(s) {
+	if text.HasCJK(s) {
 		return ReaderAckZH
 	}
 	return ReaderAck
@@ -82,7 +84,7 @@ func Read(texts []string, question string) string {
 	}
 	qt := readerTerms(question)
 	unknown := ReaderUnknown
-	if hasCJK(question) {
+	if text.HasCJK(question) {
 		unknown = ReaderUnknownZH
 	}
 	if len(qt) == 0 || len(sentences) == 0 {
@@ -100,7 +102,7 @@ func Read(texts []string, question string) string {
 	n := float64(len(sentences))
 	weight := func(t string) float64 {
 		w := math.Log(1 + n/float64(1+df[t]))
-		if r := []rune(t); len(r) == 1 && unicode.Is(unicode.Han, r[0]) {
+		if r := []rune(t); len(r) == 1 && text.IsCJK(r[0]) {
 			w /= 2 // a lone character says less than a pair
 		}
 		return w
@@ -209,10 +211,7 @@ func readerTerms(s string) []string {
 			out = append(out, t)
 		}
 	}
-	var word, cjk []rune
-	flushWord := func() {
-		w := strings.ToLower(string(word))
-		word = word[:0]
+	text.Words(s, func(w string) {
 		if len([]rune(w)) < 2 && !(len(w) == 1 && w[0] >= '0' && w[0] <= '9') || readerStopwords[w] {
 			return
 		}
@@ -220,43 +219,17 @@ func readerTerms(s string) []string {
 			w = w[:len(w)-1]
 		}
 		add(w)
-	}
-	flushCJK := func() {
-		for i := range cjk {
-			add(string(cjk[i]))
-			if i+1 < len(cjk) {
-				add(string(cjk[i : i+2]))
+	}, func(run []rune) {
+		// Cut at grammatical characters, then each character and pair.
+		for _, part := range strings.FieldsFunc(string(run), func(r rune) bool { return strings.ContainsRune(readerStopRunes, r) }) {
+			cjk := []rune(part)
+			for i := range cjk {
+				add(string(cjk[i]))
+				if i+1 < len(cjk) {
+					add(string(cjk[i : i+2]))
+				}
 			}
 		}
-		cjk = cjk[:0]
-	}
-	for _, r := range s {
-		switch {
-		case unicode.Is(unicode.Han, r):
-			flushWord()
-			if strings.ContainsRune(readerStopRunes, r) {
-				flushCJK()
-				continue
-			}
-			cjk = append(cjk, r)
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			flushCJK()
-			word = append(word, unicode.ToLower(r))
-		default:
-			flushWord()
-			flushCJK()
-		}
-	}
-	flushWord()
-	flushCJK()
+	})
 	return out
-}
-
-func hasCJK(s string) bool {
-	for _, r := range s {
-		if unicode.Is(unicode.Han, r) {
-			return true
-		}
-	}
-	return false
 }
