@@ -1,0 +1,4 @@
+package web
+
+// chatRoutes registers the chat pages (not built yet).
+func (s *Server) chatRoutes() {}

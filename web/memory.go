@@ -1,0 +1,4 @@
+package web
+
+// memoryRoutes registers the memory pages (not built yet).
+func (s *Server) memoryRoutes() {}
