@@ -48,7 +48,7 @@ var funcs = template.FuncMap{
 		r := []rune(s)
 		return string(r[:n]) + "…"
 	},
-	"lines": func(s string) []string { return strings.Split(s, "\n") },
+	"lines":      func(s string) []string { return strings.Split(s, "\n") },
 	"pathEscape": url.PathEscape,
 }
 
