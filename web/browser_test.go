@@ -269,10 +269,10 @@ func TestBrowserMarkupRendersAsText(t *testing.T) {
 			must(st.Append(bg, chat.ID, chat.HeadID, chat.HeadID, []*models.Message{user}))
 			must(st.Append(bg, chat.ID, user.ID, user.ID, []*models.Message{reply}))
 
-			dir, lib := cardFolder(t)
+			dir, _ := cardFolder(t)
 			// A file that does not load, named like markup too.
 			must(os.WriteFile(filepath.Join(dir, evilName+".json"), []byte(`{"oops`), 0o644))
-			lib, err = cards.LoadLibrary(dir, "")
+			lib, err := cards.LoadLibrary(dir, "")
 			must(err)
 			_, ts := inspector(t, b, web.Options{Store: st, Cards: lib, CardsDir: dir})
 			browserLogin(t, ctx, ts.URL, fullToken)
