@@ -76,8 +76,8 @@ func startBrowser(t *testing.T) context.Context {
 	return ctx
 }
 
-// run runs browser steps, each bounded, and fails the test on an error.
-func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+// browserRun runs browser steps, each bounded, and fails the test on an error.
+func browserRun(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, browserStep)
 	defer cancel()
@@ -86,8 +86,8 @@ func run(t *testing.T, ctx context.Context, what string, steps ...chromedp.Actio
 	}
 }
 
-// value runs one browser action that gives a value.
-func value[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+// browserValue runs one browser action that gives a value.
+func browserValue[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, browserStep)
 	defer cancel()
@@ -98,22 +98,22 @@ func value[T any](t *testing.T, ctx context.Context, what string, a chromedp.Act
 	return v
 }
 
-// dialogs records the JavaScript dialogs (alert, confirm, prompt) the tab
+// browserDialogs records the JavaScript dialogs (alert, confirm, prompt) the tab
 // opened, each dismissed at once so the page goes on.
-type dialogs struct {
+type browserDialogs struct {
 	mu   sync.Mutex
 	seen []string
 }
 
-func (d *dialogs) list() []string {
+func (d *browserDialogs) list() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return slices.Clone(d.seen)
 }
 
 // watchDialogs starts recording the dialogs of ctx's tab.
-func watchDialogs(ctx context.Context) *dialogs {
-	d := &dialogs{}
+func watchDialogs(ctx context.Context) *browserDialogs {
+	d := &browserDialogs{}
 	events := chromedp.Events(ctx, page.JavascriptDialogOpening)
 	go func() {
 		for ev, err := range events {
@@ -131,7 +131,7 @@ func watchDialogs(ctx context.Context) *dialogs {
 
 // failOnDialogs fails the test, at its end, if any JavaScript dialog
 // opened in ctx's tab; its list says which so far, for checks sooner.
-func failOnDialogs(t *testing.T, ctx context.Context) *dialogs {
+func failOnDialogs(t *testing.T, ctx context.Context) *browserDialogs {
 	t.Helper()
 	d := watchDialogs(ctx)
 	t.Cleanup(func() {
@@ -146,7 +146,7 @@ func failOnDialogs(t *testing.T, ctx context.Context) *dialogs {
 // and submits, then waits for a page with the main navigation.
 func browserLogin(t *testing.T, ctx context.Context, base, token string) {
 	t.Helper()
-	run(t, ctx, "log in",
+	browserRun(t, ctx, "log in",
 		chromedp.Navigate(base+"/login"),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), token),
@@ -158,7 +158,7 @@ func browserLogin(t *testing.T, ctx context.Context, base, token string) {
 // saveScreenshot saves the whole page of ctx's tab as a PNG at path.
 func saveScreenshot(t *testing.T, ctx context.Context, path string) {
 	t.Helper()
-	png := value(t, ctx, "screenshot", chromedp.FullScreenshot(100))
+	png := browserValue(t, ctx, "screenshot", chromedp.FullScreenshot(100))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -167,11 +167,11 @@ func saveScreenshot(t *testing.T, ctx context.Context, path string) {
 	}
 }
 
-// open navigates to base+path and returns the main element's visible text.
-func open(t *testing.T, ctx context.Context, base, path string) string {
+// browserOpen navigates to base+path and returns the main element's visible text.
+func browserOpen(t *testing.T, ctx context.Context, base, path string) string {
 	t.Helper()
-	run(t, ctx, "open "+path, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS("main")))
-	return value(t, ctx, "read "+path, chromedp.Text(chromedp.CSS("main")))
+	browserRun(t, ctx, "open "+path, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS("main")))
+	return browserValue(t, ctx, "read "+path, chromedp.Text(chromedp.CSS("main")))
 }
 
 // TestBrowserHarnessSeesDialogs: the dialog watch the security tests rely
@@ -184,7 +184,7 @@ func TestBrowserHarnessSeesDialogs(t *testing.T) {
 	}))
 	defer ts.Close()
 	d := watchDialogs(ctx)
-	run(t, ctx, "open the alerting page", chromedp.Navigate(ts.URL), chromedp.WaitVisible(chromedp.ID("after")))
+	browserRun(t, ctx, "open the alerting page", chromedp.Navigate(ts.URL), chromedp.WaitVisible(chromedp.ID("after")))
 	deadline := time.Now().Add(10 * time.Second)
 	for len(d.list()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
@@ -207,36 +207,36 @@ func TestBrowserLogin(t *testing.T) {
 	b := testenv.Backends(t)[0]
 	_, ts := inspector(t, b, web.Options{})
 
-	run(t, ctx, "wrong token",
+	browserRun(t, ctx, "wrong token",
 		chromedp.Navigate(ts.URL+"/cards"),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), "not-the-token-at-all"),
 		chromedp.Submit(chromedp.ID("token")),
 		chromedp.WaitVisible(chromedp.CSS(`.problem[role="alert"]`)),
 	)
-	if msg := value(t, ctx, "read the error", chromedp.Text(chromedp.CSS(".problem"))); !strings.Contains(msg, "That is not the token.") {
+	if msg := browserValue(t, ctx, "read the error", chromedp.Text(chromedp.CSS(".problem"))); !strings.Contains(msg, "That is not the token.") {
 		t.Errorf("wrong token shows %q", msg)
 	}
-	if text := value(t, ctx, "read the page", chromedp.Text(chromedp.CSS("body"))); strings.Contains(text, "Log out") {
+	if text := browserValue(t, ctx, "read the page", chromedp.Text(chromedp.CSS("body"))); strings.Contains(text, "Log out") {
 		t.Errorf("a wrong token opened a session")
 	}
 
 	// The right token, from a page asked for before logging in: back there.
-	run(t, ctx, "log in",
+	browserRun(t, ctx, "log in",
 		chromedp.Navigate(ts.URL+"/cards"),
 		chromedp.WaitVisible(chromedp.ID("token")),
 		chromedp.SendKeys(chromedp.ID("token"), fullToken),
 		chromedp.Submit(chromedp.ID("token")),
 		chromedp.WaitVisible(chromedp.CSS(`nav[aria-label="main"]`)),
 	)
-	if loc := value(t, ctx, "location", chromedp.Location()); loc != ts.URL+"/cards" {
+	if loc := browserValue(t, ctx, "location", chromedp.Location()); loc != ts.URL+"/cards" {
 		t.Errorf("after login the browser is at %q, want the page it asked for", loc)
 	}
-	if h1 := value(t, ctx, "read the title", chromedp.Text(chromedp.CSS("h1"))); h1 != "Cards" {
+	if h1 := browserValue(t, ctx, "read the title", chromedp.Text(chromedp.CSS("h1"))); h1 != "Cards" {
 		t.Errorf("after login the page says %q", h1)
 	}
 	// The session cookie is HttpOnly: the page's script cannot read it.
-	if c := value(t, ctx, "read cookies", chromedp.Evaluate[string](`document.cookie`)); strings.Contains(c, "troupe_session") {
+	if c := browserValue(t, ctx, "read cookies", chromedp.Evaluate[string](`document.cookie`)); strings.Contains(c, "troupe_session") {
 		t.Errorf("the page's script reads the session cookie: %q", c)
 	}
 }
@@ -279,30 +279,30 @@ func TestBrowserMarkupRendersAsText(t *testing.T) {
 
 			noMarkup := func(path string) {
 				t.Helper()
-				if n := value(t, ctx, "count images", chromedp.Evaluate[int](`document.images.length`)); n != 0 {
+				if n := browserValue(t, ctx, "count images", chromedp.Evaluate[int](`document.images.length`)); n != 0 {
 					t.Errorf("%s: %d <img> elements made of seeded text", path, n)
 				}
-				if n := value(t, ctx, "count scripts", chromedp.Evaluate[int](`document.scripts.length`)); n != 1 {
+				if n := browserValue(t, ctx, "count scripts", chromedp.Evaluate[int](`document.scripts.length`)); n != 1 {
 					t.Errorf("%s: %d <script> elements, want only app.js", path, n)
 				}
 			}
-			text := open(t, ctx, ts.URL, "/")
+			text := browserOpen(t, ctx, ts.URL, "/")
 			if !strings.Contains(text, evilName) {
 				t.Errorf("the overview does not show the chat's name as text:\n%s", text)
 			}
 			noMarkup("/")
-			text = open(t, ctx, ts.URL, "/cards")
+			text = browserOpen(t, ctx, ts.URL, "/cards")
 			if !strings.Contains(text, evilName) || !strings.Contains(text, evilName+".json") {
 				t.Errorf("the cards page does not show the card's name and the failed file as text:\n%s", text)
 			}
 			noMarkup("/cards")
-			text = open(t, ctx, ts.URL, "/cards/evil")
+			text = browserOpen(t, ctx, ts.URL, "/cards/evil")
 			if !strings.Contains(text, evilName) || !strings.Contains(text, "<script>alert(4)</script>") {
 				t.Errorf("the card's page does not show its name and lore key as text:\n%s", text)
 			}
 			noMarkup("/cards/evil")
 			// The chat page, once there is one, shows the reply as text.
-			text = open(t, ctx, ts.URL, "/chat/"+chat.ID)
+			text = browserOpen(t, ctx, ts.URL, "/chat/"+chat.ID)
 			if !strings.Contains(text, "Nothing here") && !strings.Contains(text, "<script>alert(2)</script>") {
 				t.Errorf("the chat page does not show the reply as text:\n%s", text)
 			}
@@ -336,13 +336,13 @@ func TestBrowserUploadCard(t *testing.T) {
 	browserLogin(t, ctx, ts.URL, fullToken)
 
 	upload := func(file, wait string) string {
-		run(t, ctx, "upload "+filepath.Base(file),
+		browserRun(t, ctx, "upload "+filepath.Base(file),
 			chromedp.Navigate(ts.URL+"/cards"),
 			chromedp.SendKeys(chromedp.ID("card-file"), file),
 			chromedp.Click(chromedp.CSS(`form.upload button[type="submit"]`)),
 			chromedp.WaitVisible(chromedp.CSS(wait)),
 		)
-		return value(t, ctx, "read the page", chromedp.Text(chromedp.CSS("main")))
+		return browserValue(t, ctx, "read the page", chromedp.Text(chromedp.CSS("main")))
 	}
 	text := upload(junk, `.problem[role="alert"]`)
 	if !strings.Contains(text, "junk.png was not imported") {
