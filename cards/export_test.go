@@ -151,3 +151,53 @@ func TestImport(t *testing.T) {
 		t.Errorf("id = %q", id)
 	}
 }
+
+// TestImportFile: one file goes where troupe card import sends it — a card
+// into the card folder, a world-info file (or any file with world) into the
+// worlds folder under its name or the one given — and a file that is
+// neither writes nothing.
+func TestImportFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	src := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(src, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	card := write("Wren.json", cardstest.Own(t, "v2.json"))
+	world := write("harbor-info.json", cardstest.Own(t, "worlds/Harbor.json"))
+
+	im, err := cards.ImportFile(dir, "", card, "", false)
+	if err != nil || im.Card.ID != "wren" || im.World != nil {
+		t.Fatalf("a card: %+v, %v", im.Card.ID, err)
+	}
+	im, err = cards.ImportFile(dir, "", world, "", false)
+	if err != nil || im.World == nil || im.World.Name != "harbor-info" || im.WorldFile != filepath.Join(dir, "worlds", "harbor-info.json") {
+		t.Fatalf("a world file: %+v, %v", im, err)
+	}
+	worlds := filepath.Join(t.TempDir(), "elsewhere")
+	im, err = cards.ImportFile(dir, worlds, world, "Harbor", true)
+	if err != nil || im.WorldFile != filepath.Join(worlds, "Harbor.json") {
+		t.Fatalf("a world named, into worlds_dir: %+v, %v", im, err)
+	}
+	// A card taken as a world is no world: refused, nothing written.
+	if _, err := cards.ImportFile(dir, worlds, card, "", true); !errors.Is(err, cards.ErrBook) {
+		t.Errorf("a card as a world: %v", err)
+	}
+	if _, err := cards.ImportFile(dir, "", write("junk.png", []byte("junk")), "", false); err == nil {
+		t.Errorf("junk imported")
+	}
+	var files []string
+	for _, d := range []string{dir, filepath.Join(dir, "worlds"), worlds} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			files = append(files, e.Name())
+		}
+	}
+	if want := "worlds wren.json harbor-info.json Harbor.json"; strings.Join(files, " ") != want {
+		t.Errorf("files written: %q, want %q", strings.Join(files, " "), want)
+	}
+}

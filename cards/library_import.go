@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -128,4 +129,41 @@ func ImportID(path, sum string) string {
 		id = "card-" + sum[:min(8, len(sum))]
 	}
 	return id
+}
+
+// Imported is what ImportFile made of a file: a card of the library, or a
+// world of the worlds folder.
+type Imported struct {
+	// Card is the card imported (its ID set); zero when the file was a world.
+	Card Card
+	// World is the world imported, nil for a card; WorldFile is the file
+	// it was written to.
+	World     *Book
+	WorldFile string
+}
+
+// ImportFile imports the file src as troupe card import does: a card goes
+// into the card folder cardsDir (Import); a SillyTavern world-info file,
+// or any file when world is set, goes into the worlds folder
+// (ImportWorldDir of cardsDir and worldsDir) as NAME.json, where name is
+// as, else src's stem (ImportWorld). Nothing is written for a file that is
+// neither.
+func ImportFile(cardsDir, worldsDir, src, as string, world bool) (Imported, error) {
+	if !world {
+		k, err := Import(cardsDir, src)
+		if err == nil || !isWorldInfo(err) {
+			return Imported{Card: k}, err
+		}
+	}
+	b, dst, err := ImportWorld(ImportWorldDir(cardsDir, worldsDir), src, as)
+	if err != nil {
+		return Imported{}, err
+	}
+	return Imported{World: b, WorldFile: dst}, nil
+}
+
+// isWorldInfo reports whether a card's load error says the file is a
+// world-info file (see the lenient reader's ErrNotCard).
+func isWorldInfo(err error) bool {
+	return errors.Is(err, ErrNotCard) && strings.Contains(err.Error(), "world-info")
 }

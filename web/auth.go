@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -174,7 +176,12 @@ func (s *Server) guard(change bool, h http.HandlerFunc) http.Handler {
 				s.fail(w, r, http.StatusMethodNotAllowed, "Changes are sent with a form.")
 				return
 			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxUpload)
 			if err := r.ParseMultipartForm(maxUpload); err != nil && err != http.ErrNotMultipart {
+				if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+					s.fail(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("The form is larger than %d MB: nothing was changed.", maxUpload>>20))
+					return
+				}
 				s.fail(w, r, http.StatusBadRequest, "The form could not be read: "+err.Error())
 				return
 			}

@@ -31,6 +31,9 @@ type Options struct {
 	Cards *cards.Library
 	// CardsDir is the folder uploads are written to ("" refuses uploads).
 	CardsDir string
+	// WorldsDir is cards.worlds_dir: where uploaded world files go ("" is
+	// worlds/ inside or beside CardsDir, as troupe card import puts them).
+	WorldsDir string
 	// Token opens sessions that may change memory; ReadOnlyToken ones
 	// that may only look. The inspector is off when both are empty.
 	Token, ReadOnlyToken string
@@ -49,6 +52,7 @@ type Server struct {
 	sessions *sessions
 	logins   *loginLimiter
 	pages    *pages
+	cards    cardState
 
 	mu     sync.Mutex
 	routes []Route

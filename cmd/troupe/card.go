@@ -370,27 +370,20 @@ as a world-info file.`,
 			}
 			var failed []string
 			for _, src := range args {
-				var k cards.Card
-				var err error
-				if !world {
-					k, err = cards.Import(d, src)
-				}
-				if world || errors.Is(err, cards.ErrNotCard) && strings.Contains(err.Error(), "world-info") {
-					b, dst, werr := cards.ImportWorld(cards.ImportWorldDir(d, worldsDir), src, as)
-					if werr == nil {
-						fmt.Fprintf(c.stdout, "%s: imported as world %s (%d entries) in %s\n", src, b.Name, len(b.Entries), dst)
-						for _, warn := range b.Warnings() {
-							fmt.Fprintf(c.stderr, "%s: warning: %s\n", src, warn)
-						}
-						continue
-					}
-					err = werr
-				}
+				im, err := cards.ImportFile(d, worldsDir, src, as, world)
 				if err != nil {
 					fmt.Fprintf(c.stderr, "%s: not imported: %v\n", src, err)
 					failed = append(failed, src)
 					continue
 				}
+				if b := im.World; b != nil {
+					fmt.Fprintf(c.stdout, "%s: imported as world %s (%d entries) in %s\n", src, b.Name, len(b.Entries), im.WorldFile)
+					for _, warn := range b.Warnings() {
+						fmt.Fprintf(c.stderr, "%s: warning: %s\n", src, warn)
+					}
+					continue
+				}
+				k := im.Card
 				fmt.Fprintf(c.stdout, "%s: imported as %s (%s)\n", src, k.ID, k.Name)
 				for _, warn := range k.Book.Warnings() {
 					fmt.Fprintf(c.stderr, "%s: warning: %s\n", src, warn)
