@@ -151,3 +151,100 @@ func (s *Store) ChatMessage(ctx context.Context, chatID, id string) (Message, er
 	}
 	return m, nil
 }
+
+// HasSummaries reports whether any relay summary of the chat is stored:
+// without one, no branch walk can find an active summary, and a page need
+// not walk a long chat to learn it.
+func (s *Store) HasSummaries(ctx context.Context, chatID string) (bool, error) {
+	var ids []string
+	if err := s.db.WithContext(ctx).Model(&Summary{}).Where("chat_id = ?", chatID).Limit(1).Pluck("id", &ids).Error; err != nil {
+		return false, fmt.Errorf("models: summaries of chat %s: %w", chatID, err)
+	}
+	return len(ids) > 0, nil
+}
+
+// summaryWalkSQL is branchSQL reduced to its stop: it walks back from
+// @head to the first message a summary of the view covers through and
+// returns that summary's id, reading no message text and no presence on
+// the way (%[1]s is the summary test). A chat whose summaries are all far
+// back costs a walk of ids, not of texts.
+const summaryWalkSQL = `
+WITH RECURSIVE branch(id, parent_id, depth, summary_id) AS (
+  SELECT m.id, m.parent_id, 0,
+         (SELECT s.id FROM summaries s WHERE s.covers_through_id = m.id AND %[1]s ORDER BY s.id DESC LIMIT 1)
+  FROM messages m WHERE m.id = @head
+  UNION ALL
+  SELECT m.id, m.parent_id, b.depth + 1,
+         (SELECT s.id FROM summaries s WHERE s.covers_through_id = m.id AND %[1]s ORDER BY s.id DESC LIMIT 1)
+  FROM messages m JOIN branch b ON m.id = b.parent_id
+  WHERE b.summary_id IS NULL AND b.depth < @max
+)
+SELECT summary_id FROM branch WHERE summary_id IS NOT NULL`
+
+var (
+	chatSummaryWalkSQL = fmt.Sprintf(summaryWalkSQL, "1 = 1")
+	viewSummaryWalkSQL = fmt.Sprintf(summaryWalkSQL, memberSQL)
+)
+
+// PageSummaries returns what ActiveSummaries does — the summaries the
+// chat's branch holds now, one per member's view in a scene, oldest first
+// — for a page: with no summary stored it reads nothing more, and its walks
+// carry ids only.
+func (s *Store) PageSummaries(ctx context.Context, chat Chat) ([]SummaryView, error) {
+	if chat.HeadID == "" {
+		return nil, nil
+	}
+	if has, err := s.HasSummaries(ctx, chat.ID); err != nil || !has {
+		return nil, err
+	}
+	members, err := s.SummaryMembers(ctx, chat.ID)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	for _, ms := range members {
+		for _, m := range ms {
+			names[m] = true
+		}
+	}
+	db := s.db.WithContext(ctx)
+	var ids []string
+	seen := map[string]bool{}
+	walk := func(q string, args map[string]any) error {
+		var found []string
+		if err := db.Raw(q, args).Scan(&found).Error; err != nil {
+			return fmt.Errorf("models: summaries of chat %s: %w", chat.ID, err)
+		}
+		for _, id := range found {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+		return nil
+	}
+	if len(names) == 0 {
+		if err := walk(chatSummaryWalkSQL, map[string]any{"head": chat.HeadID, "max": MaxBranchWalk}); err != nil {
+			return nil, err
+		}
+	}
+	for n := range names {
+		if err := walk(viewSummaryWalkSQL, map[string]any{"head": chat.HeadID, "max": MaxBranchWalk, "who": n}); err != nil {
+			return nil, err
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var sums []Summary
+	if err := db.Where("id IN ?", ids).Find(&sums).Error; err != nil {
+		return nil, fmt.Errorf("models: summaries of chat %s: %w", chat.ID, err)
+	}
+	out := make([]SummaryView, 0, len(sums))
+	for _, sm := range sums {
+		out = append(out, SummaryView{ID: sm.ID, ChatID: chat.ID, CoversThroughID: sm.CoversThroughID, Members: members[sm.ID],
+			Beats: sm.Beats, Content: sm.Content, CreatedAt: sm.CreatedAt})
+	}
+	sortSummaryViews(out)
+	return out, nil
+}

@@ -135,7 +135,7 @@ func (s *Server) chatPage(w http.ResponseWriter, r *http.Request) {
 			v.Cast = append(v.Cast, castRow{CastMember: m})
 		}
 	}
-	if v.Summaries, err = s.opt.Store.ActiveSummaries(ctx, chat); err != nil {
+	if v.Summaries, err = s.opt.Store.PageSummaries(ctx, chat); err != nil {
 		s.internal(w, r, "the relay summaries", err)
 		return
 	}

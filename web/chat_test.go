@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -37,7 +40,7 @@ type played struct {
 // user is named like a script, the first reply holds a script. Each
 // beforeReply runs before a reply is stored (n counts the replies from 0),
 // where a turn's recall is noted.
-func playChat(t *testing.T, st *models.Store, beforeReply ...func(p played, n int)) played {
+func playChat(t testing.TB, st *models.Store, beforeReply ...func(p played, n int)) played {
 	t.Helper()
 	ctx := context.Background()
 	p := played{space: "discord:guild:" + models.NewID()}
@@ -213,7 +216,7 @@ func TestChatPageIsBounded(t *testing.T) {
 
 // noteRecall keeps a recall record as a turn with recall.diagnostics does,
 // under the head the recall ran at.
-func noteRecall(t *testing.T, st *models.Store, chatID, head, character string, rep memory.RecallReport) {
+func noteRecall(t testing.TB, st *models.Store, chatID, head, character string, rep memory.RecallReport) {
 	t.Helper()
 	err := st.NoteRecall(context.Background(), models.RecallDone{Keep: 50,
 		Diagnostic: &models.RecallDiagnostic{ChatID: chatID, MessageID: head, Character: character, Data: rep.JSON()}})
@@ -469,4 +472,79 @@ func TestLiveChatStream(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkChatPage5000: the chat page of a scene of 5,000 messages:
+// with its only relay summaries at the start (compaction failing all
+// along: the summaries' walk is the whole chat), then with a compaction
+// near the head, as a chat that plays normally has.
+func BenchmarkChatPage5000(b *testing.B) {
+	be := testenv.Backends(b)[0]
+	st := testenv.OpenStore(b, be)
+	ctx := context.Background()
+	p := playChat(b, st)
+	head := p.chat.HeadID
+	for i := 0; i < 5000; i += 500 {
+		var batch []*models.Message
+		for j := range 500 {
+			role := "user"
+			if j%2 == 1 {
+				role = "assistant"
+			}
+			batch = append(batch, &models.Message{Role: role, AuthorName: "Tess", Content: fmt.Sprintf("line %d: %s", i+j, strings.Repeat("words ", 40))})
+		}
+		if err := st.AppendTurn(ctx, p.chat.ID, head, head, batch, &models.TurnRecord{SpaceID: p.space, Present: []string{"Tess", p.leadName, p.secondName}}); err != nil {
+			b.Fatal(err)
+		}
+		head = batch[len(batch)-1].ID
+	}
+	s, err := web.New(web.Options{Store: st, Token: fullToken})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.PostForm(ts.URL+"/login", url.Values{"token": {fullToken}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	get := func(b *testing.B) {
+		resp, err := c.Get(ts.URL + "/chat/" + p.chat.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("chat page: %d", resp.StatusCode)
+		}
+	}
+	b.Run("summary at the start", func(b *testing.B) {
+		for b.Loop() {
+			get(b)
+		}
+	})
+	chat, err := st.Chat(ctx, p.chat.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sums, err := st.ActiveSummaries(ctx, chat)
+	if err != nil || len(sums) != 1 {
+		b.Fatalf("summaries: %v %v", sums, err)
+	}
+	tr, err := st.TranscriptPage(ctx, chat.ID, chat.HeadID, 20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := st.InstallViews(ctx, chat.ID, tr.Messages[0].ID, []models.ViewSummary{{Members: []string{p.leadName, p.secondName}, PrevID: sums[0].ID, Content: "later", Beats: 40}}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("summary near the head", func(b *testing.B) {
+		for b.Loop() {
+			get(b)
+		}
+	})
 }
