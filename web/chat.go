@@ -24,7 +24,6 @@ const chatPageTurns = 100
 const replyDiagnostics = 20
 
 func init() {
-	funcs["json"] = prettyJSON
 	funcs["msgOf"] = func(c models.Chat, m models.TranscriptMessage, head, off bool) msgView {
 		return msgView{Chat: c, M: m, Head: head, Off: off}
 	}
