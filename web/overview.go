@@ -16,6 +16,8 @@ type overviewPage struct {
 	Failing []models.JobRecord
 	// OwedUnknown: the queue could not be read (or there is none here).
 	OwedUnknown bool
+	// Notice says what a change that led here did (noticeText).
+	Notice string
 }
 
 func (overviewPage) PageTitle() string { return "Overview" }
@@ -46,7 +48,7 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, "the chats", err)
 		return
 	}
-	var pg overviewPage
+	pg := overviewPage{Notice: noticeText(r.URL.Query().Get("notice"))}
 	bySpace := map[string]*spaceRow{}
 	var order []string
 	for _, c := range chats {
