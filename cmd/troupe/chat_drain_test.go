@@ -44,7 +44,7 @@ func TestChatSaysWhatItFinishes(t *testing.T) {
 		t.Fatalf("run: %v\nstderr: %s", err, errOut.String())
 	}
 	got := errOut.String()
-	t.Logf("stderr:\n%s", got)
+	t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), got)
 	for _, want := range []string{"[troupe] finishing the memory work of this chat (", "record", "Ctrl-C leaves it owed", "[troupe] still finishing ", "not finished after 3s: left owed"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("stderr lacks %q", want)

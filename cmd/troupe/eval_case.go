@@ -34,6 +34,8 @@ type evalCase struct {
 	log   *slog.Logger
 	// limit bounds the case (story, owed memory work, question); 0 is none.
 	limit time.Duration
+	// limited is the context the limit bounds, once play has set it up.
+	limited context.Context
 	// stage says what the case is doing, for the error past its limit.
 	stage string
 
@@ -44,6 +46,9 @@ type evalCase struct {
 	seq    int
 	tokens *tokenTap
 }
+
+// errCaseLimit is the cause of a case's context ending at its limit.
+var errCaseLimit = errors.New("eval: over the case time limit")
 
 // evalStopTimeout is how long a case's worker lets running jobs finish
 // once the case is over.
@@ -61,16 +66,10 @@ func (e *evalCase) run(ctx context.Context) (res eval.Result) {
 			res.Model, res.Scribe = e.tokens.totals()
 		}
 	}()
-	pctx := ctx
-	if e.limit > 0 {
-		var cancel context.CancelFunc
-		pctx, cancel = context.WithTimeout(ctx, e.limit)
-		defer cancel()
-	}
 	e.stage = "opening the chat"
-	reply, notes, err := e.play(pctx)
+	reply, notes, err := e.play(ctx)
 	res.Notes = notes
-	if err != nil && ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded) {
+	if err != nil && ctx.Err() == nil && e.limited != nil && errors.Is(context.Cause(e.limited), errCaseLimit) {
 		// The wait that ran out is the news; its error is only
 		// "context deadline exceeded".
 		err = fmt.Errorf("over the case time limit (%s) while %s", e.limit, e.stage)
@@ -129,6 +128,16 @@ func (e *evalCase) play(ctx context.Context) (string, []string, error) {
 		stop()
 		wg.Wait()
 	}()
+	// The limit is the case's own: the story, the memory work it leaves
+	// owed and the question, not the setting up of its database, which a
+	// loaded machine makes slow for every case alike.
+	e.limited = ctx
+	if e.limit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, e.limit, errCaseLimit)
+		defer cancel()
+		e.limited = ctx
+	}
 	e.user = e.s.Users[e.c.Lang]
 	if e.user == "" {
 		e.user = "Ada"
