@@ -300,7 +300,8 @@ func (j jobsBridge) MemoryChanged(ctx context.Context, cardID, spaceID string) e
 // ctx is done. On shutdown the adapters stop taking messages first, then the
 // pipeline lets the replies in flight finish (up to shutdownTimeout), and
 // the workers leave unfinished jobs owed.
-func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bool) error {
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, mode serveMode) error {
+	adapters := mode == serveAll
 	lib, err := cards.LoadLibrary(cfg.Cards.Dir, cfg.Cards.Default)
 	if err != nil {
 		// The library is configuration: a bad one exits 2, naming the key.
@@ -355,6 +356,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, adapters bo
 			return nil
 		})
 	}
+	g.Go(func() error { return runInspector(gctx, cfg, a, log, mode) })
 	adaptersDone := make(chan struct{})
 	ag, actx := errgroup.WithContext(gctx)
 	for _, r := range runners {

@@ -51,7 +51,7 @@ func (c *cli) root() *cobra.Command {
 	root.SetErr(c.stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentFlags().StringVar(&c.configPath, "config", "", "config file (default troupe.yaml if present)")
-	root.AddCommand(c.serveCmd(), c.workerCmd(), c.chatCmd(), c.migrateCmd(), c.versionCmd(), c.memoryCmd(), c.healthCmd(), c.benchCmd(), c.cardCmd(), c.evalCmd(), c.doctorCmd())
+	root.AddCommand(c.serveCmd(), c.workerCmd(), c.chatCmd(), c.migrateCmd(), c.versionCmd(), c.memoryCmd(), c.healthCmd(), c.benchCmd(), c.cardCmd(), c.evalCmd(), c.doctorCmd(), c.webCmd())
 	return root
 }
 
@@ -118,7 +118,7 @@ func (c *cli) serveCmd() *cobra.Command {
 			if err := preflight(cmd.Context(), cfg, log, true); err != nil {
 				return err
 			}
-			return serve(cmd.Context(), cfg, log, true)
+			return serve(cmd.Context(), cfg, log, serveAll)
 		},
 	}
 }
@@ -133,7 +133,7 @@ func (c *cli) workerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return serve(cmd.Context(), cfg, newLogger(cfg.Log, c.stderr), false)
+			return serve(cmd.Context(), cfg, newLogger(cfg.Log, c.stderr), serveWorkers)
 		},
 	}
 }
