@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -290,3 +291,35 @@ func indexOf(list []string, s string) int {
 }
 
 func slicesHas(list []string, s string) bool { return indexOf(list, s) >= 0 }
+
+// BenchmarkTurnPromptTrace measures whole turns (the fake model answers at
+// once; recorder and recall on, as served) with prompt traces off and on
+// (web.prompts 20), on SQLite and PostgreSQL, in turns a second. The
+// traces written in the background are waited for within the time.
+func BenchmarkTurnPromptTrace(b *testing.B) {
+	for _, be := range testenv.Backends(b) {
+		for _, keep := range []int{0, 20} {
+			b.Run(fmt.Sprintf("%s/prompts=%d", be.Name, keep), func(b *testing.B) {
+				dsn := "sqlite://" + b.TempDir() + "/t.db"
+				if be.Name == "postgres" {
+					dsn = testenv.FreshPostgresDB(b)
+				}
+				r := newRecordRigCard(b, testenv.Backend{Name: be.Name, DSN: dsn}, 1<<20, nil)
+				r.opt.Recall = config.Default().Recall
+				r.opt.PromptTraces = keep
+				r.p = bot.New(r.opt)
+				text := `*I climb to the lamp room.* "Maren, what did you see on the water tonight?" *I wait.*`
+				r.sayTB(b, "t", 0, "Ada", text)
+				b.ResetTimer()
+				start := time.Now()
+				for i := 0; i < b.N; i++ {
+					r.sayTB(b, "t", i+1, "Ada", text)
+				}
+				if err := r.p.Close(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "turns/s")
+			})
+		}
+	}
+}
