@@ -10,6 +10,7 @@ import (
 	"troupe/bot"
 	"troupe/config"
 	"troupe/memory"
+	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 )
@@ -321,5 +322,51 @@ func BenchmarkTurnPromptTrace(b *testing.B) {
 				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "turns/s")
 			})
 		}
+	}
+}
+
+// A trace that shows the resident summary holds the words of every chat
+// the card's handbook took them from: forgetting one of those chats
+// deletes it (filed under the manifest's chats when it was written).
+func TestForgetDeletesPromptTracesShowingItsResident(t *testing.T) {
+	const fact = "The blue cask in the cellar holds the lamp oil."
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			r := newRecordRig(t, b, 1)
+			r.fake.SetResponder((&memorytest.Faithful{}).Respond)
+			r.opt.Recorder.Enabled, r.opt.PromptTraces = false, 20
+			r.p = bot.New(r.opt)
+			r.say(t, "va", 1, "Ada", fact)
+			r.say(t, "va", 2, "Ada", "*I trim the wick of the great lamp.*")
+			told := r.chat(t, "va")
+			if res, err := r.mem.Recap(ctx, told.ID); err != nil || res.Outcome != memory.Written {
+				t.Fatalf("recap: %+v, %v", res, err)
+			}
+			consolidate(t, r, told)
+			mem, err := r.st.LoadMemory(ctx, told.CardID, told.SpaceID)
+			if err != nil || !strings.Contains(mem.Resident, "blue cask") {
+				t.Fatalf("the resident lacks A's fact (%v): the test checks nothing\n%s", err, mem.Resident)
+			}
+
+			r.say(t, "vc", 3, "Ada", "*I sit down by the lamp.*")
+			other := r.chat(t, "vc")
+			tr := waitTrace(t, r.st, other.HeadID)
+			if indexOf(blockKinds(tr), memory.BlockResident) < 0 || !slicesHas(tr.Sources, told.ID) {
+				t.Fatalf("chat C's trace: blocks %v, sources %v; want the resident, filed under chat A", blockKinds(tr), tr.Sources)
+			}
+			if n := tracesWith(t, r.st, "blue cask", other.ID); n == 0 {
+				t.Fatal("chat C's trace does not hold A's fact: the test checks nothing")
+			}
+
+			forgetConfirmed(t, r.p, r.st, "va", told.ID)
+			if n := tracesWith(t, r.st, "blue cask", ""); n != 0 {
+				t.Errorf("after the forget %d traces still hold A's fact", n)
+			}
+			if _, err := r.st.PromptTrace(ctx, tr.MessageID); err != models.ErrNotFound {
+				t.Errorf("chat C's trace that showed A's resident line: %v, want ErrNotFound", err)
+			}
+		})
 	}
 }

@@ -160,9 +160,14 @@ func (s *Store) RecordPromptTrace(ctx context.Context, w PromptTraceWrite) error
 // traceItems files the trace under the chats whose words it may hold:
 // its own, the chats of its recall items (a perception's, every chat a
 // belief's evidence or checks came from), with the resident the chats of
-// its cards' manifests in the space, with the scene the chats that wrote
-// the character's relationships or introduced what it knows. whole is
-// false when a recall item or one of those chats is gone.
+// its card's manifest in the space, with the scene the chats that wrote
+// the character's relationships or granted what it knows. whole is false
+// when a recall item or one of those chats is gone.
+//
+// On PostgreSQL the chats' rows are held FOR KEY SHARE first, then the
+// items' (the order ForgetChat takes them in: chat, then what it
+// deletes), so a forget either waits for the trace to be stored, and
+// then deletes it, or is done before and the trace is not stored.
 func (s *Store) traceItems(tx *gorm.DB, w PromptTraceWrite, t PromptTrace) (items []PromptTraceItem, whole bool, err error) {
 	lock := func(q *gorm.DB) *gorm.DB {
 		if s.dialect == "postgres" {
@@ -185,37 +190,9 @@ func (s *Store) traceItems(tx *gorm.DB, w PromptTraceWrite, t PromptTrace) (item
 			ids = append(ids, it.ID)
 		}
 	}
-	found := map[string]bool{}
-	for start := 0; start < len(ids); start += 500 {
-		part := ids[start:min(start+500, len(ids))]
-		var ps []Perception
-		if err := lock(tx.Select("id, chat_id").Where("id IN ?", part)).Find(&ps).Error; err != nil {
-			return nil, false, err
-		}
-		for _, p := range ps {
-			found[p.ID] = true
-			add(p.ID, p.ChatID)
-		}
-		var bs []string
-		if err := lock(tx.Model(&Belief{}).Where("id IN ?", part)).Pluck("id", &bs).Error; err != nil {
-			return nil, false, err
-		}
-		for _, id := range bs {
-			found[id] = true
-		}
-		var from []struct{ BeliefID, ChatID string }
-		if err := tx.Raw(`SELECT belief_id, chat_id FROM belief_evidence WHERE belief_id IN ?
-UNION SELECT belief_id, chat_id FROM belief_checks WHERE belief_id IN ?`, part, part).Scan(&from).Error; err != nil {
-			return nil, false, err
-		}
-		for _, f := range from {
-			add(f.BeliefID, f.ChatID)
-		}
-	}
-	for _, id := range ids {
-		if !found[id] {
-			return nil, false, nil
-		}
+	// The items' chats, read first without a lock.
+	if err := itemChats(tx, ids, add); err != nil {
+		return nil, false, err
 	}
 	var chats []string
 	if w.ShowsResident {
@@ -245,38 +222,97 @@ UNION SELECT belief_id, chat_id FROM belief_checks WHERE belief_id IN ?`, part, 
 	for _, c := range chats {
 		add("", c)
 	}
-	// Every chat the trace holds words of still exists, and (on
-	// PostgreSQL) stays until the trace is stored: a forget of one of them
-	// waits, then deletes the trace.
+	held := map[string]bool{}
 	var all []string
 	for _, it := range items {
-		if !slices.Contains(all, it.FromChat) {
+		if !held[it.FromChat] {
+			held[it.FromChat] = true
 			all = append(all, it.FromChat)
 		}
 	}
+	slices.Sort(all)
 	for start := 0; start < len(all); start += 500 {
 		part := all[start:min(start+500, len(all))]
 		var live []string
 		if err := lock(tx.Model(&Chat{}).Where("id IN ?", part)).Pluck("id", &live).Error; err != nil {
 			return nil, false, err
 		}
-		if len(live) != len(part) {
-			if slices.Contains(part, t.ChatID) && !slices.Contains(live, t.ChatID) {
-				return nil, false, nil
-			}
-			// A manifest keeps a forgotten chat's entry (its merged hash)
-			// until the next consolidation: a chat with a tombstone is gone,
-			// and so is the resident this prompt read.
-			var gone int64
-			if err := tx.Model(&Tombstone{}).Where("chat_id IN ?", part).Count(&gone).Error; err != nil {
-				return nil, false, err
-			}
-			if gone > 0 {
-				return nil, false, nil
+		if len(live) == len(part) {
+			continue
+		}
+		if !slices.Contains(live, t.ChatID) && slices.Contains(part, t.ChatID) {
+			return nil, false, nil
+		}
+		// A manifest keeps a forgotten chat's entry (its merged hash)
+		// until the next consolidation: a chat with a tombstone is gone,
+		// and so is what the resident this prompt read took from it.
+		var gone int64
+		if err := tx.Model(&Tombstone{}).Where("chat_id IN ?", part).Count(&gone).Error; err != nil {
+			return nil, false, err
+		}
+		if gone > 0 {
+			return nil, false, nil
+		}
+	}
+	// Then the items themselves, held: each must still be there, and
+	// come from no chat but those held.
+	found := map[string]bool{}
+	for start := 0; start < len(ids); start += 500 {
+		part := ids[start:min(start+500, len(ids))]
+		var ps []string
+		if err := lock(tx.Model(&Perception{}).Where("id IN ?", part)).Pluck("id", &ps).Error; err != nil {
+			return nil, false, err
+		}
+		var bs []string
+		if err := lock(tx.Model(&Belief{}).Where("id IN ?", part)).Pluck("id", &bs).Error; err != nil {
+			return nil, false, err
+		}
+		for _, id := range append(ps, bs...) {
+			found[id] = true
+		}
+	}
+	for _, id := range ids {
+		if !found[id] {
+			return nil, false, nil
+		}
+	}
+	late := false
+	if err := itemChats(tx, ids, func(_, from string) { late = late || !held[from] }); err != nil {
+		return nil, false, err
+	}
+	if late {
+		// A belief gained evidence from another chat meanwhile: the next
+		// reply's trace files it.
+		return nil, false, nil
+	}
+	return items, true, nil
+}
+
+// itemChats calls add with each recall item and a chat its words came
+// from: a perception's chat; every chat a belief's evidence or checks
+// came from.
+func itemChats(tx *gorm.DB, ids []string, add func(item, from string)) error {
+	for start := 0; start < len(ids); start += 500 {
+		part := ids[start:min(start+500, len(ids))]
+		var ps []Perception
+		if err := tx.Select("id, chat_id").Where("id IN ?", part).Find(&ps).Error; err != nil {
+			return err
+		}
+		for _, p := range ps {
+			add(p.ID, p.ChatID)
+		}
+		var from []struct{ BeliefID, ChatID string }
+		if err := tx.Raw(`SELECT belief_id, chat_id FROM belief_evidence WHERE belief_id IN ?
+UNION SELECT belief_id, chat_id FROM belief_checks WHERE belief_id IN ?`, part, part).Scan(&from).Error; err != nil {
+			return err
+		}
+		for _, f := range from {
+			if f.ChatID != "" {
+				add(f.BeliefID, f.ChatID)
 			}
 		}
 	}
-	return items, true, nil
+	return nil
 }
 
 // splitLines splits a list kept one a line, skipping blank lines.
