@@ -21,6 +21,9 @@ type builtPrompt struct {
 	shortened bool
 	// recall is how the turn's recall went (RecallFull…); "" without.
 	recall string
+	// trace is the prompt as the inspector shows it; nil when traces
+	// are off.
+	trace *promptTrace
 }
 
 // promptMargin keeps the count's error from ever overflowing the context;
@@ -68,6 +71,7 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 	if rec != nil {
 		out.recall = rec.mode
 	}
+	out.trace = p.tracePrompt(cs, br, rp, pr, rec)
 	return out, pr.Urgent, nil
 }
 

@@ -110,6 +110,12 @@ type Options struct {
 	// ConcurrentTurns bounds how many turns do the pipeline's own work at
 	// once (the model calls are not bounded); 0 means one per CPU.
 	ConcurrentTurns int
+	// PromptTraces is how many of a chat's latest replies keep the prompt
+	// they were built from, for the web inspector (config web.prompts,
+	// when web.token is set); 0 keeps none and computes none.
+	PromptTraces int
+	// ModelName names the chat model in the traces.
+	ModelName string
 	// InboxSweep is how often, once an adapter called Resume, the pipeline
 	// looks for messages left in the inbox by a process that died while
 	// this one kept running; 0 means every minute.

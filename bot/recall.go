@@ -33,6 +33,9 @@ type pendingRecall struct {
 	// (RecallFull…).
 	busy bool
 	mode string
+	// got is what the turn picked (addRecall); nil when it picked
+	// nothing. The prompt's trace reads it.
+	got *memory.Recalled
 }
 
 // recallOn reports whether turns recall: recall needs the recorder's
@@ -164,6 +167,7 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 	}
 	got := found.Pick(r.cfg, r.in)
 	m.Recall = got.Block
+	r.got = &got
 	for _, s := range got.Skipped {
 		p.log.Warn("recall went on without a part", "chat_id", cs.chat.ID, "skipped", s)
 	}

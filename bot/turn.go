@@ -336,6 +336,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	}
 	stored := time.Now()
 	releaseStore()
+	p.writeTrace(prompt.trace, msg.ID, res.PromptTokens)
 	if rp.whisper == nil {
 		p.offerReply(ctx, sink, *msg)
 	}

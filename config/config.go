@@ -28,6 +28,7 @@ type Config struct {
 	Limits     Limits     `yaml:"limits"`
 	Groups     Groups     `yaml:"groups"`
 	Ops        Ops        `yaml:"ops"`
+	Web        Web        `yaml:"web"`
 	Log        Log        `yaml:"log"`
 }
 
@@ -284,6 +285,30 @@ type Ops struct {
 	Listen string `yaml:"listen"`
 }
 
+// Web configures the web inspector. It is off unless Token is set.
+type Web struct {
+	// Listen is the inspector's HOST:PORT.
+	Listen string `yaml:"listen"`
+	// Token logs in with every right; ReadOnlyToken logs in to look only.
+	Token         Secret `yaml:"token"`
+	ReadOnlyToken Secret `yaml:"read_only_token"`
+	// Prompts is how many of a chat's latest replies keep the prompt they
+	// were built from, for the inspector; 0 keeps none.
+	Prompts int `yaml:"prompts"`
+}
+
+// On reports whether the inspector is configured (a token is set).
+func (w Web) On() bool { return w.Token != "" }
+
+// PromptTraces is how many of a chat's latest replies keep their prompt
+// trace: Prompts when the inspector is on, else 0 (none is computed).
+func (w Web) PromptTraces() int {
+	if !w.On() {
+		return 0
+	}
+	return max(w.Prompts, 0)
+}
+
 // Log configures logging.
 type Log struct {
 	Level  string `yaml:"level"`
@@ -369,6 +394,7 @@ func Default() Config {
 		Limits:   Limits{RatePerMinute: 20, MaxMessageChars: 8000},
 		Groups:   Groups{NewNeedsManager: true},
 		Ops:      Ops{Listen: "127.0.0.1:9090"},
+		Web:      Web{Listen: "127.0.0.1:8080", Prompts: 20},
 		Log:      Log{Level: "info", Format: "text"},
 	}
 }

@@ -130,6 +130,10 @@ func (c Config) problems() []*Error {
 		{"limits.concurrent_turns", c.Limits.ConcurrentTurns < 0, "must be 0 (one per CPU) or more"},
 		{"limits.channel_tokens_per_minute", c.Limits.ChannelTokensPerMinute < 0, "must be 0 (off) or more"},
 		{"limits.tokens_per_minute", c.Limits.TokensPerMinute < 0, "must be 0 (off) or more"},
+		{"web.prompts", c.Web.Prompts < 0 || c.Web.Prompts > 1000, "must be 0 (keep no prompt) to 1000"},
+		{"web.token", c.Web.Token != "" && len(c.Web.Token) < minWebToken, fmt.Sprintf("must be at least %d characters, or empty (the inspector is off)", minWebToken)},
+		{"web.read_only_token", c.Web.ReadOnlyToken != "" && len(c.Web.ReadOnlyToken) < minWebToken, fmt.Sprintf("must be at least %d characters, or empty (no read-only login)", minWebToken)},
+		{"web.read_only_token", c.Web.ReadOnlyToken != "" && len(c.Web.ReadOnlyToken) >= minWebToken && c.Web.ReadOnlyToken == c.Web.Token, "must differ from web.token"},
 		{"log.level", !oneOf(c.Log.Level, "debug", "info", "warn", "error"), "must be debug, info, warn or error"},
 		{"log.format", !oneOf(c.Log.Format, "text", "json"), "must be text or json"},
 	}
@@ -148,8 +152,17 @@ func (c Config) problems() []*Error {
 	if problem := listenProblem(c.Ops.Listen); problem != "" {
 		errs = append(errs, &Error{Key: "ops.listen", Problem: problem})
 	}
+	if c.Web.Listen == "" {
+		errs = append(errs, &Error{Key: "web.listen", Problem: "must be HOST:PORT, such as 127.0.0.1:8080 (the inspector is off without web.token)"})
+	} else if problem := listenProblem(c.Web.Listen); problem != "" {
+		errs = append(errs, &Error{Key: "web.listen", Problem: problem})
+	}
 	return errs
 }
+
+// minWebToken is the shortest inspector token accepted: a guessable one
+// would open every chat's text.
+const minWebToken = 16
 
 // listenProblem says what is wrong with a listen address: HOST:PORT or
 // :PORT, the port a number up to 65535; empty is fine (off).

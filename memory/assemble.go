@@ -107,38 +107,39 @@ type Injection struct {
 // (NewMessages), what changes every turn (scene and recall), so that
 // everything before it is the same prefix turn after turn.
 func Assemble(in AssembleInput) []Message {
+	return assemble(in, nil)
+}
+
+// assemble is Assemble; with blocks, it also lists the prompt's blocks
+// there (AssembleBlocks).
+func assemble(in AssembleInput, blocks *[]Block) []Message {
 	w := wordingFor(in.Language)
 	system, injections := in.System, in.Injections
+	systemKind := BlockCharacter
 	if in.Lore != nil {
 		if in.Lore.System != "" {
-			system = in.Lore.System
+			system, systemKind = in.Lore.System, BlockCharacterLore
 		}
 		injections = append(slices.Clip(injections), in.Lore.Injections...)
 	}
-	var sys strings.Builder
-	sys.WriteString(strings.TrimSpace(system))
-	sys.WriteString("\n\n")
-	sys.WriteString(w.conventions)
-	msgs := make([]Message, 0, len(in.History)+len(injections)+4)
-	msgs = append(msgs, Message{Role: RoleSystem, Content: sys.String()})
-	if p := Previously(in.Language, in.Summary, in.Resident); p != "" {
-		msgs = append(msgs, Message{Role: RoleUser, Content: p})
-	}
+	a := assembler{msgs: make([]Message, 0, len(in.History)+len(injections)+4), blocks: blocks}
+	a.add(RoleSystem, "\n\n", part{systemKind, "", strings.TrimSpace(system)}, part{BlockConventions, "", w.conventions})
+	a.add(RoleUser, "\n\n", previouslyParts(in.Language, in.Summary, in.Resident)...)
 	if n := playersNote(in.Language, in.Players); n != "" {
-		msgs = append(msgs, Message{Role: RoleUser, Content: n})
+		a.add(RoleUser, "", part{BlockPlayers, "", n})
 	}
 	at := injectionsAt(injections, len(in.History))
 	fresh := NewMessages(in.History)
 	scene, kept := endScene(in), KeptSceneAt(in.History, in.Scene)
 	for i, t := range in.History {
-		msgs = append(msgs, at[i]...)
+		a.injections(at[i])
 		switch {
 		case i == fresh:
-			msgs = appendTurnBlock(msgs, w, scene, in.Recall)
+			a.turnBlock(w, scene, in.Recall, false)
 		case i == kept:
-			msgs = appendTurnBlock(msgs, w, t.Scene, t.Recalled)
+			a.turnBlock(w, t.Scene, t.Recalled, true)
 		case i < fresh:
-			msgs = appendTurnBlock(msgs, w, "", t.Recalled)
+			a.turnBlock(w, "", t.Recalled, true)
 		}
 		content, role := t.Content, t.Role
 		if t.Role == RoleUser && in.NameUsers && t.Name != "" {
@@ -150,18 +151,80 @@ func Assemble(in AssembleInput) []Message {
 		if t.Role == RoleUser && t.WhisperTo != "" {
 			content += " " + whisperMark(w, t)
 		}
+		kind := BlockHistory
+		if i >= fresh {
+			kind = BlockNew
+		}
 		// Consecutive user messages (joined while a reply was written) are
 		// sent as they are: every OpenAI-compatible API accepts them.
-		msgs = append(msgs, Message{Role: role, Content: content})
+		a.add(role, "", part{kind, t.ID, content})
 	}
-	msgs = append(msgs, at[len(in.History)]...)
+	a.injections(at[len(in.History)])
 	if fresh == len(in.History) {
-		msgs = appendTurnBlock(msgs, w, scene, in.Recall)
+		a.turnBlock(w, scene, in.Recall, false)
 	}
 	if ph := strings.TrimSpace(in.PostHistory); ph != "" {
-		msgs = append(msgs, Message{Role: RoleSystem, Content: ph})
+		a.add(RoleSystem, "", part{BlockPostHistory, "", ph})
 	}
-	return msgs
+	return a.msgs
+}
+
+// assembler collects a prompt's messages and, when blocks is set, the
+// blocks they are made of.
+type assembler struct {
+	msgs   []Message
+	blocks *[]Block
+}
+
+// part is one block's text inside a message.
+type part struct {
+	kind, ref, text string
+}
+
+// add appends a message of the parts joined by sep; nothing without parts.
+func (a *assembler) add(role, sep string, parts ...part) {
+	if len(parts) == 0 {
+		return
+	}
+	content := parts[0].text
+	for _, p := range parts[1:] {
+		content += sep + p.text
+	}
+	a.msgs = append(a.msgs, Message{Role: role, Content: content})
+	if a.blocks == nil {
+		return
+	}
+	for _, p := range parts {
+		*a.blocks = append(*a.blocks, Block{Kind: p.kind, Ref: p.ref, Message: len(a.msgs) - 1, Role: role, Text: p.text})
+	}
+}
+
+// injections appends the messages injectionsAt placed at one point.
+func (a *assembler) injections(msgs []Message) {
+	for _, m := range msgs {
+		a.add(m.Role, "", part{BlockInjection, "", m.Content})
+	}
+}
+
+// turnBlock appends the per-turn block — the recall block (which carries
+// its own header), then the scene under its header — as one system
+// message; nothing when both are empty. Kept, the block is sent again in
+// this place on later turns (Turn.Recalled), with the scene while it stays
+// the same (Turn.Scene); recall comes first, so that when the scene
+// changes the prompt still starts with this one up to the old scene.
+func (a *assembler) turnBlock(w wording, scene, recall string, kept bool) {
+	var parts []part
+	if r := strings.TrimSpace(recall); r != "" {
+		kind := BlockRecall
+		if kept {
+			kind = BlockKeptRecall
+		}
+		parts = append(parts, part{kind, "", r})
+	}
+	if s := strings.TrimSpace(scene); s != "" {
+		parts = append(parts, part{BlockScene, "", w.sceneHeader + "\n" + s})
+	}
+	a.add(RoleSystem, "\n\n", parts...)
 }
 
 // NewMessages returns where the messages new to the speaking character
@@ -206,26 +269,6 @@ func endScene(in AssembleInput) string {
 		return ""
 	}
 	return in.Scene
-}
-
-// appendTurnBlock appends the per-turn block — the recall block (which
-// carries its own header), then the scene under its header — as one system
-// message; nothing when both are empty. Kept, the block is sent again in
-// this place on later turns (Turn.Recalled), with the scene while it stays
-// the same (Turn.Scene); recall comes first, so that when the scene
-// changes the prompt still starts with this one up to the old scene.
-func appendTurnBlock(msgs []Message, w wording, scene, recall string) []Message {
-	var parts []string
-	if r := strings.TrimSpace(recall); r != "" {
-		parts = append(parts, r)
-	}
-	if s := strings.TrimSpace(scene); s != "" {
-		parts = append(parts, w.sceneHeader+"\n"+s)
-	}
-	if len(parts) == 0 {
-		return msgs
-	}
-	return append(msgs, Message{Role: RoleSystem, Content: strings.Join(parts, "\n\n")})
 }
 
 // injectionsAt returns the messages to put before each of n history
@@ -276,17 +319,36 @@ func injectionsAt(injections []Injection, n int) map[int][]Message {
 // Previously renders the "previously" message: the header, the chat summary,
 // then the resident summary. Empty when both are empty.
 func Previously(lang, summary, resident string) string {
-	var parts []string
-	if s := strings.TrimSpace(summary); s != "" {
-		parts = append(parts, s)
-	}
-	if r := strings.TrimSpace(resident); r != "" {
-		parts = append(parts, r)
-	}
+	parts := previouslyParts(lang, summary, resident)
 	if len(parts) == 0 {
 		return ""
 	}
-	return wordingFor(lang).previouslyHeader + "\n\n" + strings.Join(parts, "\n\n")
+	out := parts[0].text
+	for _, p := range parts[1:] {
+		out += "\n\n" + p.text
+	}
+	return out
+}
+
+// previouslyParts are the blocks of the "previously" message, joined by a
+// blank line: the header with the chat summary, then the resident summary
+// (the header goes with it when there is no summary); none when both are
+// empty.
+func previouslyParts(lang, summary, resident string) []part {
+	s, r := strings.TrimSpace(summary), strings.TrimSpace(resident)
+	if s == "" && r == "" {
+		return nil
+	}
+	header := wordingFor(lang).previouslyHeader + "\n\n"
+	var parts []part
+	if s != "" {
+		parts = append(parts, part{BlockSummary, "", header + s})
+		header = ""
+	}
+	if r != "" {
+		parts = append(parts, part{BlockResident, "", header + r})
+	}
+	return parts
 }
 
 // whisperMark is the note after a whispered line: by whom, to whom, and

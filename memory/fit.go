@@ -21,6 +21,9 @@ type Fit struct {
 	// EndScene is the scene the prompt sends at its end: "" when it sends
 	// none there (none, left out for room, or kept in place, KeptSceneAt).
 	EndScene string
+	// Input is what Messages were assembled from, after what was left
+	// out: AssembleBlocks(Input) names their blocks.
+	Input AssembleInput
 }
 
 // FitPrompt assembles in and, while count says the prompt is over limit,
@@ -34,7 +37,7 @@ func FitPrompt(in AssembleInput, keep int, count func([]Message) int, limit int)
 	try := func(in AssembleInput) (Fit, bool) {
 		msgs := Assemble(in)
 		n := count(msgs)
-		return Fit{Messages: msgs, Tokens: n, EndScene: endScene(in)}, n <= limit
+		return Fit{Messages: msgs, Tokens: n, EndScene: endScene(in), Input: in}, n <= limit
 	}
 	if f, ok := try(in); ok {
 		return f, nil

@@ -43,7 +43,7 @@ func BuildPrompt(m Material, b Budget) (Prompt, error) {
 	in.Resident = RenderResident(in.Language, m.StoredResident, utf8.RuneCountInString(in.Scene), b).Text
 	if m.Limit <= 0 {
 		msgs := Assemble(in)
-		f := Fit{Messages: msgs, EndScene: endScene(in)}
+		f := Fit{Messages: msgs, EndScene: endScene(in), Input: in}
 		if m.Count != nil {
 			f.Tokens = m.Count(msgs)
 		}

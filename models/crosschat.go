@@ -400,7 +400,9 @@ func (s *Store) DeleteRecap(ctx context.Context, chatID, cardID string, purge Pu
 				return err
 			}
 		}
-		return nil
+		// The prompts that showed the handbook's resident as it was may
+		// quote the chat: they go.
+		return forgetTraces(tx, nil, chatID)
 	})
 	if errors.Is(err, ErrNotFound) {
 		return nil, err

@@ -373,7 +373,8 @@ UNION SELECT belief_id, chat_id FROM belief_checks WHERE belief_id IN ?`, part, 
 
 // forgetDiagnostics deletes, inside a forget's transaction, every recall
 // diagnostic in any chat that names one of the items, or an item whose
-// words came from the chat fromChat ("" for none).
+// words came from the chat fromChat ("" for none), and every prompt trace
+// that shows one of them or holds words of fromChat (forgetTraces).
 func forgetDiagnostics(tx *gorm.DB, items any, fromChat string) error {
 	q := tx.Model(&RecallDiagnosticItem{}).Distinct("diagnostic_id")
 	switch {
@@ -397,7 +398,8 @@ func forgetDiagnostics(tx *gorm.DB, items any, fromChat string) error {
 			return err
 		}
 	}
-	return nil
+	// Prompt traces show the same items, and are filed the same way.
+	return forgetTraces(tx, items, fromChat)
 }
 
 // RecallDiagnostics lists a chat's kept recall records, newest first; with

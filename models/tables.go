@@ -218,5 +218,5 @@ func All() []any {
 		&Card{}, &Space{}, &Channel{}, &Chat{}, &Message{}, &Summary{}, &Recap{},
 		&ManifestEntry{}, &Handbook{}, &ResidentSummary{}, &MemoryHistory{}, &Ledger{}, &LedgerView{},
 		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{}, &ChatLore{}, &CastMember{}, &SummaryMember{},
-	}, append(append(append(append(recordTables(), beliefTables()...), recallTables()...), vectorTables()...), reorganizeTables()...)...)
+	}, append(append(append(append(append(recordTables(), beliefTables()...), recallTables()...), vectorTables()...), reorganizeTables()...), promptTraceTables()...)...)
 }

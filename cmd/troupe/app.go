@@ -145,6 +145,8 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		LoreConfig:      cfg.Lore,
 		Worlds:          loadWorlds(cfg.Cards, log),
 		Lore:            lore,
+		PromptTraces:    cfg.Web.PromptTraces(),
+		ModelName:       m.Name,
 	})
 	return a, nil
 }
