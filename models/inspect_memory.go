@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"troupe/belief"
+	"troupe/recall"
 )
 
 // The inspector's reads of a card's memory, a character and a space's
@@ -303,63 +304,101 @@ type SpaceHit struct {
 	// Kind is RecallPerception or RecallBelief.
 	Kind      string
 	Character string
-	// ChatID is a perception's chat ("" for a belief).
+	// ChatID is a perception's chat ("" for a belief), from its row.
 	ChatID string
 	Seq    int64
+	Text   string
 	// Matched counts the search's terms the item has.
 	Matched int
 }
 
-// SearchSpace searches the recall index of a space, every character's
-// entries, for terms (recall.Keywords of the query, as recall searches):
-// the items with the most terms first, then the newest, up to limit. The
-// index is read by its own order (space, character, term), one range per
-// character and term.
+// SearchSpace searches the recall index of a space for terms
+// (recall.Keywords and cues of the query, as recall searches) with the
+// query recall itself uses (RecallHits), for each character of the space:
+// each term's newest entries, so a search costs characters × terms ×
+// limit index entries at most, however long the story. The items with the
+// most terms come first, then the newest, up to limit, with their rows.
 func (s *Store) SearchSpace(ctx context.Context, spaceID string, terms []string, limit int) ([]SpaceHit, error) {
 	if len(terms) == 0 {
 		return nil, nil
 	}
-	if len(terms) > maxSearchTerms {
-		terms = terms[:maxSearchTerms]
-	}
 	db := s.db.WithContext(ctx)
 	var chars []string
-	if err := db.Model(&Character{}).Where("space_id = ?", spaceID).Pluck("name", &chars).Error; err != nil {
+	if err := db.Model(&Character{}).Where("space_id = ?", spaceID).Order("name").Pluck("name", &chars).Error; err != nil {
 		return nil, fmt.Errorf("models: search %s: %w", spaceID, err)
 	}
 	var extra []string
 	if err := db.Model(&Belief{}).Distinct("character_name").Where("space_id = ?", spaceID).Pluck("character_name", &extra).Error; err != nil {
 		return nil, fmt.Errorf("models: search %s: %w", spaceID, err)
 	}
-	for _, c := range append(chars, extra...) {
-		if c = FitName(c, NameSize); !slices.Contains(chars, c) {
+	for _, c := range extra {
+		if !slices.Contains(chars, c) {
 			chars = append(chars, c)
 		}
 	}
-	if len(chars) == 0 {
-		return nil, nil
-	}
-	var out []SpaceHit
-	for part := range slices.Chunk(chars, 200) {
-		var rows []SpaceHit
-		err := db.Model(&RecallTerm{}).Select("item_id, kind, character_name AS character, chat_id, seq, COUNT(*) AS matched").
-			Where("space_id = ? AND character_name IN ? AND term IN ?", spaceID, part, terms).
-			Group("item_id, kind, character_name, chat_id, seq").Order("matched DESC, seq DESC, item_id").Limit(limit).Scan(&rows).Error
+	byItem := map[string]*SpaceHit{}
+	itemTerms := map[string]map[string]bool{}
+	for _, c := range chars {
+		hits, err := s.RecallHits(ctx, RecallSearch{SpaceID: spaceID, Character: c, Terms: terms, PerTerm: limit})
 		if err != nil {
 			return nil, fmt.Errorf("models: search %s: %w", spaceID, err)
 		}
-		out = append(out, rows...)
+		for _, h := range hits {
+			it, ok := byItem[h.ID]
+			if !ok {
+				kind := RecallPerception
+				if h.Kind == recall.Belief {
+					kind = RecallBelief
+				}
+				it = &SpaceHit{ItemID: h.ID, Kind: kind, Character: FitName(c, NameSize)}
+				byItem[h.ID], itemTerms[h.ID] = it, map[string]bool{}
+			}
+			if !itemTerms[h.ID][h.Term] {
+				itemTerms[h.ID][h.Term] = true
+				it.Matched++
+			}
+		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
+	out := make([]SpaceHit, 0, len(byItem))
+	for _, it := range byItem {
+		out = append(out, *it)
+	}
+	// Ids are ULIDs: a larger one was written later.
+	sort.Slice(out, func(i, j int) bool {
 		if out[i].Matched != out[j].Matched {
 			return out[i].Matched > out[j].Matched
 		}
-		return out[i].Seq > out[j].Seq
+		return out[i].ItemID > out[j].ItemID
 	})
-	if len(out) > limit {
-		out = out[:limit]
+	out = out[:min(len(out), limit)]
+	var pids, bids []string
+	for _, h := range out {
+		if h.Kind == RecallBelief {
+			bids = append(bids, h.ItemID)
+		} else {
+			pids = append(pids, h.ItemID)
+		}
 	}
-	return out, nil
+	ps, err := s.PerceptionsByID(ctx, pids)
+	if err != nil {
+		return nil, err
+	}
+	bs, err := s.BeliefsByID(ctx, bids)
+	if err != nil {
+		return nil, err
+	}
+	kept := out[:0]
+	for _, h := range out {
+		if p, ok := ps[h.ItemID]; ok {
+			h.ChatID, h.Seq, h.Text = p.ChatID, p.Seq, p.Text
+		} else if b, ok := bs[h.ItemID]; ok {
+			h.Seq, h.Text = b.ChangedSeq, b.Text
+		} else {
+			continue
+		}
+		kept = append(kept, h)
+	}
+	return kept, nil
 }
 
 // BeliefsByID reads the beliefs with the given ids.

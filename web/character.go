@@ -14,8 +14,8 @@ import (
 
 // Page sizes of a character's page: its newest perceptions, and beliefs.
 const (
-	perceptionPage = 200
-	beliefPage     = 50
+	perceptionPage = 100
+	beliefPage     = 25
 )
 
 // characterRoutes registers a character's page and its two deletes, each

@@ -132,7 +132,7 @@ func TestCharacterPerceptionPages(t *testing.T) {
 	b := testenv.Backends(t)[0]
 	st := testenv.OpenStore(t, b)
 	const space = "console:local:pages"
-	lines := make([]string, 203)
+	lines := make([]string, 103)
 	for i := range lines {
 		lines[i] = "memory number " + strings.Repeat("x", i%3) + string(rune('A'+i%26)) + " #" + strconv.Itoa(i)
 	}
@@ -142,8 +142,8 @@ func TestCharacterPerceptionPages(t *testing.T) {
 	br.login(fullToken)
 	path := "/character/" + url.PathEscape(space) + "/Maren"
 	_, body := br.get(path)
-	if strings.Contains(body, " #2<") || !strings.Contains(body, " #202<") || strings.Count(body, `<tr id="perception-`) != 200 {
-		t.Fatalf("the first page: want the newest 200 (#202 … #3)")
+	if strings.Contains(body, " #2<") || !strings.Contains(body, " #102<") || strings.Count(body, `<tr id="perception-`) != 100 {
+		t.Fatalf("the first page: want the newest 100 (#102 … #3)")
 	}
 	i := strings.Index(body, `href="`+path+`?before=`)
 	if i < 0 {

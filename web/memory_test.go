@@ -31,7 +31,7 @@ type story struct {
 
 // seedStory starts a chat of card maren in space and records one turn per
 // line, each perceived by Maren with the line's text.
-func seedStory(t *testing.T, st *models.Store, space, channel string, lines ...string) story {
+func seedStory(t testing.TB, st *models.Store, space, channel string, lines ...string) story {
 	t.Helper()
 	ctx := context.Background()
 	if err := st.EnsureSpace(ctx, models.Space{ID: space, Platform: "console", Kind: "local", ExternalID: strings.ReplaceAll(space, ":", "-")}); err != nil {

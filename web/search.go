@@ -21,7 +21,6 @@ func (s *Server) searchRoutes() {
 
 type searchHit struct {
 	models.SpaceHit
-	Text   string
 	Belief bool
 }
 
@@ -78,41 +77,8 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, "the search", err)
 		return
 	}
-	var pids, bids []string
 	for _, h := range hits {
-		if h.Kind == models.RecallBelief {
-			bids = append(bids, h.ItemID)
-		} else {
-			pids = append(pids, h.ItemID)
-		}
-	}
-	ps, err := s.opt.Store.PerceptionsByID(ctx, pids)
-	if err != nil {
-		s.internal(w, r, "the perceptions", err)
-		return
-	}
-	bs, err := s.opt.Store.BeliefsByID(ctx, bids)
-	if err != nil {
-		s.internal(w, r, "the beliefs", err)
-		return
-	}
-	for _, h := range hits {
-		hit := searchHit{SpaceHit: h, Belief: h.Kind == models.RecallBelief}
-		if hit.Belief {
-			b, ok := bs[h.ItemID]
-			if !ok {
-				continue
-			}
-			hit.Text = b.Text
-		} else {
-			p, ok := ps[h.ItemID]
-			if !ok {
-				continue
-			}
-			// The chat is the perception's own, from its row.
-			hit.Text, hit.ChatID = p.Text, p.ChatID
-		}
-		pg.Hits = append(pg.Hits, hit)
+		pg.Hits = append(pg.Hits, searchHit{SpaceHit: h, Belief: h.Kind == models.RecallBelief})
 	}
 	if pg.Handbook, err = s.searchHandbooks(r, pg.Space, terms); err != nil {
 		s.internal(w, r, "the handbooks", err)
