@@ -425,3 +425,13 @@ func (s *Store) Handbooks(ctx context.Context, spaceID string) ([]Handbook, erro
 	}
 	return hs, nil
 }
+
+// SpaceCharacters lists up to limit characters of a space, cast first,
+// then by name.
+func (s *Store) SpaceCharacters(ctx context.Context, spaceID string, limit int) ([]Character, error) {
+	var cs []Character
+	if err := s.db.WithContext(ctx).Where("space_id = ?", spaceID).Order("kind, name").Limit(limit).Find(&cs).Error; err != nil {
+		return nil, fmt.Errorf("models: characters of %s: %w", spaceID, err)
+	}
+	return cs, nil
+}

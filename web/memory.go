@@ -14,8 +14,12 @@ import (
 	"troupe/models"
 )
 
-// memoryChats bounds the chats whose summaries a card's page reads.
-const memoryChats = 50
+// memoryChats bounds the chats whose summaries a card's page reads, and
+// memoryCharacters the characters of the space it links to.
+const (
+	memoryChats      = 50
+	memoryCharacters = 200
+)
 
 // memoryRoutes registers a card's memory in a space and its edits on the
 // hard path (as `troupe memory edit` does).
@@ -106,6 +110,7 @@ type memoryPage struct {
 	Chats            []chatSummaries
 	MoreChats        int
 	Failing          []models.JobRecord
+	Characters       []models.Character
 	// Edited names what was just replaced ("" for none).
 	Edited string
 }
@@ -194,6 +199,10 @@ func (s *Server) memoryPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if pg.Failing, err = s.opt.Store.FailingJobs(ctx, card, space, card+"|"+space); err != nil {
 		s.internal(w, r, "the failing jobs", err)
+		return
+	}
+	if pg.Characters, err = s.opt.Store.SpaceCharacters(ctx, space, memoryCharacters); err != nil {
+		s.internal(w, r, "the characters", err)
 		return
 	}
 	s.render(w, r, http.StatusOK, "memory", pg)

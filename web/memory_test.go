@@ -175,6 +175,7 @@ func TestMemoryPage(t *testing.T) {
 				"Summary so far: the bell &lt;img src=x onerror=alert(1)&gt;",
 				"As injected", "The bell rings &lt;img",
 				`<td class="mono">h1</td>`,
+				`<a href="/character/` + url.PathEscape(space) + `/Maren">Maren</a>`,
 			} {
 				if !strings.Contains(body, want) {
 					t.Errorf("the memory page lacks %q", want)
