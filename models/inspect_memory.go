@@ -430,7 +430,7 @@ func (s *Store) Handbooks(ctx context.Context, spaceID string) ([]Handbook, erro
 // then by name.
 func (s *Store) SpaceCharacters(ctx context.Context, spaceID string, limit int) ([]Character, error) {
 	var cs []Character
-	if err := s.db.WithContext(ctx).Where("space_id = ?", spaceID).Order("kind, name").Limit(limit).Find(&cs).Error; err != nil {
+	if err := s.db.WithContext(ctx).Where("space_id = ?", spaceID).Order("CASE kind WHEN 'cast' THEN 0 WHEN 'player' THEN 1 ELSE 2 END, name").Limit(limit).Find(&cs).Error; err != nil {
 		return nil, fmt.Errorf("models: characters of %s: %w", spaceID, err)
 	}
 	return cs, nil

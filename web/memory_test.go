@@ -184,6 +184,9 @@ func TestMemoryPage(t *testing.T) {
 			if strings.Contains(body, `href="/chat/`+ghost) {
 				t.Errorf("a tag of a chat that does not exist is linked")
 			}
+			if i, j := strings.Index(body, `/Maren">Maren</a>`), strings.Index(body, `>&lt;img src=x onerror=alert(1)&gt;</a> <span class="muted">background`); i < 0 || j < i {
+				t.Errorf("the cast character is not listed before the background one")
+			}
 			assertEscaped(t, body)
 			if resp, _ := br.get("/memory/nobody/" + url.PathEscape(space)); resp.StatusCode != http.StatusNotFound {
 				t.Errorf("an unknown card: %d, want 404", resp.StatusCode)
