@@ -26,10 +26,10 @@ func TestCharacterPageAndDeletes(t *testing.T) {
 			ctx := context.Background()
 			st := testenv.OpenStore(t, b)
 			const space = "console:local:chars"
-			lines := []string{"Tess hid the key " + evilScript, "The ferry leaves at dawn.", "Tess lied about the ferry."}
+			lines := []string{"Tess hid the key " + xssScript, "The ferry leaves at dawn.", "Tess lied about the ferry."}
 			s := seedStory(t, st, space, "console:chars", lines...)
 			p := s.Perceptions
-			ferry := belief.Belief{ID: models.NewID(), Text: "The ferry is the way out " + evilImg, Confidence: belief.Likely, FormedTurn: 2, ChangedTurn: 2,
+			ferry := belief.Belief{ID: models.NewID(), Text: "The ferry is the way out " + xssImg, Confidence: belief.Likely, FormedTurn: 2, ChangedTurn: 2,
 				Evidence: []belief.Evidence{{Perception: p[1], Turn: 2, Stance: belief.Supports}, {Perception: p[2], Turn: 3, Stance: belief.Contradicts}}}
 			liar := belief.Belief{ID: models.NewID(), Text: "Tess cannot be trusted.", Confidence: belief.Sure, FormedTurn: 3, ChangedTurn: 3,
 				Evidence: []belief.Evidence{{Perception: p[0], Turn: 1, Stance: belief.Supports}, {Perception: p[2], Turn: 3, Stance: belief.Supports}}}
@@ -54,7 +54,7 @@ func TestCharacterPageAndDeletes(t *testing.T) {
 					t.Errorf("the character page lacks %q", want)
 				}
 			}
-			assertEscaped(t, body)
+			assertEscaped(t, "page", body)
 			if resp, _ := br.get("/character/" + url.PathEscape(space) + "/Nobody"); resp.StatusCode != http.StatusNotFound {
 				t.Errorf("an unknown character: %d", resp.StatusCode)
 			}

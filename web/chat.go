@@ -191,8 +191,11 @@ type replyView struct {
 	RecallOff bool
 	Picked    []memory.ReportItem
 	Left      []memory.ReportItem
-	// The prompt the reply was built from, block by block, belongs here
-	// once prompts are stored: its own section beside the recall's.
+	// Prompt is the prompt the reply was built from, block by block (nil
+	// when no trace was kept: web.prompts keeps a chat's latest replies').
+	Prompt *models.PromptTrace
+	// PromptItems are the prompt's recall items with their scores and why.
+	PromptItems []models.PromptRecallItem
 }
 
 func (v replyView) PageTitle() string { return "Reply in " + chatLabel(v.Chat) }
@@ -252,6 +255,14 @@ func (s *Server) replyPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		v.RecallOff = len(kept) == 0
+	}
+	tr, err := s.opt.Store.PromptTrace(ctx, msg.ID)
+	switch {
+	case err == nil && tr.ChatID == chat.ID:
+		v.Prompt, v.PromptItems = &tr, tr.Items
+	case err != nil && !errors.Is(err, models.ErrNotFound):
+		s.internal(w, r, "the reply's prompt", err)
+		return
 	}
 	s.render(w, r, http.StatusOK, "chatreply", v)
 }

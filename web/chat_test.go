@@ -96,6 +96,9 @@ func assertEscaped(t *testing.T, page, body string) {
 			t.Errorf("%s holds %q unescaped", page, raw)
 		}
 	}
+	if regexp.MustCompile(`<script>|<script [^>]*>[^<]`).MatchString(body) {
+		t.Errorf("%s has inline script", page)
+	}
 }
 
 // TestChatPageShowsTheBranchTree: the chat page shows the branch with the

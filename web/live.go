@@ -89,6 +89,8 @@ func (s *Server) liveChat(w http.ResponseWriter, r *http.Request) {
 	defer beat.Stop()
 	for {
 		select {
+		case <-s.stop:
+			return
 		case <-ctx.Done():
 			return
 		case <-beat.C:

@@ -17,11 +17,6 @@ import (
 	"troupe/web"
 )
 
-const (
-	evilScript = "<script>alert(1)</script>"
-	evilImg    = "<img src=x onerror=alert(1)>"
-)
-
 // story is a chat seeded through the real store: its turns recorded, one
 // perception of Maren per turn.
 type story struct {
@@ -43,7 +38,7 @@ func seedStory(t testing.TB, st *models.Store, space, channel string, lines ...s
 	if err := st.UpsertCard(ctx, models.Card{ID: "maren", Name: "Maren", Data: "{}"}); err != nil {
 		t.Fatal(err)
 	}
-	chat, err := st.StartChat(ctx, channel, "maren", space, "The "+evilImg+" tavern", &models.Message{Role: "assistant", Content: "greeting"})
+	chat, err := st.StartChat(ctx, channel, "maren", space, "The "+xssImg+" tavern", &models.Message{Role: "assistant", Content: "greeting"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +63,7 @@ func seedStory(t testing.TB, st *models.Store, space, channel string, lines ...s
 	}
 	inst := models.RecordInstall{ChatID: chat.ID, SpaceID: space,
 		Characters: []models.Character{{ID: models.NewID(), SpaceID: space, Name: "Maren", Kind: models.CharacterCast, CardID: "maren"},
-			{ID: models.NewID(), SpaceID: space, Name: evilImg, Kind: models.CharacterBackground, ChatID: chat.ID}}}
+			{ID: models.NewID(), SpaceID: space, Name: xssImg, Kind: models.CharacterBackground, ChatID: chat.ID}}}
 	var out story
 	out.Chat = chat
 	for i, e := range b.Events {
@@ -83,9 +78,9 @@ func seedStory(t testing.TB, st *models.Store, space, channel string, lines ...s
 	}
 	if len(b.Events) > 0 {
 		e := b.Events[0]
-		inst.Relationships = []models.Relationship{{ID: models.NewID(), SpaceID: space, FromName: "Maren", ToName: evilImg, Description: "distrusts " + evilScript,
+		inst.Relationships = []models.Relationship{{ID: models.NewID(), SpaceID: space, FromName: "Maren", ToName: xssImg, Description: "distrusts " + xssScript,
 			Since: e.Seq, ChatID: chat.ID, EventID: e.ID}}
-		inst.Threads = []models.Thread{{ID: models.NewID(), ChatID: chat.ID, SpaceID: space, Kind: "mystery", Text: "Who rang the bell " + evilScript, Open: true, OpenedBy: e.ID, Seq: e.Seq}}
+		inst.Threads = []models.Thread{{ID: models.NewID(), ChatID: chat.ID, SpaceID: space, Kind: "mystery", Text: "Who rang the bell " + xssScript, Open: true, OpenedBy: e.ID, Seq: e.Seq}}
 	}
 	if err := st.InstallRecord(ctx, inst); err != nil {
 		t.Fatal(err)
@@ -110,16 +105,6 @@ func memoryService(st *models.Store) *memory.Service {
 }
 
 // assertEscaped fails when the page holds the seeded markup raw.
-func assertEscaped(t *testing.T, body string) {
-	t.Helper()
-	if strings.Contains(body, evilScript) || strings.Contains(body, evilImg) {
-		t.Errorf("the page holds seeded markup raw")
-	}
-	if regexp.MustCompile(`<script>|<script [^>]*>[^<]`).MatchString(body) {
-		t.Errorf("the page has inline script")
-	}
-}
-
 var baseField = regexp.MustCompile(`name="field" value="(\w+)">\s*<input type="hidden" name="base" value="([0-9a-f]+)">`)
 
 // bases reads the edit form's base hash of each file.
@@ -147,16 +132,16 @@ func TestMemoryPage(t *testing.T) {
 			const space = "discord:channel:123/456"
 			s := seedStory(t, st, space, "console:mem", "The bell rang twice.")
 			ghost := models.NewID()
-			hb := "# World facts (across chats)\n- Maren keeps a lantern " + evilScript + " [chat:" + s.Chat.ID + "]\n- An old rumor [chat:" + ghost + "]\n- A line of mine"
-			rs := "# Earlier chats\n## Established facts\n- The bell rings " + evilImg + " [chat:" + s.Chat.ID + "]"
+			hb := "# World facts (across chats)\n- Maren keeps a lantern " + xssScript + " [chat:" + s.Chat.ID + "]\n- An old rumor [chat:" + ghost + "]\n- A line of mine"
+			rs := "# Earlier chats\n## Established facts\n- The bell rings " + xssImg + " [chat:" + s.Chat.ID + "]"
 			if err := st.EditMemory(ctx, "maren", space, &hb, &rs, "test"); err != nil {
 				t.Fatal(err)
 			}
-			if err := st.InstallRecap(ctx, models.Recap{ChatID: s.Chat.ID, CardID: "maren", ChatName: s.Chat.Name, Content: "Recap: the bell " + evilScript, Hash: "h1", Fingerprint: "f1"}); err != nil {
+			if err := st.InstallRecap(ctx, models.Recap{ChatID: s.Chat.ID, CardID: "maren", ChatName: s.Chat.Name, Content: "Recap: the bell " + xssScript, Hash: "h1", Fingerprint: "f1"}); err != nil {
 				t.Fatal(err)
 			}
 			chat, _ := st.Chat(ctx, s.Chat.ID)
-			if _, err := st.InstallSummary(ctx, chat.ID, "", chat.HeadID, "Summary so far: the bell "+evilImg, 2); err != nil {
+			if _, err := st.InstallSummary(ctx, chat.ID, "", chat.HeadID, "Summary so far: the bell "+xssImg, 2); err != nil {
 				t.Fatal(err)
 			}
 			_, ts := inspector(t, b, web.Options{Store: st, Memory: memoryService(st)})
@@ -187,7 +172,7 @@ func TestMemoryPage(t *testing.T) {
 			if i, j := strings.Index(body, `/Maren">Maren</a>`), strings.Index(body, `>&lt;img src=x onerror=alert(1)&gt;</a> <span class="muted">background`); i < 0 || j < i {
 				t.Errorf("the cast character is not listed before the background one")
 			}
-			assertEscaped(t, body)
+			assertEscaped(t, "page", body)
 			if resp, _ := br.get("/memory/nobody/" + url.PathEscape(space)); resp.StatusCode != http.StatusNotFound {
 				t.Errorf("an unknown card: %d, want 404", resp.StatusCode)
 			}
@@ -244,12 +229,12 @@ func TestMemoryEditForms(t *testing.T) {
 			}
 
 			// A new line: in the store, on the page.
-			edited := strings.ReplaceAll(hb, "\n", "\r\n") + "\r\n- Tess owes Maren a favor " + evilScript + "\r\n"
+			edited := strings.ReplaceAll(hb, "\n", "\r\n") + "\r\n- Tess owes Maren a favor " + xssScript + "\r\n"
 			resp, _ = br.post(path+"/edit", url.Values{"csrf": {csrf}, "field": {"handbook"}, "base": {base["handbook"]}, "text": {edited}})
 			if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != path+"?edited=handbook#handbook" {
 				t.Fatalf("edit: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
 			}
-			want := hb + "\n- Tess owes Maren a favor " + evilScript
+			want := hb + "\n- Tess owes Maren a favor " + xssScript
 			if got := handbook(); got != want {
 				t.Errorf("handbook after the edit %q, want %q", got, want)
 			}
@@ -257,7 +242,7 @@ func TestMemoryEditForms(t *testing.T) {
 			if !strings.Contains(page, "- Tess owes Maren a favor &lt;script&gt;alert(1)&lt;/script&gt;") || !strings.Contains(page, "The handbook was replaced by hand") {
 				t.Errorf("the page does not show the new line:\n%s", page)
 			}
-			assertEscaped(t, page)
+			assertEscaped(t, "page", page)
 
 			// The old form's base is stale now: refused, the text kept.
 			resp, body = br.post(path+"/edit", url.Values{"csrf": {csrf}, "field": {"handbook"}, "base": {base["handbook"]}, "text": {"- overwrite"}})

@@ -21,7 +21,7 @@ func TestSearchSpaceMemory(t *testing.T) {
 			ctx := context.Background()
 			st := testenv.OpenStore(t, b)
 			const here, there = "console:local:here", "console:local:there"
-			a := seedStory(t, st, here, "console:here", "Maren saw the zephyrwyrm over the pier "+evilScript, "Nothing else happened.")
+			a := seedStory(t, st, here, "console:here", "Maren saw the zephyrwyrm over the pier "+xssScript, "Nothing else happened.")
 			seedStory(t, st, here, "console:here2", "A quiet night at the inn.")
 			other := seedStory(t, st, there, "console:there", "The quokkaberg drifted past.")
 			hb := "- The zephyrwyrm nests in the bell tower [chat:" + a.Chat.ID + "]"
@@ -45,7 +45,7 @@ func TestSearchSpaceMemory(t *testing.T) {
 					t.Errorf("the results lack %q", want)
 				}
 			}
-			assertEscaped(t, body)
+			assertEscaped(t, "page", body)
 			_, body = br.get("/search?space=" + url.QueryEscape(here) + "&q=quokkaberg")
 			if strings.Contains(body, "quokkaberg drifted") || strings.Contains(body, other.Chat.ID) || !strings.Contains(body, "Nothing in the index holds those words.") {
 				t.Errorf("a word of another space was found")

@@ -56,6 +56,17 @@ type Server struct {
 
 	mu     sync.Mutex
 	routes []Route
+
+	// stop ends the live streams (Close): a shutdown waits for the
+	// requests in flight, and a stream would never finish by itself.
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// Close ends the live streams; the pages already served are unaffected.
+// Serve calls it when its context ends.
+func (s *Server) Close() {
+	s.stopOnce.Do(func() { close(s.stop) })
 }
 
 // Route is one registered pattern, for the tests that hold every route to
@@ -91,7 +102,7 @@ func New(opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opt: opt, log: opt.Log, mux: http.NewServeMux(), sessions: newSessions(opt.Now), logins: newLoginLimiter(opt.Now), pages: pg}
+	s := &Server{stop: make(chan struct{}), opt: opt, log: opt.Log, mux: http.NewServeMux(), sessions: newSessions(opt.Now), logins: newLoginLimiter(opt.Now), pages: pg}
 	s.register()
 	return s, nil
 }
@@ -168,6 +179,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case err := <-errc:
 		return fmt.Errorf("web: %w", err)
 	case <-ctx.Done():
+		s.Close()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)

@@ -35,7 +35,10 @@ func inspector(t *testing.T, b testenv.Backend, opt web.Options) (*web.Server, *
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		s.Close() // a live page left open in a browser would hold ts.Close
+		ts.Close()
+	})
 	return s, ts
 }
 
