@@ -40,10 +40,12 @@ VOLUME ["/data"]
 ENV TROUPE_CARDS_DIR=/cards \
     TROUPE_DATABASE_DSN=sqlite:///data/troupe.db \
     TROUPE_OPS_LISTEN=0.0.0.0:9090 \
+    TROUPE_WEB_LISTEN=0.0.0.0:8080 \
     TROUPE_TELEGRAM_WEBHOOK_LISTEN=0.0.0.0:8443
 
 USER 65532:65532
-# 9090: ops.listen (health and metrics); 8443: telegram.webhook_listen.
-EXPOSE 9090 8443
+# 9090: ops.listen (health and metrics); 8080: web.listen (the inspector,
+# on only with TROUPE_WEB_TOKEN); 8443: telegram.webhook_listen.
+EXPOSE 9090 8080 8443
 ENTRYPOINT ["/usr/local/bin/troupe"]
 CMD ["serve"]

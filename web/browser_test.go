@@ -6,15 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"troupe/cards"
@@ -22,156 +19,46 @@ import (
 	"troupe/models"
 	"troupe/models/testenv"
 	"troupe/web"
+	"troupe/web/webtest"
 )
 
-// The browser harness: the inspector's pages as a person's browser shows
-// them, in a real headless Chromium (Debian's chromium, which scripts/test
-// installs and names in TROUPE_TEST_CHROMIUM), driven with chromedp.
+// The browser harness lives in web/webtest (the command's end-to-end tests
+// use it too); these are its short names here.
 
-// browserStep bounds one step of a browser test.
-const browserStep = 30 * time.Second
+const browserStep = webtest.Step
 
-// startBrowser runs a headless Chromium for the test and returns the
-// context of its first tab, which the test's end closes. Without a
-// Chromium it fails when the test services are there (TROUPE_TEST_SERVICES=1:
-// scripts/test installs it) and skips otherwise.
-func startBrowser(t *testing.T) context.Context {
-	t.Helper()
-	bin := os.Getenv("TROUPE_TEST_CHROMIUM")
-	if bin == "" {
-		bin, _ = exec.LookPath("chromium")
-	}
-	if bin == "" {
-		if testenv.Available() {
-			t.Fatal("the test services are there (TROUPE_TEST_SERVICES=1) but no Chromium: set TROUPE_TEST_CHROMIUM (scripts/test installs Debian's chromium)")
-		}
-		t.Skip("no Chromium: set TROUPE_TEST_CHROMIUM, or run scripts/test, which installs Debian's chromium")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
-		chromedp.Headless,
-		chromedp.NoSandbox, // tests run as root in CI
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(func() {
-		cancel()
-		cancelAlloc()
-	})
-	// The first run starts the browser; it must not carry a timeout, which
-	// would end the browser with it.
-	started := make(chan error, 1)
-	go func() { started <- chromedp.Do(ctx, chromedp.Navigate("about:blank")) }()
-	select {
-	case err := <-started:
-		if err != nil {
-			t.Fatalf("start Chromium (%s): %v", bin, err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatalf("Chromium (%s) did not start in a minute", bin)
-	}
-	return ctx
-}
+func startBrowser(t *testing.T) context.Context { t.Helper(); return webtest.StartBrowser(t) }
 
-// browserRun runs browser steps, each bounded, and fails the test on an error.
 func browserRun(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, browserStep)
-	defer cancel()
-	if err := chromedp.Do(sctx, steps...); err != nil {
-		t.Fatalf("browser: %s: %v", what, err)
-	}
+	webtest.Run(t, ctx, what, steps...)
 }
 
-// browserValue runs one browser action that gives a value.
 func browserValue[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, browserStep)
-	defer cancel()
-	v, err := chromedp.Run(sctx, a)
-	if err != nil {
-		t.Fatalf("browser: %s: %v", what, err)
-	}
-	return v
+	return webtest.Value(t, ctx, what, a)
 }
 
-// browserDialogs records the JavaScript dialogs (alert, confirm, prompt) the tab
-// opened, each dismissed at once so the page goes on.
-type browserDialogs struct {
-	mu   sync.Mutex
-	seen []string
-}
+func watchDialogs(ctx context.Context) *webtest.Dialogs { return webtest.WatchDialogs(ctx) }
 
-func (d *browserDialogs) list() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return slices.Clone(d.seen)
-}
-
-// watchDialogs starts recording the dialogs of ctx's tab.
-func watchDialogs(ctx context.Context) *browserDialogs {
-	d := &browserDialogs{}
-	events := chromedp.Events(ctx, page.JavascriptDialogOpening)
-	go func() {
-		for ev, err := range events {
-			if err != nil {
-				return
-			}
-			d.mu.Lock()
-			d.seen = append(d.seen, string(ev.Type)+": "+ev.Message)
-			d.mu.Unlock()
-			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
-		}
-	}()
-	return d
-}
-
-// failOnDialogs fails the test, at its end, if any JavaScript dialog
-// opened in ctx's tab; its list says which so far, for checks sooner.
-func failOnDialogs(t *testing.T, ctx context.Context) *browserDialogs {
+func failOnDialogs(t *testing.T, ctx context.Context) *webtest.Dialogs {
 	t.Helper()
-	d := watchDialogs(ctx)
-	t.Cleanup(func() {
-		if seen := d.list(); len(seen) > 0 {
-			t.Errorf("JavaScript dialogs opened: %q", seen)
-		}
-	})
-	return d
+	return webtest.FailOnDialogs(t, ctx)
 }
 
-// browserLogin logs in through the login form at base: types the token
-// and submits, then waits for a page with the main navigation.
 func browserLogin(t *testing.T, ctx context.Context, base, token string) {
 	t.Helper()
-	browserRun(t, ctx, "log in",
-		chromedp.Navigate(base+"/login"),
-		chromedp.WaitVisible(chromedp.ID("token")),
-		chromedp.SendKeys(chromedp.ID("token"), token),
-		chromedp.Submit(chromedp.ID("token")),
-		chromedp.WaitVisible(chromedp.CSS(`nav[aria-label="main"]`)),
-	)
+	webtest.Login(t, ctx, base, token)
 }
 
-// saveScreenshot saves the whole page of ctx's tab as a PNG at path.
 func saveScreenshot(t *testing.T, ctx context.Context, path string) {
 	t.Helper()
-	png := browserValue(t, ctx, "screenshot", chromedp.FullScreenshot(100))
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	webtest.Screenshot(t, ctx, path)
 }
 
-// browserOpen navigates to base+path and returns the main element's visible text.
 func browserOpen(t *testing.T, ctx context.Context, base, path string) string {
 	t.Helper()
-	browserRun(t, ctx, "open "+path, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS("main")))
-	return browserValue(t, ctx, "read "+path, chromedp.Text(chromedp.CSS("main")))
+	return webtest.Open(t, ctx, base, path)
 }
 
 // TestBrowserHarnessSeesDialogs: the dialog watch the security tests rely
@@ -186,10 +73,10 @@ func TestBrowserHarnessSeesDialogs(t *testing.T) {
 	d := watchDialogs(ctx)
 	browserRun(t, ctx, "open the alerting page", chromedp.Navigate(ts.URL), chromedp.WaitVisible(chromedp.ID("after")))
 	deadline := time.Now().Add(10 * time.Second)
-	for len(d.list()) == 0 && time.Now().Before(deadline) {
+	for len(d.List()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if got := d.list(); !slices.Equal(got, []string{"alert: harness"}) {
+	if got := d.List(); !slices.Equal(got, []string{"alert: harness"}) {
 		t.Errorf("dialogs seen: %q, want the one alert", got)
 	}
 	sctx, cancel := context.WithTimeout(ctx, browserStep)
