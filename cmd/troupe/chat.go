@@ -15,6 +15,7 @@ import (
 
 	"troupe/adapters/console"
 	"troupe/cards"
+	"troupe/jobs"
 )
 
 func (c *cli) chatCmd() *cobra.Command {
@@ -94,9 +95,10 @@ func (c *cli) chatCmd() *cobra.Command {
 			workerCtx, stopWorker := context.WithCancel(gctx)
 			defer stopWorker()
 			var swept <-chan struct{}
+			var w *jobs.Worker
 			if !noWorker {
 				// Ctrl-C while the end drains leaves running jobs at once.
-				w := a.workerWith(time.Second)
+				w = a.workerWith(time.Second)
 				swept = w.Swept()
 				g.Go(func() error { return w.Run(workerCtx) })
 			}
@@ -115,6 +117,13 @@ func (c *cli) chatCmd() *cobra.Command {
 				select {
 				case <-swept:
 				case <-gctx.Done():
+				}
+				// The input has ended, so no later line will make the last
+				// turns owed: ask the sweeper now for what they owe (the
+				// recorder's last turn among them), whether its first sweep
+				// came before the turns or after.
+				if _, err := w.Sweep(gctx); err != nil && gctx.Err() == nil {
+					log.Warn("sweep at the end of the chat", "err", err)
 				}
 				c.drain(gctx, a, drainTimeout, log)
 				return nil
