@@ -14,7 +14,7 @@ import (
 )
 
 // TestChatSaysWhatItFinishes: when the input ends with memory work owed
-// (a recorder run, against a scribe that never answers), troupe chat says
+// (the recap /new owes at once, against a scribe that never answers), troupe chat says
 // what it is finishing and that Ctrl-C leaves it owed, says again while it
 // waits, and says it left the work owed when its drain time is up.
 func TestChatSaysWhatItFinishes(t *testing.T) {
@@ -47,7 +47,7 @@ func TestChatSaysWhatItFinishes(t *testing.T) {
 	in, typed := io.Pipe()
 	go func() {
 		time.Sleep(2 * time.Second)
-		_, _ = io.WriteString(typed, "I knock at the door.\n")
+		_, _ = io.WriteString(typed, "I knock at the door.\n/new\n")
 		_ = typed.Close()
 	}()
 	err := run(ctx, []string{"chat", "--card", "../../examples/cards/lantern-keeper.json", "--user", "Ada", "--drain-timeout", "3s"},
@@ -57,7 +57,7 @@ func TestChatSaysWhatItFinishes(t *testing.T) {
 	}
 	got := errOut.String()
 	t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), got)
-	for _, want := range []string{"[troupe] finishing the memory work of this chat (", "record", "Ctrl-C leaves it owed", "[troupe] still finishing ", "not finished after 3s: left owed"} {
+	for _, want := range []string{"[troupe] finishing the memory work of this chat (", "recap", "Ctrl-C leaves it owed", "[troupe] still finishing ", "not finished after 3s: left owed"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("stderr lacks %q", want)
 		}
