@@ -260,3 +260,68 @@ func TestInboxSweepTakesMessagesADeadPeerLeft(t *testing.T) {
 		t.Errorf("the sweep took a message that had only just arrived")
 	}
 }
+
+// TestMessagesThatArriveDuringTheLockWaitJoinTheTurn: a turn that waits for
+// the channel's lock (another process holds it, or a turn resumed at
+// start-up is about to take the inbox) takes the messages that came
+// meanwhile into its batch, so the reply answers the newest of them
+// through its sink, not the sink of a message whose row it took anyway.
+func TestMessagesThatArriveDuringTheLockWaitJoinTheTurn(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			r, rds := rigOn(t, b)
+			client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1}, nil)
+			p := bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: client, MemoryConfig: config.Default().Memory, Locker: jobs.NewLocker(rds), Logger: slog.New(slog.DiscardHandler)})
+			t.Cleanup(func() { _ = p.Close(context.Background()) })
+			first := newRecSink()
+			if err := p.Handle(ctx, inbound("wait", 1), first); err != nil || len(first.replies) != 1 {
+				t.Fatalf("first turn: err %v, replies %q", err, first.replies)
+			}
+			unlock, err := jobs.NewLocker(rds).Lock(ctx, "channel:console:wait")
+			if err != nil {
+				t.Fatal(err)
+			}
+			early, late := newRecSink(), newRecSink()
+			ran := make(chan error, 1)
+			go func() { ran <- p.Handle(ctx, inbound("wait", 2), early) }()
+			// The second message's turn is the lane's runner, waiting for
+			// the lock; the third queues behind it and returns.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				rows, err := r.st.Inbox(ctx, "console:wait")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(rows) == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the second message never waited in the inbox (%d rows)", len(rows))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := p.Handle(ctx, inbound("wait", 3), late); err != nil {
+				t.Fatal(err)
+			}
+			unlock()
+			if err := <-ran; err != nil {
+				t.Fatal(err)
+			}
+			late.wait(t, "the newest message")
+			if len(late.replies) != 1 || len(early.replies)+len(early.notices) != 0 {
+				t.Errorf("replies went early %q %q, late %q %q; want one reply to the newest message only",
+					early.replies, early.notices, late.replies, late.notices)
+			}
+			var users int
+			for _, m := range branchOf(t, r.st, "console:wait") {
+				if m.Role == "user" {
+					users++
+				}
+			}
+			if users != 3 {
+				t.Errorf("branch holds %d user messages, want 3", users)
+			}
+		})
+	}
+}

@@ -342,6 +342,7 @@ func (p *Pipeline) run(ctx context.Context, l *lane) error {
 		unlock, ok := p.channelLock(ctx, "channel:"+key, resuming(batch))
 		var err error
 		if ok {
+			batch = p.joinWaiting(l, batch)
 			last := batch[len(batch)-1]
 			err = p.guard(ctx, "turn", last.in, last.sink, func() error { return p.turn(ctx, batch) })
 			if errors.Is(err, ErrPanicked) {
@@ -357,6 +358,27 @@ func (p *Pipeline) run(ctx context.Context, l *lane) error {
 			firstErr = err
 		}
 	}
+}
+
+// joinWaiting adds to batch the messages that came to the lane while it
+// waited for the channel's lock: the turn about to run takes their inbox
+// rows anyway, and its notices and reply should answer the newest of them
+// (a turn resumed at start-up would otherwise answer a message that
+// arrived meanwhile without replying to it).
+func (p *Pipeline) joinWaiting(l *lane, batch []pendingMsg) []pendingMsg {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for n < len(l.pending) && l.pending[n].work == nil {
+		n++
+	}
+	if n == 0 {
+		return batch
+	}
+	batch = append(batch, l.pending[:n]...)
+	l.pending = l.pending[n:]
+	l.taken = maxInboxID(l.taken, batch)
+	return batch
 }
 
 // setAside drops from the inbox the messages of a batch whose turn
