@@ -72,6 +72,9 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 		out.recall = rec.mode
 	}
 	out.trace = p.tracePrompt(cs, br, rp, pr, rec)
+	if out.trace != nil {
+		out.trace.trace.Lore = tl.fired
+	}
 	return out, pr.Urgent, nil
 }
 
