@@ -10,6 +10,7 @@ import (
 
 	"troupe/config"
 	"troupe/models"
+	"troupe/usage"
 )
 
 // Scribe is the side model that writes summaries, recaps and handbooks.
@@ -192,6 +193,7 @@ func (s *Service) record(ctx context.Context, kind, key string, res Result, err 
 // ask calls the scribe and validates its answer; one repair call follows a
 // rejected answer. It returns the cleaned answer or a *RejectedError.
 func (s *Service) ask(ctx context.Context, kind, lang string, prompt []Message, validate func(string) (string, error)) (string, error) {
+	ctx = usage.WithKind(ctx, kind)
 	answer, err := s.scribe.Complete(ctx, prompt)
 	if err != nil {
 		return "", fmt.Errorf("memory: %s: scribe: %w", kind, err)

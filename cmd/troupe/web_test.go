@@ -80,6 +80,13 @@ func TestInspectorEndToEnd(t *testing.T) {
 			if !strings.Contains(overview, "lantern-keeper") {
 				t.Fatalf("overview:\n%s", overview)
 			}
+			// Each troupe chat wrote its model calls by kind as it closed:
+			// the four turns' replies and the memory jobs' scribe calls.
+			for _, kind := range []string{"\nchat\t4\t0\t", "\nrecord\t", "\nrecap\t1\t0\t"} {
+				if !strings.Contains(overview, kind) {
+					t.Errorf("the overview's model traffic lacks %q:\n%s", kind, overview)
+				}
+			}
 			chatPath := webtest.Value(t, browser, "the chat's link", chatdpAttr(`a[href^="/chat/"]`, "href"))
 			page := webtest.Open(t, browser, base, chatPath)
 			if !strings.Contains(page, "brass compass") {
