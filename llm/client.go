@@ -60,7 +60,7 @@ type Config struct {
 	// transcription; "" lets the endpoint detect it.
 	Language string
 	// SpeechFormat is the response_format asked of the speech endpoint:
-	// "opus" (a voice note, the default) or "mp3".
+	// "opus" (a voice note) or "mp3"; "" means DefaultSpeechFormat.
 	SpeechFormat string
 	// ImageSize is the size asked of the image endpoint, WxH; ""
 	// means DefaultImageSize.
@@ -102,12 +102,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RetryBase <= 0 {
 		c.RetryBase = DefaultRetryBase
-	}
-	if c.SpeechFormat == "" {
-		c.SpeechFormat = DefaultSpeechFormat
-	}
-	if c.ImageSize == "" {
-		c.ImageSize = DefaultImageSize
 	}
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	return c

@@ -86,7 +86,7 @@ func (c *Client) Speak(ctx context.Context, text, voice string) (media.File, err
 			Model:          oai.SpeechModel(c.cfg.Model),
 			Input:          text,
 			Voice:          oai.SpeechVoice(cmp.Or(voice, defaultVoice)),
-			ResponseFormat: oai.SpeechResponseFormat(c.cfg.SpeechFormat),
+			ResponseFormat: oai.SpeechResponseFormat(cmp.Or(c.cfg.SpeechFormat, DefaultSpeechFormat)),
 		})
 		if err != nil {
 			return bot.ModelResult{}, false, c.mediaError(ctx, actx, info, "speak", err)
@@ -125,7 +125,7 @@ func (c *Client) Paint(ctx context.Context, prompt string) (media.File, error) {
 			Prompt:         prompt,
 			Model:          c.cfg.Model,
 			N:              1,
-			Size:           c.cfg.ImageSize,
+			Size:           cmp.Or(c.cfg.ImageSize, DefaultImageSize),
 			ResponseFormat: oai.CreateImageResponseFormatB64JSON,
 		})
 		if err != nil {
@@ -287,12 +287,18 @@ func pictureFile(data []byte) (media.File, error) {
 }
 
 // mediaError is requestError for the media endpoints: an HTTP 413 there
-// is a file too large, not a prompt over a context window.
+// is a file too large, not a prompt over a context window, and a body that
+// does not parse is a bad answer (for chat it is an empty one).
 func (c *Client) mediaError(ctx, actx context.Context, info *responseInfo, op string, err error) error {
 	err = c.requestError(ctx, actx, info, op, err)
 	var me *bot.ModelError
-	if errors.As(err, &me) && me.Kind == kindTooLong {
-		me.Kind = kindBadRequest
+	if errors.As(err, &me) {
+		switch me.Kind {
+		case kindTooLong:
+			me.Kind = kindBadRequest
+		case kindEmpty:
+			me.Kind = kindBadAnswer
+		}
 	}
 	return err
 }
