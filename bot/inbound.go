@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"time"
+	"troupe/media"
 
 	"troupe/cards"
 )
@@ -80,6 +81,9 @@ type Inbound struct {
 	Mentioned bool
 	// Received is when the platform delivered the message.
 	Received time.Time
+	// Media are the message's attachments: pictures, voice notes, audio
+	// and text files, in the order the platform lists them.
+	Media []media.Item
 }
 
 // UserKey identifies the author across channels of one platform.
@@ -98,6 +102,13 @@ type Sink interface {
 	// Notice delivers a short message from troupe itself: an error, a
 	// command's answer.
 	Notice(ctx context.Context, text string) error
+}
+
+// FileSender is a Sink that can also send a file: a reply spoken aloud
+// (a Telegram voice message, a Discord audio attachment) or a picture. A
+// sink without it gets no files; the text reply is the record either way.
+type FileSender interface {
+	SendFile(ctx context.Context, f media.File) error
 }
 
 // Confirmer is a Sink that can ask a yes/no question with buttons. Sinks

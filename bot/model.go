@@ -31,6 +31,11 @@ type ModelRequest struct {
 	// JSON asks for a JSON object (response_format json_object), for
 	// endpoints that support it.
 	JSON bool
+	// Images are pictures sent as image parts with the request's last user
+	// message, each a data URL (data:image/jpeg;base64,…). Only the turn
+	// that carries a picture sends its pixels; later prompts carry its
+	// caption in the message text.
+	Images []string
 }
 
 // ModelResult is a finished model answer with the usage the API reported.
