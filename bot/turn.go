@@ -343,6 +343,10 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	if err := sink.Finish(ctx, text); err != nil {
 		p.opt.Observer.SendFailed(cs.channel.Platform)
 		p.log.Error("deliver reply", "chat_id", cs.chat.ID, "channel", cs.channel.ID, "err", err)
+	} else if rp.whisper == nil {
+		// A whisper's answer is never spoken: its file would reach the
+		// channel.
+		p.speakReply(ctx, cs, text, sink)
 	}
 	delivered := time.Now()
 	if p.opt.Tokens != nil && res.PromptTokens > 0 {
