@@ -262,23 +262,20 @@ func (p *Pipeline) pictureCaption(lang, what string, sc pictureScene) string {
 // errNotImage: the image endpoint answered with bytes that are no picture.
 var errNotImage = &ModelError{Kind: "not_an_image"}
 
-// pictureFile checks the image endpoint's answer and names it by what its
-// bytes are (picture.png, as the endpoints answer; a JPEG or WebP under
-// its own name).
+// pictureFile checks the image endpoint's answer: bytes of a picture
+// format players' clients show. A name the endpoint gave is kept, else it
+// is named by its format (picture.png, as the endpoints answer).
 func pictureFile(f media.File) (media.File, error) {
-	var name string
+	names := map[string]string{"image/png": "picture.png", "image/jpeg": "picture.jpg", "image/gif": "picture.gif", "image/webp": "picture.webp"}
 	mime := http.DetectContentType(f.Data)
-	switch mime {
-	case "image/png":
-		name = "picture.png"
-	case "image/jpeg":
-		name = "picture.jpg"
-	case "image/webp":
-		name = "picture.webp"
-	default:
+	name, ok := names[mime]
+	if !ok {
 		return f, errNotImage
 	}
-	f.Kind, f.Name, f.MIME = media.Image, name, mime
+	f.Kind, f.MIME = media.Image, mime
+	if f.Name == "" {
+		f.Name = name
+	}
 	return f, nil
 }
 
