@@ -227,6 +227,9 @@ type replyPlan struct {
 	// ahead are the reads started beside the store (readBeside), for the
 	// first reply; nil when none were.
 	ahead *aheadReads
+	// spoken collects the replies to speak once all are written (replies);
+	// nil queues each at once.
+	spoken *[]speech
 }
 
 // replyOne writes the answer of cs's speaking member to the branch ending
@@ -346,7 +349,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	} else if rp.whisper == nil {
 		// A whisper's answer is never spoken: its file would reach the
 		// channel.
-		p.speakReply(ctx, cs, text, sink)
+		p.speakReply(ctx, cs, rp, text, sink)
 	}
 	delivered := time.Now()
 	if p.opt.Tokens != nil && res.PromptTokens > 0 {

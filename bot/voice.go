@@ -119,8 +119,11 @@ func (p *Pipeline) cmdVoice(ctx context.Context, in Inbound, args string, sink S
 type speech struct {
 	text, voice, lang string
 	chatID, platform  string
-	sink              Sink
-	files             FileSender
+	// card spoke the reply; scene: the chat has several cast members.
+	card  cards.Card
+	scene bool
+	sink  Sink
+	files FileSender
 }
 
 // speechQueues holds, per channel, the replies waiting to be spoken, in
@@ -133,11 +136,13 @@ type speechQueues struct {
 	waiting map[string][]speech
 }
 
-// speakReply queues reply, just delivered on sink and stored, to be spoken
-// when the channel has voice on, a speech endpoint is configured and the
-// sink can send files. cs is the chat as its speaker (in a scene, the
-// member who wrote the reply) sees it.
-func (p *Pipeline) speakReply(ctx context.Context, cs chatState, reply string, sink Sink) {
+// speakReply readies reply, just delivered on sink and stored, to be
+// spoken when the channel has voice on, a speech endpoint is configured
+// and the sink can send files. cs is the chat as its speaker (in a scene,
+// the member who wrote the reply) sees it. The reply is queued once the
+// turn's replies are all written (rp.spoken, see replies): until then the
+// turn writes to sink, which must not be used from two goroutines at once.
+func (p *Pipeline) speakReply(ctx context.Context, cs chatState, rp replyPlan, reply string, sink Sink) {
 	if p.opt.Voicer == nil {
 		return
 	}
@@ -154,7 +159,20 @@ func (p *Pipeline) speakReply(ctx context.Context, cs chatState, reply string, s
 	if !on || said == "" {
 		return
 	}
-	p.queueSpeech(cs.channel.ID, speech{text: said, voice: p.voiceOf(cs.card), lang: p.language(cs.card), chatID: cs.chat.ID, platform: cs.channel.Platform, sink: sink, files: files})
+	sp := speech{text: said, voice: p.voiceOf(cs.card), lang: p.language(cs.card), chatID: cs.chat.ID, platform: cs.channel.Platform,
+		card: cs.card, scene: cs.scene(), sink: sink, files: files}
+	if rp.spoken != nil {
+		*rp.spoken = append(*rp.spoken, sp)
+		return
+	}
+	p.queueSpeech(cs.channel.ID, sp)
+}
+
+// queueSpeeches queues each of sps, in order.
+func (p *Pipeline) queueSpeeches(channel string, sps []speech) {
+	for _, sp := range sps {
+		p.queueSpeech(channel, sp)
+	}
 }
 
 // queueSpeech adds sp to the channel's queue and starts the channel's
@@ -229,6 +247,9 @@ func (p *Pipeline) speakOne(sp speech) {
 		p.speechFailed(sp, modelErrorKind(err))
 		return
 	}
+	// The audio is the speaker's: shown under its name where the platform
+	// shows speakers (a Discord webhook of its own).
+	speak(ctx, sp.sink, sp.card, sp.scene)
 	if err = sp.files.SendFile(ctx, f); err != nil {
 		p.opt.Observer.SendFailed(sp.platform)
 		p.log.Warn("send spoken reply", "chat_id", sp.chatID, "err_kind", "send", "err", err)
