@@ -201,7 +201,7 @@ func (p *Pipeline) queueSpeech(channel string, sp speech) {
 }
 
 // speakAll speaks the channel's waiting replies in order until none is
-// left. Once the pipeline closes, what waits goes unspoken.
+// left.
 func (p *Pipeline) speakAll(channel string) {
 	defer p.wg.Done()
 	q := &p.speech
@@ -225,24 +225,15 @@ func (p *Pipeline) speakAll(channel string) {
 func (p *Pipeline) speakOne(sp speech) {
 	var err error
 	defer p.survive("speech", &err)
+	// Close waits for the audio of replies already given, as for turns,
+	// up to its own deadline; speakTimeout bounds each.
 	ctx, cancel := context.WithTimeout(context.Background(), speakTimeout)
 	defer cancel()
-	go func() {
-		// Close cuts the speech short: the text is the reply.
-		select {
-		case <-p.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	f, err := p.opt.Voicer.Speak(ctx, sp.text, sp.voice)
 	if err == nil {
 		f, err = voiceFile(f)
 	}
 	if err != nil {
-		if p.stopping() {
-			return
-		}
 		p.warnFailure("spoken reply failed", err, "chat_id", sp.chatID)
 		p.speechFailed(sp, modelErrorKind(err))
 		return
@@ -253,9 +244,7 @@ func (p *Pipeline) speakOne(sp speech) {
 	if err = sp.files.SendFile(ctx, f); err != nil {
 		p.opt.Observer.SendFailed(sp.platform)
 		p.log.Warn("send spoken reply", "chat_id", sp.chatID, "err_kind", "send", "err", err)
-		if !p.stopping() {
-			p.speechFailed(sp, "send")
-		}
+		p.speechFailed(sp, "send")
 	}
 }
 
@@ -266,16 +255,6 @@ func (p *Pipeline) speechFailed(sp speech, kind string) {
 	defer cancel()
 	if err := sp.sink.Notice(ctx, p.vtext(sp.lang, msgVoiceFailed, kind)); err != nil {
 		p.log.Warn("notice of a failed spoken reply", "chat_id", sp.chatID, "err", err)
-	}
-}
-
-// stopping reports whether Close began.
-func (p *Pipeline) stopping() bool {
-	select {
-	case <-p.stop:
-		return true
-	default:
-		return false
 	}
 }
 
