@@ -33,6 +33,19 @@ type mediaRig struct {
 // edit may change first.
 func newMediaRig(t *testing.T, dsn string, tts, image bool, edit func(*cards.Card)) *mediaRig {
 	t.Helper()
+	card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(&card)
+	}
+	return newMediaRigOf(t, dsn, tts, image, card)
+}
+
+// newMediaRigOf is a mediaRig whose library holds cs.
+func newMediaRigOf(t *testing.T, dsn string, tts, image bool, cs ...cards.Card) *mediaRig {
+	t.Helper()
 	st, err := models.Open(context.Background(), dsn, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -44,14 +57,7 @@ func newMediaRig(t *testing.T, dsn string, tts, image bool, edit func(*cards.Car
 	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	mc := config.Default().Memory
 	mem := memory.NewService(st, llm.Scribe{C: client}, memory.ConfigFrom(mc, "en"), slog.New(slog.DiscardHandler))
-	card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if edit != nil {
-		edit(&card)
-	}
-	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
+	lib, _ := cards.NewLibrary(cs, "")
 	opt := bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: memory.NewPromptEstimator(),
 		MemoryConfig: mc, Language: "en", ContextWindow: 128000, MaxReplyTokens: 256, Voice: "alloy"}
 	if tts {

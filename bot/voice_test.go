@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"troupe/bot"
+	"troupe/cards"
 	"troupe/llm/openaitest"
 	"troupe/media"
 )
@@ -192,6 +193,42 @@ func TestSpokenRepliesKeepTheirOrder(t *testing.T) {
 	for i, want := range []string{"First, the stair.", "Second, the lamp."} {
 		if !bytes.HasSuffix(files[i].file.Data, []byte(want)) {
 			t.Errorf("audio %d says %q, want %q", i+1, files[i].file.Data, want)
+		}
+	}
+}
+
+// In a scene each reply is spoken in its own speaker's voice, and the audio
+// of a beat's replies follows them in their order.
+func TestSceneRepliesSpeakInTheirSpeakersVoices(t *testing.T) {
+	ctx := context.Background()
+	var cs []cards.Card
+	for _, f := range []struct{ file, troupe, plain string }{{"lantern-keeper", "shimmer", ""}, {"tea-house", "", "fable"}} {
+		c, err := cards.LoadCard("../examples/cards/" + f.file + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		withVoices(f.troupe, f.plain)(&c)
+		cs = append(cs, c)
+	}
+	r := newMediaRigOf(t, "sqlite://"+t.TempDir()+"/t.db", true, false, cs...)
+	in := inbound("scene", 1)
+	must(t, r.p.BindCast(ctx, in.Channel, []string{"lantern-keeper", "tea-house"}))
+	execIn(t, r.p, in, "voice", "on")
+	in.Text = "@苏砚 @Maren what do you both know?"
+	s := &fileSink{}
+	must(t, r.p.Handle(ctx, in, s))
+	files := s.waitFor(t, "file", 2)
+	if got := s.kinds(); got != "reply,reply,file,file" {
+		t.Errorf("the sink got %s, want both replies, then their audio", got)
+	}
+	replies := s.of("reply")
+	reqs := r.fake.RequestsTo(openaitest.SpeechPath)
+	if len(reqs) != 2 || reqs[0].Voice != "fable" || reqs[1].Voice != "shimmer" {
+		t.Fatalf("speech requests = %+v, want 苏砚's in fable, then Maren's in shimmer", reqs)
+	}
+	for i := range files {
+		if !bytes.HasSuffix(files[i].file.Data, []byte(strings.ReplaceAll(replies[i].text, "*", ""))) {
+			t.Errorf("audio %d says %q, want reply %d %q", i+1, files[i].file.Data, i+1, replies[i].text)
 		}
 	}
 }
