@@ -120,6 +120,13 @@ type Options struct {
 	// looks for messages left in the inbox by a process that died while
 	// this one kept running; 0 means every minute.
 	InboxSweep time.Duration
+	// Vision: Model sees pictures, each captioned once by CaptionModel
+	// (nil: Model). Transcriber hears voice notes (nil: none). Media
+	// bounds what players send and says what is kept (media_in.go).
+	Vision       bool
+	CaptionModel Model
+	Transcriber  Transcriber
+	Media        MediaOptions
 }
 
 // Locker hands out locks shared by every troupe process.
@@ -163,6 +170,8 @@ type Pipeline struct {
 	sinkFor  map[string]func(ChannelRef) (Sink, bool)
 	sweeping bool
 	stop     chan struct{}
+	// inbound holds the pixels of stored messages until their turn.
+	inbound *inMedia
 }
 
 // New returns a pipeline; it starts nothing.
@@ -189,7 +198,8 @@ func New(opt Options) *Pipeline {
 		opt.InboxSweep = time.Minute
 	}
 	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute},
-		gate: newGate(opt.ConcurrentTurns), sinkFor: map[string]func(ChannelRef) (Sink, bool){}, stop: make(chan struct{}), tokens: newModelBudget(opt.Limits, opt.Tokens)}
+		gate: newGate(opt.ConcurrentTurns), sinkFor: map[string]func(ChannelRef) (Sink, bool){}, stop: make(chan struct{}), tokens: newModelBudget(opt.Limits, opt.Tokens),
+		inbound: newInMedia()}
 }
 
 // lane serializes the turns of one channel: messages that arrive while a
@@ -271,12 +281,21 @@ func (p *Pipeline) admit(ctx context.Context, in Inbound, sink Sink) (id string,
 	if limited, err := p.overRate(ctx, in, sink); limited {
 		return "", false, err
 	}
+	var held heldMedia
+	if len(in.Media) > 0 {
+		// Attachments become text first: the stored text is the record.
+		var ok bool
+		if in.Text, held, ok = p.takeMedia(ctx, in, sink); !ok {
+			return "", false, nil
+		}
+	}
 	id, err = p.accept(ctx, in)
 	if err != nil {
 		p.log.Error("accept message", "channel", in.Channel.Key(), "err", err)
 		_ = sink.Notice(ctx, p.text(p.langOf(in), msgNotStored))
 		return "", false, fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
+	p.inbound.hold(id, held)
 	return id, true, nil
 }
 

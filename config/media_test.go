@@ -39,7 +39,7 @@ func TestMediaSettingsAreValidated(t *testing.T) {
 		key  string
 		edit func(*Config)
 	}{
-		{"media.max_images", func(c *Config) { c.Media.MaxImages = -1 }},
+		{"media.max_images", func(c *Config) { c.Media.MaxImages = 0 }},
 		{"media.max_image_bytes", func(c *Config) { c.Media.MaxImageBytes = 0 }},
 		{"media.max_audio_bytes", func(c *Config) { c.Media.MaxAudioBytes = -5 }},
 		{"media.max_text_chars", func(c *Config) { c.Media.MaxTextChars = 0 }},

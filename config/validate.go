@@ -117,7 +117,7 @@ func (c Config) problems() []*Error {
 		{"reflection.pivotal_importance", c.Reflection.PivotalImportance < 1 || c.Reflection.PivotalImportance > 10, "must be 1 to 10"},
 		{"lore.budget_percent", c.Lore.BudgetPercent < 0 || c.Lore.BudgetPercent > 100, "must be between 0 and 100"},
 		{"lore.budget_tokens", c.Lore.BudgetTokens < 0, "must be 0 (no cap) or more"},
-		{"media.max_images", c.Media.MaxImages < 0, "must be 0 (no pictures taken) or more"},
+		{"media.max_images", c.Media.MaxImages < 1, "must be at least 1"},
 		{"media.max_image_bytes", c.Media.MaxImageBytes < 1, "must be a positive number of bytes"},
 		{"media.max_audio_bytes", c.Media.MaxAudioBytes < 1, "must be a positive number of bytes"},
 		{"media.max_text_chars", c.Media.MaxTextChars < 1, "must be a positive number of characters"},
