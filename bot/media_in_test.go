@@ -374,10 +374,10 @@ func TestRefusedMediaAreToldAndTheTextStillPlays(t *testing.T) {
 		items func(h *fileHost) []media.Item
 		fail  func(r *mediaRig)
 		// notice must hold each; line the stored text, images the parts sent.
-		notice      []string
-		line        []string
-		images      int
-		notFetched  string
+		notice       []string
+		line         []string
+		images       int
+		notFetched   string
 		noTextNoTurn bool
 	}{
 		{name: "too many", items: func(h *fileHost) []media.Item {
@@ -423,54 +423,86 @@ func TestRefusedMediaAreToldAndTheTextStillPlays(t *testing.T) {
 			return []media.Item{h.item(media.Image, "junk.png", "junk.png")}
 		}, notice: []string{"junk.png"}, noTextNoTurn: true},
 	}
-	for _, b := range testenv.Backends(t) {
-		for _, tt := range tests {
-			t.Run(b.Name+"/"+tt.name, func(t *testing.T) {
-				t.Parallel()
-				r := newMediaRig(t, b, func(o *bot.Options) { o.Media.Limits.MaxImageBytes = 20000 })
-				if tt.fail != nil {
-					tt.fail(r)
-				}
-				text := "Case " + tt.name + ": I wave at Maren."
-				if tt.noTextNoTurn {
-					text = ""
-				}
-				sink := r.send(t, "refused", 1, text, tt.items(r.host)...)
-				all := strings.Join(sink.notices, "\n")
-				for _, want := range tt.notice {
-					if !strings.Contains(all, want) {
-						t.Errorf("notices %q lack %q", sink.notices, want)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// Each case has databases of its own: cases sharing one
+			// SQLite file would share the channel.
+			for _, b := range testenv.Backends(t) {
+				t.Run(b.Name, func(t *testing.T) {
+					r := newMediaRig(t, b, func(o *bot.Options) { o.Media.Limits.MaxImageBytes = 20000 })
+					if tt.fail != nil {
+						tt.fail(r)
 					}
-				}
-				if tt.notFetched != "" && r.host.hitsOf(tt.notFetched) != 0 {
-					t.Errorf("%s was downloaded, want refused before", tt.notFetched)
-				}
-				if tt.noTextNoTurn {
-					if n := len(turns(r.fake)); n != 0 {
-						t.Errorf("%d turns for a message left with nothing, want 0", n)
+					text := "Case " + tt.name + ": I wave at Maren."
+					if tt.noTextNoTurn {
+						text = ""
 					}
-					return
-				}
-				turn := lastTurn(t, r.fake)
-				if u := lastUser(turn); !strings.Contains(u, "I wave at Maren.") {
-					t.Errorf("the text did not play: last user message %q", u)
-				}
-				if len(turn.Images) != tt.images {
-					t.Errorf("the turn sent %d image parts, want %d", len(turn.Images), tt.images)
-				}
-				stored := r.storedUsers(t, "refused")
-				if len(stored) != 1 {
-					t.Fatalf("stored %q, want one message", stored)
-				}
-				for _, want := range tt.line {
-					if !strings.Contains(stored[0], want) {
-						t.Errorf("stored %q lacks %q", stored[0], want)
+					sink := r.send(t, "refused", 1, text, tt.items(r.host)...)
+					all := strings.Join(sink.notices, "\n")
+					for _, want := range tt.notice {
+						if !strings.Contains(all, want) {
+							t.Errorf("notices %q lack %q", sink.notices, want)
+						}
 					}
-				}
-				if len(tt.line) == 0 && strings.Contains(stored[0], "[") {
-					t.Errorf("stored %q holds a line of a refused item", stored[0])
-				}
-			})
-		}
+					if tt.notFetched != "" && r.host.hitsOf(tt.notFetched) != 0 {
+						t.Errorf("%s was downloaded, want refused before", tt.notFetched)
+					}
+					if tt.noTextNoTurn {
+						if n := len(turns(r.fake)); n != 0 {
+							t.Errorf("%d turns for a message left with nothing, want 0", n)
+						}
+						return
+					}
+					turn := lastTurn(t, r.fake)
+					if u := lastUser(turn); !strings.Contains(u, "I wave at Maren.") {
+						t.Errorf("the text did not play: last user message %q", u)
+					}
+					if len(turn.Images) != tt.images {
+						t.Errorf("the turn sent %d image parts, want %d", len(turn.Images), tt.images)
+					}
+					stored := r.storedUsers(t, "refused")
+					if len(stored) != 1 {
+						t.Fatalf("stored %q, want one message", stored)
+					}
+					for _, want := range tt.line {
+						if !strings.Contains(stored[0], want) {
+							t.Errorf("stored %q lacks %q", stored[0], want)
+						}
+					}
+					if len(tt.line) == 0 && strings.Contains(stored[0], "[") {
+						t.Errorf("stored %q holds a line of a refused item", stored[0])
+					}
+				})
+			}
+		})
+	}
+}
+
+// Pictures take their share of the context window when the prompt is
+// fitted (imagePromptTokens each): a story that fits whole beside a text
+// turn loses its oldest uncovered turns beside four pictures (a compaction
+// is then owed), rather than the request overflowing the window.
+func TestPicturesTakeTheirShareOfTheWindow(t *testing.T) {
+	r := newMediaRig(t, testenv.Backends(t)[0], func(o *bot.Options) { o.ContextWindow = 6000 })
+	for i := 1; i <= 20; i++ {
+		r.send(t, "window", i, fmt.Sprintf("Beat %d: %s", i, strings.Repeat("I walk the long quay past the nets and the tar barrels. ", 7)))
+	}
+	textOnly := lastTurn(t, r.fake)
+	var items []media.Item
+	for _, c := range []string{"red", "green", "blue", "yellow"} {
+		r.host.put(c+".png", openaitest.Picture(c, 32, 32))
+		items = append(items, r.host.item(media.Image, c+".png", c+".png"))
+	}
+	sink := r.send(t, "window", 21, "Look at these.", items...)
+	withPictures := lastTurn(t, r.fake)
+	if len(withPictures.Images) != 4 {
+		t.Fatalf("%d image parts, want 4", len(withPictures.Images))
+	}
+	if len(sink.notices) != 0 {
+		t.Errorf("notices %q, want none (older turns leave quietly, as for a long text)", sink.notices)
+	}
+	if len(withPictures.Messages) >= len(textOnly.Messages) {
+		t.Errorf("the picture turn sent %d messages, the text turn before it %d: nothing was left out for the pictures", len(withPictures.Messages), len(textOnly.Messages))
 	}
 }
