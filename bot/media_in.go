@@ -127,13 +127,6 @@ func (m *inMedia) take(id string) (heldMedia, bool) {
 	return h, ok
 }
 
-// inFlight is how many messages hold pixels or originals.
-func (m *inMedia) inFlight() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.held)
-}
-
 // takenMedia is what a message's attachments became.
 type takenMedia struct {
 	// lines are the stored lines, in the attachments' order.

@@ -167,8 +167,9 @@ func photo(w, h int) []byte {
 // BenchmarkInboundMedia measures the latency a picture and a voice note add
 // to a turn, with the fake's caption and transcription endpoints at a fixed
 // 300 ms and its chat turns at 0, on SQLite; and the memory a picture holds
-// while it waits for its turn (its downscaled data URL), from a 3000×2000
-// photograph.
+// while it waits for its turn (its downscaled data URL) and what preparing
+// it allocates, from a 3000×2000 photograph (a 1280×960 one for a
+// typical turn too).
 func BenchmarkInboundMedia(b *testing.B) {
 	const delay = 300 * time.Millisecond
 	be := testenv.Backends(b)[0]
@@ -185,13 +186,15 @@ func BenchmarkInboundMedia(b *testing.B) {
 	r.fake.SetMediaDelay(openaitest.TranscriptionsPath, delay)
 	big := photo(3000, 2000)
 	r.host.put("photo.jpg", big)
+	r.host.put("small.jpg", photo(1280, 960))
 	r.host.put("note.ogg", []byte("OggS\x00\x02 spoken: I light the lamp."))
 	kinds := []struct {
 		name  string
 		items func() []media.Item
 	}{
 		{"text", func() []media.Item { return nil }},
-		{"image", func() []media.Item { return []media.Item{r.host.item(media.Image, "photo.jpg", "photo.jpg")} }},
+		{"image-1mp", func() []media.Item { return []media.Item{r.host.item(media.Image, "small.jpg", "small.jpg")} }},
+		{"image-6mp", func() []media.Item { return []media.Item{r.host.item(media.Image, "photo.jpg", "photo.jpg")} }},
 		{"voice", func() []media.Item { return []media.Item{r.host.item(media.Voice, "", "note.ogg")} }},
 	}
 	n := 0

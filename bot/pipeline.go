@@ -271,9 +271,11 @@ func (p *Pipeline) Handle(ctx context.Context, in Inbound, sink Sink) error {
 }
 
 // admit checks a message and stores it in the inbox, returning its row id
-// ("" when it was waiting already). ok is false when it was refused with a
-// notice (err is the notice's) or could not be stored (err wraps
-// ErrNotStored).
+// ("" when it was waiting already). Its attachments become text before it
+// is stored (takeMedia, within MediaOptions.Timeout), so the stored text is
+// the record. ok is false when it was refused with a notice (err is the
+// notice's), left with nothing to say once its attachments were refused
+// (err nil), or could not be stored (err wraps ErrNotStored).
 func (p *Pipeline) admit(ctx context.Context, in Inbound, sink Sink) (id string, ok bool, err error) {
 	if tooLong(in.Text, p.opt.Limits.MaxChars) {
 		return "", false, sink.Notice(ctx, p.text(p.langOf(in), msgTooLong, p.opt.Limits.MaxChars))
