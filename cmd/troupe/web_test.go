@@ -165,8 +165,9 @@ func TestInspectorEndToEnd(t *testing.T) {
 			}
 			webtest.Run(t, browser, "ask to delete the belief",
 				chromedp.Click(chromedp.CSS(`#belief-`+beliefID+` form[action$="/delete"] button`)),
-				chromedp.WaitVisible(chromedp.CSS(`main form[action$="/belief/`+beliefID+`/delete"] button`)),
-				chromedp.Click(chromedp.CSS(`main form[action$="/belief/`+beliefID+`/delete"] button`)),
+				// The confirmation is its own page: its form carries confirm=yes.
+				chromedp.WaitVisible(chromedp.CSS(`form:has(input[name="confirm"]) button`)),
+				chromedp.Click(chromedp.CSS(`form:has(input[name="confirm"]) button`)),
 				chromedp.WaitVisible(chromedp.ID("beliefs")),
 			)
 			if page := webtest.Open(t, browser, base, "/character/console%3Alocal%3AAda/Maren"); strings.Contains(page, beliefID) {
