@@ -13,6 +13,7 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
+	"troupe/media"
 )
 
 // intents are the gateway events the adapter needs. Message content is a
@@ -47,6 +48,9 @@ type Adapter struct {
 	work       context.Context
 	cancelWork context.CancelFunc
 	wg         sync.WaitGroup
+
+	// fetch downloads message files, from the file hosts alone.
+	fetch media.Fetcher
 
 	places   places
 	hooks    hooks
@@ -109,6 +113,9 @@ func New(cfg config.Discord, p bot.Engine, log *slog.Logger, opts ...Option) (*A
 			return nil, err
 		}
 	}
+	if err := checkFileHost(cfg.CDNBaseURL); err != nil {
+		return nil, err
+	}
 	a := &Adapter{
 		cfg:      cfg,
 		p:        p,
@@ -117,6 +124,7 @@ func New(cfg config.Discord, p bot.Engine, log *slog.Logger, opts ...Option) (*A
 		guilds:   set(cfg.AllowedGuilds, false),
 		channels: set(cfg.AllowedChannels, false),
 		tuning:   defaultTuning(),
+		fetch:    newFetcher(fileHosts(cfg)),
 	}
 	a.adminRoles, _ = adminRoleIDs(cfg.AdminRoles)
 	for _, o := range opts {

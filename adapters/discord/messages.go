@@ -76,8 +76,8 @@ func (a *Adapter) human(m *discordgo.Message) bool {
 }
 
 // inbound turns m into the engine's message, with where its reply goes;
-// false for a message with nothing to say or in a place the configuration
-// leaves out.
+// false for a message with neither text nor media, or in a place the
+// configuration leaves out.
 func (a *Adapter) inbound(ctx context.Context, s *discordgo.Session, m *discordgo.Message) (bot.Inbound, place, bool) {
 	if m.GuildID != "" && m.Content == "" && len(m.Attachments) == 0 && len(m.Embeds) == 0 && len(m.StickerItems) == 0 && !a.mentions(m) {
 		a.hint.Do(func() {
@@ -92,7 +92,8 @@ func (a *Adapter) inbound(ctx context.Context, s *discordgo.Session, m *discordg
 		a.log.Debug("message ignored: not allowed here", "channel_id", pl.channelID, "message_id", m.ID)
 		return bot.Inbound{}, place{}, false
 	}
-	if text == "" {
+	items := a.mediaOf(m)
+	if text == "" && len(items) == 0 {
 		return bot.Inbound{}, place{}, false
 	}
 	in := bot.Inbound{
@@ -102,6 +103,7 @@ func (a *Adapter) inbound(ctx context.Context, s *discordgo.Session, m *discordg
 		Text:       text,
 		MessageID:  m.ID,
 		Received:   m.Timestamp,
+		Media:      items,
 	}
 	speaker, toCharacter := a.repliesTo(ctx, s, pl, m)
 	in.Mentioned = a.mentions(m) || toCharacter
