@@ -160,13 +160,13 @@ func TestFetcherStaysOnTheFileHosts(t *testing.T) {
 	t.Cleanup(cdn.Close)
 	f := newFetcher([]string{cdn.URL + "/cdn/"})
 	ctx := context.Background()
-	if b, err := f.Source(cdn.URL + "/cdn/a.png").Download(ctx, 100); err != nil || string(b) != "picture" {
+	if b, err := f.Source(cdn.URL+"/cdn/a.png").Download(ctx, 100); err != nil || string(b) != "picture" {
 		t.Errorf("download from the CDN: %q, %v", b, err)
 	}
-	if _, err := f.Source(cdn.URL + "/cdn/moved.png").Download(ctx, 100); err == nil {
+	if _, err := f.Source(cdn.URL+"/cdn/moved.png").Download(ctx, 100); err == nil {
 		t.Errorf("a redirect off the CDN was followed")
 	}
-	if _, err := f.Source(away.URL + "/x.png").Download(ctx, 100); !errors.Is(err, media.ErrNotAllowed) {
+	if _, err := f.Source(away.URL+"/x.png").Download(ctx, 100); !errors.Is(err, media.ErrNotAllowed) {
 		t.Errorf("download from elsewhere: %v, want ErrNotAllowed", err)
 	}
 	if n := foreign.Load(); n != 0 {
