@@ -79,3 +79,41 @@ func TestReplySinkSendsFiles(t *testing.T) {
 		}
 	}
 }
+
+// In a scene one message's reply has several speakers, and each reply is
+// spoken after it is delivered, while the next speaker may already write:
+// each spoken file goes out under the name of the reply it speaks, in
+// order.
+func TestSpokenFilesKeepTheirSpeakers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{})
+	ctx := context.Background()
+	s, err := restSession(h.a.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := h.a.newReply(s, h.a.place(ctx, s, h.guild, h.channel))
+	r.Speak(ctx, bot.Speaker{CardID: "lantern-keeper", Name: "Maren", AvatarURL: cardAvatar})
+	if err := r.Finish(ctx, "The lamp is lit."); err != nil {
+		t.Fatal(err)
+	}
+	r.Speak(ctx, bot.Speaker{CardID: "ilse", Name: "Ilse", AvatarURL: ilseAvatar})
+	if err := r.Finish(ctx, "The ferry waits."); err != nil {
+		t.Fatal(err)
+	}
+	r.Speak(ctx, bot.Speaker{CardID: "lantern-keeper", Name: "Maren", AvatarURL: cardAvatar})
+	for _, said := range []string{"OggS lamp", "OggS ferry"} {
+		if err := r.SendFile(ctx, media.File{Kind: media.Voice, Name: "reply.ogg", MIME: "audio/ogg", Data: []byte(said)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, m := range h.discord.Messages(h.channel) {
+		if len(m.Attachments) == 1 {
+			got = append(got, m.Username+":"+string(m.Attachments[0].Data))
+		}
+	}
+	if strings.Join(got, ",") != "Maren:OggS lamp,Ilse:OggS ferry" {
+		t.Errorf("spoken files posted as %v, want Maren's then Ilse's", got)
+	}
+}
