@@ -2,7 +2,6 @@ package discord
 
 import (
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"path"
@@ -50,20 +49,10 @@ func checkFileHost(base string) error {
 	return nil
 }
 
-// newFetcher is the downloader of a message's files: only from hosts, and
-// no redirect leads off them.
+// newFetcher is the downloader of a message's files: only from hosts (and
+// redirects only within them, which media.Fetcher checks).
 func newFetcher(hosts []string) media.Fetcher {
-	f := media.Fetcher{Allowed: hosts}
-	f.Client = &http.Client{
-		Timeout: downloadTimeout,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 5 || !onHosts(hosts, req.URL.String()) {
-				return media.ErrNotAllowed
-			}
-			return nil
-		},
-	}
-	return f
+	return media.Fetcher{Client: &http.Client{Timeout: downloadTimeout}, Allowed: hosts}
 }
 
 // onHosts reports whether raw is a URL under one of the prefixes in hosts:
@@ -140,35 +129,18 @@ func embedPictures(embeds []*discordgo.MessageEmbed) []string {
 	return out
 }
 
-// kindOf is what an attachment is to the pipeline, from its content type
-// (else its name's extension; a text file by its extension either way);
-// false for anything troupe leaves out. voice says the message is a voice
-// message, whose sound file is a Voice.
+// kindOf is what an attachment is to the pipeline (media.KindOf: by its
+// content type, else its name); false for anything troupe leaves out. voice
+// says the message is a voice message, whose sound file is a Voice.
 func kindOf(filename, contentType string, voice bool) (media.Kind, bool) {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil || mt == "application/octet-stream" {
-		mt = ""
+	k := media.KindOf(filename, contentType)
+	if k == "" {
+		return "", false
 	}
-	ext := strings.ToLower(path.Ext(filename))
-	if mt == "" {
-		switch ext {
-		case ".png", ".jpg", ".jpeg", ".gif", ".webp":
-			mt = "image/"
-		case ".ogg", ".oga", ".opus", ".mp3", ".m4a", ".wav", ".flac":
-			mt = "audio/"
-		}
-	}
-	switch {
-	case strings.HasPrefix(mt, "audio/") && voice:
+	if k == media.Audio && voice {
 		return media.Voice, true
-	case strings.HasPrefix(mt, "audio/"):
-		return media.Audio, true
-	case strings.HasPrefix(mt, "image/"):
-		return media.Image, true
-	case mt == "text/plain", mt == "text/markdown", mt == "application/json", ext == ".txt", ext == ".md", ext == ".json":
-		return media.Text, true
 	}
-	return "", false
+	return k, true
 }
 
 func stripQuery(u string) string {
