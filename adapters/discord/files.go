@@ -69,9 +69,9 @@ func upload(f *media.File) []*discordgo.File {
 // message.
 func fileText(f media.File) string { return troupetext.Clip(f.Caption, maxMessage-100) }
 
-// SendFile posts f at the reply's place as its character — for a spoken
-// reply, the speaker of the oldest reply delivered and not yet spoken, else
-// the one that spoke last: through the webhook (retried, then as the bot when the webhook keeps
+// SendFile posts f at the reply's place as the character last announced
+// (Speak; the pipeline announces a spoken reply's speaker again before its
+// file): through the webhook (retried, then as the bot when the webhook keeps
 // failing), or as the bot with the name in bold. It fails with
 // media.ErrTooLarge over Discord's upload limit.
 func (r *reply) SendFile(ctx context.Context, f media.File) error {
@@ -80,10 +80,6 @@ func (r *reply) SendFile(ctx context.Context, f media.File) error {
 	}
 	r.mu.Lock()
 	sp := r.sp
-	if (f.Kind == media.Voice || f.Kind == media.Audio) && len(r.finished) > 0 {
-		// A spoken reply is the oldest delivered one's.
-		sp, r.finished = r.finished[0], r.finished[1:]
-	}
 	r.mu.Unlock()
 	try := func(asBot bool) error {
 		return r.a.retry(ctx, func() error {

@@ -80,10 +80,10 @@ func TestReplySinkSendsFiles(t *testing.T) {
 	}
 }
 
-// In a scene one message's reply has several speakers, and each reply is
-// spoken after it is delivered, while the next speaker may already write:
-// each spoken file goes out under the name of the reply it speaks, in
-// order.
+// In a scene one message's reply has several speakers; once all replies
+// are written the pipeline speaks each, announcing its speaker again
+// before its file: each file goes out under its own speaker's name and
+// avatar, after the texts.
 func TestSpokenFilesKeepTheirSpeakers(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, setup{})
@@ -101,19 +101,22 @@ func TestSpokenFilesKeepTheirSpeakers(t *testing.T) {
 	if err := r.Finish(ctx, "The ferry waits."); err != nil {
 		t.Fatal(err)
 	}
-	r.Speak(ctx, bot.Speaker{CardID: "lantern-keeper", Name: "Maren", AvatarURL: cardAvatar})
-	for _, said := range []string{"OggS lamp", "OggS ferry"} {
-		if err := r.SendFile(ctx, media.File{Kind: media.Voice, Name: "reply.ogg", MIME: "audio/ogg", Data: []byte(said)}); err != nil {
+	for _, sp := range []bot.Speaker{{CardID: "lantern-keeper", Name: "Maren", AvatarURL: cardAvatar}, {CardID: "ilse", Name: "Ilse", AvatarURL: ilseAvatar}} {
+		r.Speak(ctx, sp)
+		if err := r.SendFile(ctx, media.File{Kind: media.Voice, Name: "reply.ogg", MIME: "audio/ogg", Data: []byte("OggS " + sp.Name)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var got []string
 	for _, m := range h.discord.Messages(h.channel) {
+		s := m.Username + ":" + m.Content
 		if len(m.Attachments) == 1 {
-			got = append(got, m.Username+":"+string(m.Attachments[0].Data))
+			s = m.Username + "@" + m.AvatarURL + ":" + string(m.Attachments[0].Data)
 		}
+		got = append(got, s)
 	}
-	if strings.Join(got, ",") != "Maren:OggS lamp,Ilse:OggS ferry" {
-		t.Errorf("spoken files posted as %v, want Maren's then Ilse's", got)
+	want := "Maren:The lamp is lit.|Ilse:The ferry waits.|Maren@" + cardAvatar + ":OggS Maren|Ilse@" + ilseAvatar + ":OggS Ilse"
+	if strings.Join(got, "|") != want {
+		t.Errorf("channel holds %q, want %q", strings.Join(got, "|"), want)
 	}
 }

@@ -35,10 +35,6 @@ type reply struct {
 	// swipes, when the pipeline offered them, are the buttons the reply
 	// gets once delivered.
 	swipes *bot.Swipes
-	// finished are the speakers of the replies delivered and not yet
-	// spoken, oldest first: the pipeline speaks a reply after it is
-	// delivered, in order, while a scene's next speaker may already write.
-	finished []speaker
 
 	// The renderer goroutine owns these: the reply's messages, and the
 	// text last shown in them.
@@ -139,18 +135,9 @@ func (r *reply) Finish(ctx context.Context, text string) error {
 		r.a.undelivered(ctx, r.s, r.pl, r.sp, err)
 		return err
 	}
-	r.mu.Lock()
-	if len(r.finished) == maxUnspoken {
-		r.finished = r.finished[1:]
-	}
-	r.finished = append(r.finished, r.sp)
-	r.mu.Unlock()
 	r.buttons()
 	return nil
 }
-
-// maxUnspoken bounds the speakers a reply remembers for spoken files.
-const maxUnspoken = 16
 
 // Notice posts troupe's message as the bot. Text streamed before it (a reply
 // the model broke off) is taken back first: it was not stored.
