@@ -154,6 +154,9 @@ type Service struct {
 	// ceiling is the most prompt tokens the scribe's endpoint has been
 	// seen to take: half the last prompt it refused as too long (0: none).
 	ceiling atomic.Int64
+	// forgetFiles, when set, removes what a forgotten chat kept outside
+	// the store (UseForgetFiles).
+	forgetFiles func(chatID string) error
 }
 
 // NewService returns a memory service.

@@ -101,6 +101,9 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	a.memory = memory.NewService(a.store, scribe, mc, log)
 	// The reflections of a space serialize across serve and worker processes.
 	a.memory.UseLocker(jobs.NewLocker(a.redis).WithLogger(log))
+	// Every forget (/forget, troupe memory forget, the inspector's) goes
+	// through the memory service: the kept originals go with the chat.
+	a.memory.UseForgetFiles(forgetKept(cfg))
 	vectors, reranker := recallParts(cfg, a.store)
 	if vectors != nil {
 		q := a.queue
@@ -118,6 +121,7 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
 	voicer, painter := outboundMedia(cfg, log)
+	im := newInboundMedia(cfg, log)
 	limits := bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars,
 		ChannelTokensPerMinute: cfg.Limits.ChannelTokensPerMinute, TokensPerMinute: cfg.Limits.TokensPerMinute}
 	a.pipeline = bot.New(bot.Options{
@@ -151,6 +155,10 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		Voicer:          voicer,
 		Voice:           cfg.TTS.Voice,
 		Painter:         painter,
+		Vision:          im.vision,
+		CaptionModel:    im.caption,
+		Transcriber:     im.stt,
+		Media:           im.opt,
 	})
 	return a, nil
 }
