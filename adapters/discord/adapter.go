@@ -52,6 +52,7 @@ type Adapter struct {
 	// fetch downloads message files, from the file hosts alone.
 	fetch media.Fetcher
 
+	queues   queues
 	places   places
 	hooks    hooks
 	confirms confirms

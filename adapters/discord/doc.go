@@ -7,7 +7,10 @@
 // The engine decides, per message, whether a channel plays (the adapter
 // tells it a thread's parent and whether the message mentions the bot or
 // replies to the character); the adapter hands every person's message over
-// on the gateway's goroutine, in order, with one call.
+// with one call, in the order the gateway delivered it among its channel's
+// messages, commands and edits. Each channel's events are submitted on a
+// goroutine of their own, so a message whose attachments take a while to
+// read holds up neither the gateway nor other channels.
 //
 // Which messages count: in a guild, a channel bound to a card (with /card
 // set) and every thread under it (a thread is its own channel and chat); in

@@ -278,3 +278,38 @@ func TestTextFileIsQuotedIntoTheLine(t *testing.T) {
 		}
 	}
 }
+
+// A voice message whose transcription is slow holds up nothing else: a
+// slash command in another channel is answered within Discord's three
+// seconds, and a message there gets its reply, while the voice message
+// waits for its transcript; the voice message's own channel keeps its
+// order (the line after it is stored after it).
+func TestSlowMediaHoldsUpNoOtherChannel(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, setup{pipeline: withMedia})
+	h.model.SetMediaDelay(openaitest.TranscriptionsPath, 4*time.Second)
+	other := h.discord.AddChannel(h.guild, "tavern")
+	card, _ := h.p.Cards().Default()
+	if err := h.p.Bind(context.Background(), h.ref(other), card.ID); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	h.discord.Post(discordtest.Post{ChannelID: h.channel, Author: h.ada, Flags: discordtest.VoiceMessageFlag,
+		Attachments: []discordtest.Attachment{discordtest.VoiceMessage([]byte("OggS spoken: Slowly I speak."), 3)}})
+	h.discord.Post(discordtest.Post{ChannelID: h.channel, Author: h.ada, Content: "And then I write."})
+	ix := h.discord.Command(discordtest.Slash{ChannelID: other, User: h.bob, Permissions: member, Name: "help"})
+	h.discord.Post(discordtest.Post{ChannelID: other, Author: h.bob, Content: "Meanwhile, in the tavern."})
+	waitFor(t, 10*time.Second, func() bool { return len(ix.Callbacks()) > 0 }, "the /help answer")
+	if took := ix.Callbacks()[0].At.Sub(start); took > 2500*time.Millisecond {
+		t.Errorf("/help in another channel was answered after %v: the slow transcription held it up", took)
+	}
+	waitFor(t, 10*time.Second, func() bool { return h.replied(other, 1, "Meanwhile, in the tavern.") }, "the tavern's reply")
+	if took := time.Since(start); took > 3500*time.Millisecond {
+		t.Errorf("the tavern's reply came after %v: the slow transcription held it up", took)
+	}
+	waitFor(t, 20*time.Second, func() bool { return len(h.userTexts(h.channel)) == 2 }, "both lines of the first channel stored")
+	got := h.userTexts(h.channel)
+	if !strings.Contains(got[0], "Slowly I speak.") || got[1] != "And then I write." {
+		t.Errorf("stored lines %q, want the voice message first", got)
+	}
+}
