@@ -273,7 +273,19 @@ type Discord struct {
 	// Space is how guild channels are grouped into memory spaces:
 	// SpaceAudience, SpaceGuild or SpaceChannel.
 	Space string `yaml:"space"`
+	// CDNBaseURL is where attachments are downloaded from, ending in /:
+	// the only host (with DiscordMediaURL when it is DiscordCDNURL) a
+	// picture or voice message is fetched from, whatever a message links.
+	CDNBaseURL string `yaml:"cdn_base_url"`
 }
+
+// Discord's file hosts: its CDN, the default of discord.cdn_base_url, and
+// the media proxy that serves the same attachments (allowed along with the
+// CDN when cdn_base_url is Discord's own).
+const (
+	DiscordCDNURL   = "https://cdn.discordapp.com/"
+	DiscordMediaURL = "https://media.discordapp.net/"
+)
 
 // Values of discord.space.
 const (
@@ -436,7 +448,7 @@ func Default() Config {
 			Dir: "media", Timeout: 60 * time.Second},
 		STT:      STT{Model: "whisper-1"},
 		Language: "en",
-		Discord:  Discord{ShardCount: 1, Space: SpaceAudience},
+		Discord:  Discord{ShardCount: 1, Space: SpaceAudience, CDNBaseURL: DiscordCDNURL},
 		Telegram: Telegram{WebhookListen: "127.0.0.1:8443"},
 		Limits:   Limits{RatePerMinute: 20, MaxMessageChars: 8000},
 		Groups:   Groups{NewNeedsManager: true},

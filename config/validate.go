@@ -130,6 +130,7 @@ func (c Config) problems() []*Error {
 		{"stt.language", c.STT.Language != "" && !isLanguageCode(c.STT.Language), "must be an ISO-639-1 code such as en or zh, or empty (the endpoint detects it)"},
 		{"language", c.Language != "en" && c.Language != "zh", "must be en or zh"},
 		{"discord.api_base_url", c.Discord.APIBaseURL != "" && !isHTTPURL(c.Discord.APIBaseURL), "must be an http(s) URL ending in /"},
+		{"discord.cdn_base_url", !isHTTPURL(c.Discord.CDNBaseURL) || !strings.HasSuffix(c.Discord.CDNBaseURL, "/"), "must be an http(s) URL ending in /, such as " + DiscordCDNURL},
 		{"discord.shard_count", c.Discord.ShardCount < 1, "must be at least 1"},
 		{"discord.shard_id", c.Discord.ShardID < 0 || c.Discord.ShardID >= c.Discord.ShardCount, "must be between 0 and discord.shard_count-1"},
 		{"telegram.api_endpoint", c.Telegram.APIEndpoint != "" && strings.Count(c.Telegram.APIEndpoint, "%s") != 2, "must contain two %s, like http://127.0.0.1:8081/bot%s/%s"},

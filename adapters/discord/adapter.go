@@ -13,6 +13,7 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
+	"troupe/media"
 )
 
 // intents are the gateway events the adapter needs. Message content is a
@@ -48,6 +49,10 @@ type Adapter struct {
 	cancelWork context.CancelFunc
 	wg         sync.WaitGroup
 
+	// fetch downloads message files, from the file hosts alone.
+	fetch media.Fetcher
+
+	queues   queues
 	places   places
 	hooks    hooks
 	confirms confirms
@@ -109,6 +114,9 @@ func New(cfg config.Discord, p bot.Engine, log *slog.Logger, opts ...Option) (*A
 			return nil, err
 		}
 	}
+	if err := checkFileHost(cfg.CDNBaseURL); err != nil {
+		return nil, err
+	}
 	a := &Adapter{
 		cfg:      cfg,
 		p:        p,
@@ -117,6 +125,7 @@ func New(cfg config.Discord, p bot.Engine, log *slog.Logger, opts ...Option) (*A
 		guilds:   set(cfg.AllowedGuilds, false),
 		channels: set(cfg.AllowedChannels, false),
 		tuning:   defaultTuning(),
+		fetch:    newFetcher(fileHosts(cfg)),
 	}
 	a.adminRoles, _ = adminRoleIDs(cfg.AdminRoles)
 	for _, o := range opts {

@@ -84,6 +84,13 @@ func (a *Adapter) commandDefs() []*discordgo.ApplicationCommand {
 		"belief": {
 			{Type: str, Name: "action", Description: "forget BELIEF-ID", Required: true},
 		},
+		"voice": {
+			{Type: str, Name: "state", Description: "on: replies are also spoken; off: text only (empty: show the setting)",
+				Choices: []*discordgo.ApplicationCommandOptionChoice{{Name: "on", Value: "on"}, {Name: "off", Value: "off"}}},
+		},
+		"picture": {
+			{Type: str, Name: "what", Description: "What the picture should show (empty: the scene as it is)", MaxLength: 300},
+		},
 	}
 	var out []*discordgo.ApplicationCommand
 	for _, c := range bot.Commands {
@@ -129,6 +136,10 @@ func commandOf(d discordgo.ApplicationCommandInteractionData) bot.Command {
 		cmd.Args = opt(d.Options, "action")
 	case "swipe":
 		cmd.Args = opt(d.Options, "n")
+	case "voice":
+		cmd.Args = opt(d.Options, "state")
+	case "picture":
+		cmd.Args = opt(d.Options, "what")
 	case "whisper":
 		cmd.Args = strings.TrimSpace(opt(d.Options, "name") + " " + opt(d.Options, "text"))
 	}
@@ -136,12 +147,13 @@ func commandOf(d discordgo.ApplicationCommandInteractionData) bot.Command {
 }
 
 // public reports whether a command's answer is for the whole channel: the
-// ones that change who says what there (a change of the cast included).
+// ones that change who says what there (a change of the cast included),
+// and /picture, whose picture enters the channel's story.
 // Everything else — /memory and /whisper among them — is answered to the
 // caller alone.
 func public(cmd bot.Command) bool {
 	switch cmd.Name {
-	case "new", "regen", "swipe":
+	case "new", "regen", "swipe", "picture":
 		return true
 	case "card":
 		return strings.HasPrefix(cmd.Args, "set")

@@ -68,6 +68,17 @@ func TestCommandsRegisteredAtStart(t *testing.T) {
 			if !strings.Contains(string(raw), `"name":"chat"`) {
 				t.Errorf("/forget has no chat option: %s", raw)
 			}
+			var voice, picture discordgo.ApplicationCommand
+			raw, _ = h.discord.RegisteredCommand(tt.devGuild, "voice")
+			if err := json.Unmarshal(raw, &voice); err != nil || len(voice.Options) != 1 || voice.Options[0].Name != "state" ||
+				voice.Options[0].Required || len(voice.Options[0].Choices) != 2 || voice.Options[0].Choices[0].Value != "on" || voice.Options[0].Choices[1].Value != "off" {
+				t.Errorf("/voice = %s, want one optional state with choices on and off", raw)
+			}
+			raw, _ = h.discord.RegisteredCommand(tt.devGuild, "picture")
+			if err := json.Unmarshal(raw, &picture); err != nil || len(picture.Options) != 1 || picture.Options[0].Name != "what" ||
+				picture.Options[0].Required || picture.Options[0].MaxLength != 300 {
+				t.Errorf("/picture = %s, want one optional what of at most 300 characters", raw)
+			}
 		})
 	}
 }

@@ -7,7 +7,10 @@
 // The engine decides, per message, whether a channel plays (the adapter
 // tells it a thread's parent and whether the message mentions the bot or
 // replies to the character); the adapter hands every person's message over
-// on the gateway's goroutine, in order, with one call.
+// with one call, in the order the gateway delivered it among its channel's
+// messages, commands and edits. Each channel's events are submitted on a
+// goroutine of their own, so a message whose attachments take a while to
+// read holds up neither the gateway nor other channels.
 //
 // Which messages count: in a guild, a channel bound to a card (with /card
 // set) and every thread under it (a thread is its own channel and chat); in
@@ -53,6 +56,21 @@
 // after its turn began are ignored (use /regen).
 // Deleting a message, the character's included, changes no memory: use
 // /regen or /forget.
+//
+// Media: a message's attachments go to the pipeline as bot.Inbound.Media
+// — pictures (image/*), a voice message's recording (flag
+// IS_VOICE_MESSAGE) as a voice note, other sound files, and text files
+// (.txt, .md, .json); anything else is left out — followed by its embeds'
+// pictures, only those whose URL is on the file hosts. Every download goes
+// through a media.Fetcher that reaches only discord.cdn_base_url (with
+// Discord's media proxy when that is Discord's own CDN), so no link in a
+// message makes troupe fetch from elsewhere. A message with media and no
+// text plays. Embeds Discord adds later (MESSAGE_UPDATE, when it unfurls a
+// link) are not read. Files troupe sends (a spoken reply, a /picture) are
+// attachments: a message's reply posts them like its text, through the
+// webhook as the character or as the bot; a slash command answers with
+// them (a spoken reply goes where its text went); a file over Discord's
+// upload limit (10 MiB) is refused with media.ErrTooLarge.
 //
 // Endpoints: discord.api_base_url sends every REST call to
 // <base>api/v10/… (the gateway address is whatever GET <base>api/v10/gateway/bot

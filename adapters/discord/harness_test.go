@@ -67,6 +67,9 @@ type setup struct {
 	// between the adapter and the pipeline.
 	observer bot.Observer
 	wrap     func(bot.Engine) bot.Engine
+	// pipeline changes the pipeline's options (its media endpoints: the
+	// fake model's client) before it is made.
+	pipeline func(*bot.Options, *llm.Client)
 }
 
 // ilseAvatar is the avatar of the second card of a scene.
@@ -144,6 +147,9 @@ func newHarness(t *testing.T, su setup) *harness {
 		opt.ContextWindow, opt.MaxReplyTokens = 128000, 256
 	}
 	opt.Observer = su.observer
+	if su.pipeline != nil {
+		su.pipeline(&opt, client)
+	}
 	p := bot.New(opt)
 
 	d := discordtest.NewServer(t, discordtest.Options{Echo: true})
@@ -166,7 +172,7 @@ func newHarness(t *testing.T, su setup) *harness {
 	if su.before != nil {
 		su.before(d)
 	}
-	cfg := config.Discord{Token: config.Secret(d.Token()), APIBaseURL: d.URL(), ShardCount: 1, AllowDMs: true}
+	cfg := config.Discord{Token: config.Secret(d.Token()), APIBaseURL: d.URL(), CDNBaseURL: d.CDNURL(), ShardCount: 1, AllowDMs: true}
 	if su.cfg != nil {
 		su.cfg(&cfg)
 	}

@@ -17,7 +17,7 @@ func (a *Adapter) onInteraction(s *discordgo.Session, ic *discordgo.InteractionC
 	if i == nil {
 		return
 	}
-	// Commands and buttons are submitted here, on the gateway's goroutine,
+	// Commands and buttons are queued here, on the gateway's goroutine,
 	// so they keep their place among the channel's messages.
 	switch i.Type {
 	case discordgo.InteractionApplicationCommandAutocomplete:
@@ -78,7 +78,16 @@ func (a *Adapter) command(s *discordgo.Session, i *discordgo.Interaction) {
 		CanManage:  a.canManage(s, i, cmd),
 		Received:   time.Now(),
 	}
-	a.await(a.p.Submit(ctx, bot.Event{Kind: bot.EventCommand, In: in, Command: cmd}, sink), sink, "slash command "+cmd.Name)
+	a.submitInteraction(s, pl, sink, "discord_interaction", "slash command "+cmd.Name, bot.Event{Kind: bot.EventCommand, In: in, Command: cmd})
+}
+
+// submitInteraction submits an interaction's event in order among its
+// channel's events (inOrder); its sink is ended once the engine is done.
+// The sink was started, so a slow queue costs the caller a "thinking…".
+func (a *Adapter) submitInteraction(s *discordgo.Session, pl place, sink *ixSink, where, what string, ev bot.Event) {
+	if !a.inOrder(s, pl.channelID, where, func() { a.await(a.p.Submit(a.work, ev, sink), sink, what) }) {
+		sink.end(a.work)
+	}
 }
 
 // confirmYes and confirmNo start the custom ids of the yes/no buttons; the
@@ -129,7 +138,7 @@ func (a *Adapter) button(s *discordgo.Session, i *discordgo.Interaction) {
 	}
 	sink := a.newIxSink(s, i, pl, localeLang(string(i.Locale)), true, true)
 	sink.start(ctx)
-	a.await(a.p.Submit(ctx, bot.Event{Kind: bot.EventButton, In: in, Token: token, Yes: yes}, sink), sink, "confirmation")
+	a.submitInteraction(s, pl, sink, "discord_interaction", "confirmation", bot.Event{Kind: bot.EventButton, In: in, Token: token, Yes: yes})
 }
 
 // ixSink is the bot.Sink of a slash command or a button press. troupe's

@@ -11,7 +11,8 @@ import (
 
 // onMessageCreate hands a person's message to the engine. The gateway
 // calls it on its one goroutine (SyncEvents), in the order Discord sent the
-// messages, and Submit returns once the message is ordered in its channel:
+// messages; the message is submitted in that order among its channel's
+// events (inOrder), and Submit returns once it is ordered in its channel:
 // that order is the channel's. The engine decides whether the channel plays.
 func (a *Adapter) onMessageCreate(s *discordgo.Session, mc *discordgo.MessageCreate) {
 	if mc.Message == nil || !a.human(mc.Message) {
@@ -20,31 +21,27 @@ func (a *Adapter) onMessageCreate(s *discordgo.Session, mc *discordgo.MessageCre
 	m := mc.Message
 	ctx := a.work
 	in, pl, ok := a.inbound(ctx, s, m)
-	if !ok || !a.begin() {
+	if !ok {
 		return
 	}
-	// Until the goroutine below takes the count over, a panic must give it
-	// back, or shutdown would wait for it.
-	handed := false
-	defer func() {
-		if !handed {
-			a.wg.Done()
-		}
-	}()
 	r := a.newReply(s, pl)
 	r.ref = m
-	rc := a.p.Submit(ctx, bot.Event{Kind: bot.EventMessage, In: in}, r)
-	if rc.Ignored() {
-		a.log.Debug("message ignored: the channel does not play for it", "channel_id", pl.channelID, "message_id", m.ID)
-	}
-	handed = true
-	go func() {
-		defer a.wg.Done()
-		if err := rc.Wait(ctx); err != nil {
-			a.log.Warn("turn failed", "channel_id", pl.channelID, "err", err)
+	a.inOrder(s, pl.channelID, "discord_message", func() {
+		rc := a.p.Submit(ctx, bot.Event{Kind: bot.EventMessage, In: in}, r)
+		if rc.Ignored() {
+			a.log.Debug("message ignored: the channel does not play for it", "channel_id", pl.channelID, "message_id", m.ID)
 		}
-		a.log.Debug("message handled", "channel_id", pl.channelID, "message_id", m.ID)
-	}()
+		// The queued event is counted until this returns, so the count
+		// of the turn's wait may be added here.
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			if err := rc.Wait(ctx); err != nil {
+				a.log.Warn("turn failed", "channel_id", pl.channelID, "err", err)
+			}
+			a.log.Debug("message handled", "channel_id", pl.channelID, "message_id", m.ID)
+		}()
+	})
 }
 
 // onMessageUpdate hands an edit to the engine, which changes the text of
@@ -59,11 +56,15 @@ func (a *Adapter) onMessageUpdate(s *discordgo.Session, mu *discordgo.MessageUpd
 	}
 	pl := a.place(a.work, s, mu.GuildID, mu.ChannelID)
 	in := bot.Inbound{Channel: pl.ref(mu.Author.ID), AuthorID: mu.Author.ID, MessageID: mu.ID, Text: text}
-	if a.p.Submit(a.work, bot.Event{Kind: bot.EventEdit, In: in}, nopSink{}).Revised() {
-		a.log.Debug("edit replaced a waiting message", "channel_id", mu.ChannelID, "message_id", mu.ID)
-		return
-	}
-	a.log.Debug("edit left alone: its message is not waiting", "channel_id", mu.ChannelID, "message_id", mu.ID)
+	// After the message itself, which may still wait in the channel's
+	// queue.
+	a.inOrder(s, pl.channelID, "discord_edit", func() {
+		if a.p.Submit(a.work, bot.Event{Kind: bot.EventEdit, In: in}, nopSink{}).Revised() {
+			a.log.Debug("edit replaced a waiting message", "channel_id", mu.ChannelID, "message_id", mu.ID)
+			return
+		}
+		a.log.Debug("edit left alone: its message is not waiting", "channel_id", mu.ChannelID, "message_id", mu.ID)
+	})
 }
 
 // human reports whether m was written by a person (not a bot, a webhook, the
@@ -76,8 +77,8 @@ func (a *Adapter) human(m *discordgo.Message) bool {
 }
 
 // inbound turns m into the engine's message, with where its reply goes;
-// false for a message with nothing to say or in a place the configuration
-// leaves out.
+// false for a message with neither text nor media, or in a place the
+// configuration leaves out.
 func (a *Adapter) inbound(ctx context.Context, s *discordgo.Session, m *discordgo.Message) (bot.Inbound, place, bool) {
 	if m.GuildID != "" && m.Content == "" && len(m.Attachments) == 0 && len(m.Embeds) == 0 && len(m.StickerItems) == 0 && !a.mentions(m) {
 		a.hint.Do(func() {
@@ -92,7 +93,8 @@ func (a *Adapter) inbound(ctx context.Context, s *discordgo.Session, m *discordg
 		a.log.Debug("message ignored: not allowed here", "channel_id", pl.channelID, "message_id", m.ID)
 		return bot.Inbound{}, place{}, false
 	}
-	if text == "" {
+	items := a.mediaOf(m)
+	if text == "" && len(items) == 0 {
 		return bot.Inbound{}, place{}, false
 	}
 	in := bot.Inbound{
@@ -102,6 +104,7 @@ func (a *Adapter) inbound(ctx context.Context, s *discordgo.Session, m *discordg
 		Text:       text,
 		MessageID:  m.ID,
 		Received:   m.Timestamp,
+		Media:      items,
 	}
 	speaker, toCharacter := a.repliesTo(ctx, s, pl, m)
 	in.Mentioned = a.mentions(m) || toCharacter

@@ -11,6 +11,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"troupe/bot"
+	"troupe/media"
 )
 
 // maxMessage is Discord's message length limit, in characters.
@@ -68,6 +69,11 @@ func noMentions() *discordgo.MessageAllowedMentions {
 // webhook when it can, else (or when asBot) as the bot with the name in bold
 // (first says whether this is the reply's first message).
 func (a *Adapter) post(ctx context.Context, s *discordgo.Session, pl place, sp speaker, content string, first, asBot bool) (*posted, error) {
+	return a.send(ctx, s, pl, sp, content, nil, first, asBot)
+}
+
+// send is post with a file attached when f is not nil.
+func (a *Adapter) send(ctx context.Context, s *discordgo.Session, pl place, sp speaker, content string, f *media.File, first, asBot bool) (*posted, error) {
 	if !pl.dm() && !asBot {
 		for attempt := 0; attempt < 2; attempt++ {
 			h, key, err := a.speakerHook(ctx, s, pl.hookChannel(), sp)
@@ -78,7 +84,7 @@ func (a *Adapter) post(ctx context.Context, s *discordgo.Session, pl place, sp s
 				break
 			}
 			m, err := s.WebhookThreadExecute(h.ID, h.Token, true, pl.threadID(), &discordgo.WebhookParams{
-				Content: content, Username: sp.hookName(), AvatarURL: sp.avatar, AllowedMentions: noMentions(),
+				Content: content, Username: sp.hookName(), AvatarURL: sp.avatar, AllowedMentions: noMentions(), Files: upload(f),
 			}, discordgo.WithContext(ctx))
 			if err == nil {
 				return &posted{id: m.ID, hook: h, at: time.Now()}, nil
@@ -104,7 +110,7 @@ func (a *Adapter) post(ctx context.Context, s *discordgo.Session, pl place, sp s
 		prefix = sp.prefix()
 	}
 	m, err := s.ChannelMessageSendComplex(pl.channelID, &discordgo.MessageSend{
-		Content: prefix + content, AllowedMentions: noMentions(),
+		Content: prefix + content, AllowedMentions: noMentions(), Files: upload(f),
 	}, discordgo.WithContext(ctx))
 	if err != nil {
 		return nil, err

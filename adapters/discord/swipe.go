@@ -148,6 +148,6 @@ func (a *Adapter) swipeButton(s *discordgo.Session, i *discordgo.Interaction, id
 		CanManage:  a.canManage(s, i, cmd),
 		Received:   time.Now(),
 	}
-	a.await(a.p.Submit(ctx, bot.Event{Kind: bot.EventCommand, In: in, Command: cmd}, sink), sink, "swipe button")
+	a.submitInteraction(s, pl, sink, "discord_interaction", "swipe button", bot.Event{Kind: bot.EventCommand, In: in, Command: cmd})
 	return true
 }

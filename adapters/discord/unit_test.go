@@ -75,6 +75,10 @@ func TestCommandOf(t *testing.T) {
 		{"cast add", discordgo.ApplicationCommandInteractionData{Name: "cast", Options: []*discordgo.ApplicationCommandInteractionDataOption{sub("add", str("card", "tea-house"))}}, bot.Command{Name: "cast", Args: "add tea-house"}, true},
 		{"cast away", discordgo.ApplicationCommandInteractionData{Name: "cast", Options: []*discordgo.ApplicationCommandInteractionDataOption{sub("away", str("name", " Mara (2) "))}}, bot.Command{Name: "cast", Args: "away Mara (2)"}, true},
 		{"whisper", discordgo.ApplicationCommandInteractionData{Name: "whisper", Options: []*discordgo.ApplicationCommandInteractionDataOption{str("name", "Ilse"), str("text", " the key ")}}, bot.Command{Name: "whisper", Args: "Ilse the key"}, false},
+		{"voice on", discordgo.ApplicationCommandInteractionData{Name: "voice", Options: []*discordgo.ApplicationCommandInteractionDataOption{str("state", "on")}}, bot.Command{Name: "voice", Args: "on"}, false},
+		{"voice", discordgo.ApplicationCommandInteractionData{Name: "voice"}, bot.Command{Name: "voice"}, false},
+		{"picture of", discordgo.ApplicationCommandInteractionData{Name: "picture", Options: []*discordgo.ApplicationCommandInteractionDataOption{str("what", " the lamp at dusk ")}}, bot.Command{Name: "picture", Args: "the lamp at dusk"}, true},
+		{"picture", discordgo.ApplicationCommandInteractionData{Name: "picture"}, bot.Command{Name: "picture"}, true},
 	}
 	for _, tt := range tests {
 		got := commandOf(tt.data)

@@ -20,6 +20,12 @@ type Post struct {
 	WebhookID string
 	// Type is Discord's message type; 0 (default) or 19 (reply).
 	Type int
+	// Attachments are the message's files, served by the CDN; Flags its
+	// flags (VoiceMessageFlag with one VoiceMessage attachment); Embeds
+	// what Discord made of its links.
+	Attachments []Attachment
+	Flags       int
+	Embeds      []Embed
 }
 
 // Post stores a message and dispatches MESSAGE_CREATE; it returns the
@@ -31,7 +37,11 @@ func (s *Server) Post(p Post) string {
 		s.t.Fatalf("discordtest: Post to unknown channel %s", p.ChannelID)
 	}
 	msg := &Message{ChannelID: c.ID, GuildID: c.GuildID, Content: p.Content, AuthorID: p.Author.ID,
-		Username: p.Author.Username, Bot: p.Author.Bot, WebhookID: p.WebhookID, ReplyTo: p.ReplyTo}
+		Username: p.Author.Username, Bot: p.Author.Bot, WebhookID: p.WebhookID, ReplyTo: p.ReplyTo,
+		Flags: p.Flags, Attachments: s.storeUploads(c.ID, p.Attachments), Embeds: p.Embeds}
+	for _, e := range p.Embeds {
+		msg.embeds = append(msg.embeds, s.embedJSON(e))
+	}
 	s.addMessage(msg, false)
 	var ref *Message
 	if p.ReplyTo != "" {

@@ -86,7 +86,7 @@ func (ix *Interaction) Choices() []Choice {
 }
 
 // callback serves POST /interactions/{id}/{token}/callback.
-func (s *Server) callback(w http.ResponseWriter, id, token string, body []byte) {
+func (s *Server) callback(w http.ResponseWriter, r *http.Request, id, token string, body []byte) {
 	var in struct {
 		Type int
 		Data *struct {
@@ -104,6 +104,14 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, body []byte) 
 	}
 	s.mu.Lock()
 	ix, ok := s.interactions[token]
+	channelID := ""
+	if ok {
+		channelID = ix.channelID
+	}
+	s.mu.Unlock()
+	files := s.storeUploads(channelID, uploads(r))
+	s.mu.Lock()
+	ix, ok = s.interactions[token]
 	if !ok || ix.id != id {
 		s.mu.Unlock()
 		writeError(w, http.StatusNotFound, 10062, "Unknown interaction")
@@ -124,7 +132,7 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, body []byte) 
 	case 4, 5:
 		msg := &Message{ID: s.newIDLocked(), ChannelID: ix.channelID, GuildID: ix.guildID, AuthorID: s.bot.ID,
 			Username: s.bot.Username, WebhookID: s.bot.ID, Bot: true, Flags: flags, Ephemeral: flags&64 != 0,
-			Interaction: token, Loading: in.Type == 5, Created: time.Now()}
+			Interaction: token, Loading: in.Type == 5, Created: time.Now(), Attachments: files}
 		if in.Data != nil {
 			msg.Content, msg.Components = in.Data.Content, in.Data.Components
 		}
@@ -141,6 +149,7 @@ func (s *Server) callback(w http.ResponseWriter, id, token string, body []byte) 
 		ix.original = ix.messageID
 		if m, ok := s.messages[ix.messageID]; ok && in.Data != nil {
 			m.Content, m.Components = in.Data.Content, in.Data.Components
+			m.Attachments = append(m.Attachments, files...)
 			m.Edits = append(m.Edits, time.Now())
 		}
 	case 8:
@@ -178,7 +187,7 @@ func (s *Server) routeFollowup(w http.ResponseWriter, r *http.Request, token str
 			Flags      int
 			Components json.RawMessage
 		}
-		if !decode(w, body, &in) || !validContent(w, in.Content) {
+		if !decode(w, body, &in) || !validContent(w, in.Content) || !nonEmpty(w, body, r) {
 			return
 		}
 		s.mu.Lock()
@@ -190,7 +199,7 @@ func (s *Server) routeFollowup(w http.ResponseWriter, r *http.Request, token str
 		}
 		msg := &Message{ChannelID: ix.channelID, GuildID: ix.guildID, Content: in.Content, AuthorID: s.bot.ID,
 			Username: s.bot.Username, WebhookID: s.bot.ID, Bot: true, Flags: in.Flags, Ephemeral: in.Flags&64 != 0,
-			Interaction: token, Components: in.Components}
+			Interaction: token, Components: in.Components, Attachments: s.storeUploads(ix.channelID, uploads(r))}
 		s.addMessage(msg, true)
 		s.mu.Lock()
 		ix.followups = append(ix.followups, msg.ID)
@@ -205,7 +214,7 @@ func (s *Server) routeFollowup(w http.ResponseWriter, r *http.Request, token str
 		msg, ok := s.messages[id]
 		ok = ok && !msg.Deleted
 		s.mu.Unlock()
-		s.onMessage(w, r.Method, msg, ok, body)
+		s.onMessage(w, r, msg, ok, body)
 	default:
 		writeError(w, http.StatusNotFound, 0, "404: Not Found")
 	}

@@ -96,6 +96,15 @@ func (s *Server) messageJSON(m Message) obj {
 	if m.GuildID != "" {
 		o["guild_id"] = m.GuildID
 	}
+	atts := []obj{}
+	for _, a := range m.Attachments {
+		atts = append(atts, attachmentJSON(a))
+	}
+	o["attachments"] = atts
+	o["embeds"] = []obj{}
+	if m.embeds != nil {
+		o["embeds"] = m.embeds
+	}
 	return o
 }
 
@@ -104,7 +113,7 @@ func (s *Server) messageEvent(kind string, m Message, author User, nick string, 
 	o := s.sample("gateway/" + kind)["d"].(obj)
 	rest := s.messageJSON(m)
 	for _, k := range []string{"id", "channel_id", "content", "flags", "timestamp", "edited_timestamp", "type",
-		"webhook_id", "application_id", "message_reference", "components"} {
+		"webhook_id", "application_id", "message_reference", "components", "attachments", "embeds"} {
 		if v, ok := rest[k]; ok {
 			o[k] = v
 		}

@@ -100,6 +100,14 @@ type Message struct {
 	// Edits are the times of the message's edits.
 	Edits   []time.Time
 	Deleted bool
+	// Attachments are the message's files: a user's as the test posted
+	// them, the client's as it uploaded them (name, content type, bytes),
+	// each with its CDN URLs.
+	Attachments []Attachment
+	// Embeds are a user's message's embeds, as the test posted them.
+	Embeds []Embed
+	// embeds are Embeds as Discord sends them, made when posted.
+	embeds []obj
 }
 
 // Messages returns the visible (not ephemeral, not deleted) messages of a

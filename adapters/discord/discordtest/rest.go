@@ -23,6 +23,10 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, 0, "404: Not Found")
 		return
 	}
+	// A multipart body is recorded and routed as its payload_json; its
+	// files go along with the request.
+	body, files, splitErr := splitMultipart(r.Header.Get("Content-Type"), body, s.opt.UploadLimit)
+	r = withUploads(r, files)
 	// The answer is held until the call is recorded, so that a client that
 	// saw the answer finds the call in Calls.
 	rec := httptest.NewRecorder()
@@ -35,6 +39,14 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(rec.Body.Bytes())
 	}()
 	if s.limited(rec, r, p) {
+		return
+	}
+	if splitErr == errTooLarge {
+		writeError(rec, http.StatusRequestEntityTooLarge, 40005, "Request entity too large")
+		return
+	}
+	if splitErr != nil {
+		writeError(rec, http.StatusBadRequest, 50035, "Invalid Form Body")
 		return
 	}
 	seg := strings.Split(strings.Trim(p, "/"), "/")
@@ -80,7 +92,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, seg []string, bod
 	case seg[0] == "webhooks" && n == 2:
 		s.modifyWebhook(w, r, seg[1], body)
 	case m == "POST" && n == 4 && seg[0] == "interactions" && seg[3] == "callback":
-		s.callback(w, seg[1], seg[2], body)
+		s.callback(w, r, seg[1], seg[2], body)
 	case m == "PUT" && seg[0] == "applications" && n == 3 && seg[2] == "commands":
 		s.overwrite(w, seg[1], "", body)
 	case m == "PUT" && seg[0] == "applications" && n == 5 && seg[2] == "guilds" && seg[4] == "commands":
@@ -119,8 +131,11 @@ func (s *Server) routeChannel(w http.ResponseWriter, r *http.Request, id string,
 		if !decode(w, body, &in) || !validContent(w, in.Content) {
 			return
 		}
+		if !nonEmpty(w, body, r) {
+			return
+		}
 		msg := &Message{ChannelID: c.ID, GuildID: c.GuildID, Content: in.Content, AuthorID: s.bot.ID,
-			Username: s.bot.Username, Bot: true}
+			Username: s.bot.Username, Bot: true, Attachments: s.storeUploads(c.ID, uploads(r))}
 		if in.Reference != nil {
 			msg.ReplyTo = in.Reference.MessageID
 		}
@@ -139,7 +154,7 @@ func (s *Server) routeChannel(w http.ResponseWriter, r *http.Request, id string,
 			writeError(w, http.StatusForbidden, 50005, "Cannot edit a message authored by another user")
 			return
 		}
-		s.editOrDelete(w, m, msg, body)
+		s.editOrDelete(w, r, msg, body)
 	case len(rest) == 1 && rest[0] == "webhooks":
 		if c.IsThread() {
 			writeError(w, http.StatusBadRequest, 50024, "Cannot execute action on this channel type")
@@ -184,9 +199,10 @@ func validContent(w http.ResponseWriter, content string) bool {
 	return true
 }
 
-// editOrDelete applies a PATCH (content, components) or DELETE to msg.
-func (s *Server) editOrDelete(w http.ResponseWriter, method string, msg *Message, body []byte) {
-	if method == "DELETE" {
+// editOrDelete applies a PATCH (content, components, new files) or DELETE
+// to msg.
+func (s *Server) editOrDelete(w http.ResponseWriter, r *http.Request, msg *Message, body []byte) {
+	if r.Method == "DELETE" {
 		s.mu.Lock()
 		msg.Deleted = true
 		m := *msg
@@ -205,7 +221,9 @@ func (s *Server) editOrDelete(w http.ResponseWriter, method string, msg *Message
 	if in.Content != nil && !validContent(w, *in.Content) {
 		return
 	}
+	added := s.storeUploads(msg.ChannelID, uploads(r))
 	s.mu.Lock()
+	msg.Attachments = append(msg.Attachments, added...)
 	if in.Content != nil {
 		msg.Content = *in.Content
 	}
@@ -401,7 +419,7 @@ func (s *Server) routeWebhook(w http.ResponseWriter, r *http.Request, id, token 
 			Username  string
 			AvatarURL string `json:"avatar_url"`
 		}
-		if !decode(w, body, &in) || !validContent(w, in.Content) {
+		if !decode(w, body, &in) || !validContent(w, in.Content) || !nonEmpty(w, body, r) {
 			return
 		}
 		if containsFold(in.Username, "discord") || containsFold(in.Username, "clyde") || len([]rune(in.Username)) > 80 {
@@ -416,7 +434,8 @@ func (s *Server) routeWebhook(w http.ResponseWriter, r *http.Request, id, token 
 		hookAvatar := h.avatar
 		s.mu.Unlock()
 		msg := &Message{ChannelID: channelID, GuildID: h.guildID, Content: in.Content, AuthorID: h.id,
-			Username: name, AvatarURL: in.AvatarURL, WebhookAvatar: hookAvatar, WebhookID: h.id, Bot: true}
+			Username: name, AvatarURL: in.AvatarURL, WebhookAvatar: hookAvatar, WebhookID: h.id, Bot: true,
+			Attachments: s.storeUploads(channelID, uploads(r))}
 		s.addMessage(msg, true)
 		if r.URL.Query().Get("wait") != "true" {
 			w.WriteHeader(http.StatusNoContent)
@@ -429,7 +448,7 @@ func (s *Server) routeWebhook(w http.ResponseWriter, r *http.Request, id, token 
 		// A message in a thread is found only with its thread_id.
 		ok = ok && msg.WebhookID == h.id && msg.ChannelID == channelID && !msg.Deleted
 		s.mu.Unlock()
-		s.onMessage(w, r.Method, msg, ok, body)
+		s.onMessage(w, r, msg, ok, body)
 	default:
 		writeError(w, http.StatusNotFound, 0, "404: Not Found")
 	}
@@ -511,14 +530,34 @@ func validCommand(c obj) bool {
 
 // onMessage answers GET, PATCH or DELETE on one message; found is false when
 // the route does not reach it.
-func (s *Server) onMessage(w http.ResponseWriter, method string, msg *Message, found bool, body []byte) {
+func (s *Server) onMessage(w http.ResponseWriter, r *http.Request, msg *Message, found bool, body []byte) {
 	if !found {
 		writeError(w, http.StatusNotFound, 10008, "Unknown Message")
 		return
 	}
-	if method == "GET" {
-		writeJSON(w, http.StatusOK, s.messageJSON(*msg))
+	if r.Method == "GET" {
+		s.mu.Lock()
+		m := *msg
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, s.messageJSON(m))
 		return
 	}
-	s.editOrDelete(w, method, msg, body)
+	s.editOrDelete(w, r, msg, body)
+}
+
+// nonEmpty refuses a new message with nothing in it (no text, files,
+// components, embeds or stickers), as Discord does.
+func nonEmpty(w http.ResponseWriter, body []byte, r *http.Request) bool {
+	var in struct {
+		Content    string
+		Components []json.RawMessage
+		Embeds     []json.RawMessage
+		StickerIDs []string `json:"sticker_ids"`
+	}
+	_ = json.Unmarshal(body, &in)
+	if strings.TrimSpace(in.Content) == "" && len(uploads(r)) == 0 && len(in.Components) == 0 && len(in.Embeds) == 0 && len(in.StickerIDs) == 0 {
+		writeError(w, http.StatusBadRequest, 50006, "Cannot send an empty message")
+		return false
+	}
+	return true
 }

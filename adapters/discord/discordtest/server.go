@@ -9,6 +9,11 @@
 // A test sets up guilds and channels, connects its client to URL(), waits for
 // the session with WaitReady, and then plays users: Post, Edit,
 // CreateThread, Command, Autocomplete and Click dispatch gateway events.
+//
+// It is also the CDN (CDNURL) that serves the files of messages: those a
+// test posts with a user's message (Post.Attachments, VoiceMessage) and
+// those the client uploads as multipart/form-data, which land on the
+// message (Message.Attachments) for assertions.
 package discordtest
 
 import (
@@ -43,6 +48,9 @@ type Options struct {
 	// Echo sends MESSAGE_CREATE / MESSAGE_UPDATE / MESSAGE_DELETE for the
 	// messages the client itself writes, as Discord does.
 	Echo bool
+	// UploadLimit is how many bytes of files one message may carry; 0
+	// means UploadLimit (10 MiB). Larger uploads get 413 with code 40005.
+	UploadLimit int
 }
 
 // Server is a fake Discord. Its methods are safe for concurrent use.
@@ -68,6 +76,10 @@ type Server struct {
 	commands     map[string][]json.RawMessage
 	calls        []Call
 	limits       []*limit
+	// files are the attachments the CDN serves, by
+	// "<channel>/<id>/<filename>"; cdnHits the paths it was asked for.
+	files   map[string]Attachment
+	cdnHits []string
 
 	gw gateway
 }
@@ -135,6 +147,9 @@ func NewServer(t testing.TB, opt Options) *Server {
 	if opt.Token == "" {
 		opt.Token = "test-token"
 	}
+	if opt.UploadLimit == 0 {
+		opt.UploadLimit = UploadLimit
+	}
 	if opt.HeartbeatInterval == 0 {
 		opt.HeartbeatInterval = 41250 * time.Millisecond
 	}
@@ -160,6 +175,8 @@ func NewServer(t testing.TB, opt Options) *Server {
 	mux.HandleFunc("/api/", s.serveREST)
 	mux.HandleFunc("/gateway", s.serveGateway)
 	mux.HandleFunc("/gateway/", s.serveGateway)
+	mux.HandleFunc("/cdn/", s.serveFile)
+	mux.HandleFunc("/media/", s.serveFile)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.record(r, nil, http.StatusNotFound)
 		writeError(w, http.StatusNotFound, 0, "404: Not Found")
