@@ -26,6 +26,10 @@ const (
 	DefaultTimeout    = 120 * time.Second
 	DefaultMaxRetries = 2
 	DefaultRetryBase  = 500 * time.Millisecond
+	// DefaultSpeechFormat is the speech format asked for: Ogg Opus, which
+	// Discord and Telegram play as a voice note.
+	DefaultSpeechFormat = "opus"
+	DefaultImageSize    = "1024x1024"
 )
 
 // Config is what the client needs to reach one model.
@@ -51,6 +55,16 @@ type Config struct {
 	// RetryBase is the first backoff wait, doubled for each retry; 0 means
 	// DefaultRetryBase.
 	RetryBase time.Duration
+
+	// Language is the spoken language (ISO-639-1, "en") sent with every
+	// transcription; "" lets the endpoint detect it.
+	Language string
+	// SpeechFormat is the response_format asked of the speech endpoint:
+	// "opus" (a voice note) or "mp3"; "" means DefaultSpeechFormat.
+	SpeechFormat string
+	// ImageSize is the size asked of the image endpoint, WxH; ""
+	// means DefaultImageSize.
+	ImageSize string
 }
 
 // String returns the config with the API key masked, so that printing it
@@ -104,7 +118,12 @@ type Client struct {
 	http *http.Client
 }
 
-var _ bot.Model = (*Client)(nil)
+var (
+	_ bot.Model       = (*Client)(nil)
+	_ bot.Transcriber = (*Client)(nil)
+	_ bot.Voicer      = (*Client)(nil)
+	_ bot.Painter     = (*Client)(nil)
+)
 
 // New returns a client for cfg. It does not contact the server.
 func New(cfg Config, logger *slog.Logger) *Client {
@@ -135,7 +154,9 @@ func New(cfg Config, logger *slog.Logger) *Client {
 // text to onDelta in order. Failures come back as *bot.ModelError, along with
 // whatever text and usage arrived; an error from onDelta stops the stream and
 // is returned as is, and a cancelled ctx returns its error. Calls are retried
-// only while no text has reached onDelta.
+// only while no text has reached onDelta. req.Images go as image parts of
+// the last user message; a request with images but no user message, or an
+// image that is not a data URL, is a bad_request.
 func (c *Client) Stream(ctx context.Context, req bot.ModelRequest, onDelta func(string) error) (bot.ModelResult, error) {
 	start := time.Now()
 	var inCallback time.Duration
@@ -199,6 +220,9 @@ func (c *Client) chatRequest(req bot.ModelRequest, stream bool) (oai.ChatComplet
 	}
 	for i, m := range req.Messages {
 		out.Messages[i] = oai.ChatCompletionMessage{Role: string(m.Role), Content: m.Content}
+	}
+	if err := withImages(out.Messages, req.Images); err != nil {
+		return out, err
 	}
 	// Reasoning models refuse max_tokens and sampling settings; most local
 	// servers only know max_tokens, so it stays the default.

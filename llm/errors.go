@@ -40,6 +40,10 @@ const (
 	sourceScribe     = "scribe"
 	sourceEmbeddings = "embeddings"
 	sourceRerank     = "rerank"
+	// The media endpoints: speech to text, text to speech, pictures.
+	sourceSTT   = "stt"
+	sourceTTS   = "tts"
+	sourceImage = "image"
 )
 
 // requestError turns the failure of sending a request, or of reading a whole

@@ -85,7 +85,9 @@ type Answer struct {
 
 // DefaultResponder answers a chat completion with a short, friendly,
 // deterministic reply that names the request's number and quotes the last
-// user message.
+// user message. A request with image parts is answered with what each
+// shows first: "reply 3: I see a 640x480 picture, mostly red." (each
+// image's Caption, see SetCaption).
 func DefaultResponder(req Request) Answer {
 	last := ""
 	for _, m := range req.Messages {
@@ -94,6 +96,17 @@ func DefaultResponder(req Request) Answer {
 		}
 	}
 	last = strings.Join(strings.Fields(last), " ")
+	if len(req.Images) > 0 {
+		seen := make([]string, len(req.Images))
+		for i, img := range req.Images {
+			seen[i] = img.Caption
+		}
+		answer := fmt.Sprintf("reply %d: I see %s.", req.Seq, strings.Join(seen, "; "))
+		if last != "" {
+			answer += fmt.Sprintf(" You said %q.", text.Clip(last, 80))
+		}
+		return Answer{Text: answer}
+	}
 	if last == "" {
 		return Answer{Text: fmt.Sprintf("reply %d: Hello! I'm the openaitest model. Say something and I'll echo it back.", req.Seq)}
 	}

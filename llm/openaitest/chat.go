@@ -12,7 +12,11 @@ import (
 // handleChat serves POST /v1/chat/completions.
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	req := newRequest(r)
+	s.mu.Lock()
+	caption := s.caption
+	s.mu.Unlock()
 	var body chatRequestBody
+	var badContent error
 	err := json.NewDecoder(r.Body).Decode(&body)
 	if err == nil {
 		req.Model = body.Model
@@ -27,7 +31,12 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			req.Temperature = *body.Temperature
 		}
 		for _, m := range body.Messages {
-			req.Messages = append(req.Messages, Message{Role: m.Role, Content: messageText(m.Content)})
+			text, images, err := messageContent(m.Role, m.Content, caption)
+			if err != nil && badContent == nil {
+				badContent = err
+			}
+			req.Messages = append(req.Messages, Message{Role: m.Role, Content: text})
+			req.Images = append(req.Images, images...)
 		}
 	}
 	req = s.record(req)
@@ -36,6 +45,10 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, -1, "We could not parse the JSON body of your request.")
+		return
+	}
+	if badContent != nil {
+		writeError(w, http.StatusBadRequest, -1, badContent.Error())
 		return
 	}
 	if len(req.Messages) == 0 {

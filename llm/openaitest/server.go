@@ -1,7 +1,9 @@
 // Package openaitest is a fake OpenAI-compatible API server for tests. It
 // speaks the real wire format (chat completions streamed as server-sent events
-// or not, embeddings, a Jina/Cohere-style rerank, the model list) over loopback HTTP, answers from a
-// script of Answers that can inject faults, and records every request.
+// or not, with image parts checked and described; embeddings; a
+// Jina/Cohere-style rerank; the model list; audio transcriptions and speech;
+// image generations) over loopback HTTP, answers from a script of Answers
+// that can inject faults, and records every request.
 package openaitest
 
 import (
@@ -45,6 +47,11 @@ type Server struct {
 	// unrecorded stops keeping requests (SetRecording(false)).
 	unrecorded bool
 	access     access
+
+	// caption says what an image part shows (SetCaption).
+	caption func(Image) string
+	// media holds the media endpoints' settings and scripts.
+	media mediaState
 }
 
 // TB is the part of testing.TB the fake uses; declaring it here keeps the
@@ -74,12 +81,18 @@ func Start() *Server {
 		dimension:        defaultDimension,
 		embedder:         Embedding,
 		reranker:         WordOverlap,
+		caption:          Describe,
+		media:            newMediaState(),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("POST /v1/embeddings", s.handleEmbeddings)
 	mux.HandleFunc("POST /v1/rerank", s.handleRerank)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("POST "+TranscriptionsPath, s.handleTranscriptions)
+	mux.HandleFunc("POST "+SpeechPath, s.handleSpeech)
+	mux.HandleFunc("POST "+ImagesPath, s.handleImages)
+	mux.HandleFunc("GET "+pictureFilesPath+"{name}", s.handlePictureFile)
 	mux.HandleFunc("/", s.handleNotFound)
 	s.srv = httptest.NewServer(s.gate(mux))
 	return s

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"strings"
 )
 
 // The JSON shapes below follow the OpenAI API reference.
@@ -120,27 +119,6 @@ type apiError struct {
 	Type    string  `json:"type"`
 	Param   *string `json:"param"`
 	Code    any     `json:"code"`
-}
-
-// messageText returns a message content given either as a string or as an
-// array of content parts.
-func messageText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) != nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
 }
 
 // writeJSON writes v as a JSON response with status code.
