@@ -1,9 +1,15 @@
 // Package media is what troupe does with the pictures, voice notes and
-// files players share: what an adapter found in a message (Item), where its
-// bytes come from (Source, only the platform's own file hosts), the limits
-// that bound them, and the files troupe sends back (File). It imports
-// nothing of troupe's, so adapters, the pipeline and the model client all
-// share its types.
+// files players share: what an adapter found in a message (Item, KindOf),
+// where its bytes come from (Source; Fetcher reaches only the platform's
+// own file hosts, follows redirects only within them and never names a
+// URL's path in an error), the limits that bound them (Limits), what they
+// become (PrepareImage: a picture sniffed by its bytes, refused when it
+// would decode into too many pixels, turned upright, scaled down by an
+// area average and sent on as JPEG, a Picture with its data URL;
+// ReadText: a text file's text; AudioMIME: a sound file's type), the
+// files kept when an operator asks for it (Keep, one directory a chat),
+// and the files troupe sends back (File). It imports nothing of troupe's,
+// so adapters, the pipeline and the model client all share its types.
 package media
 
 import (
