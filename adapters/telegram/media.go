@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/url"
-	"path"
 	"strings"
 	"time"
 
@@ -37,7 +35,7 @@ func mediaItems(m *tgbotapi.Message, maxImage int64, source func(fileID string) 
 		items = append(items, media.Item{Kind: media.Image, MIME: "image/jpeg", Size: int64(p.FileSize), Source: src(p.FileID)})
 	}
 	if d := m.Document; d != nil {
-		if kind := documentKind(d.FileName, d.MimeType); kind != "" {
+		if kind := media.KindOf(d.FileName, d.MimeType); kind != "" {
 			items = append(items, media.Item{Kind: kind, Name: d.FileName, MIME: d.MimeType, Size: int64(d.FileSize), Source: src(d.FileID)})
 		}
 	}
@@ -83,32 +81,6 @@ func choosePhoto(sizes []tgbotapi.PhotoSize, maxBytes int64) tgbotapi.PhotoSize 
 		return sizes[fit]
 	}
 	return sizes[largest]
-}
-
-// Extensions and types of the documents the pipeline takes.
-var (
-	imageExts = map[string]bool{".jpg": true, ".jpeg": true, ".png": true, ".gif": true, ".webp": true}
-	textExts  = map[string]bool{".txt": true, ".md": true, ".markdown": true, ".json": true}
-	textTypes = map[string]bool{"text/plain": true, "text/markdown": true, "text/x-markdown": true, "application/json": true}
-	audioExts = map[string]bool{".mp3": true, ".ogg": true, ".oga": true, ".opus": true, ".m4a": true, ".wav": true, ".flac": true}
-)
-
-// documentKind is what a document sent as a file is to the pipeline, by
-// its type and else its name's extension; "" leaves it out.
-func documentKind(name, mimeType string) media.Kind {
-	mt, _, _ := mime.ParseMediaType(mimeType)
-	ext := strings.ToLower(path.Ext(name))
-	// A type Telegram could not tell says nothing; the name does.
-	known := mt != "" && mt != "application/octet-stream"
-	switch {
-	case strings.HasPrefix(mt, "image/"), !known && imageExts[ext]:
-		return media.Image
-	case textTypes[mt], textExts[ext] && (!known || strings.HasPrefix(mt, "text/")):
-		return media.Text
-	case strings.HasPrefix(mt, "audio/"), !known && audioExts[ext]:
-		return media.Audio
-	}
-	return ""
 }
 
 // fileEndpoint is the file download endpoint (two %s: the token and the

@@ -130,35 +130,6 @@ func TestChoosePhoto(t *testing.T) {
 	}
 }
 
-func TestDocumentKind(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name, mime string
-		want       media.Kind
-	}{
-		{"a.png", "image/png", media.Image},
-		{"scan.JPG", "application/octet-stream", media.Image},
-		{"photo.webp", "", media.Image},
-		{"notes.txt", "text/plain", media.Text},
-		{"notes.md", "text/markdown", media.Text},
-		{"notes.md", "application/octet-stream", media.Text},
-		{"data.json", "application/json", media.Text},
-		{"data", "application/json; charset=utf-8", media.Text},
-		{"README", "text/plain", media.Text},
-		{"song.mp3", "audio/mpeg", media.Audio},
-		{"memo.m4a", "", media.Audio},
-		{"a.pdf", "application/pdf", ""},
-		{"clip.mp4", "video/mp4", ""},
-		{"page.html", "text/html", ""},
-		{"evil.png", "application/x-msdownload", ""},
-	}
-	for _, tt := range tests {
-		if got := documentKind(tt.name, tt.mime); got != tt.want {
-			t.Errorf("documentKind(%q, %q): got %q, want %q", tt.name, tt.mime, got, tt.want)
-		}
-	}
-}
-
 func TestFileEndpoint(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
