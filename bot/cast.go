@@ -197,6 +197,10 @@ func routeInbox(cs chatState, rows []models.InboxMessage, batch []pendingMsg) ro
 // earlier replies. Addressing only away members gets a notice.
 func (p *Pipeline) replies(ctx context.Context, cs chatState, rt route, rp replyPlan, sink Sink) error {
 	defer rp.ahead.stop()
+	var spoken []speech
+	rp.spoken = &spoken
+	// The replies' audio follows them, in order, once the last is written.
+	defer func() { p.queueSpeeches(cs.channel.ID, spoken) }()
 	if len(rt.Speakers) == 0 {
 		if rp.release != nil {
 			rp.release()

@@ -63,6 +63,8 @@ var Commands = []struct{ Name, Description string }{
 	{"card", "List, show or choose the character"},
 	{"cast", "List or change the characters of this scene"},
 	{"whisper", "Say something only one character hears: /whisper NAME text"},
+	{"voice", "Have replies here also spoken aloud: /voice on | off"},
+	{"picture", "A picture of the scene: /picture [what to show]"},
 	{"help", "Show the commands"},
 }
 
@@ -117,6 +119,10 @@ func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink)
 		return p.cmdCast(ctx, in, cmd.Args, sink)
 	case "whisper":
 		return p.cmdWhisper(ctx, in, cmd.Args, sink)
+	case "voice":
+		return p.cmdVoice(ctx, in, cmd.Args, sink)
+	case "picture":
+		return p.cmdPicture(ctx, in, cmd.Args, sink)
 	}
 	return sink.Notice(ctx, p.text(p.langOf(in), msgUnknownCommand, "/"+cmd.Name)+"\n\n"+p.text(p.langOf(in), msgHelp))
 }
@@ -209,10 +215,13 @@ func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
 		return sink.Notice(ctx, p.text(lang, msgNothingToRegen))
 	}
 	head, err := p.opt.Store.Message(ctx, cs.chat.HeadID)
+	if err == nil {
+		head, err = p.pastPictures(ctx, head)
+	}
 	if err != nil {
 		return p.internal(ctx, sink, "regen", err)
 	}
-	rp := replyPlan{expectHead: head.ID, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: time.Now()}
+	rp := replyPlan{expectHead: cs.chat.HeadID, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: time.Now()}
 	w, whispered, err := p.whisperAt(ctx, head)
 	if err != nil {
 		return p.internal(ctx, sink, "regen", err)

@@ -120,6 +120,13 @@ type Options struct {
 	// looks for messages left in the inbox by a process that died while
 	// this one kept running; 0 means every minute.
 	InboxSweep time.Duration
+	// Voicer speaks the replies of channels that turned /voice on (tts);
+	// nil speaks none. Voice is the voice of cards that name none in their
+	// extensions (tts.voice).
+	Voicer Voicer
+	Voice  string
+	// Painter draws /picture's pictures (image); nil draws none.
+	Painter Painter
 }
 
 // Locker hands out locks shared by every troupe process.
@@ -163,6 +170,8 @@ type Pipeline struct {
 	sinkFor  map[string]func(ChannelRef) (Sink, bool)
 	sweeping bool
 	stop     chan struct{}
+	// speech holds the replies waiting to be spoken (voice.go).
+	speech speechQueues
 }
 
 // New returns a pipeline; it starts nothing.

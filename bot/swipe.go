@@ -152,6 +152,9 @@ func (p *Pipeline) cmdSwipe(ctx context.Context, in Inbound, cmd Command, sink S
 		return sink.Notice(ctx, p.swtext(lang, msgSwipeNone))
 	}
 	head, err := p.opt.Store.Message(ctx, cs.chat.HeadID)
+	if err == nil {
+		head, err = p.pastPictures(ctx, head)
+	}
 	if err != nil {
 		return p.internal(ctx, sink, "swipe", err)
 	}
@@ -164,7 +167,7 @@ func (p *Pipeline) cmdSwipe(ctx context.Context, in Inbound, cmd Command, sink S
 	if cmd.On != "" && !hasMessage(alts, cmd.On) {
 		return refuse(ctx, sink, p.swtext(lang, msgSwipeGone))
 	}
-	rp := replyPlan{expectHead: head.ID, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: time.Now()}
+	rp := replyPlan{expectHead: cs.chat.HeadID, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: time.Now()}
 	w, whispered, err := p.whisperAt(ctx, head)
 	if err != nil {
 		return p.internal(ctx, sink, "swipe", err)
@@ -218,7 +221,8 @@ func (p *Pipeline) cmdSwipe(ctx context.Context, in Inbound, cmd Command, sink S
 func (p *Pipeline) showAlternative(ctx context.Context, cs chatState, head models.Message, alts []models.Message, i int, sink Sink) error {
 	alt := alts[i]
 	if alt.ID != head.ID {
-		if err := p.opt.Store.MoveHead(ctx, cs.chat.ID, head.ID, alt.ID); err != nil {
+		// The chat's head is head, or a picture shown after it.
+		if err := p.opt.Store.MoveHead(ctx, cs.chat.ID, cs.chat.HeadID, alt.ID); err != nil {
 			return p.internal(ctx, sink, "swipe", err)
 		}
 	}
@@ -273,11 +277,11 @@ func (p *Pipeline) swipeGreeting(ctx context.Context, cs chatState, head models.
 	switch {
 	case msg == nil:
 		msg = &models.Message{Role: memory.RoleAssistant, AuthorName: cs.card.Name, Content: texts[target]}
-		if err := p.opt.Store.Append(ctx, cs.chat.ID, head.ID, "", []*models.Message{msg}); err != nil {
+		if err := p.opt.Store.Append(ctx, cs.chat.ID, cs.chat.HeadID, "", []*models.Message{msg}); err != nil {
 			return p.internal(ctx, sink, "swipe greeting", err)
 		}
 	case msg.ID != head.ID:
-		if err := p.opt.Store.MoveHead(ctx, cs.chat.ID, head.ID, msg.ID); err != nil {
+		if err := p.opt.Store.MoveHead(ctx, cs.chat.ID, cs.chat.HeadID, msg.ID); err != nil {
 			return p.internal(ctx, sink, "swipe greeting", err)
 		}
 	}

@@ -78,6 +78,8 @@ var texts = map[string]map[msgKey]string{
 			"/card list | show | set NAME — the characters you can play with\n" +
 			"/cast [add CARD | remove NAME | away NAME | back NAME] — the characters of this scene (changes: GM)\n" +
 			"/whisper NAME text — a line only NAME hears; NAME answers\n" +
+			"/voice [on | off] — replies here also spoken aloud, or text only (in groups: GM)\n" +
+			"/picture [what] — a picture of the scene, kept in the story as something the character showed\n" +
 			"/help — this list",
 		msgNewChat:          "New chat started with %s.",
 		msgNothingToRegen:   "There is no reply to write again yet.",
@@ -141,6 +143,8 @@ var texts = map[string]map[msgKey]string{
 			"/card list | show | set 名字 — 可选的角色\n" +
 			"/cast [add 角色卡 | remove 名字 | away 名字 | back 名字] — 这一幕的角色阵容（修改需 GM）\n" +
 			"/whisper 名字 内容 — 只有该角色听得到的悄悄话，由它回答\n" +
+			"/voice [on | off] — 这里的回复同时发语音，或只发文字（群里需 GM）\n" +
+			"/picture [内容] — 画一幅此刻场景的图，作为角色展示的东西记入剧情\n" +
 			"/help — 本列表",
 		msgNewChat:          "已和%s开始新的一局。",
 		msgNothingToRegen:   "还没有可以重写的回复。",

@@ -227,6 +227,9 @@ type replyPlan struct {
 	// ahead are the reads started beside the store (readBeside), for the
 	// first reply; nil when none were.
 	ahead *aheadReads
+	// spoken collects the replies to speak once all are written (replies);
+	// nil queues each at once.
+	spoken *[]speech
 }
 
 // replyOne writes the answer of cs's speaking member to the branch ending
@@ -343,6 +346,10 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	if err := sink.Finish(ctx, text); err != nil {
 		p.opt.Observer.SendFailed(cs.channel.Platform)
 		p.log.Error("deliver reply", "chat_id", cs.chat.ID, "channel", cs.channel.ID, "err", err)
+	} else if rp.whisper == nil {
+		// A whisper's answer is never spoken: its file would reach the
+		// channel.
+		p.speakReply(ctx, cs, rp, text, sink)
 	}
 	delivered := time.Now()
 	if p.opt.Tokens != nil && res.PromptTokens > 0 {

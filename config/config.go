@@ -22,6 +22,8 @@ type Config struct {
 	Recall     Recall     `yaml:"recall"`
 	Cards      Cards      `yaml:"cards"`
 	Lore       Lore       `yaml:"lore"`
+	TTS        TTS        `yaml:"tts"`
+	Image      Image      `yaml:"image"`
 	Language   string     `yaml:"language"`
 	Discord    Discord    `yaml:"discord"`
 	Telegram   Telegram   `yaml:"telegram"`
@@ -388,6 +390,8 @@ func Default() Config {
 		},
 		Cards:    Cards{Dir: "cards"},
 		Lore:     Lore{BudgetPercent: 25, BudgetTokens: 4096},
+		TTS:      defaultTTS,
+		Image:    defaultImage,
 		Language: "en",
 		Discord:  Discord{ShardCount: 1, Space: SpaceAudience},
 		Telegram: Telegram{WebhookListen: "127.0.0.1:8443"},

@@ -5,10 +5,10 @@ import (
 	"strings"
 )
 
-// A side endpoint (the scribe, recall.embeddings, recall.rerank) is sent
-// its own api_key. Without one it borrows the main model's only when it is
-// on the main model's server: the same scheme, host and port. A key sent to
-// another server is a key given away.
+// A side endpoint (the scribe, recall.embeddings, recall.rerank, tts,
+// image) is sent its own api_key. Without one it borrows the main model's
+// only when it is on the main model's server: the same scheme, host and
+// port. A key sent to another server is a key given away.
 
 // sideKey is the key a side endpoint at baseURL sends: own when set, else
 // the main model's when baseURL is on its server, else none.
@@ -88,6 +88,12 @@ func (c Config) KeylessSideEndpoints() []string {
 	}
 	if c.Recall.Rerank.On() && c.RecallRerank().APIKey == "" {
 		out = append(out, "recall.rerank")
+	}
+	if c.TTS.On() && c.SpeechEndpoint().APIKey == "" {
+		out = append(out, "tts")
+	}
+	if c.Image.On() && c.ImageEndpoint().APIKey == "" {
+		out = append(out, "image")
 	}
 	return out
 }

@@ -149,6 +149,7 @@ func (c Config) problems() []*Error {
 	if isHTTPURL(c.Discord.APIBaseURL) && !strings.HasSuffix(c.Discord.APIBaseURL, "/") {
 		errs = append(errs, &Error{Key: "discord.api_base_url", Problem: fmt.Sprintf("%q must end in /", c.Discord.APIBaseURL)})
 	}
+	errs = append(errs, c.outboundProblems()...)
 	if problem := listenProblem(c.Ops.Listen); problem != "" {
 		errs = append(errs, &Error{Key: "ops.listen", Problem: problem})
 	}

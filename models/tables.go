@@ -34,6 +34,9 @@ type Channel struct {
 	MentionOnly   bool      `json:"mention_only"`
 	CreatedAt     time.Time `json:"created_at"`
 	UpdatedAt     time.Time `json:"updated_at"`
+
+	// Voice: replies are also sent spoken (/voice on).
+	Voice bool `gorm:"not null;default:false" json:"voice"`
 }
 
 // Chat is one play-through of a card in a channel.

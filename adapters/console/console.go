@@ -338,6 +338,8 @@ type sink struct {
 	// swipes is the line that follows the reply being printed when it is
 	// one of several alternatives; "" when none.
 	swipes string
+	// speaker is who spoke last, scene or not: files are said to be theirs.
+	speaker string
 }
 
 var _ bot.Sink = (*sink)(nil)
@@ -350,7 +352,7 @@ var _ bot.Speaking = (*sink)(nil)
 // it began).
 func (k *sink) Speak(_ context.Context, sp bot.Speaker) {
 	k.printed, k.started = 0, false
-	k.name = ""
+	k.name, k.speaker = "", sp.Name
 	if sp.Scene || k.s.scene() {
 		k.name = sp.Name
 	}

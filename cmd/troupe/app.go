@@ -117,6 +117,7 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	m := cfg.Model
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
 		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
+	voicer, painter := outboundMedia(cfg, log)
 	limits := bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars,
 		ChannelTokensPerMinute: cfg.Limits.ChannelTokensPerMinute, TokensPerMinute: cfg.Limits.TokensPerMinute}
 	a.pipeline = bot.New(bot.Options{
@@ -147,6 +148,9 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		Lore:            lore,
 		PromptTraces:    cfg.Web.PromptTraces(),
 		ModelName:       m.Name,
+		Voicer:          voicer,
+		Voice:           cfg.TTS.Voice,
+		Painter:         painter,
 	})
 	return a, nil
 }
