@@ -31,14 +31,19 @@ var _ bot.FileSender = (*sink)(nil)
 
 // SendFile sends f to the sink's chat: a voice note (Opus in Ogg) with
 // sendVoice, other sound with sendAudio, a picture with sendPhoto under
-// its caption, anything else as a file; in a group it replies to the
-// message the text reply answers, which keeps it in that message's topic.
+// its caption, anything else as a file. In a scene the caption starts
+// with the speaker's name; in a group the file replies to the message the
+// text reply answers, which keeps it in that message's topic.
 // A file over Telegram's 50 MB is ErrFileTooLarge; Telegram's refusal is
 // an *APIError.
 func (s *sink) SendFile(ctx context.Context, f media.File) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stopTyping()
+	// In a scene the file is its speaker's, named as the text's head is.
+	if s.name != "" {
+		f.Caption = strings.TrimSpace(s.name + "\n" + f.Caption)
+	}
 	err := s.a.sendFile(ctx, s.chatID, s.replyTo, f)
 	if err != nil && s.origin != nil && forbidden(err) {
 		return s.cannotWrite(ctx, err)
