@@ -16,7 +16,7 @@ import (
 
 // defaultMaxImageBytes is media.max_image_bytes' default, which
 // Adapter.MaxImageBytes falls back to.
-const defaultMaxImageBytes = 8 << 20
+const defaultMaxImageBytes = media.DefaultMaxImageBytes
 
 // mediaItems are the attachments of m the pipeline takes: its photo (one
 // size, see choosePhoto), an image, text or audio document, its voice
