@@ -53,6 +53,8 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 	p.addScene(cs, rp, pre.scene, &m)
 	keep := p.addRecall(ctx, rec, cs, br, pre.branch, &m)
 	if limit, ok := p.promptLimit(); ok {
+		// Each picture the turn sends takes its share of the window.
+		limit -= imagePromptTokens * len(rp.images)
 		m.Keep, m.Limit = p.opt.MemoryConfig.Keep, limit
 		m.Count = func(msgs []memory.Message) int { return p.countPrompt(cs.chat.ID, msgs, limit) }
 	}
@@ -67,11 +69,14 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 	if pr.Urgent {
 		p.log.Warn("prompt over budget: left out older messages", "chat_id", cs.chat.ID, "dropped", pr.Dropped, "shortened", pr.Shortened, "estimate", pr.Tokens, "limit", m.Limit)
 	}
-	out := builtPrompt{messages: pr.Messages, estimated: pr.Tokens, shortened: pr.Shortened, keep: keep.withScene(pr.EndScene)}
+	out := builtPrompt{messages: pr.Messages, estimated: pr.Tokens + imagePromptTokens*len(rp.images), shortened: pr.Shortened, keep: keep.withScene(pr.EndScene)}
 	if rec != nil {
 		out.recall = rec.mode
 	}
 	out.trace = p.tracePrompt(cs, br, rp, pr, rec)
+	if out.trace != nil {
+		out.trace.trace.Lore = tl.fired
+	}
 	return out, pr.Urgent, nil
 }
 

@@ -37,6 +37,8 @@ type turnLore struct {
 	// save stores the chat's state once the prompt is built (setvar in the
 	// card's text runs while it is); nil when there is nothing to keep.
 	save func(ctx context.Context)
+	// fired are the entries placed, for the prompt's trace.
+	fired []models.PromptLore
 }
 
 // books are the lorebooks a turn of the card consults: its own, its world
@@ -109,6 +111,7 @@ func (p *Pipeline) lore(ctx context.Context, cs chatState, br models.Branch, rp 
 	tl.placed = map[cards.Position][]string{}
 	var note []string
 	for _, a := range res.Entries {
+		tl.fired = append(tl.fired, models.PromptLore{Book: a.Book, UID: a.Entry.UID, Comment: a.Entry.Comment, Tokens: a.Tokens})
 		switch pos := a.Entry.Position; pos {
 		case cards.AtDepth:
 			tl.injections = append(tl.injections, memory.Injection{Depth: a.Entry.Depth, Role: a.Entry.Role, Content: a.Content})

@@ -330,3 +330,57 @@ func TestLoreGoldenWorldBesideCards(t *testing.T) {
 		t.Errorf("the missing world is not logged once at warn with where it was looked for:\n%s", logs.String())
 	}
 }
+
+// TestTracedPromptListsTheLoreThatFired: with prompt traces on, a reply's
+// trace lists the lorebook entries its prompt held (book, uid, comment,
+// tokens), a turn that called up none lists none, and the card's lore
+// firings count the turns that held each.
+func TestTracedPromptListsTheLoreThatFired(t *testing.T) {
+	card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	book, err := cards.ParseBook([]byte(`{"name":"Bells","entries":[{"uid":41,"comment":"the bell","keys":["bell"],"content":"The lighthouse bell was cast from an anchor."}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	card.Book = book
+	web := config.Default().Web
+	web.Token, web.Prompts = "a-token-of-twenty-chars", 10
+	r := newLoreRig(t, card, func(o *bot.Options) { o.PromptTraces, o.ModelName = web.PromptTraces(), "m" })
+	ctx := context.Background()
+	r.say(t, "fired", "1", "Good evening. The fog is thick tonight.")
+	r.say(t, "fired", "2", "Why does the bell sound so low?")
+	r.say(t, "fired", "3", "And the bell tower, who built it?")
+	ch, err := r.st.Channel(ctx, "console:fired")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Traces are written off the turn's path.
+	var traces []models.PromptTrace
+	for i := 0; ; i++ {
+		traces, err = r.st.ChatPromptTraces(ctx, ch.CurrentChatID, 10)
+		if err == nil && len(traces) == 3 {
+			break
+		}
+		if i == 500 {
+			t.Fatalf("traces: %d, %v; want 3", len(traces), err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	first := waitTrace(t, r.st, traces[2].MessageID)
+	if len(first.Lore) != 0 {
+		t.Errorf("the turn that named no key lists lore %+v", first.Lore)
+	}
+	second := waitTrace(t, r.st, traces[1].MessageID)
+	if len(second.Lore) != 1 || second.Lore[0].UID != "41" || second.Lore[0].Comment != "the bell" || second.Lore[0].Tokens <= 0 {
+		t.Errorf("the bell turn's trace lists lore %+v, want entry 41 (the bell) with its tokens", second.Lore)
+	}
+	fired, err := r.st.LoreFired(ctx, card.ID, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fired) != 1 || fired[0].Turns != 2 || fired[0].LastReply != traces[0].MessageID {
+		t.Errorf("lore fired = %+v, want entry 41 in two turns, the last the newest reply", fired)
+	}
+}

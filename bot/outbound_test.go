@@ -20,18 +20,18 @@ import (
 	"troupe/models"
 )
 
-// mediaRig is a pipeline over the fake OpenAI server with, as asked, its
+// outRig is a pipeline over the fake OpenAI server with, as asked, its
 // speech endpoint (tts) and its image endpoint (image) configured.
-type mediaRig struct {
+type outRig struct {
 	st   *models.Store
 	fake *openaitest.Server
 	p    *bot.Pipeline
 	opt  bot.Options
 }
 
-// newMediaRig builds a mediaRig on dsn whose card (the lantern keeper)
+// newOutRig builds a outRig on dsn whose card (the lantern keeper)
 // edit may change first.
-func newMediaRig(t *testing.T, dsn string, tts, image bool, edit func(*cards.Card)) *mediaRig {
+func newOutRig(t *testing.T, dsn string, tts, image bool, edit func(*cards.Card)) *outRig {
 	t.Helper()
 	card, err := cards.LoadCard("../examples/cards/lantern-keeper.json")
 	if err != nil {
@@ -40,11 +40,11 @@ func newMediaRig(t *testing.T, dsn string, tts, image bool, edit func(*cards.Car
 	if edit != nil {
 		edit(&card)
 	}
-	return newMediaRigOf(t, dsn, tts, image, card)
+	return newOutRigOf(t, dsn, tts, image, card)
 }
 
-// newMediaRigOf is a mediaRig whose library holds cs.
-func newMediaRigOf(t *testing.T, dsn string, tts, image bool, cs ...cards.Card) *mediaRig {
+// newOutRigOf is a outRig whose library holds cs.
+func newOutRigOf(t *testing.T, dsn string, tts, image bool, cs ...cards.Card) *outRig {
 	t.Helper()
 	st, err := models.Open(context.Background(), dsn, nil)
 	if err != nil {
@@ -66,7 +66,7 @@ func newMediaRigOf(t *testing.T, dsn string, tts, image bool, cs ...cards.Card) 
 	if image {
 		opt.Painter = llm.New(llm.Config{BaseURL: fake.URL(), Model: "dall-e-3", MaxRetries: -1, Timeout: 5 * time.Second, ImageSize: "64x64"}, nil)
 	}
-	r := &mediaRig{st: st, fake: fake, opt: opt, p: bot.New(opt)}
+	r := &outRig{st: st, fake: fake, opt: opt, p: bot.New(opt)}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -26,7 +26,7 @@ func TestPictureShowsTheSceneAndJoinsTheStory(t *testing.T) {
 	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			r := newMediaRig(t, b.dsn, false, true, nil)
+			r := newOutRig(t, b.dsn, false, true, nil)
 			in := inbound("pic", 1)
 			must(t, r.p.Handle(ctx, in, &fileSink{}))
 			ch, err := r.st.Channel(ctx, "console:pic")
@@ -123,14 +123,14 @@ func TestPictureShowsTheSceneAndJoinsTheStory(t *testing.T) {
 func TestPictureWithoutOrFailingEndpoint(t *testing.T) {
 	ctx := context.Background()
 	dsn := "sqlite://" + t.TempDir() + "/t.db"
-	none := newMediaRig(t, dsn, false, false, nil)
+	none := newOutRig(t, dsn, false, false, nil)
 	in := inbound("nopic", 1)
 	must(t, none.p.Handle(ctx, in, &fileSink{}))
 	if got := noticeText(execIn(t, none.p, in, "picture", "the sea")); !strings.Contains(got, "No image endpoint is configured") {
 		t.Errorf("/picture without an endpoint: %q", got)
 	}
 
-	r := newMediaRig(t, dsn, false, true, nil)
+	r := newOutRig(t, dsn, false, true, nil)
 	before := branchOf(t, r.st, "console:nopic")
 	r.fake.ScriptMedia(openaitest.ImagesPath, openaitest.Answer{Fault: openaitest.Fault500})
 	s := execIn(t, r.p, in, "picture", "the sea")

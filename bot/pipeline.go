@@ -127,6 +127,13 @@ type Options struct {
 	Voice  string
 	// Painter draws /picture's pictures (image); nil draws none.
 	Painter Painter
+	// Vision: Model sees pictures, each captioned once by CaptionModel
+	// (nil: Model). Transcriber hears voice notes (nil: none). Media
+	// bounds what players send and says what is kept (media_in.go).
+	Vision       bool
+	CaptionModel Model
+	Transcriber  Transcriber
+	Media        MediaOptions
 }
 
 // Locker hands out locks shared by every troupe process.
@@ -172,6 +179,8 @@ type Pipeline struct {
 	stop     chan struct{}
 	// speech holds the replies waiting to be spoken (voice.go).
 	speech speechQueues
+	// inbound holds the pixels of stored messages until their turn.
+	inbound *inMedia
 }
 
 // New returns a pipeline; it starts nothing.
@@ -198,7 +207,8 @@ func New(opt Options) *Pipeline {
 		opt.InboxSweep = time.Minute
 	}
 	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute},
-		gate: newGate(opt.ConcurrentTurns), sinkFor: map[string]func(ChannelRef) (Sink, bool){}, stop: make(chan struct{}), tokens: newModelBudget(opt.Limits, opt.Tokens)}
+		gate: newGate(opt.ConcurrentTurns), sinkFor: map[string]func(ChannelRef) (Sink, bool){}, stop: make(chan struct{}), tokens: newModelBudget(opt.Limits, opt.Tokens),
+		inbound: newInMedia()}
 }
 
 // lane serializes the turns of one channel: messages that arrive while a
@@ -270,9 +280,11 @@ func (p *Pipeline) Handle(ctx context.Context, in Inbound, sink Sink) error {
 }
 
 // admit checks a message and stores it in the inbox, returning its row id
-// ("" when it was waiting already). ok is false when it was refused with a
-// notice (err is the notice's) or could not be stored (err wraps
-// ErrNotStored).
+// ("" when it was waiting already). Its attachments become text before it
+// is stored (takeMedia, within MediaOptions.Timeout), so the stored text is
+// the record. ok is false when it was refused with a notice (err is the
+// notice's), left with nothing to say once its attachments were refused
+// (err nil), or could not be stored (err wraps ErrNotStored).
 func (p *Pipeline) admit(ctx context.Context, in Inbound, sink Sink) (id string, ok bool, err error) {
 	if tooLong(in.Text, p.opt.Limits.MaxChars) {
 		return "", false, sink.Notice(ctx, p.text(p.langOf(in), msgTooLong, p.opt.Limits.MaxChars))
@@ -280,12 +292,21 @@ func (p *Pipeline) admit(ctx context.Context, in Inbound, sink Sink) (id string,
 	if limited, err := p.overRate(ctx, in, sink); limited {
 		return "", false, err
 	}
+	var held heldMedia
+	if len(in.Media) > 0 {
+		// Attachments become text first: the stored text is the record.
+		var ok bool
+		if in.Text, held, ok = p.takeMedia(ctx, in, sink); !ok {
+			return "", false, nil
+		}
+	}
 	id, err = p.accept(ctx, in)
 	if err != nil {
 		p.log.Error("accept message", "channel", in.Channel.Key(), "err", err)
 		_ = sink.Notice(ctx, p.text(p.langOf(in), msgNotStored))
 		return "", false, fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
+	p.inbound.hold(id, held)
 	return id, true, nil
 }
 

@@ -51,7 +51,7 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return p.replayedUnanswered(ctx, cs, batch, sink, release)
 	}
 	return p.replies(ctx, cs, st.rt, replyPlan{parent: st.head, expectHead: st.head, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: start, queued: queued, release: release,
-		stored: st.stored, ahead: st.ahead}, sink)
+		stored: st.stored, ahead: st.ahead, images: st.images}, sink)
 }
 
 // storedTurn is what storeInbox stored and who answers.
@@ -66,6 +66,8 @@ type storedTurn struct {
 	// ahead are the reads of the reply's prompt started beside the store
 	// (readBeside); nil when none were.
 	ahead *aheadReads
+	// images are the pictures of the stored messages, as data URLs.
+	images []string
 }
 
 // storeInbox stores the channel's waiting messages (cs.inbox, those of
@@ -111,7 +113,8 @@ func (p *Pipeline) storeInbox(ctx context.Context, cs *chatState, in Inbound, ba
 		}
 		switch {
 		case err == nil:
-			return storedTurn{head: msgs[len(msgs)-1].ID, stored: msgs, rt: st.rt, ahead: ahead}, nil
+			images := p.takeHeld(cs.chat.ID, lines, msgs)
+			return storedTurn{head: msgs[len(msgs)-1].ID, stored: msgs, rt: st.rt, ahead: ahead, images: images}, nil
 		case errors.Is(err, models.ErrDuplicate):
 			// A platform delivered again messages stored before: their
 			// rows go, the rest are stored.
@@ -230,6 +233,9 @@ type replyPlan struct {
 	// spoken collects the replies to speak once all are written (replies);
 	// nil queues each at once.
 	spoken *[]speech
+	// images are the pictures of the messages the turn stored (data
+	// URLs), sent with each reply of that turn only.
+	images []string
 }
 
 // replyOne writes the answer of cs's speaking member to the branch ending
@@ -274,7 +280,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	var acc strings.Builder
 	charged := p.chargePrompt(cs, prompt)
 	modelStart := time.Now()
-	res, err := p.opt.Model.Stream(ctx, ModelRequest{Messages: prompt.messages, MaxTokens: p.opt.MaxReplyTokens}, func(delta string) error {
+	res, err := p.opt.Model.Stream(ctx, ModelRequest{Messages: prompt.messages, MaxTokens: p.opt.MaxReplyTokens, Images: rp.images}, func(delta string) error {
 		acc.WriteString(delta)
 		if uerr := sink.Update(ctx, acc.String()); uerr != nil {
 			p.log.Warn("stream update", "chat_id", cs.chat.ID, "err", uerr)

@@ -21,7 +21,7 @@ func TestVoiceOnSpeaksTheReplyAfterItsText(t *testing.T) {
 	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			r := newMediaRig(t, b.dsn, true, false, withVoices("shimmer", "echo"))
+			r := newOutRig(t, b.dsn, true, false, withVoices("shimmer", "echo"))
 			ada := inbound("voice", 1)
 			if got := noticeText(execIn(t, r.p, ada, "voice", "")); !strings.Contains(got, "Voice is off") {
 				t.Errorf("/voice before any: %q, want it to say voice is off", got)
@@ -81,7 +81,7 @@ func TestVoiceFallsBackToExtensionsThenConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newMediaRig(t, "sqlite://"+t.TempDir()+"/t.db", true, false, withVoices(tt.troupe, tt.plain))
+			r := newOutRig(t, "sqlite://"+t.TempDir()+"/t.db", true, false, withVoices(tt.troupe, tt.plain))
 			in := inbound("fallback", 1)
 			execIn(t, r.p, in, "voice", "on")
 			s := &fileSink{}
@@ -102,7 +102,7 @@ func TestVoiceRightsAndNoEndpoint(t *testing.T) {
 	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			r := newMediaRig(t, b.dsn, true, false, nil)
+			r := newOutRig(t, b.dsn, true, false, nil)
 			group := bot.ChannelRef{Platform: "discord", ID: "c1", SpaceKind: bot.SpaceGuild, SpaceID: "g1", Group: true}
 			member := bot.Inbound{Channel: group, AuthorID: "u1", AuthorName: "Ada", Text: "Hello", MessageID: "m1"}
 			must(t, r.p.Handle(ctx, member, &fileSink{}))
@@ -127,7 +127,7 @@ func TestVoiceRightsAndNoEndpoint(t *testing.T) {
 				t.Error("a member's /voice off turned the voice off")
 			}
 
-			silent := newMediaRig(t, b.dsn, false, false, nil)
+			silent := newOutRig(t, b.dsn, false, false, nil)
 			gm.Channel.ID = "c2"
 			s = execIn(t, silent.p, gm, "voice", "on")
 			if got := noticeText(s); !strings.Contains(got, "No speech endpoint is configured") {
@@ -147,7 +147,7 @@ func TestSpeechFailureCostsOnlyTheAudio(t *testing.T) {
 	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			r := newMediaRig(t, b.dsn, true, false, nil)
+			r := newOutRig(t, b.dsn, true, false, nil)
 			in := inbound("fail", 1)
 			execIn(t, r.p, in, "voice", "on")
 			r.fake.ScriptMedia(openaitest.SpeechPath, openaitest.Answer{Fault: openaitest.Fault500})
@@ -178,7 +178,7 @@ func TestSpeechFailureCostsOnlyTheAudio(t *testing.T) {
 // for any audio, and the audio comes in reply order.
 func TestSpokenRepliesKeepTheirOrder(t *testing.T) {
 	ctx := context.Background()
-	r := newMediaRig(t, "sqlite://"+t.TempDir()+"/t.db", true, false, nil)
+	r := newOutRig(t, "sqlite://"+t.TempDir()+"/t.db", true, false, nil)
 	in := inbound("order", 1)
 	execIn(t, r.p, in, "voice", "on")
 	r.fake.ScriptMedia(openaitest.SpeechPath, openaitest.Answer{Latency: 1500 * time.Millisecond}, openaitest.Answer{})
@@ -210,7 +210,7 @@ func TestSceneRepliesSpeakInTheirSpeakersVoices(t *testing.T) {
 		withVoices(f.troupe, f.plain)(&c)
 		cs = append(cs, c)
 	}
-	r := newMediaRigOf(t, "sqlite://"+t.TempDir()+"/t.db", true, false, cs...)
+	r := newOutRigOf(t, "sqlite://"+t.TempDir()+"/t.db", true, false, cs...)
 	in := inbound("scene", 1)
 	must(t, r.p.BindCast(ctx, in.Channel, []string{"lantern-keeper", "tea-house"}))
 	execIn(t, r.p, in, "voice", "on")

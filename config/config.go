@@ -24,6 +24,8 @@ type Config struct {
 	Lore       Lore       `yaml:"lore"`
 	TTS        TTS        `yaml:"tts"`
 	Image      Image      `yaml:"image"`
+	Media      Media      `yaml:"media"`
+	STT        STT        `yaml:"stt"`
 	Language   string     `yaml:"language"`
 	Discord    Discord    `yaml:"discord"`
 	Telegram   Telegram   `yaml:"telegram"`
@@ -44,6 +46,9 @@ type Model struct {
 	Temperature    float64       `yaml:"temperature"`
 	Timeout        time.Duration `yaml:"timeout"`
 	MaxRetries     int           `yaml:"max_retries"`
+	// Vision: the model sees pictures (image parts). Only the main
+	// model's counts; the scribe reads text alone.
+	Vision bool `yaml:"vision"`
 }
 
 // Database selects the store: sqlite://FILE or postgres://….
@@ -219,6 +224,41 @@ func (l Lore) Budget(contextWindow int) int {
 	return budget
 }
 
+// Media bounds the pictures, voice notes and text files players send, and
+// says what is kept of them.
+type Media struct {
+	// MaxImages bounds the pictures of one message (and, apart, its other
+	// attachments); those past it are refused with a notice.
+	MaxImages     int `yaml:"max_images"`
+	MaxImageBytes int `yaml:"max_image_bytes"`
+	MaxAudioBytes int `yaml:"max_audio_bytes"`
+	// MaxTextChars bounds a text file's quoted text; the rest is cut.
+	MaxTextChars int `yaml:"max_text_chars"`
+	// CaptionModel names the vision model that captions pictures, at
+	// model.base_url; "" is model.name.
+	CaptionModel string `yaml:"caption_model"`
+	// Keep saves each downloaded original under Dir/<chat id>/; /forget
+	// removes the folder.
+	Keep bool   `yaml:"keep"`
+	Dir  string `yaml:"dir"`
+	// Timeout bounds a message's downloads, captions and transcriptions.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// STT is an OpenAI-compatible /audio/transcriptions endpoint (Whisper,
+// faster-whisper servers); voice notes are heard only when BaseURL is set.
+type STT struct {
+	BaseURL string `yaml:"base_url"`
+	APIKey  Secret `yaml:"api_key"`
+	Model   string `yaml:"model"`
+	// Language is the spoken language (ISO-639-1, such as en); "" lets the
+	// endpoint detect it.
+	Language string `yaml:"language"`
+}
+
+// On reports whether a transcription endpoint is configured.
+func (s STT) On() bool { return s.BaseURL != "" }
+
 // Discord configures the Discord adapter; it runs when Token is set.
 type Discord struct {
 	Token           Secret   `yaml:"token"`
@@ -388,10 +428,13 @@ func Default() Config {
 			ReorganizeTokens:  40000,
 			ReorganizeAt:      "03:00",
 		},
-		Cards:    Cards{Dir: "cards"},
-		Lore:     Lore{BudgetPercent: 25, BudgetTokens: 4096},
-		TTS:      defaultTTS,
-		Image:    defaultImage,
+		Cards: Cards{Dir: "cards"},
+		Lore:  Lore{BudgetPercent: 25, BudgetTokens: 4096},
+		TTS:   defaultTTS,
+		Image: defaultImage,
+		Media: Media{MaxImages: 4, MaxImageBytes: 8 << 20, MaxAudioBytes: 25 << 20, MaxTextChars: 8000,
+			Dir: "media", Timeout: 60 * time.Second},
+		STT:      STT{Model: "whisper-1"},
 		Language: "en",
 		Discord:  Discord{ShardCount: 1, Space: SpaceAudience},
 		Telegram: Telegram{WebhookListen: "127.0.0.1:8443"},

@@ -71,6 +71,13 @@ func (c Config) RecallRerank() Rerank {
 	return r
 }
 
+// STTEndpoint returns stt with the key it sends (sideKey).
+func (c Config) STTEndpoint() STT {
+	s := c.STT
+	s.APIKey = c.sideKey(s.BaseURL, s.APIKey)
+	return s
+}
+
 // KeylessSideEndpoints names the side endpoints in use that send no key
 // because they are on another server than the main model, which has one:
 // each is worth a warning at start, since such an endpoint that needs a
@@ -94,6 +101,9 @@ func (c Config) KeylessSideEndpoints() []string {
 	}
 	if c.Image.On() && c.ImageEndpoint().APIKey == "" {
 		out = append(out, "image")
+	}
+	if c.STT.On() && c.STTEndpoint().APIKey == "" {
+		out = append(out, "stt")
 	}
 	return out
 }

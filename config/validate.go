@@ -117,6 +117,17 @@ func (c Config) problems() []*Error {
 		{"reflection.pivotal_importance", c.Reflection.PivotalImportance < 1 || c.Reflection.PivotalImportance > 10, "must be 1 to 10"},
 		{"lore.budget_percent", c.Lore.BudgetPercent < 0 || c.Lore.BudgetPercent > 100, "must be between 0 and 100"},
 		{"lore.budget_tokens", c.Lore.BudgetTokens < 0, "must be 0 (no cap) or more"},
+		{"media.max_images", c.Media.MaxImages < 1, "must be at least 1"},
+		{"media.max_image_bytes", c.Media.MaxImageBytes < 1, "must be a positive number of bytes"},
+		{"media.max_audio_bytes", c.Media.MaxAudioBytes < 1, "must be a positive number of bytes"},
+		{"media.max_text_chars", c.Media.MaxTextChars < 1, "must be a positive number of characters"},
+		{"media.dir", c.Media.Keep && strings.TrimSpace(c.Media.Dir) == "", "must name a folder when media.keep is true"},
+		{"media.timeout", c.Media.Timeout <= 0, "must be a positive duration"},
+		{"media.caption_model", c.Media.CaptionModel != "" && !c.Model.Vision, "is used only with model.vision: true (pictures are captioned only then)"},
+		{"stt.base_url", c.STT.BaseURL != "" && !isHTTPURL(c.STT.BaseURL), "must be an http(s) URL such as http://localhost:8000/v1, or empty (voice notes are not heard)"},
+		{"stt.base_url", c.STT.BaseURL == "" && (c.STT.APIKey != "" || c.STT.Language != ""), "must be set when stt.api_key or stt.language is"},
+		{"stt.model", c.STT.BaseURL != "" && strings.TrimSpace(c.STT.Model) == "", "must name a model when stt.base_url is set"},
+		{"stt.language", c.STT.Language != "" && !isLanguageCode(c.STT.Language), "must be an ISO-639-1 code such as en or zh, or empty (the endpoint detects it)"},
 		{"language", c.Language != "en" && c.Language != "zh", "must be en or zh"},
 		{"discord.api_base_url", c.Discord.APIBaseURL != "" && !isHTTPURL(c.Discord.APIBaseURL), "must be an http(s) URL ending in /"},
 		{"discord.shard_count", c.Discord.ShardCount < 1, "must be at least 1"},
@@ -226,6 +237,12 @@ func oneOf(s string, options ...string) bool {
 		}
 	}
 	return false
+}
+
+// isLanguageCode reports whether s looks like an ISO-639-1 code: two
+// lowercase letters.
+func isLanguageCode(s string) bool {
+	return len(s) == 2 && s[0] >= 'a' && s[0] <= 'z' && s[1] >= 'a' && s[1] <= 'z'
 }
 
 func validClock(s string) bool {

@@ -19,6 +19,7 @@ import (
 	oai "github.com/sashabaranov/go-openai"
 
 	"troupe/bot"
+	"troupe/usage"
 )
 
 // The defaults Config fields fall back to when left zero.
@@ -55,6 +56,10 @@ type Config struct {
 	// RetryBase is the first backoff wait, doubled for each retry; 0 means
 	// DefaultRetryBase.
 	RetryBase time.Duration
+	// Meter counts each finished call under the kind its context names
+	// (usage.WithKind; a turn's reply when it names none); nil counts
+	// nothing.
+	Meter usage.Meter
 
 	// Language is the spoken language (ISO-639-1, "en") sent with every
 	// transcription; "" lets the endpoint detect it.
@@ -170,7 +175,7 @@ func (c *Client) Stream(ctx context.Context, req bot.ModelRequest, onDelta func(
 		return c.streamOnce(ctx, actx, info, req, timed)
 	})
 	res.ModelTime = time.Since(start) - inCallback
-	c.logDone("stream", res, err)
+	c.logDone(ctx, "stream", res, err)
 	return res, sourced(err, sourceChat)
 }
 
@@ -182,11 +187,12 @@ func (c *Client) Complete(ctx context.Context, req bot.ModelRequest) (bot.ModelR
 		return c.completeOnce(ctx, actx, info, req)
 	})
 	res.ModelTime = time.Since(start)
-	c.logDone("complete", res, err)
+	c.logDone(ctx, "complete", res, err)
 	return res, sourced(err, sourceChat)
 }
 
-func (c *Client) logDone(op string, res bot.ModelResult, err error) {
+func (c *Client) logDone(ctx context.Context, op string, res bot.ModelResult, err error) {
+	meter(ctx, c.cfg.Meter, usage.Chat, res.PromptTokens, res.CompletionTokens, err)
 	if err != nil {
 		return // the caller logs what it makes of the error
 	}

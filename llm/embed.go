@@ -13,12 +13,16 @@ import (
 
 	"troupe/bot"
 	"troupe/memory"
+
+	"troupe/usage"
 )
 
 // EmbedConfig is what an Embedder needs: an OpenAI-compatible endpoint, a
 // model and the vector length to ask for.
 type EmbedConfig struct {
 	BaseURL, APIKey, Model string
+	// Meter counts each call (kind embed unless the context names one).
+	Meter usage.Meter
 	// Dimensions is sent as "dimensions" (models that can shorten their
 	// vectors do); an endpoint that refuses the field is asked without it
 	// from then on. 0 sends none.
@@ -54,10 +58,11 @@ func NewEmbedder(cfg EmbedConfig) *Embedder {
 // Embed returns one vector per text, in order, of the length the model
 // gives. Errors are *bot.ModelError values, their text without the API key:
 // the endpoint's failure, or an answer whose vectors do not match the texts.
-func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (e *Embedder) Embed(ctx context.Context, texts []string) (_ [][]float32, err error) {
 	if len(texts) == 0 {
 		return nil, nil
 	}
+	defer func() { meter(ctx, e.cfg.Meter, usage.Embed, 0, 0, err) }()
 	req := oai.EmbeddingRequest{Input: texts, Model: oai.EmbeddingModel(e.cfg.Model)}
 	if e.cfg.Dimensions > 0 && !e.noDi.Load() {
 		req.Dimensions = e.cfg.Dimensions

@@ -63,6 +63,7 @@ func (c *Client) Transcribe(ctx context.Context, audio media.File) (string, erro
 	if err == nil && text == "" {
 		err = &bot.ModelError{Kind: kindEmpty, Err: errors.New("openai: transcribe: no text heard")}
 	}
+	meter(ctx, c.cfg.Meter, "stt", 0, 0, err)
 	return text, sourced(err, sourceSTT)
 }
 
@@ -102,6 +103,7 @@ func (c *Client) Speak(ctx context.Context, text, voice string) (media.File, err
 		}
 		return bot.ModelResult{}, false, nil
 	})
+	meter(ctx, c.cfg.Meter, "tts", 0, 0, err)
 	return file, sourced(err, sourceTTS)
 }
 
@@ -141,6 +143,7 @@ func (c *Client) Paint(ctx context.Context, prompt string) (media.File, error) {
 		}
 		return bot.ModelResult{}, false, nil
 	})
+	meter(ctx, c.cfg.Meter, "image", 0, 0, err)
 	return file, sourced(err, sourceImage)
 }
 

@@ -16,12 +16,16 @@ import (
 	"troupe/bot"
 	"troupe/memory"
 	"troupe/text"
+
+	"troupe/usage"
 )
 
 // RerankConfig is a Jina/Cohere-style /rerank endpoint: BaseURL is the API
 // root the path /rerank is appended to (https://api.jina.ai/v1).
 type RerankConfig struct {
 	BaseURL, APIKey, Model string
+	// Meter counts each call (kind rerank unless the context names one).
+	Meter usage.Meter
 	// Timeout bounds each call (0: 30 s); a turn's own deadline is shorter.
 	Timeout time.Duration
 }
@@ -65,7 +69,8 @@ type rerankResponse struct {
 // values, their text without the API key: the transport's, a status other
 // than 200 (with the start of its body), or an answer that does not parse
 // or names a document that was not sent. A cancelled ctx returns its error.
-func (r *Reranker) Rerank(ctx context.Context, query string, docs []string) ([]float64, error) {
+func (r *Reranker) Rerank(ctx context.Context, query string, docs []string) (_ []float64, err error) {
+	defer func() { meter(ctx, r.cfg.Meter, usage.Rerank, 0, 0, err) }()
 	body, err := json.Marshal(rerankRequest{Model: r.cfg.Model, Query: query, Documents: docs, TopN: len(docs)})
 	if err != nil {
 		return nil, fmt.Errorf("llm: rerank: %w", err)

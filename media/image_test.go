@@ -13,6 +13,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -115,11 +117,9 @@ func TestPrepareImage(t *testing.T) {
 		}
 	}
 	gifData := encodeGIF(t, pal)
-	// From golang.org/x/image's testdata: 150×103, lossy (VP8).
-	lossyWebP, err := os.ReadFile("testdata/video-001.lossy.webp")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// From golang.org/x/image's own testdata (150×103, lossy VP8), read
+	// where the module is, so the repository holds no copy of it.
+	lossyWebP := xImageTestdata(t, "video-001.lossy.webp")
 
 	tests := []struct {
 		name          string
@@ -340,3 +340,18 @@ func TestPlainPNG(t *testing.T) {
 }
 
 func crc32IEEE(b []byte) uint32 { return crc32.ChecksumIEEE(b) }
+
+// xImageTestdata reads a file of golang.org/x/image's testdata folder in the
+// module cache (the build has downloaded the module).
+func xImageTestdata(t *testing.T, name string) []byte {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "golang.org/x/image").Output()
+	if err != nil {
+		t.Fatalf("find golang.org/x/image: %v", err)
+	}
+	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}

@@ -215,6 +215,7 @@ func (s *Service) ForgetChat(ctx context.Context, chatID string) (Forgotten, err
 		return Forgotten{}, err
 	}
 	s.log.Info("chat forgotten", "chat_id", chatID, "card_id", ts.CardID, "space_id", ts.SpaceID)
+	s.forgetKept(chatID)
 	if s.vectors != nil {
 		s.vectors.Cache.DropSpace(ts.SpaceID)
 	}

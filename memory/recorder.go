@@ -9,6 +9,7 @@ import (
 
 	"troupe/models"
 	"troupe/record"
+	"troupe/usage"
 )
 
 // JSONScribe is a scribe that can ask its endpoint for a JSON object
@@ -168,7 +169,7 @@ func eventsText(in record.Input) string {
 // *RejectedError: nothing is written and the work stays owed.
 func (s *Service) askRecorder(ctx context.Context, lang string, in record.Input) (record.Record, error) {
 	prompt := toMessages(record.Prompt(lang, in))
-	answer, err := s.completeJSON(ctx, prompt)
+	answer, err := s.completeJSON(ctx, KindRecord, prompt)
 	if err != nil {
 		return record.Record{}, fmt.Errorf("memory: record: scribe: %w", err)
 	}
@@ -178,7 +179,7 @@ func (s *Service) askRecorder(ctx context.Context, lang string, in record.Input)
 		repair := append(append([]Message(nil), prompt...),
 			Message{Role: RoleAssistant, Content: answer},
 			Message{Role: RoleUser, Content: record.RepairMessage(lang, problem)})
-		answer, err = s.completeJSON(ctx, repair)
+		answer, err = s.completeJSON(ctx, KindRecord, repair)
 		if err != nil {
 			return record.Record{}, fmt.Errorf("memory: record: scribe repair: %w", err)
 		}
@@ -193,7 +194,8 @@ func (s *Service) askRecorder(ctx context.Context, lang string, in record.Input)
 	return rec, nil
 }
 
-func (s *Service) completeJSON(ctx context.Context, msgs []Message) (string, error) {
+func (s *Service) completeJSON(ctx context.Context, kind string, msgs []Message) (string, error) {
+	ctx = usage.WithKind(ctx, kind)
 	if js, ok := s.scribe.(JSONScribe); ok {
 		return js.CompleteJSON(ctx, msgs)
 	}

@@ -15,6 +15,10 @@ import (
 // KindReflect is the reflection job's kind, keyed by chat.
 const KindReflect = "reflect"
 
+// KindBeliefCheck names the scribe calls that check one belief against
+// new perceptions (a part of reflection), for the model usage count.
+const KindBeliefCheck = "belief_check"
+
 // ReflectConfig is the reflection.* settings.
 type ReflectConfig struct {
 	Trigger belief.TriggerConfig
@@ -186,7 +190,7 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	}
 	var results []belief.CheckResult
 	for _, c := range checks {
-		answer, err := s.completeJSON(ctx, fromReflect(belief.CheckPrompt(lang, c)))
+		answer, err := s.completeJSON(ctx, KindBeliefCheck, fromReflect(belief.CheckPrompt(lang, c)))
 		if IsTooLong(err) {
 			// One belief and its perceptions do not fit the scribe: the
 			// check changes nothing, as one not answered by the contract.
@@ -270,14 +274,14 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 // askReflection asks the scribe for a character's reflection: one call,
 // and one repair when the answer is not the contract.
 func (s *Service) askReflection(ctx context.Context, lang, name string, prompt []belief.Message) (belief.Answer, error) {
-	answer, err := s.completeJSON(ctx, fromReflect(prompt))
+	answer, err := s.completeJSON(ctx, KindReflect, fromReflect(prompt))
 	if err != nil {
 		return belief.Answer{}, fmt.Errorf("memory: reflect: scribe: %w", err)
 	}
 	a, perr := belief.ParseAnswer(answer)
 	if perr != nil {
 		s.log.Warn("reflection answer rejected; asking for a repair", "character", name, "reason", perr.Error())
-		answer, err = s.completeJSON(ctx, fromReflect(belief.RepairPrompt(lang, prompt, answer, perr)))
+		answer, err = s.completeJSON(ctx, KindReflect, fromReflect(belief.RepairPrompt(lang, prompt, answer, perr)))
 		if err != nil {
 			return belief.Answer{}, fmt.Errorf("memory: reflect: scribe repair: %w", err)
 		}

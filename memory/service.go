@@ -10,6 +10,7 @@ import (
 
 	"troupe/config"
 	"troupe/models"
+	"troupe/usage"
 )
 
 // Scribe is the side model that writes summaries, recaps and handbooks.
@@ -154,6 +155,9 @@ type Service struct {
 	// ceiling is the most prompt tokens the scribe's endpoint has been
 	// seen to take: half the last prompt it refused as too long (0: none).
 	ceiling atomic.Int64
+	// forgetFiles, when set, removes what a forgotten chat kept outside
+	// the store (UseForgetFiles).
+	forgetFiles func(chatID string) error
 }
 
 // NewService returns a memory service.
@@ -192,6 +196,7 @@ func (s *Service) record(ctx context.Context, kind, key string, res Result, err 
 // ask calls the scribe and validates its answer; one repair call follows a
 // rejected answer. It returns the cleaned answer or a *RejectedError.
 func (s *Service) ask(ctx context.Context, kind, lang string, prompt []Message, validate func(string) (string, error)) (string, error) {
+	ctx = usage.WithKind(ctx, kind)
 	answer, err := s.scribe.Complete(ctx, prompt)
 	if err != nil {
 		return "", fmt.Errorf("memory: %s: scribe: %w", kind, err)

@@ -29,7 +29,7 @@ type PromptTrace struct {
 	MessageID string `gorm:"primaryKey;size:26" json:"message_id"`
 	ParentID  string `gorm:"size:26;not null;default:''" json:"parent_id"`
 	ChatID    string `gorm:"size:26;not null;index:idx_prompt_trace_chat,priority:1" json:"chat_id"`
-	CardID    string `gorm:"size:64;not null" json:"card_id"`
+	CardID    string `gorm:"size:64;not null;index:idx_prompt_trace_card,priority:1" json:"card_id"`
 	SpaceID   string `gorm:"size:128;not null" json:"space_id"`
 	Character string `gorm:"column:character_name;size:200;not null" json:"character"`
 	Model     string `gorm:"size:200;not null;default:''" json:"model"`
@@ -40,12 +40,15 @@ type PromptTrace struct {
 	// Recall is how the turn's recall went (full, fewer, cached, late,
 	// failed); "" when it had none.
 	Recall    string    `gorm:"size:16;not null;default:''" json:"recall"`
-	CreatedAt time.Time `gorm:"index:idx_prompt_trace_chat,priority:2" json:"created_at"`
+	CreatedAt time.Time `gorm:"index:idx_prompt_trace_chat,priority:2;index:idx_prompt_trace_card,priority:2" json:"created_at"`
 	// Data holds Blocks and Items as JSON; ChatPromptTraces does not read it.
 	Data string `gorm:"type:text;not null" json:"-"`
 
 	Blocks []PromptBlock      `gorm:"-" json:"blocks"`
 	Items  []PromptRecallItem `gorm:"-" json:"items"`
+	// Lore lists the lorebook entries the turn's activation put in the
+	// prompt, in placement order.
+	Lore []PromptLore `gorm:"-" json:"lore,omitempty"`
 	// Sources are the chats whose words the trace may hold, its own first
 	// (filed from the stored rows).
 	Sources []string `gorm:"-" json:"sources"`
@@ -65,6 +68,15 @@ type PromptBlock struct {
 	Tokens  int    `json:"tokens"`
 	Ref     string `json:"ref,omitempty"`
 	Text    string `json:"text"`
+}
+
+// PromptLore is a lorebook entry a traced prompt holds: its book, its
+// uid in the book, its comment (the name authors give it) and its tokens.
+type PromptLore struct {
+	Book    string `json:"book"`
+	UID     string `json:"uid"`
+	Comment string `json:"comment,omitempty"`
+	Tokens  int    `json:"tokens"`
 }
 
 // PromptRecallItem is an item of a traced prompt's recall: a perception
@@ -111,6 +123,7 @@ type PromptTraceWrite struct {
 type promptTraceData struct {
 	Blocks []PromptBlock      `json:"blocks"`
 	Items  []PromptRecallItem `json:"items"`
+	Lore   []PromptLore       `json:"lore,omitempty"`
 }
 
 // RecordPromptTrace stores a reply's prompt trace and deletes the chat's
@@ -125,7 +138,7 @@ func (s *Store) RecordPromptTrace(ctx context.Context, w PromptTraceWrite) error
 	t.Character = FitName(t.Character, NameSize)
 	t.Model = FitName(t.Model, NameSize)
 	t.CreatedAt = s.now()
-	data, err := json.Marshal(promptTraceData{Blocks: t.Blocks, Items: t.Items})
+	data, err := json.Marshal(promptTraceData{Blocks: t.Blocks, Items: t.Items, Lore: t.Lore})
 	if err != nil {
 		return fmt.Errorf("models: prompt trace of %s: %w", t.MessageID, err)
 	}
@@ -388,7 +401,7 @@ func (s *Store) PromptTrace(ctx context.Context, messageID string) (PromptTrace,
 	if err := json.Unmarshal([]byte(t.Data), &d); err != nil {
 		return t, fmt.Errorf("models: prompt trace of %s: %w", messageID, err)
 	}
-	t.Blocks, t.Items = d.Blocks, d.Items
+	t.Blocks, t.Items, t.Lore = d.Blocks, d.Items, d.Lore
 	var from []string
 	if err := s.db.WithContext(ctx).Model(&PromptTraceItem{}).Where("message_id = ?", messageID).Distinct("from_chat").
 		Pluck("from_chat", &from).Error; err != nil {
@@ -409,6 +422,56 @@ func (s *Store) ChatPromptTraces(ctx context.Context, chatID string, limit int) 
 	if err != nil {
 		return nil, fmt.Errorf("models: prompt traces of chat %s: %w", chatID, err)
 	}
+	return out, nil
+}
+
+// LoreFiring is a lorebook entry that fired on a card's recent turns: how
+// many of the traced replies held it, and the newest of them.
+type LoreFiring struct {
+	PromptLore
+	Turns    int
+	LastAt   time.Time
+	LastChat string
+	// LastReply is the reply whose prompt held it last.
+	LastReply string
+}
+
+// LoreFired lists the lorebook entries the card's latest traced replies
+// (at most turns of them, in every chat and space) put in their prompts,
+// the most often fired first. It reads what the prompt traces kept:
+// nothing when web.prompts is 0.
+func (s *Store) LoreFired(ctx context.Context, cardID string, turns int) ([]LoreFiring, error) {
+	var rows []PromptTrace
+	err := s.db.WithContext(ctx).Select("message_id", "chat_id", "created_at", "data").Where("card_id = ?", cardID).
+		Order("created_at DESC, message_id DESC").Limit(max(turns, 1)).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("models: lore fired for card %s: %w", cardID, err)
+	}
+	var out []LoreFiring
+	at := map[[2]string]int{}
+	for _, r := range rows {
+		var d promptTraceData
+		if json.Unmarshal([]byte(r.Data), &d) != nil {
+			continue
+		}
+		seen := map[[2]string]bool{}
+		for _, l := range d.Lore {
+			k := [2]string{l.Book, l.UID}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			i, ok := at[k]
+			if !ok {
+				// Rows come newest first: the first sight is the last firing.
+				at[k] = len(out)
+				out = append(out, LoreFiring{PromptLore: l, LastAt: r.CreatedAt, LastChat: r.ChatID, LastReply: r.MessageID})
+				i = len(out) - 1
+			}
+			out[i].Turns++
+		}
+	}
+	slices.SortStableFunc(out, func(a, b LoreFiring) int { return b.Turns - a.Turns })
 	return out, nil
 }
 

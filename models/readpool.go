@@ -173,10 +173,13 @@ func (s *Store) startCheckpointer(path string) error {
 			}
 		}
 	}()
+	var once sync.Once
 	s.stopCheckpoints = func() {
-		cancel()
-		<-done
-		conn.Close()
+		once.Do(func() {
+			cancel()
+			<-done
+			conn.Close()
+		})
 	}
 	return nil
 }

@@ -217,9 +217,13 @@ type Setting struct {
 
 // All lists every table, in migration order.
 func All() []any {
-	return append([]any{
+	out := []any{
 		&Card{}, &Space{}, &Channel{}, &Chat{}, &Message{}, &Summary{}, &Recap{},
 		&ManifestEntry{}, &Handbook{}, &ResidentSummary{}, &MemoryHistory{}, &Ledger{}, &LedgerView{},
 		&MemoryChunk{}, &Tombstone{}, &JobRecord{}, &Persona{}, &Setting{}, &InboxMessage{}, &ChatLore{}, &CastMember{}, &SummaryMember{},
-	}, append(append(append(append(append(recordTables(), beliefTables()...), recallTables()...), vectorTables()...), reorganizeTables()...), promptTraceTables()...)...)
+	}
+	for _, more := range [][]any{recordTables(), beliefTables(), recallTables(), vectorTables(), reorganizeTables(), promptTraceTables(), {&ModelUsage{}}} {
+		out = append(out, more...)
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"troupe/cards"
+	"troupe/models"
 )
 
 // cardState is the library the Cards page shows: the one the inspector was
@@ -169,7 +170,13 @@ func (s *Server) cardsPage(w http.ResponseWriter, r *http.Request) {
 type cardView struct {
 	Card  cardRow
 	Books []bookView
+	// Fired are the entries the card's latest traced replies held.
+	Fired []models.LoreFiring
 }
+
+// loreFiredTurns is how many of a card's latest traced replies its page
+// reads for the lore that fired.
+const loreFiredTurns = 200
 
 func (v cardView) PageTitle() string { return "Card " + v.Card.Name }
 
@@ -222,6 +229,14 @@ func (s *Server) cardPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if b, ok := worlds.Get(k.World); ok {
 		v.Books = append(v.Books, bookOf("World "+b.Name, filepath.Base(worlds.Path(b.Name)), b))
+	}
+	if len(v.Books) > 0 {
+		fired, err := s.opt.Store.LoreFired(r.Context(), k.ID, loreFiredTurns)
+		if err != nil {
+			s.internal(w, r, "the lore that fired", err)
+			return
+		}
+		v.Fired = fired
 	}
 	s.render(w, r, http.StatusOK, "card", v)
 }

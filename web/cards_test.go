@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"context"
 	"image/color"
 	"io"
 	"mime/multipart"
@@ -14,6 +15,7 @@ import (
 
 	"troupe/cards"
 	"troupe/cards/cardstest"
+	"troupe/models"
 	"troupe/models/testenv"
 	"troupe/web"
 )
@@ -95,7 +97,8 @@ func TestCardsPageListsTheLibrary(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			dir, lib := cardFolder(t)
-			_, ts := inspector(t, b, web.Options{Cards: lib, CardsDir: dir})
+			st := testenv.OpenStore(t, b)
+			_, ts := inspector(t, b, web.Options{Store: st, Cards: lib, CardsDir: dir})
 			br := newBrowser(t, ts.URL)
 			br.login(fullToken)
 			resp, body := br.get("/cards")
@@ -124,10 +127,51 @@ func TestCardsPageListsTheLibrary(t *testing.T) {
 			for _, want := range []string{
 				"The card&#39;s own lorebook", "<code>market</code>", "The fish market opens at four.", // the card's book
 				"World Harbor", "<code>quay</code>, <code>pier</code>", "floods at spring tide", // its world's
-				"Firing is not recorded",
+				"No kept prompt of this card held a lore entry",
 			} {
 				if !strings.Contains(body, want) {
 					t.Errorf("the card's page lacks %q", want)
+				}
+			}
+			// Two replies kept their prompts: the market entry fired in
+			// both, the world's quay entry in the newer one.
+			s := seedStory(t, st, "console:local:lore", "console:lore", "to the market")
+			market := models.PromptLore{Book: "Wren", UID: "3", Comment: "the " + xssImg + " market", Tokens: 12}
+			quay := models.PromptLore{Book: "Harbor", UID: "9", Comment: "quay", Tokens: 20}
+			head, err := st.Chat(context.Background(), s.Chat.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, lore := range [][]models.PromptLore{{market}, {market, quay, market}} {
+				tr := models.PromptTrace{MessageID: models.NewID(), ChatID: s.Chat.ID, CardID: "own-v2", SpaceID: s.Chat.SpaceID, Character: "Wren", Lore: lore}
+				if i == 1 {
+					// The newer trace is the chat's last message's, so its
+					// page shows it.
+					tr.MessageID = head.HeadID
+				}
+				if err := st.RecordPromptTrace(context.Background(), models.PromptTraceWrite{Trace: tr, Keep: 10}); err != nil {
+					t.Fatal(err)
+				}
+				if i == 1 {
+					fired, err := st.LoreFired(context.Background(), "own-v2", 200)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(fired) != 2 || fired[0].UID != "3" || fired[0].Turns != 2 || fired[1].UID != "9" || fired[1].Turns != 1 || fired[1].LastReply != tr.MessageID {
+						t.Errorf("lore fired = %+v, want the market entry in 2 turns, then the quay entry in the last", fired)
+					}
+				}
+			}
+			_, body = br.get("/cards/own-v2")
+			for _, want := range []string{`id="lore-fired"`, "the &lt;img src=x onerror=alert(1)&gt; market", "<td>Harbor</td><td>1</td><td>20</td>", "<td>Wren</td><td>2</td><td>12</td>", `href="/chat/` + s.Chat.ID + `/reply/`} {
+				if !strings.Contains(body, want) {
+					t.Errorf("the card's page, after two traced turns, lacks %q", want)
+				}
+			}
+			_, body = br.get("/chat/" + s.Chat.ID + "/reply/" + head.HeadID)
+			for _, want := range []string{"Lore entries in the prompt", "the &lt;img src=x onerror=alert(1)&gt; market", "<td>Harbor</td><td>20</td>"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("the reply's page lacks %q", want)
 				}
 			}
 			_, body = br.get("/cards/evil")

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -56,9 +57,9 @@ func seedBig(b *testing.B, st *models.Store, s story) {
 	}
 }
 
-// BenchmarkInspectorPages times the character, memory and search pages of
-// a space with 10,000 perceptions and 1,000 beliefs, and reports each
-// page's p95 in ms.
+// BenchmarkInspectorPages times the overview, a chat's page and a reply's,
+// and the character, memory and search pages of a space with 10,000
+// perceptions and 1,000 beliefs, and reports each page's p95 in ms.
 func BenchmarkInspectorPages(b *testing.B) {
 	for _, be := range testenv.Backends(b) {
 		b.Run(be.Name, func(b *testing.B) {
@@ -77,7 +78,14 @@ func BenchmarkInspectorPages(b *testing.B) {
 			if resp, err := c.PostForm(ts.URL+"/login", url.Values{"token": {fullToken}}); err != nil || resp.StatusCode != http.StatusOK {
 				b.Fatalf("login: %v %v", resp, err)
 			}
+			chat, err := st.Chat(context.Background(), s.Chat.ID)
+			if err != nil {
+				b.Fatal(err)
+			}
 			pages := map[string]string{
+				"overview":  "/",
+				"chat":      "/chat/" + chat.ID,
+				"reply":     "/chat/" + chat.ID + "/reply/" + chat.HeadID,
 				"character": "/character/" + url.PathEscape(space) + "/Maren",
 				"beliefs":   "/character/" + url.PathEscape(space) + "/Maren?beliefs=950",
 				"memory":    "/memory/maren/" + url.PathEscape(space),

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"sort"
+	"time"
 
 	"troupe/models"
 )
@@ -18,6 +19,10 @@ type overviewPage struct {
 	OwedUnknown bool
 	// Notice says what a change that led here did (noticeText).
 	Notice string
+	// Today is the local date; Traffic the model calls made on it by
+	// kind, summed over every process on the database.
+	Today   string
+	Traffic []models.ModelUsage
 }
 
 func (overviewPage) PageTitle() string { return "Overview" }
@@ -86,6 +91,11 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 		} else {
 			s.log.Warn("inspector: read the queue", "err", err)
 		}
+	}
+	pg.Today = s.opt.Now().Format(time.DateOnly)
+	if pg.Traffic, err = s.opt.Store.ModelUsageOn(ctx, pg.Today); err != nil {
+		s.internal(w, r, "the model traffic", err)
+		return
 	}
 	s.render(w, r, http.StatusOK, "overview", pg)
 }

@@ -22,6 +22,7 @@ import (
 	"troupe/memory"
 	"troupe/models"
 	"troupe/ops"
+	"troupe/usage"
 )
 
 // app is troupe's wired components, shared by serve, worker and chat.
@@ -35,6 +36,10 @@ type app struct {
 	pipeline *bot.Pipeline
 	cards    *cards.Library
 	metrics  *ops.Metrics
+	// usage counts the model calls by kind until stopUsage's flusher
+	// writes them to the store.
+	usage     *usage.Counter
+	stopUsage func()
 }
 
 // The store must keep the record and beliefs: memory finds them by a run-time
@@ -90,18 +95,23 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	}
 	mc := memory.ConfigFrom(cfg.Memory, cfg.Language)
 	mc.Reflect = memory.ReflectConfigFrom(cfg.Reflection)
-	scribe := newScribe(cfg, log, 0)
+	a.usage = &usage.Counter{}
+	a.stopUsage = a.flushUsage(usageFlush)
+	scribe := newScribe(cfg, log, 0, a.usage)
 	mc.ContextWindow, mc.AnswerTokens = scribeWindow(ctx, cfg, scribe.C, log), cfg.ScribeModel().MaxReplyTokens
 	if w := mc.ContextWindow; w > 0 && mc.AnswerTokens > w/2 {
 		// An endpoint refuses a prompt whose answer may not fit after it:
 		// the answer gets half the window, the prompt the rest.
 		mc.AnswerTokens = w / 2
-		scribe = newScribe(cfg, log, mc.AnswerTokens)
+		scribe = newScribe(cfg, log, mc.AnswerTokens, a.usage)
 	}
 	a.memory = memory.NewService(a.store, scribe, mc, log)
 	// The reflections of a space serialize across serve and worker processes.
 	a.memory.UseLocker(jobs.NewLocker(a.redis).WithLogger(log))
-	vectors, reranker := recallParts(cfg, a.store)
+	// Every forget (/forget, troupe memory forget, the inspector's) goes
+	// through the memory service: the kept originals go with the chat.
+	a.memory.UseForgetFiles(forgetKept(cfg))
+	vectors, reranker := recallParts(cfg, a.store, a.usage)
 	if vectors != nil {
 		q := a.queue
 		a.memory.UseVectors(vectors, func(ctx context.Context, chatID string) error { return q.Embed(ctx, chatID) })
@@ -116,8 +126,9 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 	}
 	m := cfg.Model
 	model := llm.New(llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey.Value(), Model: m.Name,
-		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries)}, log)
-	voicer, painter := outboundMedia(cfg, log)
+		Temperature: float32(m.Temperature), MaxTokens: m.MaxReplyTokens, Timeout: m.Timeout, MaxRetries: retries(m.MaxRetries), Meter: a.usage}, log)
+	voicer, painter := outboundMedia(cfg, log, a.usage)
+	im := newInboundMedia(cfg, log, a.usage)
 	limits := bot.Limits{PerMinute: cfg.Limits.RatePerMinute, MaxChars: cfg.Limits.MaxMessageChars,
 		ChannelTokensPerMinute: cfg.Limits.ChannelTokensPerMinute, TokensPerMinute: cfg.Limits.TokensPerMinute}
 	a.pipeline = bot.New(bot.Options{
@@ -151,6 +162,10 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		Voicer:          voicer,
 		Voice:           cfg.TTS.Voice,
 		Painter:         painter,
+		Vision:          im.vision,
+		CaptionModel:    im.caption,
+		Transcriber:     im.stt,
+		Media:           im.opt,
 	})
 	return a, nil
 }
@@ -158,10 +173,10 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 // newScribe is the memory service's scribe client (scribe.*, what is empty
 // taken from model.*; its key only on the main model's server); answer,
 // when positive, replaces scribe.max_reply_tokens.
-func newScribe(cfg config.Config, log *slog.Logger, answer int) llm.Scribe {
+func newScribe(cfg config.Config, log *slog.Logger, answer int, meter usage.Meter) llm.Scribe {
 	sm := cfg.ScribeModel()
 	c := llm.New(llm.Config{BaseURL: sm.BaseURL, APIKey: sm.APIKey.Value(), Model: sm.Name,
-		Temperature: float32(sm.Temperature), MaxTokens: cmp.Or(answer, sm.MaxReplyTokens), Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries)}, log)
+		Temperature: float32(sm.Temperature), MaxTokens: cmp.Or(answer, sm.MaxReplyTokens), Timeout: sm.Timeout, MaxRetries: retries(sm.MaxRetries), Meter: meter}, log)
 	return llm.Scribe{C: c, JSON: cfg.Recorder.JSONMode}
 }
 
@@ -194,16 +209,16 @@ func scribeWindow(ctx context.Context, cfg config.Config, c *llm.Client, log *sl
 // recallParts builds recall's optional vector source and rerank client
 // from recall.embeddings and recall.rerank; nil for each that is not set.
 // Without a rerank the result is a nil interface, not a nil pointer in one.
-func recallParts(cfg config.Config, store *models.Store) (*memory.Vectors, memory.Reranker) {
+func recallParts(cfg config.Config, store *models.Store, meter usage.Meter) (*memory.Vectors, memory.Reranker) {
 	var vectors *memory.Vectors
 	var reranker memory.Reranker
 	rc := cfg.Recall
 	if e := cfg.RecallEmbeddings(); e.On() {
-		emb := llm.NewEmbedder(llm.EmbedConfig{BaseURL: e.BaseURL, APIKey: e.APIKey.Value(), Model: e.Model, Dimensions: e.Dimensions})
+		emb := llm.NewEmbedder(llm.EmbedConfig{BaseURL: e.BaseURL, APIKey: e.APIKey.Value(), Model: e.Model, Dimensions: e.Dimensions, Meter: meter})
 		vectors = memory.NewVectors(emb, store, e.Model, int64(rc.VectorCacheMB)<<20)
 	}
 	if r := cfg.RecallRerank(); r.On() {
-		reranker = llm.NewReranker(llm.RerankConfig{BaseURL: r.BaseURL, APIKey: r.APIKey.Value(), Model: r.Model})
+		reranker = llm.NewReranker(llm.RerankConfig{BaseURL: r.BaseURL, APIKey: r.APIKey.Value(), Model: r.Model, Meter: meter})
 	}
 	return vectors, reranker
 }
@@ -260,6 +275,10 @@ func (a *app) workerWith(shutdown time.Duration) *jobs.Worker {
 // Close releases everything the app opened.
 func (a *app) Close() error {
 	var errs []error
+	if a.stopUsage != nil {
+		// The last counts go in while the store is open.
+		a.stopUsage()
+	}
 	if a.redis != nil {
 		errs = append(errs, a.redis.Close())
 	}

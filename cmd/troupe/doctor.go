@@ -29,6 +29,7 @@ var doctorChecks = []doctorCheck{
 	{"scribe", checkScribe},
 	{"embeddings", func(ctx context.Context, cfg config.Config) probe { return checkEmbeddings(ctx, cfg.Recall.Embeddings) }},
 	{"rerank", func(ctx context.Context, cfg config.Config) probe { return checkRerank(ctx, cfg.Recall.Rerank) }},
+	{"stt", checkSTT},
 	{"discord", func(ctx context.Context, cfg config.Config) probe { return checkDiscord(ctx, cfg.Discord) }},
 	{"telegram", func(ctx context.Context, cfg config.Config) probe { return checkTelegram(ctx, cfg.Telegram) }},
 }
@@ -41,7 +42,7 @@ func (c *cli) doctorCmd() *cobra.Command {
 		Use:   "doctor",
 		Short: "Check the configuration, database, Redis, model endpoints and bot tokens, and print a table",
 		Long: "Check everything troupe depends on: the configuration, the database, Redis, the model, the scribe,\n" +
-			"embeddings and rerank endpoints, and the Discord and Telegram tokens. A part that is not configured\n" +
+			"embeddings, rerank and speech-to-text endpoints, and the Discord and Telegram tokens. A part that is not configured\n" +
 			"is skipped. The exit code is 1 when any check failed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

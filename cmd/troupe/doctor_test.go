@@ -43,7 +43,7 @@ func TestDoctor(t *testing.T) {
 	testenv.Require(t)
 	fake := openaitest.NewServer(t)
 	fake.RequireKey("sk-good")
-	fake.SetModels("story-model", "story-model-mini", "embed-model", "rerank-model")
+	fake.SetModels("story-model", "story-model-mini", "embed-model", "rerank-model", "whisper-1")
 	d := discordtest.NewServer(t, discordtest.Options{Payloads: os.DirFS("../../adapters/discord/testdata")})
 	tg := telegramtest.NewServer(t)
 	base := map[string]string{
@@ -58,6 +58,8 @@ func TestDoctor(t *testing.T) {
 		"TROUPE_RECALL_EMBEDDINGS_MODEL":      "embed-model",
 		"TROUPE_RECALL_RERANK_BASE_URL":       fake.URL(),
 		"TROUPE_RECALL_RERANK_API_KEY":        "sk-good",
+		"TROUPE_STT_BASE_URL":                 fake.URL(),
+		"TROUPE_STT_API_KEY":                  "sk-good",
 		"TROUPE_RECALL_RERANK_MODEL":          "rerank-model",
 		"TROUPE_DISCORD_TOKEN":                d.Token(),
 		"TROUPE_DISCORD_API_BASE_URL":         d.URL(),
@@ -69,7 +71,7 @@ func TestDoctor(t *testing.T) {
 		"TROUPE_MEMORY_IDLE_RECAP":            "30m",
 		"TROUPE_RECALL_EMBEDDINGS_DIMENSIONS": "64",
 	}
-	checks := []string{"config", "database", "redis", "model", "scribe", "embeddings", "rerank", "discord", "telegram"}
+	checks := []string{"config", "database", "redis", "model", "scribe", "embeddings", "rerank", "stt", "discord", "telegram"}
 	rows, code, out := doctorRows(t, base)
 	for _, c := range checks {
 		if rows[c][0] != "ok" {
@@ -90,6 +92,8 @@ func TestDoctor(t *testing.T) {
 	}{
 		{"model key refused", map[string]string{"TROUPE_MODEL_API_KEY": "sk-wrong", "TROUPE_SCRIBE_API_KEY": "sk-good"}, "model", "the model API refused the key"},
 		{"unknown model", map[string]string{"TROUPE_MODEL_NAME": "story-modle"}, "model", `"story-model"`},
+		{"stt key refused", map[string]string{"TROUPE_STT_API_KEY": "sk-wrong"}, "stt", "the speech-to-text API refused the key"},
+		{"unknown stt model", map[string]string{"TROUPE_STT_MODEL": "whisper-2"}, "stt", `stt.model "whisper-2"`},
 		{"Discord token refused", map[string]string{"TROUPE_DISCORD_TOKEN": "not-the-token"}, "discord", "Discord refused the bot token"},
 		{"Telegram token refused", map[string]string{"TROUPE_TELEGRAM_TOKEN": "42:not-the-token"}, "telegram", "Telegram refused the bot token"},
 		{"database unreachable", map[string]string{"TROUPE_DATABASE_DSN": "postgres://troupe@127.0.0.1:1/troupe?connect_timeout=3"}, "database", ""},
@@ -138,7 +142,7 @@ func TestDoctorSkipsWhatIsNotConfigured(t *testing.T) {
 		"TROUPE_CARDS_DIR":      t.TempDir(),
 	})
 	for c, want := range map[string]string{"config": "ok", "database": "ok", "redis": "ok", "model": "ok", "scribe": "skipped",
-		"embeddings": "skipped", "rerank": "skipped", "discord": "skipped", "telegram": "skipped"} {
+		"embeddings": "skipped", "rerank": "skipped", "stt": "skipped", "discord": "skipped", "telegram": "skipped"} {
 		if rows[c][0] != want {
 			t.Errorf("%s is %q, want %s\n%s", c, rows[c], want, out)
 		}

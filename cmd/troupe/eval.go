@@ -282,7 +282,7 @@ func (c *cli) evalRun(ctx context.Context, cfg config.Config, suite *eval.Suite,
 	// here, not once per case (an endpoint slow to list its models would
 	// spend each case's time limit).
 	if cfg.ScribeModel().ContextWindow == 0 {
-		cfg.Scribe.ContextWindow = cmp.Or(scribeWindow(ctx, cfg, newScribe(cfg, log, 0).C, log), memory.DefaultScribeWindow)
+		cfg.Scribe.ContextWindow = cmp.Or(scribeWindow(ctx, cfg, newScribe(cfg, log, 0, nil).C, log), memory.DefaultScribeWindow)
 	}
 	results := make([]eval.Result, len(cases))
 	prog := newProgress(stderr, isTerminal(c.stderr), len(cases), label)

@@ -144,17 +144,20 @@ func TestEvalCaseTimeLimit(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
-	err := run(ctx, []string{"eval", "--suite", evalSuite, "--only", eval.SingleFact, "--lang", "en", "--case-timeout", "4s"},
+	err := run(ctx, []string{"eval", "--suite", evalSuite, "--only", eval.SingleFact, "--lang", "en", "--case-timeout", "10s"},
 		nil, &out, &errOut, testEnv(vals))
 	took := time.Since(start)
 	t.Logf("stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
 	if err == nil {
 		t.Fatal("eval exited 0 with every case over its time limit")
 	}
-	if took > 30*time.Second {
-		t.Errorf("eval took %s; 4 cases of 4 s each, played 4 at once, should end well within 30 s", took)
+	// The limit leaves telling the story (instant model) time on a loaded
+	// machine: what it measures is the wait for memory work that never
+	// comes.
+	if took > 50*time.Second {
+		t.Errorf("eval took %s; 4 cases of 10 s each, played 4 at once, should end well within 50 s", took)
 	}
-	if got := strings.Count(errOut.String(), "over the case time limit (4s) while finishing the memory work"); got != 4 {
+	if got := strings.Count(errOut.String(), "over the case time limit (10s) while finishing the memory work"); got != 4 {
 		t.Errorf("%d progress lines name the time limit and the wait, want 4", got)
 	}
 	if !regexp.MustCompile(`single_fact\s+en\s+0\.00\s+4\s+4\s`).MatchString(errOut.String()) {

@@ -47,11 +47,11 @@ func TestSideEndpointsBorrowTheMainKeyOnlyOnItsServer(t *testing.T) {
 			log := slog.New(slog.DiscardHandler)
 
 			before := len(tt.server.Requests())
-			_, err := newScribe(cfg, log, 0).Complete(context.Background(), []bot.PromptMessage{{Role: bot.RoleUser, Content: "hi"}})
+			_, err := newScribe(cfg, log, 0, nil).Complete(context.Background(), []bot.PromptMessage{{Role: bot.RoleUser, Content: "hi"}})
 			if tt.server == main && err != nil {
 				t.Errorf("the main server refused the scribe: %v", err)
 			}
-			vectors, _ := recallParts(cfg, st)
+			vectors, _ := recallParts(cfg, st, nil)
 			_, err = vectors.Embedder.Embed(context.Background(), []string{"x"})
 			if tt.server == main && err != nil {
 				t.Errorf("the main server refused embeddings: %v", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"image/color"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"troupe/cards/cardstest"
 	"troupe/llm/openaitest"
 	"troupe/memory/memorytest"
 	"troupe/web/webtest"
@@ -20,9 +22,11 @@ import (
 
 // TestInspectorEndToEnd plays a story with `troupe chat` through the fakes
 // and looks at it with `troupe web` in a real headless Chromium: the
-// reply's prompt holds the recalled item with its reason, a handbook line
-// edited in the browser reaches the next turn's prompt, a page updates live
-// when a turn lands, and a forgotten chat is gone from the pages. With
+// reply's prompt holds the recalled item with its reason, a resident line
+// edited in the browser reaches the next turn's prompt, a belief deleted
+// there is gone, a page updates live when a turn lands, a forgotten chat is
+// gone from the pages, and a PNG card uploaded there plays. The overview
+// counts the model calls by kind. With
 // TROUPE_SCREENSHOTS set to a folder it saves the README's screenshots
 // there.
 func TestInspectorEndToEnd(t *testing.T) {
@@ -31,7 +35,17 @@ func TestInspectorEndToEnd(t *testing.T) {
 			browser := webtest.StartBrowser(t)
 			webtest.FailOnDialogs(t, browser)
 			fake := openaitest.NewServer(t)
-			fake.SetResponder((&memorytest.Scribe{}).Respond)
+			scribe := &memorytest.Scribe{}
+			fake.SetResponder(func(req openaitest.Request) openaitest.Answer {
+				// /reflect forms a belief; everything else is the scribe's.
+				switch {
+				case memorytest.IsReflection(req):
+					return openaitest.Answer{Text: memorytest.Reflection(req)}
+				case memorytest.IsBeliefCheck(req):
+					return openaitest.Answer{Text: `{"compatible": true, "against": []}`}
+				}
+				return scribe.Respond(req)
+			})
 			const token = "inspector-token-for-the-test"
 			addr := freeAddr(t)
 			vals["TROUPE_MODEL_BASE_URL"] = fake.URL()
@@ -54,7 +68,7 @@ func TestInspectorEndToEnd(t *testing.T) {
 			chat := []string{"chat", "--card", "../../examples/cards/lantern-keeper.json", "--user", "Ada", "--drain-timeout", "30s"}
 			// The fact is told in one chat and asked about in the next, so
 			// it comes back through recall, not the transcript.
-			troupe("I buried the brass compass under the old oak.\n*I wait.*\n*I wait longer.*\n/new\n", chat...)
+			troupe("I buried the brass compass under the old oak.\n*I wait.*\n*I wait longer.*\n/reflect\n/new\n", chat...)
 			troupe("Where is the brass compass?\n", chat...)
 
 			// troupe web over the same database.
@@ -79,6 +93,13 @@ func TestInspectorEndToEnd(t *testing.T) {
 			overview := webtest.Open(t, browser, base, "/")
 			if !strings.Contains(overview, "lantern-keeper") {
 				t.Fatalf("overview:\n%s", overview)
+			}
+			// Each troupe chat wrote its model calls by kind as it closed:
+			// the four turns' replies and the memory jobs' scribe calls.
+			for _, kind := range []string{"\nchat\t4\t0\t", "\nrecord\t", "\nrecap\t1\t0\t"} {
+				if !strings.Contains(overview, kind) {
+					t.Errorf("the overview's model traffic lacks %q:\n%s", kind, overview)
+				}
 			}
 			chatPath := webtest.Value(t, browser, "the chat's link", chatdpAttr(`a[href^="/chat/"]`, "href"))
 			page := webtest.Open(t, browser, base, chatPath)
@@ -135,6 +156,26 @@ func TestInspectorEndToEnd(t *testing.T) {
 				t.Errorf("the next turn's prompt lacks the resident line edited in the browser")
 			}
 
+			// A belief deleted in the browser, after its confirmation, is
+			// gone from the character's page and from the store.
+			webtest.Open(t, browser, base, "/character/console%3Alocal%3AAda/Maren")
+			beliefID := webtest.Value(t, browser, "a belief's id", chromedp.Evaluate[string](`((document.querySelector('div.card[id^="belief-"]') || {}).id || "").slice(7)`))
+			if beliefID == "" {
+				t.Fatalf("/reflect formed no belief to delete:\n%s", webtest.Open(t, browser, base, "/character/console%3Alocal%3AAda/Maren"))
+			}
+			webtest.Run(t, browser, "ask to delete the belief",
+				chromedp.Click(chromedp.CSS(`#belief-`+beliefID+` form[action$="/delete"] button`)),
+				chromedp.WaitVisible(chromedp.CSS(`main form[action$="/belief/`+beliefID+`/delete"] button`)),
+				chromedp.Click(chromedp.CSS(`main form[action$="/belief/`+beliefID+`/delete"] button`)),
+				chromedp.WaitVisible(chromedp.ID("beliefs")),
+			)
+			if page := webtest.Open(t, browser, base, "/character/console%3Alocal%3AAda/Maren"); strings.Contains(page, beliefID) {
+				t.Errorf("the deleted belief is still on the character's page")
+			}
+			if shown := troupe("", "memory", "show", "--card", "lantern-keeper", "--space", "console:local:Ada", "--json"); strings.Contains(shown, beliefID) {
+				t.Errorf("the deleted belief %s is still in the store", beliefID)
+			}
+
 			// Live: the open chat page shows a turn that lands meanwhile.
 			webtest.Open(t, browser, base, "/")
 			current := webtest.Value(t, browser, "the current chat", chatdpAttr(`a[href^="/chat/"]`, "href"))
@@ -175,6 +216,35 @@ func TestInspectorEndToEnd(t *testing.T) {
 			}
 			if text := webtest.Open(t, browser, base, chatPath); !regexp.MustCompile(`404|Nothing here`).MatchString(text) {
 				t.Errorf("the forgotten chat's page: %s", text)
+			}
+
+			// A PNG card uploaded through the browser plays.
+			tea, err := os.ReadFile(filepath.Join("..", "..", "examples", "cards", "tea-house.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			png := filepath.Join(t.TempDir(), "Tea House.png")
+			if err := os.WriteFile(png, cardstest.PNG(t, cardstest.Picture(t, 8, 8, color.RGBA{R: 200, A: 255}), cardstest.CardChunk("chara", string(tea))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			webtest.Open(t, browser, base, "/cards")
+			webtest.Run(t, browser, "upload the PNG card",
+				chromedp.SendKeys(chromedp.ID("card-file"), png),
+				chromedp.Click(chromedp.CSS(`form.upload button[type="submit"]`)),
+				chromedp.WaitVisible(chromedp.CSS(`.notice`)),
+			)
+			uploaded, err := filepath.Glob(filepath.Join(vals["TROUPE_CARDS_DIR"], "*.png"))
+			if err != nil || len(uploaded) != 1 {
+				t.Fatalf("the upload wrote %q (%v), want one PNG in the card folder", uploaded, err)
+			}
+			before = len(fake.Requests())
+			troupe("掌柜的，来一壶茶。\n", "chat", "--card", uploaded[0], "--user", "Ada", "--drain-timeout", "30s")
+			played := false
+			for _, req := range fake.Requests()[before:] {
+				played = played || req.Stream && len(req.Messages) > 0 && strings.Contains(req.Messages[0].Content, "半盏茶馆")
+			}
+			if !played {
+				t.Errorf("no turn was played with the uploaded card's description")
 			}
 		})
 	}

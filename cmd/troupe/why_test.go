@@ -32,7 +32,7 @@ func TestMemoryWhyShowsTheLastRecall(t *testing.T) {
 				err := run(ctx, args, strings.NewReader(stdin), &out, &errOut, testEnv(vals))
 				return out.String() + errOut.String(), err
 			}
-			chat := []string{"chat", "--card", "../../examples/cards/lantern-keeper.json", "--user", "Ada", "--drain-timeout", "15s"}
+			chat := []string{"chat", "--card", "../../examples/cards/lantern-keeper.json", "--user", "Ada", "--drain-timeout", "60s"}
 			// The first session's record is written by the time it ends
 			// (its jobs drain); the second asks.
 			if out, err := troupe("I buried the brass compass under the old oak.\n*I wait.*\n*I wait longer.*\n", chat...); err != nil {
