@@ -10,7 +10,10 @@
 // characters, and flood control (429) waited out. In a scene each reply
 // starts with its speaker's name in bold, and a reply to a message so named
 // addresses that character; /memory and a /whisper's answer asked in a
-// group go to the asker's private chat.
+// group go to the asker's private chat. Photos, image and text documents,
+// voice notes and audio reach the pipeline as media items whose bytes come
+// through getFile from the bot's file endpoint alone; the files the
+// pipeline sends go out with sendVoice, sendAudio and sendPhoto.
 package telegram
 
 import (
@@ -37,11 +40,19 @@ var allowedUpdates = []string{"message", "callback_query"}
 
 // Adapter connects one Telegram bot to the pipeline.
 type Adapter struct {
+	// MaxImageBytes is media.max_image_bytes: of a photo's sizes the
+	// adapter hands the pipeline the largest within it. Set it before
+	// Run; 0 means 8 MB.
+	MaxImageBytes int64
+
 	cfg   config.Telegram
 	p     bot.Engine
 	log   *slog.Logger
 	httpc *http.Client
 	hook  *url.URL
+	// fileRoot is the prefix of the bot's download URLs (it holds the
+	// token); "" when telegram.api_endpoint has no file endpoint.
+	fileRoot string
 
 	// Pacing and patience; tests shorten some of them.
 	now          func() time.Time
@@ -120,6 +131,7 @@ func New(cfg config.Telegram, p bot.Engine, log *slog.Logger) (*Adapter, error) 
 		unauth:       sparse{every: time.Minute},
 		seen:         newSeenSet(10000),
 	}
+	a.fileRoot, _ = fileRoot(cfg.APIEndpoint, cfg.Token.Value())
 	return a, nil
 }
 
@@ -145,7 +157,14 @@ func (a *Adapter) Run(ctx context.Context) error {
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
 	a.api, a.work = api, work
-	a.rt = router{self: api.Self, allowGroups: a.cfg.AllowGroups, allowed: newAllowList(a.cfg.AllowedUsers)}
+	maxImage := a.MaxImageBytes
+	if maxImage <= 0 {
+		maxImage = defaultMaxImageBytes
+	}
+	a.rt = router{self: api.Self, allowGroups: a.cfg.AllowGroups, allowed: newAllowList(a.cfg.AllowedUsers), maxImage: maxImage, source: a.fileSource}
+	if a.fileRoot == "" {
+		a.log.Warn("telegram.api_endpoint does not end in /bot%s/%s: no file endpoint can be derived, so pictures, voice notes and files sent to the bot are refused")
+	}
 	if names := a.rt.allowed.usernames(); len(names) > 0 {
 		a.log.Warn("telegram.allowed_users: a username is bound to the id of the first user seen with it, until the next start; names can change, write user ids instead",
 			"usernames", strings.Join(names, ","))

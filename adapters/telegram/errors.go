@@ -8,6 +8,8 @@ import (
 	"time"
 
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"troupe/media"
 )
 
 // Sentinel errors of the adapter.
@@ -17,6 +19,9 @@ var (
 	// ErrUnauthorized: Telegram refused the bot token (or the endpoint has
 	// no such bot).
 	ErrUnauthorized = errors.New("telegram: bot token refused")
+	// ErrFileTooLarge: a file to send is over Telegram's 50 MB upload
+	// limit. It is also media.ErrTooLarge.
+	ErrFileTooLarge = fmt.Errorf("telegram: file over the 50 MB upload limit: %w", media.ErrTooLarge)
 )
 
 // APIError is an error answer of the Bot API.

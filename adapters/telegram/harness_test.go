@@ -50,6 +50,9 @@ type harness struct {
 	// between the adapter and the pipeline.
 	observer bot.Observer
 	wrap     func(bot.Engine) bot.Engine
+	// options, when set, adjusts the pipeline's options (media
+	// endpoints, vision) before it is built.
+	options func(*bot.Options)
 
 	a      *Adapter
 	p      *bot.Pipeline
@@ -118,6 +121,9 @@ func (h *harness) start() {
 		opt.Recorder = config.Recorder{Enabled: true, Batch: 100}
 	}
 	opt.Observer = h.observer
+	if h.options != nil {
+		h.options(&opt)
+	}
 	h.p = bot.New(opt)
 	var engine bot.Engine = h.p
 	if h.wrap != nil {

@@ -9,6 +9,7 @@ import (
 	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
 
 	"troupe/bot"
+	"troupe/media"
 )
 
 // eventKind is what the adapter does with an update.
@@ -55,6 +56,11 @@ type router struct {
 	self        tgbotapi.User
 	allowGroups bool
 	allowed     *allowList
+	// maxImage is media.max_image_bytes, which picks a photo's size;
+	// source builds where a file's bytes come from (nil in tests of the
+	// rules alone).
+	maxImage int64
+	source   func(fileID string) media.Source
 }
 
 // route turns an update into an event, or says why it is ignored.
@@ -86,7 +92,10 @@ func (r router) message(u tgbotapi.Update) (event, string) {
 	if text == "" {
 		text = m.Caption
 	}
-	if strings.TrimSpace(text) == "" {
+	// A picture, voice note or file without a word is played all the
+	// same.
+	items := mediaItems(m, r.maxImage, r.source)
+	if strings.TrimSpace(text) == "" && len(items) == 0 {
 		return event{}, "no text"
 	}
 	ev := event{
@@ -96,6 +105,11 @@ func (r router) message(u tgbotapi.Update) (event, string) {
 			Channel: ref, AuthorID: strconv.FormatInt(m.From.ID, 10), AuthorName: displayName(m.From),
 			MessageID: strconv.Itoa(m.MessageID), CanManage: !ref.Group, Received: m.Time(),
 		},
+	}
+	// A command's caption is the command alone: its picture or file
+	// goes nowhere.
+	if _, isCmd := bot.ParseCommand(text); !isCmd {
+		ev.in.Media = items
 	}
 	if ref.Group {
 		ev.replyTo = m.MessageID
@@ -128,7 +142,7 @@ func (r router) message(u tgbotapi.Update) (event, string) {
 			return event{}, "not addressed to the bot"
 		}
 		text = stripMention(text, r.self.UserName)
-		if text == "" {
+		if text == "" && len(items) == 0 {
 			return event{}, "no text"
 		}
 	}

@@ -63,6 +63,13 @@ func TestRoute(t *testing.T) {
 		{name: "not allowed in dm gets a notice", file: "update_private_text.json", allowed: []string{"bob"}, kind: evNotice, text: "*pushes the door open* Is anyone here?", channel: dm, lang: "en", canManage: true},
 		{name: "not allowed in group is ignored", file: "update_group_mention.json", groups: true, allowed: []string{"alice"}, reason: "user not allowed"},
 		{name: "callback", file: "update_callback.json", kind: evCallback, channel: dm, lang: "en", canManage: true},
+		{name: "photo without caption", file: "update_private_photo_sizes.json", kind: evText, text: "", channel: dm, lang: "en", canManage: true},
+		{name: "voice note", file: "update_private_voice.json", kind: evText, text: "", channel: dm, lang: "en", canManage: true},
+		{name: "file of no use", file: "update_private_document_pdf.json", reason: "no text"},
+		{name: "group photo replying to the bot", file: "update_group_photo_reply_to_bot.json", groups: true, kind: evText, text: "", channel: group, replyTo: 510, lang: "en"},
+		{name: "group photo not addressed", file: "update_group_photo_plain.json", groups: true, reason: "not addressed to the bot"},
+		{name: "voice command", file: "update_private_voice_command.json", kind: evCommand, cmd: "voice", text: "/voice on", channel: dm, lang: "en", canManage: true},
+		{name: "picture command in a caption", file: "update_private_photo_command.json", kind: evCommand, cmd: "picture", text: "/picture a lantern like this", channel: dm, lang: "en", canManage: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -360,6 +360,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, mode serveM
 			if err != nil {
 				return err
 			}
+			tg.MaxImageBytes = int64(cfg.Media.MaxImageBytes)
 			runners, names = append(runners, tg), append(names, "telegram")
 		}
 		if len(runners) == 0 {

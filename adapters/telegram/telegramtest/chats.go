@@ -29,7 +29,16 @@ func (s *Server) wire(c *chatState, m *Message) map[string]any {
 		"from":       m.From,
 		"chat":       c.info,
 		"date":       time.Now().Unix(),
-		"text":       m.Text,
+	}
+	// A message with a file has a caption in place of text.
+	if m.Kind == "" || m.Text != "" {
+		out["text"] = m.Text
+	}
+	if m.Caption != "" {
+		out["caption"] = m.Caption
+	}
+	for k, v := range m.extra {
+		out[k] = v
 	}
 	if len(m.Entities) > 0 {
 		out["entities"] = m.Entities

@@ -1,11 +1,14 @@
 // Package telegramtest is a fake Telegram Bot API server for tests. It speaks
-// the real wire format on loopback (form-encoded requests to
-// /bot<token>/<method>, answers shaped {"ok":true,"result":…} or
+// the real wire format on loopback (form-encoded or multipart/form-data
+// requests to /bot<token>/<method>, answers shaped {"ok":true,"result":…} or
 // {"ok":false,"error_code":…,"description":…}), keeps each chat's messages as
 // a Telegram client would show them (HTML parsed, edits applied, deletions
 // hidden), long-polls getUpdates with offsets and timeouts, injects faults
 // (429 with retry_after, "can't parse entities", "message is not modified"),
-// and records every call.
+// and records every call. Users send photos, documents, voice notes and
+// audio whose bytes getFile and the file endpoint
+// (/file/bot<token>/<file_path>) serve; the files the bot uploads
+// (sendPhoto, sendVoice, sendAudio, sendDocument) are kept on its messages.
 package telegramtest
 
 import (
@@ -66,6 +69,21 @@ type Message struct {
 	// Edits counts the edits applied.
 	Edits   int
 	Deleted bool
+	// Kind is "photo", "voice", "audio" or "document" for a message that
+	// carries a file, "" for a text message.
+	Kind string
+	// Caption is a file message's visible caption.
+	Caption string
+	// File is the file the bot uploaded with the message (sendPhoto,
+	// sendVoice, sendAudio, sendDocument); nil otherwise.
+	File *Upload
+	// Duration is the duration, in seconds, the bot gave a voice or audio
+	// file.
+	Duration int
+
+	// extra are the message's file fields as the API shows them (photo,
+	// voice, caption_entities, …).
+	extra map[string]any
 }
 
 // Call is one recorded API request.
@@ -75,6 +93,9 @@ type Call struct {
 	At     time.Time
 	// Code is the error_code answered; 0 means ok.
 	Code int
+	// Files are the files uploaded with a multipart/form-data request,
+	// keyed by form field.
+	Files map[string]Upload
 }
 
 // BotCommand is a published command.
@@ -108,6 +129,11 @@ type Server struct {
 	strangers map[int64]bool
 	// served is when getUpdates first answered each update.
 	served map[int]time.Time
+	// files are the files getFile knows, by file_id; downloads the
+	// requests to the file endpoint.
+	files     map[string]*storedFile
+	fileSeq   int
+	downloads []Download
 }
 
 type queued struct {
@@ -136,6 +162,7 @@ func NewServer(t testing.TB) *Server {
 		faults:     map[string][]Fault{},
 		admins:     map[int64]map[int64]bool{},
 		served:     map[int]time.Time{},
+		files:      map[string]*storedFile{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
@@ -247,6 +274,10 @@ func (s *Server) Webhook() (url, secret string) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/file/bot"); ok {
+		s.download(w, r, rest)
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 {
@@ -257,14 +288,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, 401, "Unauthorized", 0)
 		return
 	}
-	if err := r.ParseForm(); err != nil {
-		writeError(w, 400, "Bad Request: can't parse request", 0)
+	files, apiErr := parseRequest(w, r)
+	if apiErr != nil {
+		writeError(w, apiErr.code, apiErr.description, 0)
 		return
 	}
 	params := r.Form
 	s.mu.Lock()
 	idx := len(s.calls)
-	s.calls = append(s.calls, Call{Method: method, Params: params, At: time.Now()})
+	s.calls = append(s.calls, Call{Method: method, Params: params, At: time.Now(), Files: files})
 	if f, ok := s.takeFault(method, params); ok {
 		s.calls[idx].Code = f.Code
 		s.mu.Unlock()
@@ -274,12 +306,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	var result any
-	var apiErr *apiError
 	if method == "getUpdates" {
 		result, apiErr = s.getUpdates(r, params)
 	} else {
 		s.mu.Lock()
-		result, apiErr = s.call(method, params)
+		result, apiErr = s.call(method, params, files)
 		s.mu.Unlock()
 	}
 	if apiErr != nil {
@@ -293,8 +324,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // call answers every method but getUpdates; s.mu is held.
-func (s *Server) call(method string, p url.Values) (any, *apiError) {
+func (s *Server) call(method string, p url.Values, files map[string]Upload) (any, *apiError) {
 	switch method {
+	case "sendPhoto", "sendVoice", "sendAudio", "sendDocument":
+		return s.sendFile(method, p, files)
+	case "getFile":
+		return s.getFile(p)
 	case "getMe":
 		return s.bot, nil
 	case "sendMessage":

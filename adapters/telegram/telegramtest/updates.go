@@ -18,34 +18,52 @@ func (s *Server) SendText(from User, text string) (updateID, messageID int) {
 	s.mu.Lock()
 	delete(s.strangers, from.ID)
 	s.mu.Unlock()
+	return s.push(from.ID, privateInfo(from), from, text, 0)
+}
+
+// privateInfo is the chat a user's private chat with the bot is.
+func privateInfo(from User) map[string]any {
 	info := map[string]any{"id": from.ID, "type": "private", "first_name": from.FirstName}
 	if from.UserName != "" {
 		info["username"] = from.UserName
 	}
-	return s.push(from.ID, info, from, text, 0)
+	return info
 }
 
 // SendGroupText has user write text in a group chat, replying to the
 // message replyTo when it is not 0, and queues the update.
 func (s *Server) SendGroupText(chat Chat, from User, text string, replyTo int) (updateID, messageID int) {
+	return s.push(chat.ID, groupInfo(chat), from, text, replyTo)
+}
+
+// groupInfo is a group chat as the API shows it.
+func groupInfo(chat Chat) map[string]any {
 	typ := chat.Type
 	if typ == "" {
 		typ = "supergroup"
 	}
-	info := map[string]any{"id": chat.ID, "type": typ, "title": chat.Title}
-	return s.push(chat.ID, info, from, text, replyTo)
+	return map[string]any{"id": chat.ID, "type": typ, "title": chat.Title}
 }
 
 func (s *Server) push(chatID int64, info map[string]any, from User, text string, replyTo int) (int, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.pushMessage(chatID, info, &Message{From: from, Text: text, ReplyTo: replyTo})
+}
+
+// pushMessage adds m, written by a user, to the chat and queues the
+// update; s.mu is held.
+func (s *Server) pushMessage(chatID int64, info map[string]any, m *Message) (int, int) {
 	c := s.chat(chatID, info)
 	c.nextID++
-	m := &Message{ID: c.nextID, ChatID: chatID, From: from, Text: text, ReplyTo: replyTo}
+	m.ID, m.ChatID = c.nextID, chatID
 	c.messages = append(c.messages, m)
 	wire := s.wire(c, m)
-	if ents := entities(text); len(ents) > 0 {
+	if ents := entities(m.Text); len(ents) > 0 {
 		wire["entities"] = ents
+	}
+	if ents := entities(m.Caption); len(ents) > 0 {
+		wire["caption_entities"] = ents
 	}
 	id := s.enqueue(map[string]any{"message": wire})
 	return id, m.ID
