@@ -57,6 +57,25 @@ type BeliefCheck struct {
 	CreatedAt    time.Time `json:"created_at"`
 }
 
+// BeliefChange is one step of a belief's confidence history: formed, or
+// rewritten by a reflection or lowered by a belief check, at a space turn.
+// It holds no words (the belief's row does) and goes with its belief.
+// Steps of one turn are one row, the last written.
+type BeliefChange struct {
+	BeliefID   string    `gorm:"primaryKey;size:26" json:"belief_id"`
+	Seq        int64     `gorm:"primaryKey" json:"seq"`
+	Confidence int       `gorm:"not null" json:"confidence"`
+	Why        string    `gorm:"size:16;not null" json:"why"`
+	CreatedAt  time.Time `json:"created_at"`
+}
+
+// Why a belief's confidence stands where it does (BeliefChange.Why).
+const (
+	ChangeFormed     = "formed"
+	ChangeReflection = "reflection"
+	ChangeCheck      = "check"
+)
+
 // ReflectionSeen marks a perception a completed reflection of its character
 // has shown: it is no longer new. Forgetting a belief deletes the marks of
 // the perceptions it cited, so they become new again.
@@ -83,7 +102,7 @@ func (BeliefEvidence) TableName() string { return "belief_evidence" }
 func (ReflectionSeen) TableName() string { return "reflection_seen" }
 
 func beliefTables() []any {
-	return []any{&Belief{}, &BeliefEvidence{}, &BeliefCheck{}, &ReflectionSeen{}, &ReflectionState{}}
+	return []any{&Belief{}, &BeliefEvidence{}, &BeliefCheck{}, &BeliefChange{}, &ReflectionSeen{}, &ReflectionState{}}
 }
 
 // BeliefEvidence reads the evidence of the given beliefs, with the

@@ -56,7 +56,7 @@ func (s *Store) InstallReflection(ctx context.Context, r ReflectionInstall) erro
 			}
 		}
 		for _, b := range r.Doubted {
-			if err := writeBelief(tx, r, b, chats, false, now); err != nil {
+			if err := writeBelief(tx, r, b, chats, ChangeCheck, now); err != nil {
 				return err
 			}
 			for _, e := range b.Evidence {
@@ -70,12 +70,12 @@ func (s *Store) InstallReflection(ctx context.Context, r ReflectionInstall) erro
 			}
 		}
 		for _, b := range r.Changes.Updated {
-			if err := writeBelief(tx, r, b, chats, false, now); err != nil {
+			if err := writeBelief(tx, r, b, chats, ChangeReflection, now); err != nil {
 				return err
 			}
 		}
 		for _, b := range r.Changes.Created {
-			if err := writeBelief(tx, r, b, chats, true, now); err != nil {
+			if err := writeBelief(tx, r, b, chats, ChangeFormed, now); err != nil {
 				return err
 			}
 		}
@@ -169,8 +169,10 @@ func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string,
 	return chats, nil
 }
 
-// writeBelief inserts or rewrites a belief and its evidence links.
-func writeBelief(tx *gorm.DB, r ReflectionInstall, b belief.Belief, chats map[string]string, create bool, now time.Time) error {
+// writeBelief inserts (why ChangeFormed) or rewrites a belief and its
+// evidence links, and notes the step in its confidence history.
+func writeBelief(tx *gorm.DB, r ReflectionInstall, b belief.Belief, chats map[string]string, why string, now time.Time) error {
+	create := why == ChangeFormed
 	row := Belief{ID: b.ID, SpaceID: r.SpaceID, Character: r.Character, Text: b.Text, Confidence: int(b.Confidence),
 		About: strings.Join(b.About, "\n"), FormedSeq: b.FormedTurn, ChangedSeq: b.ChangedTurn,
 		MergedFrom: strings.Join(b.MergedFrom, "\n"), CreatedAt: now, UpdatedAt: now}
@@ -195,6 +197,14 @@ func writeBelief(tx *gorm.DB, r ReflectionInstall, b belief.Belief, chats map[st
 		if res.RowsAffected == 0 {
 			return ErrStale
 		}
+	}
+	seq := b.ChangedTurn
+	if create {
+		seq = b.FormedTurn
+	}
+	step := BeliefChange{BeliefID: b.ID, Seq: seq, Confidence: row.Confidence, Why: why, CreatedAt: now}
+	if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&step).Error; err != nil {
+		return err
 	}
 	ev := make([]BeliefEvidence, 0, len(b.Evidence))
 	for _, e := range b.Evidence {
@@ -264,7 +274,7 @@ func deleteBeliefs(tx *gorm.DB, ids []string) error {
 			return err
 		}
 	}
-	for _, m := range []any{&BeliefEvidence{}, &BeliefCheck{}} {
+	for _, m := range []any{&BeliefEvidence{}, &BeliefCheck{}, &BeliefChange{}} {
 		if err := tx.Where("belief_id IN ?", ids).Delete(m).Error; err != nil {
 			return err
 		}

@@ -126,13 +126,15 @@ type BeliefPage struct {
 	Rows map[string]Belief
 	// Checks are the dated contradictions belief checks found, by belief.
 	Checks map[string][]BeliefCheck
-	Total  int64
+	// Changes are the steps of each belief's confidence, oldest first.
+	Changes map[string][]BeliefChange
+	Total   int64
 }
 
 // CharacterBeliefs reads a page of a character's beliefs in a space,
 // newest formed first: offset and limit bound it.
 func (s *Store) CharacterBeliefs(ctx context.Context, spaceID, character string, offset, limit int) (BeliefPage, error) {
-	pg := BeliefPage{Rows: map[string]Belief{}, Checks: map[string][]BeliefCheck{}}
+	pg := BeliefPage{Rows: map[string]Belief{}, Checks: map[string][]BeliefCheck{}, Changes: map[string][]BeliefChange{}}
 	db := s.db.WithContext(ctx)
 	char := FitName(character, NameSize)
 	var rows []Belief
@@ -161,6 +163,13 @@ func (s *Store) CharacterBeliefs(ctx context.Context, spaceID, character string,
 	}
 	for _, c := range checks {
 		pg.Checks[c.BeliefID] = append(pg.Checks[c.BeliefID], c)
+	}
+	var changes []BeliefChange
+	if err := db.Where("belief_id IN ?", ids).Order("seq, created_at").Find(&changes).Error; err != nil {
+		return pg, fmt.Errorf("models: belief changes: %w", err)
+	}
+	for _, c := range changes {
+		pg.Changes[c.BeliefID] = append(pg.Changes[c.BeliefID], c)
 	}
 	for _, b := range rows {
 		pg.Beliefs = append(pg.Beliefs, BeliefView{Character: b.Character, Belief: beliefOf(b, ev[b.ID])})

@@ -7,7 +7,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
+	"troupe/belief"
 	"troupe/models"
 	"troupe/recall"
 )
@@ -54,6 +56,44 @@ type beliefRow struct {
 	For     []evidenceRow
 	Against []evidenceRow
 	Checks  []models.BeliefCheck
+	// Steps is its confidence history: where it was formed and each turn
+	// the confidence moved, and by what.
+	Steps []confidenceStep
+}
+
+// confidenceStep is a turn where a belief's confidence was set: Move is
+// "formed", "raised", "lowered" or "kept" (the first step a history holds
+// when it began after the belief was formed), By what set it.
+type confidenceStep struct {
+	Turn       int64
+	At         time.Time
+	Confidence string
+	Move, By   string
+}
+
+// confidenceSteps keeps the steps of changes where the confidence moved
+// (rewrites that kept it are left out), oldest first.
+func confidenceSteps(changes []models.BeliefChange) []confidenceStep {
+	var out []confidenceStep
+	last := -1
+	for _, c := range changes {
+		move := "kept"
+		switch {
+		case c.Why == models.ChangeFormed:
+			move = "formed"
+		case last < 0:
+		case c.Confidence > last:
+			move = "raised"
+		case c.Confidence < last:
+			move = "lowered"
+		default:
+			continue
+		}
+		by := map[string]string{models.ChangeFormed: "a reflection", models.ChangeReflection: "a reflection", models.ChangeCheck: "a belief check"}[c.Why]
+		out = append(out, confidenceStep{Turn: c.Seq, At: c.CreatedAt, Confidence: belief.Confidence(c.Confidence).String(), Move: move, By: by})
+		last = c.Confidence
+	}
+	return out
 }
 
 type characterPage struct {
@@ -182,7 +222,7 @@ func (s *Server) characterPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, b := range bp.Beliefs {
-		row := beliefRow{BeliefView: b, Row: bp.Rows[b.ID], Checks: bp.Checks[b.ID]}
+		row := beliefRow{BeliefView: b, Row: bp.Rows[b.ID], Checks: bp.Checks[b.ID], Steps: confidenceSteps(bp.Changes[b.ID])}
 		for _, e := range b.Evidence {
 			p, known := texts[e.Perception]
 			ev := evidenceRow{Perception: e.Perception, Turn: e.Turn, Text: p.Text, ChatID: p.ChatID, Known: known}

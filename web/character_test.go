@@ -34,6 +34,12 @@ func TestCharacterPageAndDeletes(t *testing.T) {
 			liar := belief.Belief{ID: models.NewID(), Text: "Tess cannot be trusted.", Confidence: belief.Sure, FormedTurn: 3, ChangedTurn: 3,
 				Evidence: []belief.Evidence{{Perception: p[0], Turn: 1, Stance: belief.Supports}, {Perception: p[2], Turn: 3, Stance: belief.Supports}}}
 			reflect(t, st, s.Chat, ferry, liar)
+			// A later reflection makes the liar belief less sure.
+			liar.Confidence, liar.ChangedTurn = belief.Likely, 4
+			if err := st.InstallReflection(ctx, models.ReflectionInstall{ChatID: s.Chat.ID, CardID: "maren", SpaceID: s.Chat.SpaceID, Character: "Maren",
+				Changes: belief.Changes{Updated: []belief.Belief{liar}}}); err != nil {
+				t.Fatal(err)
+			}
 			_, ts := inspector(t, b, web.Options{Store: st})
 			br := newBrowser(t, ts.URL)
 			br.login(fullToken)
@@ -46,7 +52,8 @@ func TestCharacterPageAndDeletes(t *testing.T) {
 			for _, want := range []string{
 				"Tess hid the key &lt;script&gt;alert(1)&lt;/script&gt;", "gist: gist of The ferry leaves at dawn.", "day 2, 10:01",
 				"The ferry is the way out &lt;img src=x onerror=alert(1)&gt;", "Evidence: 1 for, 1 against", "Evidence: 2 for, 0 against",
-				"Tess cannot be trusted.", `<span class="badge">sure</span>`, "Formed at turn 2",
+				"Tess cannot be trusted.", `<span class="badge">likely</span>`, "): formed likely by a reflection.", // ferry
+				"): formed sure by a reflection.", "): lowered to likely by a reflection.", // liar's history
 				"distrusts &lt;script&gt;", "Who rang the bell &lt;script&gt;", `href="/chat/` + s.Chat.ID + `"`,
 				"Perceptions <span class=\"muted\">(3, newest first)", "whole",
 			} {
