@@ -24,10 +24,32 @@ func Prompt(lang string, in Input) []Message {
 		w = recorderWords["en"]
 	}
 	system := w.system
+	if in.sharesMedia() {
+		system += "\n" + w.media
+	}
 	if !in.Fading {
 		system += "\n" + w.exact
 	}
 	return []Message{{Role: "system", Content: system}, {Role: "user", Content: UserMessage(in)}}
+}
+
+// mediaMarks are the marks the pipeline stores a shared picture, voice note
+// or file under (bot's media texts, both languages).
+var mediaMarks = []string{"[image: ", "[spoken]", "[file: ", " sent an image", " sent a voice note]", " sent an audio file", " 发来一张图片", " 发来一条语音]", " 发来一个音频文件"}
+
+// sharesMedia reports whether an event of the batch holds a shared
+// picture, voice note or file: only then does the prompt say how to read
+// them (the recorder's prompt is long enough for a scribe with a small
+// window).
+func (in Input) sharesMedia() bool {
+	for _, e := range in.Events {
+		for _, m := range mediaMarks {
+			if strings.Contains(e.Text, m) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // UserMessage is the contract's user message for a batch.
@@ -85,7 +107,7 @@ func RepairMessage(lang string, problem error) string {
 	return fmt.Sprintf(w.repair, problem)
 }
 
-type recorderWordsT struct{ system, exact, repair string }
+type recorderWordsT struct{ system, media, exact, repair string }
 
 var recorderWords = map[string]recorderWordsT{
 	"en": {
@@ -101,8 +123,8 @@ Answer with one JSON object and nothing else. Every key is optional; leave out w
 - "entities": [{"name": "…", "kind": "place|item|exit|lore", "within": "…"}] — places and things that appear for the first time.
 - "relationships": [{"from": "…", "to": "…", "description": "…", "event": "<id>"}] — when characters meet or how one sees another changes.
 - "knowledge": [{"character": "…", "entity": "…", "event": "<id>"}] — a cast member learns of a place, thing or piece of lore.
-Use the ids exactly as shown, without their prefix. Name characters exactly as in <cast> and <players>. Only characters present at an event can perceive it, unless someone tells them later.
-Players share pictures, voice notes and files, which reach you as text. An event "[image: …]" is a picture its author showed to those present, described inside the brackets: record it as that author showing it to them (who showed what to whom), perceived by those present as seen. An event that starts with "[spoken]" was said aloud by its author: the words after the mark are their spoken line. "[file: …]" and the lines starting with "> " after it are a text its author shared. "[… sent an image: …]" and "[… sent a voice note]" mean nobody saw or heard what it holds: record only that it was sent.`,
+Use the ids exactly as shown, without their prefix. Name characters exactly as in <cast> and <players>. Only characters present at an event can perceive it, unless someone tells them later.`,
+		media:  `Pictures, voice notes and files reach you as text: "[image: …]" is a picture its author showed those present (who showed what to whom; they saw it); "[spoken]" starts words said aloud; "[file: …]" and the "> " lines after it are text its author shared; "[… sent an image: …]" or "[… sent a voice note]" means only that it was sent is known.`,
 		exact:  `Details do not fade in this story: perceptions are complete and accurate, so list only missed, told and inferred ones.`,
 		repair: "Your answer could not be used (%v). Answer again with exactly one JSON object in the shape described, and nothing else.",
 	},
@@ -119,8 +141,8 @@ Players share pictures, voice notes and files, which reach you as text. An event
 - "entities": [{"name": "…", "kind": "place|item|exit|lore", "within": "…"}]——第一次出现的地点和物件。
 - "relationships": [{"from": "…", "to": "…", "description": "…", "event": "<编号>"}]——角色初次见面，或一方对另一方的看法变了。
 - "knowledge": [{"character": "…", "entity": "…", "event": "<编号>"}]——某个角色得知了一个地点、物件或设定。
-编号照原样写，不带前缀。角色名与 <cast>、<players> 中的写法完全一致。只有事件发生时在场的角色才能感知它，除非事后有人告诉他。
-玩家会分享图片、语音和文件，它们以文字的形式出现在这里。事件 "[image: …]" 是作者给在场的人看的一张图片，方括号里是画面描述：记为该作者把它展示给了他们（谁给谁看了什么），在场的人以"看到"感知它。以 "[spoken]" 开头的事件是作者亲口说出的话：标记之后的文字就是他说的台词。"[file: …]" 及其后以 "> " 开头的各行是作者分享的一段文字。"[… 发来一张图片：…]" 和 "[… 发来一条语音]" 表示没人看到或听到其中的内容：只记下发了这件事。`,
+编号照原样写，不带前缀。角色名与 <cast>、<players> 中的写法完全一致。只有事件发生时在场的角色才能感知它，除非事后有人告诉他。`,
+		media:  `图片、语音和文件以文字出现："[image: …]" 是作者给在场的人看的图片（谁给谁看了什么；在场者看到了）；"[spoken]" 之后是说出口的话；"[file: …]" 及其后以 "> " 开头的行是作者分享的文字；"[… 发来一张图片：…]" 或 "[… 发来一条语音]" 只说明发了，内容无人知晓。`,
 		exact:  `这个故事里细节不会淡去：感知都是完整准确的，所以只需列出没注意到、听人说起和推测的情况。`,
 		repair: "你的回答无法使用（%v）。请重新回答：只写一个符合上述格式的 JSON 对象，别的什么都不要写。",
 	},
