@@ -227,6 +227,19 @@ func ChatBlock(lang, id, name, recap string) string {
 // are whose, so the next consolidation writes the others' facts again from
 // their live recaps. Untagged entries (hand edits) stay.
 func Forget(text, chatID string) string {
+	// Taking a tag out can turn what is left of a line into something
+	// else ("[chat:c2]# Chat: (c2)" becomes c2's block heading): forget
+	// again until nothing changes. Each pass only takes away, so this
+	// ends.
+	out := forgetOnce(text, chatID)
+	for out != text {
+		text, out = out, forgetOnce(out, chatID)
+	}
+	return out
+}
+
+// forgetOnce is one pass of Forget over text.
+func forgetOnce(text, chatID string) string {
 	if text == "" {
 		return ""
 	}
