@@ -118,9 +118,6 @@ func resizeWith(img image.Image, w, h int, halve bool, final draw.Interpolator) 
 // to rounding, and so beat the x/image/draw scalers it was chosen over.
 // The figures (PSNR in dB, with -v) are what chose it; see resize.
 func TestResizeQuality(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow reference")
-	}
 	t.Parallel()
 	src := fine(2000, 1500)
 	w, h := 512, 384 // factor 3.9, like 4000×3000 to 1024×768
