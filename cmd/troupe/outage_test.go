@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -57,9 +58,8 @@ func TestRedisOutageDuringConversation(t *testing.T) {
 	if os.Getenv("TROUPE_SLOW_TESTS") != "" {
 		outage = 30 * time.Second
 	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	_, portText, _ := net.SplitHostPort(freeAddr(t))
+	port, _ := strconv.Atoi(portText)
 	rs := &redisServer{port: port, dir: t.TempDir()}
 	rs.start(t)
 	defer rs.stop()

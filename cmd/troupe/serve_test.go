@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -108,14 +110,25 @@ func TestServeTelegram(t *testing.T) {
 	}
 }
 
+// freeAddr finds a loopback port a child process can bind a moment later.
+// Port 0 would hand out one from the kernel's ephemeral range, where any
+// outbound connection (to PostgreSQL, Redis, a fake) may take it between
+// our close and the child's bind; so it picks below that range, where the
+// kernel never assigns ports by itself, and checks the port is free now.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		return addr
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free loopback port below the ephemeral range")
+	return ""
 }
 
 func httpGet(t *testing.T, url string) string {
