@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"troupe/handbook"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
@@ -65,7 +66,7 @@ func TestConsolidationDropsEchoedChatBlocks(t *testing.T) {
 				mk := memory.Markers[lang][0] + "\n"
 				for name, extra := range map[string]string{
 					"a heading outside the format": "# Notes of the scribe\n- Qingwu hums. [chat:jA]\n\n",
-					"a block of an unknown chat":   memory.ChatBlockHeading(lang, "Ghost", "jZ") + "\n- boo\n\n",
+					"a block of an unknown chat":   handbook.ChatBlockHeading(lang, "Ghost", "jZ") + "\n- boo\n\n",
 				} {
 					w.recapChanged(t, lang)
 					before := w.memory(t)

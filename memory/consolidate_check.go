@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"troupe/handbook"
 )
 
 // ConsolidationCheck is what a consolidation answer is validated against.
@@ -55,7 +57,7 @@ func refuse(line, format string, args ...any) *AnswerError {
 // CheckConsolidation). It returns the handbook's cross-chat sections (the
 // engine adds the chat blocks) and the resident summary, or an
 // *AnswerError.
-func ParseConsolidation(answer string, c ConsolidationCheck) (handbook, resident string, err error) {
+func ParseConsolidation(answer string, c ConsolidationCheck) (hb, resident string, err error) {
 	a, err := CheckConsolidation(answer, c)
 	return a.Handbook, a.Resident, err
 }
@@ -95,19 +97,19 @@ func CheckConsolidation(answer string, c ConsolidationCheck) (ConsolidationAnswe
 	}
 	hbRaw, dropped := dropChatBlocks(text[i+len(mk[0]):j], c.Known)
 	rsRaw := text[j+len(mk[1]):]
-	handbook, resident := strings.TrimSpace(hbRaw), strings.TrimSpace(rsRaw)
-	if len(c.Known) > 0 && (handbook == "" || resident == "") {
+	hbText, resident := strings.TrimSpace(hbRaw), strings.TrimSpace(rsRaw)
+	if len(c.Known) > 0 && (hbText == "" || resident == "") {
 		return none, &AnswerError{Reason: "both files must have content while chats remain"}
 	}
 	files := []struct {
 		name, raw, prev, hand string
 		blocks                bool
 	}{
-		{"handbook", hbRaw, CrossSections(c.PrevHandbook), c.PrevHandbookHand, true},
+		{"handbook", hbRaw, handbook.CrossSections(c.PrevHandbook), c.PrevHandbookHand, true},
 		{"resident summary", rsRaw, c.PrevResident, c.PrevResidentHand, false},
 	}
 	for _, f := range files {
-		hand := HandEdits(f.prev, f.hand)
+		hand := handbook.HandEdits(f.prev, f.hand)
 		if err := checkLines(f.name, f.raw, hand, f.blocks, c); err != nil {
 			return none, err
 		}
@@ -115,11 +117,11 @@ func CheckConsolidation(answer string, c ConsolidationCheck) (ConsolidationAnswe
 			return none, err
 		}
 	}
-	hand := HandEdits(c.PrevResident, c.PrevResidentHand)
+	hand := handbook.HandEdits(c.PrevResident, c.PrevResidentHand)
 	if n, room := scribeChars(resident, hand), ResidentRoom(c.ResidentMax, hand); c.ResidentMax > 0 && n > room {
 		return none, &AnswerError{Reason: fmt.Sprintf("the lines you wrote in the resident summary have %d characters without tags; they must have at most %d (the lines a person wrote do not count)", n, room)}
 	}
-	return ConsolidationAnswer{Handbook: handbook, Resident: resident, Dropped: dropped}, nil
+	return ConsolidationAnswer{Handbook: hbText, Resident: resident, Dropped: dropped}, nil
 }
 
 // scribeChars counts the characters, tags left out, of a resident's lines
@@ -135,8 +137,22 @@ func scribeChars(resident string, hand []string) int {
 			own = append(own, l)
 		}
 	}
-	return utf8.RuneCountInString(StripTags(strings.Join(own, "\n")))
+	return utf8.RuneCountInString(handbook.StripTags(strings.Join(own, "\n")))
 }
+
+// chatHeadingRe matches any heading that looks like a chat block's, at any
+// level, in either language and either kind of brackets: "## chat: … (id)".
+var chatHeadingRe = regexp.MustCompile(`(?i)^#{1,6}\s*(?:chat|局)\s*[:：].*[(（]\s*([A-Za-z0-9_.:-]+)\s*[)）]\s*$`)
+
+// bracketTagRe matches what a tag in square brackets looks like when it is
+// not written [chat:<id>]: "[Chat:id]", "[chat: id]", "[chat:a,b]",
+// "[chat id]", "【局：id】". Well-formed tags are removed before it is
+// applied; "[chatter]" and "【局势】" are words, not tags.
+var bracketTagRe = regexp.MustCompile(`(?i)[\[【]\s*(?:chats?\s*(?:[:：\]】,]|\s)|局\s*[:：])`)
+
+// parenTagRe matches a tag in parentheses, "(chat id)" or "（局：id）": with
+// its colon, or naming a chat, it is a tag; "(chat room)" is prose.
+var parenTagRe = regexp.MustCompile(`(?i)[(（]\s*(?:chat|局)\s*([:：]?)\s*([A-Za-z0-9_.:-]+)\s*[)）]`)
 
 // sourceLineRe matches the line that ends a chat block, as the engine
 // writes it ("Source: chat c1", "来源：局 c1") or as the seed does
@@ -159,7 +175,7 @@ func dropChatBlocks(raw string, known map[string]bool) (string, []string) {
 		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, "# ") {
 			in = ""
-			if id := blockID(t); id != "" && known[id] {
+			if id := handbook.BlockID(t); id != "" && known[id] {
 				in = id
 				dropped = append(dropped, id)
 			}
@@ -177,7 +193,7 @@ func dropChatBlocks(raw string, known map[string]bool) (string, []string) {
 
 // checkLines applies the line rules to one file of the answer. Lines are
 // numbered from the file's marker line, which is line 0.
-func checkLines(file, raw string, hand []string, handbook bool, c ConsolidationCheck) error {
+func checkLines(file, raw string, hand []string, isHandbook bool, c ConsolidationCheck) error {
 	isHand := map[string]bool{}
 	for _, h := range hand {
 		isHand[h] = true
@@ -188,7 +204,7 @@ func checkLines(file, raw string, hand []string, handbook bool, c ConsolidationC
 			continue
 		}
 		if strings.HasPrefix(t, "#") {
-			if err := checkHeading(file, n, t, handbook, c); err != nil {
+			if err := checkHeading(file, n, t, isHandbook, c); err != nil {
 				return err
 			}
 			continue
@@ -200,26 +216,26 @@ func checkLines(file, raw string, hand []string, handbook bool, c ConsolidationC
 	return nil
 }
 
-func checkHeading(file string, n int, t string, handbook bool, c ConsolidationCheck) error {
+func checkHeading(file string, n int, t string, isHandbook bool, c ConsolidationCheck) error {
 	if m := chatHeadingRe.FindStringSubmatch(t); m != nil {
 		id := m[1]
 		switch {
 		case c.Deleted[id]:
 			return refuse(t, "%s line %d is a heading of the deleted chat %s; nothing of a deleted chat may remain", file, n, id)
-		case handbook:
+		case isHandbook:
 			return refuse(t, "%s line %d is a chat block heading; the engine writes each chat's block from its recap, so write only the cross-chat sections", file, n)
 		default:
 			return refuse(t, "%s line %d is a chat block heading; the resident summary has none", file, n)
 		}
 	}
 	for _, lang := range []string{"en", "zh"} {
-		cross, res := CrossHeadings[lang], ResidentHeadings[lang]
+		cross, res := handbook.CrossHeadings[lang], handbook.ResidentHeadings[lang]
 		allowed := res[:]
-		if handbook {
+		if isHandbook {
 			allowed = cross[:]
 		}
 		for _, h := range allowed {
-			if headingMatches(t, h) {
+			if handbook.HeadingMatches(t, h) {
 				return nil
 			}
 		}
@@ -228,12 +244,8 @@ func checkHeading(file string, n int, t string, handbook bool, c ConsolidationCh
 }
 
 func checkEntry(file string, n int, t string, c ConsolidationCheck) error {
-	ids := Tags(t)
-	rest := t
-	// Removing a tag can join its neighbours into another one.
-	for tagRe.MatchString(rest) {
-		rest = tagRe.ReplaceAllString(rest, " ")
-	}
+	ids := handbook.Tags(t)
+	rest := handbook.DropTags(t)
 	if foreignTag(rest, c) {
 		return refuse(t, "%s line %d has a malformed tag; a tag is written exactly [chat:<id>] with the id of a chat", file, n)
 	}

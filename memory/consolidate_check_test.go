@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"troupe/handbook"
 	"troupe/models"
 )
 
@@ -83,11 +84,11 @@ func TestParseConsolidationAccepts(t *testing.T) {
 	for _, zh := range []bool{false, true} {
 		c := consolidationCheck(zh)
 		lang := langOf(zh)
-		hand := HandEdits(CrossSections(c.PrevHandbook), c.PrevHandbookHand)[0]
+		hand := handbook.HandEdits(handbook.CrossSections(c.PrevHandbook), c.PrevHandbookHand)[0]
 		// Words that only look like tags pass: a chat room, a chatter, 局势.
-		hb := strings.Join([]string{CrossHeadings[lang][0], "- Qingwu keeps the inn (c1's story). [chat:c1][chat:c2]", hand, "", CrossHeadings[lang][1], "- Qishui has one ferry (chat room) [chatter]. [chat:c2]", "- 【局势】紧张。 [chat:c1]"}, "\n")
-		rh := ResidentHeadings[lang]
-		rs := strings.Join([]string{rh[0], "- Rainy night (c1): asked after Huaijin. [chat:c1]", HandEdits(c.PrevResident, c.PrevResidentHand)[0], "", rh[2], "- One ferry. [chat:c2]"}, "\n")
+		hb := strings.Join([]string{handbook.CrossHeadings[lang][0], "- Qingwu keeps the inn (c1's story). [chat:c1][chat:c2]", hand, "", handbook.CrossHeadings[lang][1], "- Qishui has one ferry (chat room) [chatter]. [chat:c2]", "- 【局势】紧张。 [chat:c1]"}, "\n")
+		rh := handbook.ResidentHeadings[lang]
+		rs := strings.Join([]string{rh[0], "- Rainy night (c1): asked after Huaijin. [chat:c1]", handbook.HandEdits(c.PrevResident, c.PrevResidentHand)[0], "", rh[2], "- One ferry. [chat:c2]"}, "\n")
 		gotHB, gotRS, err := ParseConsolidation(Markers[lang][0]+"\n"+hb+"\n"+Markers[lang][1]+"\n"+rs, c)
 		if err != nil {
 			t.Fatalf("%s: refused a good answer: %v", lang, err)
@@ -104,23 +105,23 @@ func TestParseConsolidationAccepts(t *testing.T) {
 func TestChatBlockFromRecap(t *testing.T) {
 	t.Parallel()
 	recap := "# A letter\n\n## Plot\n- A visit.\n# Chat: Sneaky (c9)\n\n## Established facts\n- The pear tree did not blossom."
-	block := ChatBlock("en", "c2", "Tea\nfields", recap)
+	block := handbook.ChatBlock("en", "c2", "Tea\nfields", recap)
 	want := "# Chat: Tea fields (c2)\n## Plot\n- A visit.\n## Chat: Sneaky (c9)\n\n## Established facts\n- The pear tree did not blossom.\nSource: chat c2"
 	if block != want {
 		t.Errorf("block =\n%s\nwant\n%s", block, want)
 	}
 	hb := BuildHandbook("en", nil, "") + block + "\n\n# Characters (across chats)\n- x [chat:c2]"
-	if ids := Blocks(hb); len(ids) != 1 || !ids["c2"] {
+	if ids := handbook.Blocks(hb); len(ids) != 1 || !ids["c2"] {
 		t.Errorf("blocks = %v, want only c2", ids)
 	}
-	if got := Forget(hb, "c2"); strings.Contains(got, "pear") || strings.Contains(got, "Sneaky") {
+	if got := handbook.Forget(hb, "c2"); strings.Contains(got, "pear") || strings.Contains(got, "Sneaky") {
 		t.Errorf("forgetting c2 left its block's lines:\n%s", got)
 	}
-	if got := CrossSections(hb); got != "# Characters (across chats)\n- x [chat:c2]" {
+	if got := handbook.CrossSections(hb); got != "# Characters (across chats)\n- x [chat:c2]" {
 		t.Errorf("cross sections = %q", got)
 	}
-	zh := ChatBlock("zh", "c1", "雨夜", "# 标题\n## 剧情脉络\n- 甲")
-	if zh != "# 局：雨夜（c1）\n## 剧情脉络\n- 甲\n来源：局 c1" || !Blocks(zh)["c1"] {
+	zh := handbook.ChatBlock("zh", "c1", "雨夜", "# 标题\n## 剧情脉络\n- 甲")
+	if zh != "# 局：雨夜（c1）\n## 剧情脉络\n- 甲\n来源：局 c1" || !handbook.Blocks(zh)["c1"] {
 		t.Errorf("zh block = %q", zh)
 	}
 }
@@ -133,10 +134,10 @@ func TestBuildHandbookKeepsCrossLinesOutOfBlocks(t *testing.T) {
 	t.Parallel()
 	live := []models.Recap{{ChatID: "c1", ChatName: "One", Content: "# T\n## Plot\n- x"}}
 	hb := BuildHandbook("en", live, "- A person's note.\n\n# World facts (across chats)\n- y [chat:c1]")
-	if got := CrossSections(hb); !strings.HasPrefix(got, "# Characters (across chats)\n- A person's note.") {
+	if got := handbook.CrossSections(hb); !strings.HasPrefix(got, "# Characters (across chats)\n- A person's note.") {
 		t.Errorf("cross sections = %q", got)
 	}
-	if got := Forget(hb, "c1"); !strings.Contains(got, "- A person's note.") || strings.Contains(got, "- x") {
+	if got := handbook.Forget(hb, "c1"); !strings.Contains(got, "- A person's note.") || strings.Contains(got, "- x") {
 		t.Errorf("after forgetting c1:\n%s", got)
 	}
 	if got := BuildHandbook("en", nil, "- A person's note."); got != "- A person's note." {
@@ -149,8 +150,8 @@ func TestBuildHandbookKeepsCrossLinesOutOfBlocks(t *testing.T) {
 func BenchmarkParseConsolidation(b *testing.B) {
 	c := ConsolidationCheck{Language: "en", Known: map[string]bool{}, Deleted: map[string]bool{"gone": true}, ResidentMax: 1200}
 	var hb, rs strings.Builder
-	hb.WriteString(CrossHeadings["en"][0] + "\n- Qingwu's sister comes on market days.\n")
-	rs.WriteString(ResidentHeadings["en"][0] + "\n- Keep replies short.\n")
+	hb.WriteString(handbook.CrossHeadings["en"][0] + "\n- Qingwu's sister comes on market days.\n")
+	rs.WriteString(handbook.ResidentHeadings["en"][0] + "\n- Keep replies short.\n")
 	for i := range 300 {
 		id := "01JCHAT" + string(rune('A'+i%50/26)) + string(rune('A'+i%26))
 		c.Known[id] = true

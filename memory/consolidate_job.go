@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"troupe/handbook"
 	"troupe/models"
 )
 
@@ -100,7 +101,7 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string, conti
 	rebuild := len(state.Entries) > 0 && !anyMerged(state.Entries)
 	base := state
 	if rebuild {
-		base.Handbook, base.Resident = HandOnly(state.Handbook, state.HandbookHand), HandOnly(state.Resident, state.ResidentHand)
+		base.Handbook, base.Resident = handbook.HandOnly(state.Handbook, state.HandbookHand), handbook.HandOnly(state.Resident, state.ResidentHand)
 	}
 	if len(changed) == 0 && len(deleted) == 0 {
 		if len(waiting) > 0 {
@@ -110,8 +111,8 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string, conti
 	}
 	sort.Strings(deletedIDs)
 	lang, charName := s.cardLanguage(ctx, cardID)
-	in := ConsolidationPromptInput{Language: lang, CharName: charName, Handbook: CrossSections(base.Handbook), Resident: base.Resident,
-		Deleted: deletedIDs, Changed: changed, ResidentMax: ResidentRoom(s.cfg.ResidentMaxChars, HandEdits(base.Resident, base.ResidentHand))}
+	in := ConsolidationPromptInput{Language: lang, CharName: charName, Handbook: handbook.CrossSections(base.Handbook), Resident: base.Resident,
+		Deleted: deletedIDs, Changed: changed, ResidentMax: ResidentRoom(s.cfg.ResidentMaxChars, handbook.HandEdits(base.Resident, base.ResidentHand))}
 	for _, r := range live {
 		in.Chats = append(in.Chats, ChatRef{ID: r.ChatID, Name: r.ChatName})
 	}
@@ -208,9 +209,7 @@ type Forgotten struct {
 // cast; the caller then enqueues the consolidation of each card in the
 // space.
 func (s *Service) ForgetChat(ctx context.Context, chatID string) (Forgotten, error) {
-	ts, err := s.store.ForgetChat(ctx, chatID, func(hb, rs string) (string, string) {
-		return Forget(hb, chatID), Forget(rs, chatID)
-	})
+	ts, err := s.store.ForgetChat(ctx, chatID)
 	if err != nil {
 		return Forgotten{}, err
 	}
@@ -231,7 +230,5 @@ func (s *Service) ForgetChat(ctx context.Context, chatID string) (Forgotten, err
 // handbook and resident of the chat's lines. It returns the (card, space)
 // pairs to consolidate again.
 func (s *Service) DeleteRecap(ctx context.Context, chatID, cardID string) ([]models.MemoryKey, error) {
-	return s.store.DeleteRecap(ctx, chatID, cardID, func(hb, rs string) (string, string) {
-		return Forget(hb, chatID), Forget(rs, chatID)
-	})
+	return s.store.DeleteRecap(ctx, chatID, cardID)
 }

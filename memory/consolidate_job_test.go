@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"troupe/handbook"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
@@ -94,7 +95,7 @@ func TestScribeUntaggedFactDoesNotSurviveForget(t *testing.T) {
 				t.Fatalf("consolidate with a repair: %+v, %v", res, err)
 			}
 			mem := w.memory(t)
-			if strings.Contains(memory.CrossSections(mem.Handbook), "red cranes") || strings.Contains(mem.Resident, "red cranes") {
+			if strings.Contains(handbook.CrossSections(mem.Handbook), "red cranes") || strings.Contains(mem.Resident, "red cranes") {
 				t.Errorf("the scribe's untagged line was installed:\n%s\n---\n%s", mem.Handbook, mem.Resident)
 			}
 			if !strings.Contains(blockOf(mem.Handbook, "jA"), fact) {
@@ -275,7 +276,7 @@ func TestHandWrittenLineSurvivesConsolidationAndForget(t *testing.T) {
 				check("right after forgetting " + id)
 				consolidate("after forgetting " + id)
 			}
-			if mem := w.memory(t); len(memory.Blocks(mem.Handbook)) != 0 || strings.Contains(mem.Handbook+mem.Resident, "[chat:") {
+			if mem := w.memory(t); len(handbook.Blocks(mem.Handbook)) != 0 || strings.Contains(mem.Handbook+mem.Resident, "[chat:") {
 				t.Errorf("chats remain after forgetting all:\n%s\n---\n%s", mem.Handbook, mem.Resident)
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"troupe/handbook"
 	"troupe/models"
 	"troupe/text"
 )
@@ -45,7 +46,7 @@ type ConsolidationPromptInput struct {
 // ConsolidationPrompt builds the scribe's messages for a consolidation.
 func ConsolidationPrompt(in ConsolidationPromptInput) []Message {
 	lang := langOr(in.Language)
-	mk, ch, rh := Markers[lang], CrossHeadings[lang], ResidentHeadings[lang]
+	mk, ch, rh := Markers[lang], handbook.CrossHeadings[lang], handbook.ResidentHeadings[lang]
 	var sys, user strings.Builder
 	if lang == "zh" {
 		fmt.Fprintf(&sys, `你维护一张角色卡（角色：%s）在同一个空间里的跨局记忆，由两份文件组成：记忆手册，和每轮都会放进提示里的常驻摘要。现在要把新写或改过的复盘并进去，并把已删除的局彻底移除。
@@ -106,25 +107,20 @@ Answer with exactly two files, each after its marker on a line of its own, and n
 	return []Message{{Role: RoleSystem, Content: sys.String()}, {Role: RoleUser, Content: user.String()}}
 }
 
-// oneLine keeps a name on one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
 // BuildHandbook puts a handbook together: each live chat's block, built by
 // the engine from its recap so no chat's facts can be dropped by the
 // scribe, then the cross-chat sections the scribe wrote.
 func BuildHandbook(lang string, live []models.Recap, cross string) string {
 	parts := make([]string, 0, len(live)+1)
 	for _, r := range live {
-		parts = append(parts, ChatBlock(lang, r.ChatID, r.ChatName, r.Content))
+		parts = append(parts, handbook.ChatBlock(lang, r.ChatID, r.ChatName, r.Content))
 	}
 	if cross = strings.TrimSpace(cross); cross != "" {
 		// A block runs to the next top-level heading: a cross-chat part
 		// that does not open with one would have its first lines (a
 		// person's, say) read as the last chat's.
 		if len(live) > 0 && !strings.HasPrefix(cross, "# ") {
-			cross = CrossHeadings[langOr(lang)][0] + "\n" + cross
+			cross = handbook.CrossHeadings[langOr(lang)][0] + "\n" + cross
 		}
 		parts = append(parts, cross)
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"troupe/config"
+	"troupe/handbook"
 	"troupe/recall"
 	"troupe/record"
 )
@@ -32,7 +33,7 @@ func longResident(lang string, n int) string {
 	}
 	var b strings.Builder
 	b.WriteString(head)
-	for i := 0; utf8.RuneCountInString(StripTags(b.String())) < n; i++ {
+	for i := 0; utf8.RuneCountInString(handbook.StripTags(b.String())) < n; i++ {
 		if i%4 == 3 {
 			b.WriteString("\n")
 		}

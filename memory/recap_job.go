@@ -172,9 +172,7 @@ func (s *Service) installRecap(ctx context.Context, rec, prev models.Recap, off 
 	if !off {
 		return s.store.InstallRecap(ctx, rec)
 	}
-	purged, err := s.store.RewriteRecap(ctx, rec, prev.Hash, func(hb, rs string) (string, string) {
-		return Forget(hb, rec.ChatID), Forget(rs, rec.ChatID)
-	})
+	purged, err := s.store.RewriteRecap(ctx, rec, prev.Hash)
 	if purged {
 		s.log.Info("the recap that covers the discarded turn had been merged; the chat's lines left the handbook and resident, to be written again from every live recap",
 			"chat_id", rec.ChatID, "card_id", rec.CardID, "space_id", rec.SpaceID)

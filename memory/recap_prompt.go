@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"troupe/handbook"
 )
 
 // RecapHeadings are a recap's sections after its one-line "# " title.
@@ -155,12 +157,12 @@ func ValidateRecap(lang, text string) (string, error) {
 			}
 			continue
 		}
-		if next < 5 && headingMatches(t, h[next]) {
+		if next < 5 && handbook.HeadingMatches(t, h[next]) {
 			next++
 			continue
 		}
 		for i, want := range h {
-			if headingMatches(t, want) {
+			if handbook.HeadingMatches(t, want) {
 				if i < next {
 					return "", fmt.Errorf("the heading %q appears twice", want)
 				}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"troupe/handbook"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
@@ -57,7 +58,7 @@ func stickyConsolidation(req openaitest.Request) openaitest.Answer {
 		kept:
 			for _, l := range strings.Split(m[1], "\n") {
 				t := strings.TrimSpace(l)
-				ids := memory.Tags(t)
+				ids := handbook.Tags(t)
 				if len(ids) == 0 {
 					continue
 				}
@@ -75,8 +76,8 @@ func stickyConsolidation(req openaitest.Request) openaitest.Answer {
 		return strings.Join(uniqueKeepOrder(lines), "\n")
 	}
 	mk := memory.Markers["en"]
-	return openaitest.Answer{Text: mk[0] + "\n" + file(stickyHandbookRe, memory.CrossHeadings["en"][0]) + "\n" + mk[1] + "\n" +
-		file(stickyResidentRe, memory.ResidentHeadings["en"][0])}
+	return openaitest.Answer{Text: mk[0] + "\n" + file(stickyHandbookRe, handbook.CrossHeadings["en"][0]) + "\n" + mk[1] + "\n" +
+		file(stickyResidentRe, handbook.ResidentHeadings["en"][0])}
 }
 
 func uniqueSorted(words []string) []string {
@@ -230,11 +231,11 @@ func regenAfterMerge(t *testing.T, b testenv.Backend, scene, sticky bool) {
 		for _, w := range words {
 			// The faithful scribe's cross-chat entries are the recaps'
 			// titles; the sticky one writes its mixed line in both files.
-			if !strings.Contains(st.Resident, w) || sticky && !strings.Contains(memory.CrossSections(st.Handbook), w) {
+			if !strings.Contains(st.Resident, w) || sticky && !strings.Contains(handbook.CrossSections(st.Handbook), w) {
 				t.Errorf("%s's resident (and the sticky scribe's cross-chat sections) should name %s again:\n%s\n\n%s", card, w, st.Handbook, st.Resident)
 			}
 		}
-		if !strings.Contains(st.Handbook, keptWord) || !memory.Blocks(st.Handbook)[r.chat.ID] {
+		if !strings.Contains(st.Handbook, keptWord) || !handbook.Blocks(st.Handbook)[r.chat.ID] {
 			t.Errorf("%s's handbook should have the chat's block written again from its new recap:\n%s", card, st.Handbook)
 		}
 	}

@@ -345,7 +345,7 @@ func TestForgetDeletesBeliefAndReflectionReformsIt(t *testing.T) {
 			if bs := r.beliefs("Mara"); len(bs) != 1 || len(bs[0].Evidence) != 5 {
 				t.Fatalf("before forget: %+v", bs)
 			}
-			if _, err := r.st.ForgetChat(ctx, "cA", nil); err != nil {
+			if _, err := r.st.ForgetChat(ctx, "cA"); err != nil {
 				t.Fatal(err)
 			}
 			if bs := r.beliefs("Mara"); len(bs) != 0 {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"troupe/belief"
+	"troupe/handbook"
 	"troupe/models"
 )
 
@@ -109,7 +110,7 @@ func (s *Service) reorganize(ctx context.Context, cardID, spaceID string, dryRun
 	if !s.cfg.FadingRules.On {
 		fold = nil
 	}
-	judged := models.HandLineSet(f.State.Judged)
+	judged := handbook.HandLineSet(f.State.Judged)
 	beliefs := make([]belief.Belief, 0, len(f.Beliefs))
 	for _, b := range f.Beliefs {
 		beliefs = append(beliefs, b.Belief)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"troupe/models"
+	"troupe/handbook"
 	"troupe/recall"
 	"troupe/text"
 )
@@ -50,13 +50,13 @@ const (
 // sectionOf names the cross-chat section a heading opens.
 func sectionOf(heading string) int {
 	for _, lang := range []string{"en", "zh"} {
-		h := CrossHeadings[lang]
+		h := handbook.CrossHeadings[lang]
 		switch {
-		case headingMatches(heading, h[0]):
+		case handbook.HeadingMatches(heading, h[0]):
 			return sectionCharacters
-		case headingMatches(heading, h[1]):
+		case handbook.HeadingMatches(heading, h[1]):
 			return sectionWorld
-		case headingMatches(heading, h[2]):
+		case handbook.HeadingMatches(heading, h[2]):
 			return sectionPreferences
 		}
 	}
@@ -122,23 +122,23 @@ func restates(a, b []string) bool {
 
 // handbookEntries lists the scribe's entries of a handbook (tagged lines
 // outside chat blocks, never a person's hand line).
-func handbookEntries(lines []memoryLine, hand map[string]bool) []entry {
+func handbookEntries(lines []handbook.Line, hand map[string]bool) []entry {
 	var out []entry
 	section := sectionOther
 	for i, l := range lines {
-		t := strings.TrimSpace(l.text)
-		if l.block != "" || t == "" {
+		t := strings.TrimSpace(l.Text)
+		if l.Block != "" || t == "" {
 			continue
 		}
 		if strings.HasPrefix(t, "#") {
 			section = sectionOf(t)
 			continue
 		}
-		tags := Tags(t)
-		if len(tags) == 0 || hand[models.HandLineHash(t)] {
+		tags := handbook.Tags(t)
+		if len(tags) == 0 || hand[handbook.HandLineHash(t)] {
 			continue
 		}
-		body := strings.Join(strings.Fields(StripTags(t)), " ")
+		body := strings.Join(strings.Fields(handbook.StripTags(t)), " ")
 		out = append(out, entry{line: i, text: body, tags: tags, words: words(body), section: section})
 	}
 	return out
@@ -226,8 +226,8 @@ type HandbookPlan struct {
 // engine leaves to the scribe: those that remain once the entries that
 // restate another are merged, without the pairs in judged.
 func HandbookPairs(text, hand string, judged map[string]bool) []Pair {
-	lines := scanLines(text)
-	es := handbookEntries(lines, models.HandLineSet(hand))
+	lines := handbook.Lines(text)
+	es := handbookEntries(lines, handbook.HandLineSet(hand))
 	es = mergeEntries(es, nil, nil)
 	texts := make([]worded, len(es))
 	for i, e := range es {
@@ -330,8 +330,8 @@ func entryLine(e entry) string {
 // and no entry goes for the budget that names a live chat without a block
 // here (it may be that chat's only record).
 func PlanHandbook(in HandbookInput) HandbookPlan {
-	lines := scanLines(in.Text)
-	es := handbookEntries(lines, models.HandLineSet(in.Hand))
+	lines := handbook.Lines(in.Text)
+	es := handbookEntries(lines, handbook.HandLineSet(in.Hand))
 	same := map[string]bool{}
 	for _, p := range in.Same {
 		same[PairKey(p.A, p.B)] = true
@@ -365,14 +365,14 @@ func PlanHandbook(in HandbookInput) HandbookPlan {
 			}
 			if r, ok := replace[i]; ok {
 				// Keep the line's own indent.
-				l.text = l.text[:len(l.text)-len(strings.TrimLeft(l.text, " \t"))] + r
+				l.Text = l.Text[:len(l.Text)-len(strings.TrimLeft(l.Text, " \t"))] + r
 			}
-			out = append(out, l.text)
+			out = append(out, l.Text)
 		}
-		return collapseBlankLines(strings.Join(out, "\n"))
+		return handbook.CollapseBlankLines(strings.Join(out, "\n"))
 	}
 	text := render()
-	size := utf8.RuneCountInString(CrossSections(text))
+	size := utf8.RuneCountInString(handbook.CrossSections(text))
 	if in.MaxChars > 0 && size > in.MaxChars {
 		blocks := blockWords(lines)
 		order := trimOrder(kept, blocks, in.Live)
@@ -382,10 +382,10 @@ func PlanHandbook(in HandbookInput) HandbookPlan {
 			}
 			gone[e.line] = true
 			plan.Trimmed++
-			size -= utf8.RuneCountInString(lines[e.line].text) + 1
+			size -= utf8.RuneCountInString(lines[e.line].Text) + 1
 		}
 		text = render()
-		size = utf8.RuneCountInString(CrossSections(text))
+		size = utf8.RuneCountInString(handbook.CrossSections(text))
 	}
 	plan.Text, plan.Size = text, size
 	if in.MaxChars > 0 && size > in.MaxChars {
@@ -395,11 +395,11 @@ func PlanHandbook(in HandbookInput) HandbookPlan {
 }
 
 // blockWords returns, by chat, the word sets of its block's lines.
-func blockWords(lines []memoryLine) map[string][][]string {
+func blockWords(lines []handbook.Line) map[string][][]string {
 	out := map[string][][]string{}
 	for _, l := range lines {
-		if l.block != "" {
-			out[l.block] = append(out[l.block], words(StripTags(l.text)))
+		if l.Block != "" {
+			out[l.Block] = append(out[l.Block], words(handbook.StripTags(l.Text)))
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	mreflect "troupe/belief"
+	"troupe/handbook"
 	"troupe/memory"
 	"troupe/models"
 )
@@ -32,7 +33,7 @@ Source: chat b
 - The northern bridge collapsed in winter 7 [chat:b]`
 
 func TestPlanHandbook(t *testing.T) {
-	hand := models.HandLineHash("- Mara's rule: never lie (HAND)")
+	hand := handbook.HandLineHash("- Mara's rule: never lie (HAND)")
 	live := map[string]bool{"a": true, "b": true, "c": true}
 	tests := []struct {
 		name          string
@@ -78,7 +79,7 @@ func TestPlanHandbook(t *testing.T) {
 			if got.Merged != tt.merged || got.Stale != tt.stale || got.Trimmed != tt.trimmed {
 				t.Errorf("merged, stale, trimmed = %d, %d, %d; want %d, %d, %d", got.Merged, got.Stale, got.Trimmed, tt.merged, tt.stale, tt.trimmed)
 			}
-			if got := memory.HandEdits(got.Text, hand); len(got) != 1 {
+			if got := handbook.HandEdits(got.Text, hand); len(got) != 1 {
 				t.Errorf("hand lines after = %q", got)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"troupe/config"
+	"troupe/handbook"
 	"troupe/llm"
 	"troupe/llm/openaitest"
 	"troupe/memory"
@@ -241,7 +242,7 @@ func TestReorganizeThousandBeats(t *testing.T) {
 				if round == 5 || round == reorgBeats {
 					st, err := w.st.LoadMemory(ctx, reorgCard, reorgSpace)
 					must(t, err)
-					sizes := [2]int{utf8.RuneCountInString(st.Handbook), utf8.RuneCountInString(memory.CrossSections(st.Handbook))}
+					sizes := [2]int{utf8.RuneCountInString(st.Handbook), utf8.RuneCountInString(handbook.CrossSections(st.Handbook))}
 					if round == 5 {
 						at100 = sizes
 					} else {
@@ -264,7 +265,7 @@ func TestReorganizeThousandBeats(t *testing.T) {
 			for k := range reorgBeats / 10 {
 				tok := fmt.Sprintf("W%d", k)
 				n := 0
-				for _, l := range strings.Split(memory.CrossSections(st.Handbook), "\n") {
+				for _, l := range strings.Split(handbook.CrossSections(st.Handbook), "\n") {
 					if strings.Contains(l, tok+".") {
 						n++
 					}
@@ -276,7 +277,7 @@ func TestReorganizeThousandBeats(t *testing.T) {
 					t.Errorf("world fact %s is gone from the handbook", tok)
 				}
 			}
-			if hand := memory.HandEdits(st.Handbook, st.HandbookHand); len(hand) != 1 || hand[0] != reorgHandLine {
+			if hand := handbook.HandEdits(st.Handbook, st.HandbookHand); len(hand) != 1 || hand[0] != reorgHandLine {
 				t.Errorf("hand lines = %q, want exactly %q", hand, reorgHandLine)
 			}
 			var orphans int64
@@ -310,7 +311,7 @@ func (w *reorgWorld) checkBudgets(t *testing.T, round, budget int, res memory.Re
 	ctx := context.Background()
 	st, err := w.st.LoadMemory(ctx, reorgCard, reorgSpace)
 	must(t, err)
-	if n := utf8.RuneCountInString(memory.CrossSections(st.Handbook)); n > budget {
+	if n := utf8.RuneCountInString(handbook.CrossSections(st.Handbook)); n > budget {
 		t.Errorf("round %d: handbook's cross-chat part is %d characters after a reorganize (%s), budget %d", round, n, res.Reason, budget)
 	}
 	bs, err := w.st.Beliefs(ctx, reorgSpace, "Mara")

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"troupe/handbook"
 	"troupe/text"
 )
 
@@ -69,7 +70,7 @@ const minPartialLine = 40
 // only a person's lines are untagged.
 func isResidentHandLine(line string) bool {
 	t := strings.TrimSpace(line)
-	return t != "" && len(Tags(t)) == 0 && !isFormatHeading(t)
+	return t != "" && len(handbook.Tags(t)) == 0 && !handbook.IsFormatHeading(t)
 }
 
 // RenderResident renders a stored resident summary (tags and all) as a
@@ -78,7 +79,7 @@ func isResidentHandLine(line string) bool {
 // this file says.
 func RenderResident(lang, stored string, others int, b Budget) ResidentView {
 	v := ResidentView{Allowance: min(b.ResidentMax, b.Envelope-others)}
-	body := StripTags(stored)
+	body := handbook.StripTags(stored)
 	if strings.TrimSpace(body) == "" {
 		return v
 	}
@@ -126,7 +127,7 @@ func RenderResident(lang, stored string, others int, b Budget) ResidentView {
 		v.Cut = append(v.Cut, t)
 	}
 	v.HandCut = len(v.Cut)
-	rest := collapseBlankLines(strings.Join(kept, "\n"))
+	rest := handbook.CollapseBlankLines(strings.Join(kept, "\n"))
 	if rest == "" {
 		return v
 	}

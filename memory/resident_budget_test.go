@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"troupe/handbook"
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models/testenv"
@@ -19,7 +20,7 @@ func longHandResident() (string, []string) {
 	for i := 1; i <= 20; i++ {
 		hand = append(hand, fmt.Sprintf("- Hand note %02d: Qingwu keeps each guest's name in a ledger by lamplight.", i))
 	}
-	return memory.ResidentHeadings["en"][0] + "\n" + strings.Join(hand, "\n"), hand
+	return handbook.ResidentHeadings["en"][0] + "\n" + strings.Join(hand, "\n"), hand
 }
 
 // Issue 30, item 9: a resident a person made longer than the budget no

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"troupe/handbook"
 )
 
 // TestRenderResident: the injected resident is the stored one whole when it
@@ -45,7 +47,7 @@ func TestRenderResident(t *testing.T) {
 			want:    []string{"Rainy night (c1)"},
 			notWant: []string{hand[0], "The ferry leaves at dawn."},
 			cut:     append(append([]string(nil), hand...), "## Established facts", "- The ferry leaves at dawn."), handCut: 8},
-		{name: "less than the minimum: left out", stored: withHand, others: 4300 - 40, cut: nonBlank(strings.Split(StripTags(withHand), "\n")), handCut: 8},
+		{name: "less than the minimum: left out", stored: withHand, others: 4300 - 40, cut: nonBlank(strings.Split(handbook.StripTags(withHand), "\n")), handCut: 8},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,7 +106,7 @@ func TestCheckConsolidationDropsChatBlocks(t *testing.T) {
 		lang := langOf(zh)
 		hb := "# Characters (across chats)\n- Qingwu keeps the inn. [chat:c1][chat:c2]\n- Qingwu's sister comes on market days."
 		rs := "# Earlier chats\n- Rainy night (c1): asked after Huaijin. [chat:c1]\n- Keep replies short."
-		block := ChatBlockHeading(lang, "Rainy night", "c1") + "\n## Plot\n- an untagged line of the block\n- (chat c3) [Chat:c9]\n" + strings.TrimSpace(sourceLine[lang]) + "/c1.md"
+		block := handbook.ChatBlockHeading(lang, "Rainy night", "c1") + "\n## Plot\n- an untagged line of the block\n- (chat c3) [Chat:c9]\n" + strings.TrimSpace(handbook.SourceLine[lang]) + "/c1.md"
 		if zh {
 			hb = "# 人物（跨局）\n- 苏砚：茶馆老板娘。 [chat:c1][chat:c2]\n- 苏砚的妹妹逢集才来。"
 			rs = "# 往局记忆\n- 雨夜（c1）：打听琴师。 [chat:c1]\n- 回复要短。"
@@ -140,7 +142,7 @@ func FuzzRenderResident(f *testing.F) {
 		others = abs(others) % 8000
 		lang := langOf(zh)
 		v := RenderResident(lang, text, others, b)
-		whole := StripTags(text)
+		whole := handbook.StripTags(text)
 		if n := utf8.RuneCountInString(v.Text); n > v.Allowance && v.Text != whole {
 			t.Fatalf("a view of %d characters, over the allowance of %d", n, v.Allowance)
 		}

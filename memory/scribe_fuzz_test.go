@@ -3,6 +3,8 @@ package memory
 import (
 	"strings"
 	"testing"
+
+	"troupe/handbook"
 )
 
 // The scribe's answers are model output: anything may come back. These
@@ -97,7 +99,7 @@ func FuzzValidateRecap(f *testing.F) {
 			t.Fatalf("the recap does not start with a title: %q", got)
 		}
 		h := RecapHeadings[lang]
-		if !linesInOrder(body, h[:], func(line, want string) bool { return headingMatches(line, want) }) {
+		if !linesInOrder(body, h[:], func(line, want string) bool { return handbook.HeadingMatches(line, want) }) {
 			t.Fatalf("the cleaned recap lacks the headings in order: %q", got)
 		}
 	})
@@ -174,16 +176,16 @@ func FuzzParseConsolidation(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, zh bool, answer string) {
 		c := consolidationCheck(zh)
-		handbook, resident, err := ParseConsolidation(answer, c)
+		hbText, resident, err := ParseConsolidation(answer, c)
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("an error without a message")
 			}
 			return
 		}
-		for _, f := range []struct{ text, prev, hand string }{{handbook, CrossSections(c.PrevHandbook), c.PrevHandbookHand}, {resident, c.PrevResident, c.PrevResidentHand}} {
+		for _, f := range []struct{ text, prev, hand string }{{hbText, handbook.CrossSections(c.PrevHandbook), c.PrevHandbookHand}, {resident, c.PrevResident, c.PrevResidentHand}} {
 			hand := map[string]bool{}
-			for _, h := range HandEdits(f.prev, f.hand) {
+			for _, h := range handbook.HandEdits(f.prev, f.hand) {
 				hand[h] = true
 			}
 			for _, line := range strings.Split(f.text, "\n") {
@@ -191,10 +193,10 @@ func FuzzParseConsolidation(f *testing.F) {
 				if line == "" || hand[line] {
 					continue
 				}
-				if strings.HasPrefix(line, "#") && !isFormatHeading(line) {
+				if strings.HasPrefix(line, "#") && !handbook.IsFormatHeading(line) {
 					t.Fatalf("accepted a heading outside the format: %q", line)
 				}
-				if !strings.HasPrefix(line, "#") && len(Tags(line)) == 0 {
+				if !strings.HasPrefix(line, "#") && len(handbook.Tags(line)) == 0 {
 					t.Fatalf("accepted the untagged line %q, which no person wrote", line)
 				}
 				for id := range c.Deleted {
@@ -202,7 +204,7 @@ func FuzzParseConsolidation(f *testing.F) {
 						t.Fatalf("accepted a line naming the deleted chat %s: %q", id, line)
 					}
 				}
-				for _, id := range Tags(line) {
+				for _, id := range handbook.Tags(line) {
 					if !c.Known[id] {
 						t.Fatalf("accepted a tag of the unknown chat %q: %q", id, line)
 					}
@@ -211,7 +213,7 @@ func FuzzParseConsolidation(f *testing.F) {
 		}
 		// A person's lines are never refused for length; the scribe's own
 		// are held to what those leave of the budget.
-		hand := HandEdits(c.PrevResident, c.PrevResidentHand)
+		hand := handbook.HandEdits(c.PrevResident, c.PrevResidentHand)
 		if n, room := scribeChars(resident, hand), ResidentRoom(c.ResidentMax, hand); n > room {
 			t.Fatalf("accepted a resident whose own lines have %d characters without tags, over %d", n, room)
 		}

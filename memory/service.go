@@ -129,12 +129,12 @@ type Store interface {
 	InstallSummary(ctx context.Context, chatID, prevSummaryID, coversThroughID, content string, beats int) (models.Summary, error)
 	Recap(ctx context.Context, chatID string) (models.Recap, error)
 	InstallRecap(ctx context.Context, r models.Recap) error
-	RewriteRecap(ctx context.Context, r models.Recap, discarded string, purge models.Purge) (bool, error)
-	DeleteRecap(ctx context.Context, chatID, cardID string, purge models.Purge) ([]models.MemoryKey, error)
+	RewriteRecap(ctx context.Context, r models.Recap, discarded string) (bool, error)
+	DeleteRecap(ctx context.Context, chatID, cardID string) ([]models.MemoryKey, error)
 	LoadMemory(ctx context.Context, cardID, spaceID string) (models.MemoryState, error)
 	HandbookTime(ctx context.Context, cardID, spaceID string) (time.Time, error)
 	InstallConsolidation(ctx context.Context, c models.Consolidation) error
-	ForgetChat(ctx context.Context, chatID string, purge models.Purge) (models.Tombstone, error)
+	ForgetChat(ctx context.Context, chatID string) (models.Tombstone, error)
 	RecordJob(ctx context.Context, r models.JobRecord) error
 	FailingJobs(ctx context.Context, cardID, spaceID, spaceKey string) ([]models.JobRecord, error)
 }

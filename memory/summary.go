@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"troupe/handbook"
 	"troupe/text"
 )
 
@@ -138,12 +139,12 @@ func ValidateSummary(lang, text string) (string, error) {
 	for _, line := range lines {
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "## ") {
-			if next < 5 && headingMatches(trimmed, h[next]) {
+			if next < 5 && handbook.HeadingMatches(trimmed, h[next]) {
 				next++
 				continue
 			}
 			for i, want := range h {
-				if headingMatches(trimmed, want) {
+				if handbook.HeadingMatches(trimmed, want) {
 					if i < next {
 						return "", fmt.Errorf("the heading %q appears twice", want)
 					}
@@ -175,11 +176,6 @@ func ValidateSummary(lang, text string) (string, error) {
 		b.WriteString(strings.TrimSpace(strings.Join(sections[i], "\n")))
 	}
 	return b.String(), nil
-}
-
-func headingMatches(line, want string) bool {
-	line = strings.TrimRight(strings.TrimSpace(line), ":：")
-	return strings.EqualFold(line, want)
 }
 
 // stripFence removes one ``` fence wrapped around a whole answer.

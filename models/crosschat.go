@@ -61,7 +61,7 @@ var ErrNotInCast = errors.New("models: the card is not in the chat's cast")
 // ErrChatGone when the chat was forgotten and ErrNotInCast when the card
 // was never in the chat's cast.
 func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
-	_, err := s.RewriteRecap(ctx, r, "", nil)
+	_, err := s.RewriteRecap(ctx, r, "")
 	return err
 }
 
@@ -69,8 +69,8 @@ func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
 // recap of hash discarded, which covers a turn a /regen took off the
 // chat's branch. When the card's memory merged that recap (its manifest
 // entry's merged hash is discarded), the discarded turn's words may be in
-// the handbook and resident: in the same transaction, purge rewrites both
-// without the chat's lines, and their history the same way (as ForgetChat
+// the handbook and resident: in the same transaction, both are rewritten
+// without the chat's lines (handbook.Forget), and their history the same way (as ForgetChat
 // does, since no rule can tell which words of a line came from the
 // discarded turn), the reasons recorded for its memory jobs are cleared
 // (one may quote a line), and every merged hash of the card and space is cleared
@@ -78,7 +78,7 @@ func (s *Store) InstallRecap(ctx context.Context, r Recap) error {
 // facts again from every live recap, the new one included. A consolidation
 // written meanwhile finds the memory changed and is not installed. It
 // reports whether it purged.
-func (s *Store) RewriteRecap(ctx context.Context, r Recap, discarded string, purge Purge) (bool, error) {
+func (s *Store) RewriteRecap(ctx context.Context, r Recap, discarded string) (bool, error) {
 	r.UpdatedAt = s.now()
 	purged := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -117,7 +117,7 @@ func (s *Store) RewriteRecap(ctx context.Context, r Recap, discarded string, pur
 		}).Create(&e).Error; err != nil {
 			return err
 		}
-		if discarded == "" || purge == nil {
+		if discarded == "" {
 			return nil
 		}
 		var merged []string
@@ -129,7 +129,7 @@ func (s *Store) RewriteRecap(ctx context.Context, r Recap, discarded string, pur
 			return nil
 		}
 		key := MemoryKey{r.CardID, r.SpaceID}
-		if err := purgeMemory(tx, key, purge, r.UpdatedAt); err != nil {
+		if err := purgeMemory(tx, key, r.ChatID, r.UpdatedAt); err != nil {
 			return err
 		}
 		if err := clearJobReasons(tx, key); err != nil {
@@ -347,14 +347,14 @@ func clearMerged(tx *gorm.DB, cardID, spaceID string, now time.Time) error {
 
 // DeleteRecap deletes recaps of a chat by hand (the hard path): the recap
 // of every cast card that keeps one, or only cardID's when cardID is set.
-// For each of those cards, purge removes from its handbook and resident
-// what only the chat supported, the old files go to history, the chat's
+// For each of those cards, handbook.Forget removes from its handbook and
+// resident what only the chat supported, the old files go to history, the chat's
 // manifest entry loses its recap hash and every merged hash is cleared, so
 // the next consolidation rebuilds from the remaining recaps. It holds the
 // chat's lock (when the chat still exists) and the locks of every card and
 // space it touches (see locks.go), and returns the (card, space) pairs it
 // changed, by card id, or ErrNotFound when there was no such recap.
-func (s *Store) DeleteRecap(ctx context.Context, chatID, cardID string, purge Purge) ([]MemoryKey, error) {
+func (s *Store) DeleteRecap(ctx context.Context, chatID, cardID string) ([]MemoryKey, error) {
 	now := s.now()
 	var keys []MemoryKey
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -392,7 +392,7 @@ func (s *Store) DeleteRecap(ctx context.Context, chatID, cardID string, purge Pu
 			if err != nil {
 				return err
 			}
-			hb, res := purge(cur.Handbook, cur.Resident)
+			hb, res := withoutChat(chatID)(cur.Handbook, cur.Resident)
 			if err := replaceMemory(tx, cur, hb, res, "recap deleted by hand", now); err != nil {
 				return err
 			}

@@ -56,7 +56,7 @@ func TestDeleteRecapOfAScene(t *testing.T) {
 		}
 
 		// One named card: only its recap and lines go.
-		keys, err := st.DeleteRecap(ctx, chat.ID, "elias", purgeChat(chat.ID))
+		keys, err := st.DeleteRecap(ctx, chat.ID, "elias")
 		must(t, err)
 		if want := []models.MemoryKey{{CardID: "elias", SpaceID: space}}; !slices.Equal(keys, want) {
 			t.Errorf("keys = %v, want %v", keys, want)
@@ -70,18 +70,18 @@ func TestDeleteRecapOfAScene(t *testing.T) {
 		if m := memory("maren"); m != marenBefore {
 			t.Errorf("Maren's memory changed when only Elias's recap went: %q", m)
 		}
-		if _, err := st.DeleteRecap(ctx, chat.ID, "elias", purgeChat(chat.ID)); !errors.Is(err, models.ErrNotFound) {
+		if _, err := st.DeleteRecap(ctx, chat.ID, "elias"); !errors.Is(err, models.ErrNotFound) {
 			t.Errorf("deleting Elias's recap again: err = %v, want ErrNotFound", err)
 		}
 		// A card id longer than the id columns is fitted, not refused by
 		// PostgreSQL.
-		if _, err := st.DeleteRecap(ctx, chat.ID, strings.Repeat("long-card-", 20), purgeChat(chat.ID)); !errors.Is(err, models.ErrNotFound) {
+		if _, err := st.DeleteRecap(ctx, chat.ID, strings.Repeat("long-card-", 20)); !errors.Is(err, models.ErrNotFound) {
 			t.Errorf("deleting the recap of a long unknown card id: err = %v, want ErrNotFound", err)
 		}
 
 		// No card: every cast card's recap of the chat goes.
 		must(t, st.InstallRecap(ctx, models.Recap{ChatID: chat.ID, CardID: "elias", Content: "# his again", Hash: "h-elias2", Fingerprint: "f4"}))
-		keys, err = st.DeleteRecap(ctx, chat.ID, "", purgeChat(chat.ID))
+		keys, err = st.DeleteRecap(ctx, chat.ID, "")
 		must(t, err)
 		if want := []models.MemoryKey{{CardID: "elias", SpaceID: space}, {CardID: "maren", SpaceID: space}}; !slices.Equal(keys, want) {
 			t.Errorf("keys = %v, want %v", keys, want)
@@ -100,7 +100,7 @@ func TestDeleteRecapOfAScene(t *testing.T) {
 		if !slices.Contains(owed, models.MemoryKey{CardID: "maren", SpaceID: space}) {
 			t.Errorf("owed consolidations %v: Maren's memory is not rebuilt", owed)
 		}
-		if _, err := st.DeleteRecap(ctx, chat.ID, "", purgeChat(chat.ID)); !errors.Is(err, models.ErrNotFound) {
+		if _, err := st.DeleteRecap(ctx, chat.ID, ""); !errors.Is(err, models.ErrNotFound) {
 			t.Errorf("deleting the scene's recaps again: err = %v, want ErrNotFound", err)
 		}
 	})

@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"troupe/handbook"
+
 	"gorm.io/gorm"
 )
-
-// Purge rewrites a handbook and resident without a deleted chat.
-type Purge func(handbook, resident string) (string, string)
 
 // ForgetChat deletes a chat and everything only it supports, in one
 // transaction that holds the chat's lock and the (card, space) lock of
@@ -20,12 +19,12 @@ type Purge func(handbook, resident string) (string, string)
 // tombstone; for each of those cards, the reasons recorded for its jobs in
 // the space are cleared, as they may quote the chat's text, the manifest
 // keeps the merged hash so the next consolidation sees the deletion, and
-// purge rewrites the handbook and resident at once (the old versions are deleted
-// too, not kept in history, so no text of the chat remains). On SQLite the
+// the handbook and resident are rewritten without the chat at once (the old versions
+// are rewritten too, not kept in history, so no text of the chat remains). On SQLite the
 // deleted text is overwritten (secure_delete) and the WAL checkpointed and
 // truncated after the transaction. It returns the tombstone, or
 // ErrNotFound when there is no such chat.
-func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tombstone, error) {
+func (s *Store) ForgetChat(ctx context.Context, chatID string) (Tombstone, error) {
 	now := s.now()
 	var ts Tombstone
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -71,7 +70,7 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string, purge Purge) (Tom
 			return err
 		}
 		for _, card := range cards {
-			if err := forgetChatOfCard(tx, chatID, MemoryKey{card, chat.SpaceID}, purge, now); err != nil {
+			if err := forgetChatOfCard(tx, chatID, MemoryKey{card, chat.SpaceID}, now); err != nil {
 				return err
 			}
 		}
@@ -106,9 +105,9 @@ func chatCards(tx *gorm.DB, chat Chat) ([]string, error) {
 // forgetChatOfCard removes, inside ForgetChat's transaction, what a card's
 // memory in a space keeps of a forgotten chat: the reasons of its jobs
 // (they may quote the chat), its manifest entry but for the merged hash
-// the next consolidation needs to see the deletion, and with purge what
+// the next consolidation needs to see the deletion, and what
 // its handbook, resident and their history say of the chat.
-func forgetChatOfCard(tx *gorm.DB, chatID string, key MemoryKey, purge Purge, now time.Time) error {
+func forgetChatOfCard(tx *gorm.DB, chatID string, key MemoryKey, now time.Time) error {
 	if err := clearJobReasons(tx, key); err != nil {
 		return err
 	}
@@ -128,10 +127,7 @@ func forgetChatOfCard(tx *gorm.DB, chatID string, key MemoryKey, purge Purge, no
 		Updates(map[string]any{"recap_hash": "", "chat_name": "", "updated_at": now}).Error; err != nil {
 		return err
 	}
-	if purge == nil {
-		return nil
-	}
-	return purgeMemory(tx, key, purge, now)
+	return purgeMemory(tx, key, chatID, now)
 }
 
 // clearJobReasons clears the reasons recorded for the memory jobs of a
@@ -141,10 +137,19 @@ func clearJobReasons(tx *gorm.DB, key MemoryKey) error {
 		Update("reason", ReasonCleared).Error
 }
 
-// purgeMemory rewrites a card's handbook and resident in a space with
-// purge, in place (the old versions are not kept), and every version in
+// withoutChat is the one purge of a chat from a card's memory text
+// (handbook.Forget): the chat's block and every entry tagged with it.
+func withoutChat(chatID string) func(hb, rs string) (string, string) {
+	return func(hb, rs string) (string, string) {
+		return handbook.Forget(hb, chatID), handbook.Forget(rs, chatID)
+	}
+}
+
+// purgeMemory rewrites a card's handbook and resident in a space without
+// the chat, in place (the old versions are not kept), and every version in
 // their history the same way.
-func purgeMemory(tx *gorm.DB, key MemoryKey, purge Purge, now time.Time) error {
+func purgeMemory(tx *gorm.DB, key MemoryKey, chatID string, now time.Time) error {
+	purge := withoutChat(chatID)
 	cur, err := loadMemory(tx, key.CardID, key.SpaceID)
 	if err != nil {
 		return err

@@ -80,7 +80,7 @@ var raceInstalls = []raceInstall{
 				t.Fatal(err)
 			}
 			return func(ctx context.Context) error {
-				_, err := st.DeleteRecap(ctx, chat.ID, "", purgeChat(chat.ID))
+				_, err := st.DeleteRecap(ctx, chat.ID, "")
 				return err
 			}
 		}},
@@ -89,21 +89,6 @@ var raceInstalls = []raceInstall{
 func factRecap(chat models.Chat, fact string) models.Recap {
 	return models.Recap{ChatID: chat.ID, CardID: chat.CardID, SpaceID: chat.SpaceID, ChatName: chat.Name,
 		Content: "## Facts\n- " + fact, Hash: "hash-" + chat.ID, Fingerprint: "fp-" + chat.ID}
-}
-
-// purgeChat drops the lines tagged with the chat, as memory.Forget does for
-// lines only it supports.
-func purgeChat(chatID string) models.Purge {
-	drop := func(text string) string {
-		var keep []string
-		for _, l := range strings.Split(text, "\n") {
-			if !strings.Contains(l, "[chat:"+chatID+"]") {
-				keep = append(keep, l)
-			}
-		}
-		return strings.Join(keep, "\n")
-	}
-	return func(hb, rs string) (string, string) { return drop(hb), drop(rs) }
 }
 
 // TestForgetRacesInstalls slows each install of a summary, recap or
@@ -168,7 +153,7 @@ func raceForget(t *testing.T, st *models.Store, chat models.Chat, point string, 
 	installErr, forgetErr := make(chan error, 1), make(chan error, 1)
 	runInstall := func() { installErr <- install(ctx) }
 	runForget := func() {
-		_, err := st.ForgetChat(ctx, chat.ID, purgeChat(chat.ID))
+		_, err := st.ForgetChat(ctx, chat.ID)
 		forgetErr <- err
 	}
 	second, secondErr := runForget, forgetErr
@@ -290,7 +275,7 @@ func TestForgetClearsJobRecords(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := st.ForgetChat(ctx, chat.ID, purgeChat(chat.ID)); err != nil {
+		if _, err := st.ForgetChat(ctx, chat.ID); err != nil {
 			t.Fatal(err)
 		}
 		for _, kind := range []string{"compact", "recap"} {
@@ -366,7 +351,7 @@ func TestForgetLeavesNoTextInTheSQLiteFile(t *testing.T) {
 	if n := countInFiles(t, path, fact); n == 0 {
 		t.Fatal("the fact is not in the files before the forget: the test checks nothing")
 	}
-	if _, err := st.ForgetChat(ctx, chat.ID, purgeChat(chat.ID)); err != nil {
+	if _, err := st.ForgetChat(ctx, chat.ID); err != nil {
 		t.Fatal(err)
 	}
 	mem, err := st.LoadMemory(ctx, chat.CardID, chat.SpaceID)
@@ -439,7 +424,7 @@ func TestSQLiteWritesHoldTheWriteLock(t *testing.T) {
 		run   func() error
 	}{
 		{"install recap", func() error { return st.InstallRecap(ctx, factRecap(chat, "a fact")) }},
-		{"forget", func() error { _, err := st.ForgetChat(ctx, chat.ID, purgeChat(chat.ID)); return err }},
+		{"forget", func() error { _, err := st.ForgetChat(ctx, chat.ID); return err }},
 	} {
 		paused := false
 		models.SetPause(st, func(p string) {

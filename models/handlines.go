@@ -1,10 +1,10 @@
 package models
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"sort"
 	"strings"
+
+	"troupe/handbook"
 
 	"gorm.io/gorm"
 )
@@ -17,29 +17,12 @@ import (
 // lines are a person's entries (untagged, outside chat blocks) is for the
 // memory package to say: the store knows lines, not tags.
 
-// HandLineHash identifies a line by its text without surrounding space.
-func HandLineHash(line string) string {
-	sum := sha256.Sum256([]byte(strings.TrimSpace(line)))
-	return hex.EncodeToString(sum[:16])
-}
-
-// HandLineSet parses a stored set of hand-line hashes.
-func HandLineSet(stored string) map[string]bool {
-	set := map[string]bool{}
-	for _, h := range strings.Split(stored, "\n") {
-		if h != "" {
-			set[h] = true
-		}
-	}
-	return set
-}
-
 // handLines is the stored set of every non-blank line of text.
 func handLines(text string) string {
 	set := map[string]bool{}
 	for _, l := range strings.Split(text, "\n") {
 		if strings.TrimSpace(l) != "" {
-			set[HandLineHash(l)] = true
+			set[handbook.HandLineHash(l)] = true
 		}
 	}
 	return joinSet(set)
@@ -50,9 +33,9 @@ func keepHandLines(stored, text string) string {
 	if stored == "" {
 		return ""
 	}
-	have := HandLineSet(handLines(text))
+	have := handbook.HandLineSet(handLines(text))
 	set := map[string]bool{}
-	for h := range HandLineSet(stored) {
+	for h := range handbook.HandLineSet(stored) {
 		if have[h] {
 			set[h] = true
 		}

@@ -2,10 +2,10 @@ package models_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
+	"troupe/handbook"
 	"troupe/models"
 )
 
@@ -13,12 +13,12 @@ import (
 // hold.
 func wantHandLines(t *testing.T, what, stored string, lines ...string) {
 	t.Helper()
-	set := models.HandLineSet(stored)
+	set := handbook.HandLineSet(stored)
 	if len(set) != len(lines) {
 		t.Errorf("%s: %d hand lines, want %d (%q)", what, len(set), len(lines), lines)
 	}
 	for _, l := range lines {
-		if !set[models.HandLineHash(l)] {
+		if !set[handbook.HandLineHash(l)] {
 			t.Errorf("%s: %q is not a hand line", what, l)
 		}
 	}
@@ -56,18 +56,7 @@ func TestHandLinesFollowTheirLines(t *testing.T) {
 		if err := st.EditMemory(ctx, "maren", "console:local:ada", nil, &rs, "test"); err != nil {
 			t.Fatal(err)
 		}
-		_, err = st.ForgetChat(ctx, chat.ID, func(hb, rs string) (string, string) {
-			drop := func(s string) string {
-				var out []string
-				for _, l := range strings.Split(s, "\n") {
-					if !strings.Contains(l, chat.ID) {
-						out = append(out, l)
-					}
-				}
-				return strings.Join(out, "\n")
-			}
-			return drop(hb), drop(rs)
-		})
+		_, err = st.ForgetChat(ctx, chat.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

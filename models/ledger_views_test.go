@@ -82,7 +82,7 @@ func TestLedgerViews(t *testing.T) {
 		if got := models.MemberLedger(chat, models.CastMember{Name: "Wren", CardID: "other"}, chatLedger, views); got != "" {
 			t.Errorf("a member without a row reads %q, want none", got)
 		}
-		if _, err := st.ForgetChat(ctx, chat.ID, nil); err != nil {
+		if _, err := st.ForgetChat(ctx, chat.ID); err != nil {
 			t.Fatal(err)
 		}
 		var n int64

@@ -28,7 +28,7 @@ func TestChatLoreState(t *testing.T) {
 				t.Fatalf("got %d bytes (%v), want the %d stored", len(got), err, len(state))
 			}
 		}
-		if _, err := st.ForgetChat(ctx, chat.ID, purgeChat(chat.ID)); err != nil {
+		if _, err := st.ForgetChat(ctx, chat.ID); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := st.ChatLoreState(ctx, chat.ID); !errors.Is(err, models.ErrNotFound) {

@@ -126,7 +126,7 @@ func TestRecallIndexFindsOwnPerceptionsOnly(t *testing.T) {
 		if p.RecallCount != 1 {
 			t.Errorf("recall count %d, want 1", p.RecallCount)
 		}
-		if _, err := st.ForgetChat(ctx, chat.ID, nil); err != nil {
+		if _, err := st.ForgetChat(ctx, chat.ID); err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range []any{&models.RecallTerm{}, &models.RecallDiagnostic{}} {
@@ -378,7 +378,7 @@ func TestRecordTermsOwedUntilWritten(t *testing.T) {
 		if n := owed(); n != 1 {
 			t.Fatalf("%d owed before the forget, want 1", n)
 		}
-		if _, err := st.ForgetChat(context.Background(), chat.ID, nil); err != nil {
+		if _, err := st.ForgetChat(context.Background(), chat.ID); err != nil {
 			t.Fatal(err)
 		}
 		if n := owed(); n != 0 {

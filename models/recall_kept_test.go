@@ -75,7 +75,7 @@ func TestKeptRecallGoesWithWhatItShows(t *testing.T) {
 				t.Errorf("kept block %s: text %q, chat %s, items %v; want its text, chat and items [%s]", k.MessageID, k.Text, k.ChatID, ids, wantItems[k.MessageID])
 			}
 		}
-		if _, err := st.ForgetChat(ctx, told.ID, nil); err != nil {
+		if _, err := st.ForgetChat(ctx, told.ID); err != nil {
 			t.Fatal(err)
 		}
 		if n := kept(); n != 2 {
@@ -88,7 +88,7 @@ func TestKeptRecallGoesWithWhatItShows(t *testing.T) {
 		if err != nil || len(got) != 1 || got[0].MessageID != msgs[2] {
 			t.Errorf("after deleting the belief: %+v (%v), want only the block that shows neither", got, err)
 		}
-		if _, err := st.ForgetChat(ctx, live.ID, nil); err != nil {
+		if _, err := st.ForgetChat(ctx, live.ID); err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range []any{&models.RecallKept{}, &models.RecallKeptItem{}} {

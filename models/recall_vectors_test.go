@@ -117,7 +117,7 @@ func TestRecallVectorsFollowTheirItems(t *testing.T) {
 		if got := vectorIDs(t, st, chat.SpaceID, "Maren", "m1", 0); !slices.Equal(got, []string{pid}) {
 			t.Errorf("after deleting the belief Maren has %v, want only %s", got, pid)
 		}
-		if _, err := st.ForgetChat(ctx, chat.ID, nil); err != nil {
+		if _, err := st.ForgetChat(ctx, chat.ID); err != nil {
 			t.Fatal(err)
 		}
 		var n int64

@@ -120,7 +120,7 @@ func TestRecordBatchInstallAndForget(t *testing.T) {
 		if len(k) != 1 || k[0].EntityID != inst.Entities[0].ID {
 			t.Fatalf("knowledge = %+v, want Maren knowing the gate", k)
 		}
-		if _, err := st.ForgetChat(ctx, chat.ID, nil); err != nil {
+		if _, err := st.ForgetChat(ctx, chat.ID); err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range []any{&models.Event{}, &models.Perception{}, &models.Presence{}, &models.Thread{}, &models.Relationship{}, &models.Knowledge{}, &models.Entity{}} {
@@ -175,13 +175,13 @@ func TestForgetRemovesBackgroundCharactersByProvenance(t *testing.T) {
 		if got := chars(); len(got) != 3 || got["the ferryman"] != a.ID {
 			t.Fatalf("background characters %v, want three, the ferryman introduced by chat a", got)
 		}
-		if _, err := st.ForgetChat(ctx, a.ID, purgeChat(a.ID)); err != nil {
+		if _, err := st.ForgetChat(ctx, a.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := chars(); len(got) != 1 || got["the ferryman"] != b.ID {
 			t.Fatalf("after forgetting chat a: %v, want only the ferryman, now chat b's", got)
 		}
-		if _, err := st.ForgetChat(ctx, b.ID, purgeChat(b.ID)); err != nil {
+		if _, err := st.ForgetChat(ctx, b.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := chars(); len(got) != 0 {

@@ -86,7 +86,7 @@ func TestForgetClearsJudgedPairs(t *testing.T) {
 		if rs.Judged == "" {
 			t.Fatal("the installed reorganize kept no judged pairs; the test sees nothing")
 		}
-		_, err = st.ForgetChat(ctx, chat.ID, purgeChat(chat.ID))
+		_, err = st.ForgetChat(ctx, chat.ID)
 		must(t, err)
 		rs, err = st.Reorganize(ctx, chat.CardID, chat.SpaceID)
 		must(t, err)

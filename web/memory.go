@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"troupe/memory"
+	"troupe/handbook"
 	"troupe/models"
 )
 
@@ -53,7 +53,7 @@ func chatTags(texts ...string) []string {
 	var ids []string
 	for _, t := range texts {
 		for _, l := range strings.Split(t, "\n") {
-			for _, id := range memory.Tags(l) {
+			for _, id := range handbook.Tags(l) {
 				if !slices.Contains(ids, id) {
 					ids = append(ids, id)
 				}
@@ -64,7 +64,7 @@ func chatTags(texts ...string) []string {
 }
 
 // tagLines cuts text into lines and each line at its [chat:ID] tags (as
-// memory.Tags reads them); a tag links to its chat only when the chat
+// handbook.Tags reads them); a tag links to its chat only when the chat
 // exists: the link's id is the tag's, read from the stored text.
 func tagLines(text string, exists map[string]bool) []tagLine {
 	if text == "" {
@@ -74,7 +74,7 @@ func tagLines(text string, exists map[string]bool) []tagLine {
 	for _, l := range strings.Split(text, "\n") {
 		var line tagLine
 		rest := l
-		for _, id := range memory.Tags(l) {
+		for _, id := range handbook.Tags(l) {
 			tag := "[chat:" + id + "]"
 			i := strings.Index(rest, tag)
 			if i < 0 {

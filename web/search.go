@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"troupe/memory"
+	"troupe/handbook"
 	"troupe/models"
 	"troupe/recall"
 )
@@ -101,7 +101,7 @@ func (s *Server) searchHandbooks(r *http.Request, space string, terms []string) 
 			if len(out) == searchLimit {
 				break
 			}
-			for _, t := range recall.Keywords(memory.StripTags(l)) {
+			for _, t := range recall.Keywords(handbook.StripTags(l)) {
 				if slices.Contains(terms, t) {
 					out = append(out, handbookHit{CardID: hb.CardID, Line: tagLine{Segments: []segment{{Text: l}}}})
 					texts = append(texts, l)

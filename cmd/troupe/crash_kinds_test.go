@@ -13,6 +13,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"troupe/handbook"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/memorytest"
@@ -87,7 +88,7 @@ func checkInstalledValid(t *testing.T, st *models.Store, chatID string) {
 	if (mem.Handbook == "") != (mem.Resident == "") {
 		t.Fatalf("a half-installed consolidation: handbook %d bytes, resident %d bytes", len(mem.Handbook), len(mem.Resident))
 	}
-	if mem.Handbook != "" && !memory.Blocks(mem.Handbook)[chatID] {
+	if mem.Handbook != "" && !handbook.Blocks(mem.Handbook)[chatID] {
 		t.Fatalf("the installed handbook lacks the chat's block")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"troupe/handbook"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 )
@@ -50,9 +51,9 @@ func Consolidate(req openaitest.Request) string {
 		lang = "zh"
 	}
 	user := req.Messages[1].Content
-	handbook, resident := "", ""
+	hb, resident := "", ""
 	if m := handbookRe.FindStringSubmatch(user); m != nil {
-		handbook = m[1]
+		hb = m[1]
 	}
 	if m := residentRe.FindStringSubmatch(user); m != nil {
 		resident = m[1]
@@ -60,11 +61,11 @@ func Consolidate(req openaitest.Request) string {
 	if m := deletedRe.FindStringSubmatch(user); m != nil {
 		for _, l := range strings.Split(m[1], "\n") {
 			if id := strings.TrimSpace(strings.TrimPrefix(l, "- ")); id != "" {
-				handbook, resident = memory.Forget(handbook, id), memory.Forget(resident, id)
+				hb, resident = handbook.Forget(hb, id), handbook.Forget(resident, id)
 			}
 		}
 	}
-	_, cross := splitHandbook(handbook)
+	_, cross := splitHandbook(hb)
 	names := map[string]string{}
 	var ids []string
 	for _, m := range recapBlockRe.FindAllStringSubmatch(user, -1) {
@@ -74,15 +75,15 @@ func Consolidate(req openaitest.Request) string {
 		cross = append(cross, "- "+memory.RecapTitle(recap)+" [chat:"+id+"]")
 	}
 	sort.Strings(ids)
-	hb := memory.CrossHeadings[lang][0] + "\n" + strings.Join(dedupe(cross), "\n")
+	hb = handbook.CrossHeadings[lang][0] + "\n" + strings.Join(dedupe(cross), "\n")
 	var rs strings.Builder
-	rs.WriteString(memory.ResidentHeadings[lang][0] + "\n")
+	rs.WriteString(handbook.ResidentHeadings[lang][0] + "\n")
 	for _, l := range strings.Split(resident, "\n") {
 		t := strings.TrimSpace(l)
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		tags := memory.Tags(t)
+		tags := handbook.Tags(t)
 		if len(tags) == 1 && names[tags[0]] != "" {
 			continue // rewritten below
 		}
@@ -103,7 +104,7 @@ func splitHandbook(text string) (map[string]string, []string) {
 		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, "# ") {
 			id = ""
-			for bid := range memory.Blocks(t) {
+			for bid := range handbook.Blocks(t) {
 				id = bid
 			}
 			if id != "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"troupe/handbook"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 )
@@ -33,11 +34,11 @@ func EchoBlocks(next func(openaitest.Request) openaitest.Answer) func(openaitest
 			id, name := m[1], m[2]
 			if lang == "zh" {
 				fmt.Fprintf(&blocks, "%s\n## 人物结局\n- %s：%s\n\n## 既定事实\n- %s：本局的事实，未加标记。\n\n来源：局/%s.md\n\n",
-					memory.ChatBlockHeading("zh", name, id), EchoMark, memory.RecapTitle(m[3]), EchoMark, id)
+					handbook.ChatBlockHeading("zh", name, id), EchoMark, memory.RecapTitle(m[3]), EchoMark, id)
 				continue
 			}
 			fmt.Fprintf(&blocks, "%s\n## Characters at the end\n- %s: %s\n\n## Established facts\n- %s: the chat's facts, untagged.\n\nSource: chat/%s.md\n\n",
-				memory.ChatBlockHeading("en", name, id), EchoMark, memory.RecapTitle(m[3]), EchoMark, id)
+				handbook.ChatBlockHeading("en", name, id), EchoMark, memory.RecapTitle(m[3]), EchoMark, id)
 		}
 		mk := memory.Markers[lang][0] + "\n"
 		a.Text = strings.Replace(a.Text, mk, mk+blocks.String(), 1)

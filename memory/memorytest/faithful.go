@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"troupe/handbook"
 	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/memory/eval"
@@ -267,7 +268,7 @@ func (f *Faithful) consolidate(req openaitest.Request) string {
 	if f.CrossFacts {
 		text = crossFacts(req, text, lang)
 	}
-	size := utf8.RuneCountInString(memory.StripTags(text[strings.Index(text, memory.Markers[lang][1]):]))
+	size := utf8.RuneCountInString(handbook.StripTags(text[strings.Index(text, memory.Markers[lang][1]):]))
 	var add strings.Builder
 	for _, m := range recapInPrompt.FindAllStringSubmatch(req.Messages[1].Content, -1) {
 		for _, fact := range section(m[2], memory.RecapHeadings[lang][2]) {
@@ -275,7 +276,7 @@ func (f *Faithful) consolidate(req openaitest.Request) string {
 				continue
 			}
 			line := "\n" + strings.ReplaceAll(fact, "[", "(") + " [chat:" + m[1] + "]"
-			n := utf8.RuneCountInString(memory.StripTags(line))
+			n := utf8.RuneCountInString(handbook.StripTags(line))
 			if size+n > residentBudget {
 				break
 			}
@@ -300,7 +301,7 @@ func crossFacts(req openaitest.Request, answer, lang string) string {
 		have[strings.TrimSpace(l)] = true
 	}
 	var add strings.Builder
-	add.WriteString("\n" + memory.CrossHeadings[lang][1])
+	add.WriteString("\n" + handbook.CrossHeadings[lang][1])
 	for _, m := range recapInPrompt.FindAllStringSubmatch(req.Messages[1].Content, -1) {
 		facts := section(m[2], memory.RecapHeadings[lang][2])
 		// What the recap adds is at its end: the scribe copies that.

@@ -1,0 +1,66 @@
+package handbook
+
+import "strings"
+
+// Forget removes a chat from a handbook or resident without a model: its
+// chat block goes, and so does every entry outside a chat block that
+// carries its tag, whole — an entry other chats also support may hold the
+// forgotten chat's words beside theirs, and no rule can tell which words
+// are whose, so the next consolidation writes the others' facts again from
+// their live recaps. Untagged entries (hand edits) stay.
+func Forget(text, chatID string) string {
+	// Taking a tag out can turn what is left of a line into something
+	// else ("[chat:c2]# Chat: (c2)" becomes c2's block heading): forget
+	// again until nothing changes. Each pass only takes away, so this
+	// ends.
+	out := forgetOnce(text, chatID)
+	for out != text {
+		text, out = out, forgetOnce(out, chatID)
+	}
+	return out
+}
+
+// forgetOnce is one pass of Forget over text.
+func forgetOnce(text, chatID string) string {
+	if text == "" {
+		return ""
+	}
+	tag := "[chat:" + chatID + "]"
+	var out []string
+	for _, l := range Lines(text) {
+		if l.Block == chatID {
+			continue
+		}
+		if strings.Contains(l.Text, tag) {
+			rest := l.Text
+			// Removing a tag can join its neighbours into it again
+			// ("[chat:[chat:c1]c1]"): remove until none is left.
+			for strings.Contains(rest, tag) {
+				rest = strings.ReplaceAll(rest, tag, "")
+			}
+			// Inside another chat's block the line is that chat's own
+			// record (the engine built the block from its recap): it
+			// stays, without the deleted chat's tag.
+			if l.Block == "" {
+				continue
+			}
+			l.Text = strings.TrimRight(collapseSpaces(rest), " \t")
+		}
+		out = append(out, l.Text)
+	}
+	return CollapseBlankLines(strings.Join(out, "\n"))
+}
+
+func collapseSpaces(s string) string {
+	for strings.Contains(s, "  [chat:") {
+		s = strings.ReplaceAll(s, "  [chat:", " [chat:")
+	}
+	return s
+}
+
+func CollapseBlankLines(s string) string {
+	for strings.Contains(s, "\n\n\n") {
+		s = strings.ReplaceAll(s, "\n\n\n", "\n\n")
+	}
+	return strings.TrimSpace(s)
+}
