@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/text"
 )
 
@@ -43,7 +44,7 @@ type ConsolidationPromptInput struct {
 }
 
 // ConsolidationPrompt builds the scribe's messages for a consolidation.
-func ConsolidationPrompt(in ConsolidationPromptInput) []Message {
+func ConsolidationPrompt(in ConsolidationPromptInput) []prompt.Message {
 	lang := langOr(in.Language)
 	mk, ch, rh := Markers[lang], CrossHeadings[lang], ResidentHeadings[lang]
 	var sys, user strings.Builder
@@ -103,7 +104,7 @@ Answer with exactly two files, each after its marker on a line of its own, and n
 	} else {
 		user.WriteString("\n\nWrite both updated files, as the system message describes.")
 	}
-	return []Message{{Role: RoleSystem, Content: sys.String()}, {Role: RoleUser, Content: user.String()}}
+	return []prompt.Message{{Role: prompt.RoleSystem, Content: sys.String()}, {Role: prompt.RoleUser, Content: user.String()}}
 }
 
 // oneLine keeps a name on one line.

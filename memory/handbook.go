@@ -3,7 +3,6 @@ package memory
 import (
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"troupe/models"
 	"troupe/text"
@@ -149,16 +148,16 @@ func HandEdits(text, handLines string) []string {
 // HandOnly is what a handbook or resident keeps for a rebuild (the hard
 // path): the lines a person wrote (HandEdits) under the format's own
 // headings, without a chat block or a line the scribe wrote.
-func HandOnly(text, handLines string) string {
+func HandOnly(doc, handLines string) string {
 	hand := map[string]bool{}
-	for _, h := range HandEdits(text, handLines) {
+	for _, h := range HandEdits(doc, handLines) {
 		hand[h] = true
 	}
 	if len(hand) == 0 {
 		return ""
 	}
 	var out []string
-	for _, l := range scanLines(text) {
+	for _, l := range scanLines(doc) {
 		t := strings.TrimSpace(l.text)
 		if l.block != "" || blockID(t) != "" {
 			continue
@@ -167,7 +166,7 @@ func HandOnly(text, handLines string) string {
 			out = append(out, l.text)
 		}
 	}
-	return collapseBlankLines(strings.Join(out, "\n"))
+	return text.CollapseBlankLines(strings.Join(out, "\n"))
 }
 
 // isFormatHeading reports whether a line is one of the headings the
@@ -198,7 +197,7 @@ func CrossSections(handbook string) string {
 			out = append(out, l.text)
 		}
 	}
-	return collapseBlankLines(strings.Join(out, "\n"))
+	return text.CollapseBlankLines(strings.Join(out, "\n"))
 }
 
 // ChatBlock is a chat's handbook block, built from its recap: the heading,
@@ -239,13 +238,13 @@ func Forget(text, chatID string) string {
 }
 
 // forgetOnce is one pass of Forget over text.
-func forgetOnce(text, chatID string) string {
-	if text == "" {
+func forgetOnce(doc, chatID string) string {
+	if doc == "" {
 		return ""
 	}
 	tag := "[chat:" + chatID + "]"
 	var out []string
-	for _, l := range scanLines(text) {
+	for _, l := range scanLines(doc) {
 		if l.block == chatID {
 			continue
 		}
@@ -266,7 +265,7 @@ func forgetOnce(text, chatID string) string {
 		}
 		out = append(out, l.text)
 	}
-	return collapseBlankLines(strings.Join(out, "\n"))
+	return text.CollapseBlankLines(strings.Join(out, "\n"))
 }
 
 func collapseSpaces(s string) string {
@@ -274,53 +273,4 @@ func collapseSpaces(s string) string {
 		s = strings.ReplaceAll(s, "  [chat:", " [chat:")
 	}
 	return s
-}
-
-func collapseBlankLines(s string) string {
-	for strings.Contains(s, "\n\n\n") {
-		s = strings.ReplaceAll(s, "\n\n\n", "\n\n")
-	}
-	return strings.TrimSpace(s)
-}
-
-// ResidentMarker ends a resident summary cut for length.
-var ResidentMarker = map[string]string{"en": "(… the rest is omitted for length)", "zh": "（……余下内容因篇幅从略）"}
-
-// Budget is the per-turn envelope shared by the resident summary, the ledger
-// snapshot and the roster.
-type Budget struct {
-	ResidentMax int
-	Envelope    int
-	MinUseful   int
-}
-
-// FitResident fits the resident summary into what the ledger and roster
-// (others characters) leave of the envelope: whole if it fits; otherwise cut
-// at the last paragraph (else line) boundary past MinUseful with a marker;
-// left out when less than MinUseful would remain.
-func FitResident(lang, body string, others int, b Budget) string {
-	if strings.TrimSpace(body) == "" {
-		return ""
-	}
-	allowance := min(b.ResidentMax, b.Envelope-others)
-	if utf8.RuneCountInString(body) <= allowance {
-		return body
-	}
-	if allowance < b.MinUseful {
-		return ""
-	}
-	marker := ResidentMarker[langOr(lang)]
-	room := allowance - utf8.RuneCountInString(marker) - 1
-	if room < 1 {
-		// Not even the marker fits (min_useful_chars below its length).
-		return ""
-	}
-	head := text.CutRunes(body, room)
-	cut := len(head)
-	if i := strings.LastIndex(head, "\n\n"); i >= 0 && utf8.RuneCountInString(head[:i]) >= b.MinUseful {
-		cut = i
-	} else if i := strings.LastIndex(head, "\n"); i >= 0 && utf8.RuneCountInString(head[:i]) >= b.MinUseful {
-		cut = i
-	}
-	return strings.TrimRight(head[:cut], " \t\n") + "\n" + marker
 }
