@@ -36,7 +36,7 @@ const (
 
 // prompt builds the turn's prompt in one call (prompt.Build) from
 // the material this turn gathers, fitted to context_window −
-// max_reply_tokens. The chat's lore state is stored once BuildPrompt has
+// max_reply_tokens. The chat's lore state is stored once prompt.Build has
 // expanded the card's text. urgent is true when anything was left out for
 // room: a compaction is owed now. ErrPromptTooLarge means even the message
 // being answered does not fit beside the prompt's fixed parts.

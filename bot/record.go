@@ -270,7 +270,7 @@ func (p *Pipeline) sceneOf(cs chatState, user string, sk models.SceneKnowledge) 
 			threads = l.Threads
 		}
 	}
-	// BuildPrompt fits the resident summary into what the scene leaves of
+	// prompt.Build fits the resident summary into what the scene leaves of
 	// the envelope.
 	return prompt.Scene(prompt.SceneInput{Language: p.language(cs.card), Ledger: ledger, Character: name,
 		Present: scenePresent(cs, name, user), Relationships: sk.Relationships, Known: sk.Known, Threads: threads,

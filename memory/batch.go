@@ -43,7 +43,7 @@ func IsTooLong(err error) bool {
 }
 
 // sideTokens counts the scribe's prompts with the o200k encoding, loaded
-// once for the process (nil when it cannot load: EstimateTokens then).
+// once for the process (nil when it cannot load: prompt.EstimateTokens then).
 var sideTokens = sync.OnceValue(func() *prompt.TokenCounter {
 	c, err := prompt.NewTokenCounter(prompt.EncodingO200K)
 	if err != nil {

@@ -234,7 +234,7 @@ func (s *Service) cardLanguage(ctx context.Context, cardID string) (lang, charNa
 
 // FitResident returns a stored resident summary as injected: its tags
 // stripped, rendered into what others characters leave of the envelope
-// (RenderResident).
+// (prompt.RenderResident).
 func (s *Service) FitResident(lang, stored string, others int) string {
 	return prompt.RenderResident(lang, ResidentOf(stored), others, s.Budget()).Text
 }

@@ -40,7 +40,7 @@ func TestAssembleKeepsAnUnchangedSceneInPlace(t *testing.T) {
 			// What the built prompt reports sending at its end is what the
 			// bot keeps for the turn.
 			if p, err := prompt.Build(prompt.Material{AssembleInput: in}, prompt.Budget{}); err != nil || p.EndScene != tt.wantEnd {
-				t.Errorf("BuildPrompt's EndScene = %q (%v), want %q", p.EndScene, err, tt.wantEnd)
+				t.Errorf("Build's EndScene = %q (%v), want %q", p.EndScene, err, tt.wantEnd)
 			}
 			// system, kept block, first, reply, turn block, second
 			if len(msgs) != 6 {

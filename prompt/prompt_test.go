@@ -201,7 +201,7 @@ func prefixReuse(prev, next []prompt.Message) float64 {
 }
 
 // reuseRun plays turns turns and returns the median turn-to-turn prefix
-// reuse, with the scene and recall placed as BuildPrompt places them, or
+// reuse, with the scene and recall placed as Build places them, or
 // (inSystem) folded into the system message as a layout that puts them first
 // would.
 func reuseRun(tb testing.TB, turns int, inSystem bool) float64 {
@@ -273,7 +273,7 @@ func TestMinUsefulZeroFromConfig(t *testing.T) {
 	if got == "" || !strings.HasSuffix(got, prompt.ResidentMarker["en"]) || utf8.RuneCountInString(got) > 80 {
 		t.Fatalf("min_useful_chars 0: got %q (%d runes), want a cut of at most 80 runes ending in the marker", got, utf8.RuneCountInString(got))
 	}
-	// The same through BuildPrompt, with the scene taking the envelope.
+	// The same through Build, with the scene taking the envelope.
 	m := sceneMaterial("en")
 	m.Scene = strings.Repeat("x", others)
 	p, err := prompt.Build(m, memory.ConfigFrom(mc, "en").Budget())
@@ -281,7 +281,7 @@ func TestMinUsefulZeroFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(p.Messages[1].Content, got) {
-		t.Errorf("BuildPrompt did not inject the 80-rune resident: %q", p.Messages[1].Content)
+		t.Errorf("Build did not inject the 80-rune resident: %q", p.Messages[1].Content)
 	}
 }
 
