@@ -7,17 +7,18 @@ import (
 
 	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // builtPrompt is an assembled prompt and its token estimate.
 type builtPrompt struct {
-	messages  []memory.Message
+	messages  []prompt.Message
 	estimated int
 	// keep is the recall block to keep once the reply is stored; nil
 	// when none.
 	keep *keptBlock
 	// shortened is true when recent story was left out to fit (see
-	// memory.FitPrompt): the user hears it.
+	// prompt.FitPrompt): the user hears it.
 	shortened bool
 	// recall is how the turn's recall went (RecallFull…); "" without.
 	recall string
@@ -33,9 +34,9 @@ const (
 	nearLimit    = 1.25
 )
 
-// prompt builds the turn's prompt in one call (memory.BuildPrompt) from
+// prompt builds the turn's prompt in one call (prompt.Build) from
 // the material this turn gathers, fitted to context_window −
-// max_reply_tokens. The chat's lore state is stored once BuildPrompt has
+// max_reply_tokens. The chat's lore state is stored once prompt.Build has
 // expanded the card's text. urgent is true when anything was left out for
 // room: a compaction is owed now. ErrPromptTooLarge means even the message
 // being answered does not fit beside the prompt's fixed parts.
@@ -56,9 +57,9 @@ func (p *Pipeline) prompt(ctx context.Context, cs chatState, br models.Branch, r
 		// Each picture the turn sends takes its share of the window.
 		limit -= imagePromptTokens * len(rp.images)
 		m.Keep, m.Limit = p.opt.MemoryConfig.Keep, limit
-		m.Count = func(msgs []memory.Message) int { return p.countPrompt(cs.chat.ID, msgs, limit) }
+		m.Count = func(msgs []prompt.Message) int { return p.countPrompt(cs.chat.ID, msgs, limit) }
 	}
-	pr, err := memory.BuildPrompt(m, p.budget())
+	pr, err := prompt.Build(m, p.budget())
 	if tl.save != nil {
 		// The card's text has run its macros (setvar) once expanded.
 		tl.save(ctx)
@@ -220,7 +221,7 @@ func messageIDs(msgs []models.Message) []string {
 }
 
 // budget is the resident summary's envelope, from the config alone.
-func (p *Pipeline) budget() memory.Budget {
+func (p *Pipeline) budget() prompt.Budget {
 	return memory.ConfigFrom(p.opt.MemoryConfig, p.opt.Language).Budget()
 }
 
@@ -230,22 +231,22 @@ func (p *Pipeline) budget() memory.Budget {
 // memory expands and places them. The scene (ledger
 // view, relationships) and the recall block stay empty until the recorder
 // and recall feed the turn.
-func (p *Pipeline) material(cs chatState, br models.Branch, rp replyPlan, tl turnLore) memory.Material {
-	in := memory.AssembleInput{
+func (p *Pipeline) material(cs chatState, br models.Branch, rp replyPlan, tl turnLore) prompt.Material {
+	in := prompt.AssembleInput{
 		Language:  p.language(cs.card),
 		History:   memory.TurnsOf(br.Uncovered),
 		NameUsers: rp.group || cs.scene(),
 	}
 	nameLines(cs, br.Uncovered, in.History)
 	if len(tl.injections) > 0 {
-		in.Lore = &memory.Lore{Injections: tl.injections}
+		in.Lore = &prompt.Lore{Injections: tl.injections}
 	}
 	if br.Summary != nil {
 		in.Summary = br.Summary.Content
 	}
-	m := memory.Material{AssembleInput: in, Card: &memory.CardText{Card: cs.card, Env: tl.env, User: rp.user, Persona: rp.persona, Placed: tl.placed}}
+	m := prompt.Material{AssembleInput: in, Card: &prompt.CardText{Card: cs.card, Env: tl.env, User: rp.user, Persona: rp.persona, Placed: tl.placed}}
 	if p.opt.Memory != nil {
-		m.StoredResident = cs.resident
+		m.StoredResident = memory.ResidentOf(cs.resident)
 	}
 	return m
 }
@@ -294,7 +295,7 @@ func personaOf(in Inbound, per models.Persona, ok bool) (name, description strin
 // name, so either finds them. A direct chat has
 // one player and costs no query; a group chat where only rp.user is
 // present costs one. A failure is logged and leaves them out.
-func (p *Pipeline) otherPlayers(ctx context.Context, cs chatState, rp replyPlan) []memory.Player {
+func (p *Pipeline) otherPlayers(ctx context.Context, cs chatState, rp replyPlan) []prompt.Player {
 	if (!rp.group && !cs.scene()) || rp.parent == "" {
 		return nil
 	}
@@ -328,7 +329,7 @@ func (p *Pipeline) otherPlayers(ctx context.Context, cs chatState, rp replyPlan)
 		p.log.Warn("load personas", "chat_id", cs.chat.ID, "err", err)
 		return nil
 	}
-	var out []memory.Player
+	var out []prompt.Player
 	seen := map[string]bool{}
 	for _, a := range authors {
 		per, ok := personas[cs.channel.Platform+":"+a.ID]
@@ -340,7 +341,7 @@ func (p *Pipeline) otherPlayers(ctx context.Context, cs chatState, rp replyPlan)
 		}
 		seen[a.ID] = true
 		if desc != "" {
-			out = append(out, memory.Player{Name: name, Persona: desc, Shown: a.Name})
+			out = append(out, prompt.Player{Name: name, Persona: desc, Shown: a.Name})
 		}
 	}
 	return out

@@ -19,6 +19,7 @@ import (
 	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // inlineJobs runs owed compactions at once, so a benchmark sees a
@@ -91,7 +92,7 @@ func newRigCard(tb testing.TB, dsn string, now func() time.Time, contextWindow i
 	mem := memory.NewService(st, llm.Scribe{C: client}, memory.ConfigFrom(mc, "en"), slog.New(slog.DiscardHandler))
 	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
 	turns := &statsObserver{}
-	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: memory.NewPromptEstimator(),
+	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: prompt.NewEstimator(),
 		MemoryConfig: mc, Language: "en", ContextWindow: contextWindow, MaxReplyTokens: 256, Now: now, Observer: turns})
 	return &benchRig{st: st, fake: fake, p: p, mem: mem, client: client, turns: turns}
 }
@@ -106,7 +107,7 @@ func inbound(ch string, i int) bot.Inbound {
 // tokens sent at beats 50, 200, 500 and 1000, next to what replaying the
 // whole branch would send.
 func BenchmarkPromptGrowth(b *testing.B) {
-	counter, err := memory.NewTokenCounter("o200k_base")
+	counter, err := prompt.NewTokenCounter("o200k_base")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func BenchmarkPromptGrowth(b *testing.B) {
 
 // replayTokens counts what the prompt would be with the whole branch: the
 // system message plus every message from the greeting on.
-func replayTokens(tb testing.TB, st *models.Store, c *memory.TokenCounter, req openaitest.Request) int {
+func replayTokens(tb testing.TB, st *models.Store, c *prompt.TokenCounter, req openaitest.Request) int {
 	ctx := context.Background()
 	ch, err := st.Channel(ctx, "console:story")
 	if err != nil {

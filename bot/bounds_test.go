@@ -11,10 +11,10 @@ import (
 	"troupe/cards"
 	"troupe/config"
 	"troupe/llm/openaitest"
-	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // prose returns n characters of story text.
@@ -31,7 +31,7 @@ func prose(n int) string {
 func smallContextRig(t *testing.T, b testenv.Backend) *benchRig {
 	t.Helper()
 	r := newRigWith(t, b.DSN, nil, 2048)
-	counter, err := memory.NewTokenCounter("o200k_base")
+	counter, err := prompt.NewTokenCounter("o200k_base")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestCardFillingTheContextSaysSo(t *testing.T) {
 	card, _ := r.p.Cards().Default()
 	card.Description = prose(20000)
 	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
-	p := bot.New(bot.Options{Store: r.st, Cards: lib, Model: r.client, Jobs: inlineJobs{r.mem}, Memory: r.mem, Tokens: memory.NewPromptEstimator(),
+	p := bot.New(bot.Options{Store: r.st, Cards: lib, Model: r.client, Jobs: inlineJobs{r.mem}, Memory: r.mem, Tokens: prompt.NewEstimator(),
 		MemoryConfig: config.Default().Memory, Language: "en", ContextWindow: 2048, MaxReplyTokens: 256})
 	for i := 1; i <= 2; i++ {
 		in := inbound("card", i)
@@ -251,7 +251,7 @@ func TestCardFillingTheContextSaysSo(t *testing.T) {
 func TestLongRecentBeatsLeftOutWithNotice(t *testing.T) {
 	t.Parallel()
 	r := smallContextRig(t, testenv.Backends(t)[0])
-	counter, err := memory.NewTokenCounter("o200k_base")
+	counter, err := prompt.NewTokenCounter("o200k_base")
 	if err != nil {
 		t.Fatal(err)
 	}

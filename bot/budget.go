@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"troupe/memory"
+	"troupe/prompt"
 )
 
 // tokenBudget is a bucket of model tokens per key, refilled at perMin a
@@ -92,7 +92,7 @@ func newModelBudget(l Limits, count TokenCounter) *modelBudget {
 		return nil
 	}
 	if count == nil {
-		count = memory.NewPromptEstimator()
+		count = prompt.NewEstimator()
 	}
 	return &modelBudget{channel: tokenBudget{perMin: l.ChannelTokensPerMinute}, global: tokenBudget{perMin: l.TokensPerMinute}, count: count}
 }
@@ -162,7 +162,7 @@ func (p *Pipeline) settleCharge(cs chatState, charged int, res ModelResult) {
 	if res.PromptTokens <= 0 {
 		cost = charged + res.CompletionTokens
 		if res.CompletionTokens <= 0 {
-			cost = charged + memory.EstimateTokens(res.Text)
+			cost = charged + prompt.EstimateTokens(res.Text)
 		}
 	}
 	p.tokens.charge(cs.channel.ID, cost-charged, p.opt.Now())

@@ -8,8 +8,8 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
-	"troupe/memory"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // TestModelBudgets: with a budget of one token a minute per channel, the
@@ -26,7 +26,7 @@ func TestModelBudgets(t *testing.T) {
 			turns := &statsObserver{}
 			newPipeline := func(l bot.Limits) *bot.Pipeline {
 				return bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: r.client, MemoryConfig: config.Default().Memory,
-					Tokens: memory.NewPromptEstimator(), Limits: l, Now: func() time.Time { return clock }, Observer: turns})
+					Tokens: prompt.NewEstimator(), Limits: l, Now: func() time.Time { return clock }, Observer: turns})
 			}
 			ctx := context.Background()
 			say := func(p *bot.Pipeline, channel string, i int) []string {

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"troupe/cards"
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/record"
 )
 
@@ -226,13 +226,13 @@ func (p *Pipeline) replies(ctx context.Context, cs chatState, rt route, rp reply
 
 // nameLines marks, in a scene, the replies of the other cast members in
 // the history (aligned with msgs) so they are sent under their names.
-func nameLines(cs chatState, msgs []models.Message, history []memory.Turn) {
+func nameLines(cs chatState, msgs []models.Message, history []prompt.Turn) {
 	if !cs.scene() {
 		return
 	}
 	me := cs.speakerCard()
 	for i, m := range msgs {
-		if m.Role != memory.RoleAssistant {
+		if m.Role != prompt.RoleAssistant {
 			continue
 		}
 		history[i].Name = cs.nameOfCard(m.SpeakerCardID)
@@ -268,7 +268,7 @@ func (p *Pipeline) startScene(ctx context.Context, ch models.Channel, cast []car
 			g = c.GroupGreetings[0]
 		}
 		if g = p.greeting(c, g, userName); g != "" {
-			cs.Openings = append(cs.Openings, &models.Message{Role: memory.RoleAssistant, AuthorName: models.FitName(c.Name, models.NameSize), Content: g, SpeakerCardID: c.ID})
+			cs.Openings = append(cs.Openings, &models.Message{Role: prompt.RoleAssistant, AuthorName: models.FitName(c.Name, models.NameSize), Content: g, SpeakerCardID: c.ID})
 		}
 	}
 	ids := make([]string, len(cast))
@@ -300,7 +300,7 @@ func (p *Pipeline) showOpenings(ctx context.Context, cs chatState, sink Sink) er
 		return err
 	}
 	for _, m := range br.Uncovered {
-		if m.Role != memory.RoleAssistant {
+		if m.Role != prompt.RoleAssistant {
 			continue
 		}
 		sst, err := p.as(ctx, cs, cs.nameOfCard(m.SpeakerCardID))
@@ -383,9 +383,9 @@ func (p *Pipeline) greetScene(ctx context.Context, cs chatState, sink Sink) erro
 		return err
 	}
 	for _, m := range br.Uncovered {
-		if m.Role != memory.RoleAssistant {
+		if m.Role != prompt.RoleAssistant {
 			last := br.Uncovered[len(br.Uncovered)-1]
-			if last.Role != memory.RoleAssistant {
+			if last.Role != prompt.RoleAssistant {
 				return nil
 			}
 			sst, err := p.as(ctx, cs, cs.nameOfCard(last.SpeakerCardID))

@@ -9,8 +9,8 @@ import (
 	"unicode"
 
 	"troupe/cards"
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/text"
 )
 
@@ -195,7 +195,7 @@ func (p *Pipeline) cmdWhisper(ctx context.Context, in Inbound, args string, sink
 			return sink.Notice(ctx, p.stext(lang, msgCastAway, m.Name))
 		}
 		pair := []string{cs.user, m.Name}
-		msg := &models.Message{Role: memory.RoleUser, AuthorID: text.FitID(in.AuthorID, models.IDSize), AuthorName: models.FitName(storable(in.AuthorName), models.NameSize),
+		msg := &models.Message{Role: prompt.RoleUser, AuthorID: text.FitID(in.AuthorID, models.IDSize), AuthorName: models.FitName(storable(in.AuthorName), models.NameSize),
 			Content: storable(line), WhisperTo: m.Name}
 		rec := p.turnRecord(cs, []*models.Message{msg}, true, in.AuthorID)
 		rec.Present, rec.Whisper = pair, pair

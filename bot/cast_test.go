@@ -13,8 +13,8 @@ import (
 	"troupe/config"
 	"troupe/llm"
 	"troupe/llm/openaitest"
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // sceneSink records, in order, who spoke and what.
@@ -102,7 +102,7 @@ func newSceneRig(t *testing.T, dsn string) *sceneRig {
 	})
 	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	lib, _ := cards.NewLibrary(cs, "")
-	r.p = bot.New(bot.Options{Store: st, Cards: lib, Model: client, Tokens: memory.NewPromptEstimator(),
+	r.p = bot.New(bot.Options{Store: st, Cards: lib, Model: client, Tokens: prompt.NewEstimator(),
 		MemoryConfig: config.Default().Memory, Scene: config.Scene{MaxCast: 8}, Language: "en", ContextWindow: 128000, MaxReplyTokens: 256})
 	return r
 }

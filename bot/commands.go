@@ -10,8 +10,8 @@ import (
 	"unicode"
 
 	"troupe/cards"
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/text"
 )
 
@@ -255,7 +255,7 @@ func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
 // whispered user line (its answer failed), or the whispered line head
 // answers. ok is false when head belongs to no whisper.
 func (p *Pipeline) whisperAt(ctx context.Context, head models.Message) (w models.Message, ok bool, err error) {
-	if head.Role == memory.RoleUser {
+	if head.Role == prompt.RoleUser {
 		return head, head.WhisperTo != "", nil
 	}
 	if head.ParentID == "" {
@@ -265,7 +265,7 @@ func (p *Pipeline) whisperAt(ctx context.Context, head models.Message) (w models
 	if err != nil {
 		return models.Message{}, false, err
 	}
-	return parent, parent.Role == memory.RoleUser && parent.WhisperTo != "", nil
+	return parent, parent.Role == prompt.RoleUser && parent.WhisperTo != "", nil
 }
 
 // regenWhisper writes again the answer to the whisper w, which the head is

@@ -7,8 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // Limits bound what one user can ask of the pipeline.
@@ -113,7 +113,7 @@ func (p *Pipeline) promptLimit() (limit int, ok bool) {
 // the precise count. A prompt already over by its estimate is not counted
 // precisely: the precise count never lowers it, and on a huge message it
 // would only cost time.
-func (p *Pipeline) countPrompt(chatID string, msgs []memory.Message, limit int) int {
+func (p *Pipeline) countPrompt(chatID string, msgs []prompt.Message, limit int) int {
 	est := p.opt.Tokens.Estimate(chatID, msgs)
 	if est <= limit && float64(est)*nearLimit > float64(limit)*promptMargin {
 		est = max(est, p.opt.Tokens.Precise(chatID, msgs))
@@ -140,14 +140,14 @@ func (p *Pipeline) refuseOversize(ctx context.Context, cs *chatState, group bool
 	for _, row := range cs.inbox {
 		msgs, ids := inboxMessages([]models.InboxMessage{row})
 		bare := p.material(bareState, models.Branch{Uncovered: []models.Message{*msgs[0]}}, rp, p.bareLore(bareState, rp)).Input().Bare()
-		n := p.countPrompt(cs.chat.ID, memory.Assemble(bare), limit)
+		n := p.countPrompt(cs.chat.ID, prompt.Assemble(bare), limit)
 		if n <= limit {
 			kept = append(kept, row)
 			continue
 		}
 		if fixed < 0 {
 			bare.History = nil
-			fixed = p.countPrompt(cs.chat.ID, memory.Assemble(bare), limit)
+			fixed = p.countPrompt(cs.chat.ID, prompt.Assemble(bare), limit)
 		}
 		err := p.opt.Store.AppendRefused(ctx, cs.chat.ID, cs.chat.HeadID, msgs[0])
 		again := errors.Is(err, models.ErrDuplicate) // refused and told the first time

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"troupe/cards"
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // chatLore is what a chat keeps between turns for its macros and lorebooks,
@@ -33,7 +33,7 @@ type turnLore struct {
 	// placed holds the activated entries' text by position, except AtDepth.
 	placed map[cards.Position][]string
 	// injections are the depth entries and the author's note block.
-	injections []memory.Injection
+	injections []prompt.Injection
 	// save stores the chat's state once the prompt is built (setvar in the
 	// card's text runs while it is); nil when there is nothing to keep.
 	save func(ctx context.Context)
@@ -79,7 +79,7 @@ func (p *Pipeline) lore(ctx context.Context, cs chatState, br models.Branch, rp 
 	if n := len(br.Uncovered); n > 0 {
 		env.LastMessage = br.Uncovered[n-1].Content
 		for i := n - 1; i >= 0; i-- {
-			if br.Uncovered[i].Role != memory.RoleUser {
+			if br.Uncovered[i].Role != prompt.RoleUser {
 				env.Idle = env.Now.Sub(br.Uncovered[i].CreatedAt)
 				break
 			}
@@ -100,7 +100,7 @@ func (p *Pipeline) lore(ctx context.Context, cs chatState, br models.Branch, rp 
 		Messages:  recent,
 		Character: cs.card.Name,
 		Budget:    p.opt.LoreConfig.Budget(p.opt.ContextWindow),
-		Count:     memory.EstimateTokens,
+		Count:     prompt.EstimateTokens,
 		Rand:      p.opt.Rand,
 		Expand:    env.Expand,
 		Knows:     p.loreKnows(ctx, cs, books),
@@ -114,7 +114,7 @@ func (p *Pipeline) lore(ctx context.Context, cs chatState, br models.Branch, rp 
 		tl.fired = append(tl.fired, models.PromptLore{Book: a.Book, UID: a.Entry.UID, Comment: a.Entry.Comment, Tokens: a.Tokens})
 		switch pos := a.Entry.Position; pos {
 		case cards.AtDepth:
-			tl.injections = append(tl.injections, memory.Injection{Depth: a.Entry.Depth, Role: a.Entry.Role, Content: a.Content})
+			tl.injections = append(tl.injections, prompt.Injection{Depth: a.Entry.Depth, Role: a.Entry.Role, Content: a.Content})
 		case cards.NoteTop:
 			note = append(note, a.Content)
 		case cards.NoteBottom:
@@ -129,7 +129,7 @@ func (p *Pipeline) lore(ctx context.Context, cs chatState, br models.Branch, rp 
 		}
 	}
 	if len(note) > 0 {
-		tl.injections = append(tl.injections, memory.Injection{Depth: cards.NoteDepth, Role: memory.RoleSystem, Content: strings.Join(note, "\n")})
+		tl.injections = append(tl.injections, prompt.Injection{Depth: cards.NoteDepth, Role: prompt.RoleSystem, Content: strings.Join(note, "\n")})
 	}
 	if !loaded {
 		return tl

@@ -17,10 +17,10 @@ import (
 	"troupe/config"
 	"troupe/llm"
 	"troupe/llm/openaitest"
-	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // loreRig is a pipeline on a fresh SQLite file playing one card, with a
@@ -46,7 +46,7 @@ func newLoreRig(t *testing.T, card cards.Card, set func(*bot.Options)) *loreRig 
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 3, 14, 21, 5, 0, 0, time.UTC)
-	opt := bot.Options{Store: st, Cards: lib, Model: client, Tokens: memory.NewPromptEstimator(),
+	opt := bot.Options{Store: st, Cards: lib, Model: client, Tokens: prompt.NewEstimator(),
 		MemoryConfig: config.Default().Memory, LoreConfig: config.Default().Lore, Language: "en",
 		ContextWindow: 128000, MaxReplyTokens: 256, Logger: slog.New(slog.DiscardHandler),
 		Now: func() time.Time { return now }, Rand: func() float64 { return 0.3 }}

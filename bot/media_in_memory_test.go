@@ -17,10 +17,10 @@ import (
 	"troupe/config"
 	"troupe/llm/openaitest"
 	"troupe/media"
-	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // A fact only a picture's caption holds is recalled 60 beats later: the
@@ -57,13 +57,13 @@ func TestPictureCaptionRecalledSixtyBeatsLater(t *testing.T) {
 			head := chat.HeadID
 			for beat := 2; beat <= 61; beat++ {
 				text := fmt.Sprintf(`"Beat %d: the tide turns and the gulls circle the pier."`, beat)
-				u := &models.Message{Role: memory.RoleUser, AuthorID: "ada", AuthorName: "Ada", Content: text}
+				u := &models.Message{Role: prompt.RoleUser, AuthorID: "ada", AuthorName: "Ada", Content: text}
 				if err := r.st.AppendTurn(ctx, chat.ID, head, head, []*models.Message{u}, &models.TurnRecord{SpaceID: chat.SpaceID,
 					NewTurn: true, Present: []string{"Maren", "Ada"}, Actors: []string{"Ada"},
 					Events: [][]models.PlainEvent{{{Kind: "line", Text: text}}}}); err != nil {
 					t.Fatalf("beat %d: %v", beat, err)
 				}
-				a := &models.Message{Role: memory.RoleAssistant, AuthorName: "Maren", Content: fmt.Sprintf("*Maren nods (%d).*", beat)}
+				a := &models.Message{Role: prompt.RoleAssistant, AuthorName: "Maren", Content: fmt.Sprintf("*Maren nods (%d).*", beat)}
 				if err := r.st.AppendTurn(ctx, chat.ID, u.ID, u.ID, []*models.Message{a}, &models.TurnRecord{SpaceID: chat.SpaceID,
 					Present: []string{"Maren", "Ada"}, Actors: []string{"Maren"},
 					Events: [][]models.PlainEvent{{{Kind: "action", Text: a.Content}}}}); err != nil {

@@ -12,9 +12,9 @@ import (
 	"troupe/bot"
 	"troupe/llm/openaitest"
 	"troupe/media"
-	"troupe/memory"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // fileHost is the platform's file host: an HTTP server that serves each
@@ -202,7 +202,7 @@ func lastUser(req openaitest.Request) string {
 func (r *mediaRig) storedUsers(t *testing.T, ch string) []string {
 	t.Helper()
 	var out []string
-	if err := r.st.DB().Model(&models.Message{}).Where("chat_id = ? AND role = ?", r.chat(t, ch).ID, memory.RoleUser).Order("id").Pluck("content", &out).Error; err != nil {
+	if err := r.st.DB().Model(&models.Message{}).Where("chat_id = ? AND role = ?", r.chat(t, ch).ID, prompt.RoleUser).Order("id").Pluck("content", &out).Error; err != nil {
 		t.Fatal(err)
 	}
 	return out

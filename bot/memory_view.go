@@ -115,7 +115,7 @@ func (p *Pipeline) leadScene(ctx context.Context, cs chatState) string {
 // writeResident writes the resident summary as a turn injects it, or
 // that there is none yet, and what the injected one leaves out of the
 // stored one: a person's lines past the budget stay stored and out of the
-// prompts (memory.RenderResident), which /memory must not hide.
+// prompts (prompt.RenderResident), which /memory must not hide.
 func (p *Pipeline) writeResident(b *strings.Builder, lang string, cs chatState, rep memory.Report) {
 	if rep.Resident == "" && rep.ResidentCutLines == 0 {
 		b.WriteString(p.text(lang, msgNoMemory, cs.card.Name))

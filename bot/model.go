@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"troupe/memory"
+	"troupe/prompt"
 )
 
 // Role is who wrote a message in a model request.
@@ -21,7 +22,7 @@ const (
 
 // PromptMessage is one message of a model request: the same type memory
 // builds prompts of, so that a prompt passes from memory to the model as is.
-type PromptMessage = memory.Message
+type PromptMessage = prompt.Message
 
 // ModelRequest is what the pipeline asks a model for.
 type ModelRequest struct {

@@ -18,6 +18,7 @@ import (
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // outRig is a pipeline over the fake OpenAI server with, as asked, its
@@ -58,7 +59,7 @@ func newOutRigOf(t *testing.T, dsn string, tts, image bool, cs ...cards.Card) *o
 	mc := config.Default().Memory
 	mem := memory.NewService(st, llm.Scribe{C: client}, memory.ConfigFrom(mc, "en"), slog.New(slog.DiscardHandler))
 	lib, _ := cards.NewLibrary(cs, "")
-	opt := bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: memory.NewPromptEstimator(),
+	opt := bot.Options{Store: st, Cards: lib, Model: client, Jobs: inlineJobs{mem}, Memory: mem, Tokens: prompt.NewEstimator(),
 		MemoryConfig: mc, Language: "en", ContextWindow: 128000, MaxReplyTokens: 256, Voice: "alloy"}
 	if tts {
 		opt.Voicer = llm.New(llm.Config{BaseURL: fake.URL(), Model: "tts-1", MaxRetries: -1, Timeout: 5 * time.Second, SpeechFormat: "opus"}, nil)

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"troupe/llm/openaitest"
-	"troupe/memory"
 	"troupe/memory/memorytest"
+	"troupe/prompt"
 )
 
 // TestPromptNeverOverflows plays a story in a small context window: the
@@ -18,7 +18,7 @@ import (
 func TestPromptNeverOverflows(t *testing.T) {
 	const window, reply = 2048, 256
 	r := newRigWith(t, "sqlite://"+filepath.Join(t.TempDir(), "t.db"), nil, window)
-	counter, err := memory.NewTokenCounter("o200k_base")
+	counter, err := prompt.NewTokenCounter("o200k_base")
 	if err != nil {
 		t.Fatal(err)
 	}

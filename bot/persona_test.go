@@ -14,8 +14,8 @@ import (
 	"troupe/config"
 	"troupe/llm"
 	"troupe/llm/openaitest"
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // playersRig is a pipeline with a scene of Maren (nicknamed Weiß) and 苏砚
@@ -47,7 +47,7 @@ func newPlayersRig(t *testing.T, dsn string) *playersRig {
 		return openaitest.Answer{Text: fmt.Sprintf("A reply (%d).", req.Seq)}
 	})
 	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
-	r := &playersRig{st: st, model: fake, p: bot.New(bot.Options{Store: st, Cards: lib, Model: client, Tokens: memory.NewPromptEstimator(),
+	r := &playersRig{st: st, model: fake, p: bot.New(bot.Options{Store: st, Cards: lib, Model: client, Tokens: prompt.NewEstimator(),
 		MemoryConfig: config.Default().Memory, Scene: config.Scene{MaxCast: 8}, Language: "en", ContextWindow: 128000, MaxReplyTokens: 256})}
 	if err := r.p.BindCast(context.Background(), r.ref(), []string{"lamp", "tea"}); err != nil {
 		t.Fatal(err)

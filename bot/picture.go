@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"troupe/media"
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/record"
 	"troupe/text"
 )
@@ -302,7 +302,7 @@ func (p *Pipeline) keepPicture(ctx context.Context, in Inbound, shown chatState,
 		return err
 	}
 	// Named as replyOne names a reply.
-	msg := &models.Message{Role: memory.RoleAssistant, AuthorID: pictureAuthor, AuthorName: sst.card.Name,
+	msg := &models.Message{Role: prompt.RoleAssistant, AuthorID: pictureAuthor, AuthorName: sst.card.Name,
 		Content: storable("[image: " + caption + "]"), SpeakerCardID: sst.speakerCard()}
 	if sst.scene() {
 		msg.AuthorName = sst.speakerName()
@@ -313,7 +313,7 @@ func (p *Pipeline) keepPicture(ctx context.Context, in Inbound, shown chatState,
 
 // isPicture reports whether m is a picture /picture kept.
 func isPicture(m models.Message) bool {
-	return m.Role == memory.RoleAssistant && m.AuthorID == pictureAuthor
+	return m.Role == prompt.RoleAssistant && m.AuthorID == pictureAuthor
 }
 
 // pastPictures returns head, or when head is a picture the last message

@@ -11,8 +11,8 @@ import (
 	"troupe/bot"
 	"troupe/llm/openaitest"
 	"troupe/media"
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // /picture a brass astrolabe: the channel gets a PNG the character shows,
@@ -67,7 +67,7 @@ func TestPictureShowsTheSceneAndJoinsTheStory(t *testing.T) {
 			br := branchOf(t, r.st, "console:pic")
 			head := br[len(br)-1]
 			line := "[image: " + f.Caption + "]"
-			if head.Role != memory.RoleAssistant || head.Content != line || head.AuthorName != "Maren" {
+			if head.Role != prompt.RoleAssistant || head.Content != line || head.AuthorName != "Maren" {
 				t.Fatalf("the chat's head is %s %q by %q, want the character's %q", head.Role, head.Content, head.AuthorName, line)
 			}
 
@@ -97,7 +97,7 @@ func TestPictureShowsTheSceneAndJoinsTheStory(t *testing.T) {
 			}
 			after := branchOf(t, r.st, "console:pic")
 			regen := after[len(after)-1]
-			if regen.Role != memory.RoleAssistant || strings.HasPrefix(regen.Content, "[image:") || regen.ParentID != reply.ParentID || regen.ID == reply.ID {
+			if regen.Role != prompt.RoleAssistant || strings.HasPrefix(regen.Content, "[image:") || regen.ParentID != reply.ParentID || regen.ID == reply.ID {
 				t.Errorf("after /regen the head is %+v, want a new reply beside %s (parent %s)", regen, reply.ID, reply.ParentID)
 			}
 

@@ -13,6 +13,7 @@ import (
 	"troupe/config"
 	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // Jobs is what the pipeline tells the job queue after it changes a chat.
@@ -145,9 +146,9 @@ type Locker interface {
 // TokenCounter estimates the prompt tokens of a message list for a chat,
 // and learns from the counts the API reports.
 type TokenCounter interface {
-	Estimate(key string, msgs []memory.Message) int
+	Estimate(key string, msgs []prompt.Message) int
 	// Precise is slower and closer; used near the limit.
-	Precise(key string, msgs []memory.Message) int
+	Precise(key string, msgs []prompt.Message) int
 	Observe(key string, estimated, actual int)
 }
 
@@ -656,7 +657,7 @@ func (p *Pipeline) startChatCast(ctx context.Context, ch models.Channel, card ca
 	name := fmt.Sprintf("%s %s", models.FitName(card.Name, models.NameSize-17), p.opt.Now().UTC().Format("2006-01-02 15:04"))
 	var opening *models.Message
 	if g := p.greeting(card, card.FirstMes, userName); g != "" {
-		opening = &models.Message{Role: memory.RoleAssistant, AuthorName: card.Name, Content: g}
+		opening = &models.Message{Role: prompt.RoleAssistant, AuthorName: card.Name, Content: g}
 	}
 	cs := models.ChatStart{ChannelID: ch.ID, SpaceID: ch.SpaceID, Name: name, Cast: []models.CastMember{{CardID: card.ID, Name: card.Name}}}
 	if opening != nil {

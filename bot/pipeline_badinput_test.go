@@ -15,6 +15,7 @@ import (
 	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // Bad input through the real pipeline: oversized messages, control
@@ -67,7 +68,7 @@ func lastUserMessage(t *testing.T, st *models.Store, channel string) models.Mess
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Role == memory.RoleUser {
+		if m.Role == prompt.RoleUser {
 			return m
 		}
 		id = m.ParentID
@@ -271,15 +272,15 @@ func TestBadInputScribeTreatsInstructionsAsMaterial(t *testing.T) {
 // close the material blocks.
 func TestBadInputScribePromptsBothLanguages(t *testing.T) {
 	t.Parallel()
-	turns := []memory.Turn{
-		{ID: "1", Role: memory.RoleAssistant, Name: "苏砚", Content: "*她把茶放到桌上。*「客官找谁？」"},
-		{ID: "2", Role: memory.RoleUser, Name: "阿澜", Content: "找人。" + closeTags + "\n" + injectZH + "\n" + injectEN + "\n<conversation>"},
-		{ID: "3", Role: memory.RoleAssistant, Name: "苏砚", Content: "「明天雨停了，我带你去看琴。」"},
+	turns := []prompt.Turn{
+		{ID: "1", Role: prompt.RoleAssistant, Name: "苏砚", Content: "*她把茶放到桌上。*「客官找谁？」"},
+		{ID: "2", Role: prompt.RoleUser, Name: "阿澜", Content: "找人。" + closeTags + "\n" + injectZH + "\n" + injectEN + "\n<conversation>"},
+		{ID: "3", Role: prompt.RoleAssistant, Name: "苏砚", Content: "「明天雨停了，我带你去看琴。」"},
 	}
 	for _, lang := range []string{"en", "zh"} {
 		transcript := memory.Transcript("zh", turns, "苏砚", "阿澜")
 		recap := "# 雨夜\n\n## Plot\n" + transcript
-		prompts := map[string][]memory.Message{
+		prompts := map[string][]prompt.Message{
 			"summary": memory.SummaryPrompt(memory.SummaryPromptInput{Language: lang, CharName: "苏砚", UserName: "阿澜", Transcript: transcript}),
 			"recap": memory.RecapPrompt(memory.RecapPromptInput{Language: lang, CharName: "苏砚", UserName: "阿澜", ChatName: "雨夜",
 				Evidence: memory.BuildEvidence("zh", turns, "苏砚", "阿澜", 60000)}),

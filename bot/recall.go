@@ -9,6 +9,7 @@ import (
 
 	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/recall"
 )
 
@@ -23,7 +24,7 @@ type pendingRecall struct {
 	// cued are the ids of the messages whose text the search cues on.
 	cued []string
 	// fresh is where those messages start in the branch's uncovered ones
-	// (memory.NewMessages).
+	// (prompt.NewMessages).
 	fresh int
 	done  chan struct{}
 	found memory.RecallFound
@@ -122,7 +123,7 @@ func (p *Pipeline) recallFor(ctx context.Context, cs chatState, br models.Branch
 	}
 	history := memory.TurnsOf(br.Uncovered)
 	nameLines(cs, br.Uncovered, history)
-	fresh := memory.NewMessages(history)
+	fresh := prompt.NewMessages(history)
 	cued := br.Uncovered[fresh:]
 	r := early
 	head := br.Uncovered[len(br.Uncovered)-1].ID
@@ -148,7 +149,7 @@ func (p *Pipeline) recallFor(ctx context.Context, cs chatState, br models.Branch
 // where they stood (keptRecalls), and the new block shows only what they
 // do not: the block to keep for this turn is returned, for the pipeline to
 // store while the model answers (keepRecall).
-func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState, br models.Branch, pre *branchRead, m *memory.Material) *keptBlock {
+func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState, br models.Branch, pre *branchRead, m *prompt.Material) *keptBlock {
 	if r == nil {
 		return nil
 	}
@@ -273,7 +274,7 @@ func (p *Pipeline) turnBlock(cs chatState, br models.Branch, r *pendingRecall, g
 }
 
 // withScene gives k the scene the built prompt sent at its end
-// (memory.Fit.EndScene); nil when k then keeps nothing.
+// (prompt.Fit.EndScene); nil when k then keeps nothing.
 func (k *keptBlock) withScene(scene string) *keptBlock {
 	if k == nil {
 		return nil
@@ -302,8 +303,8 @@ type keptBlock struct {
 // those pre read beside the store when it did (of a branch that holds the
 // older messages), else read now; a read that fails leaves them out. The
 // scenes kept with the blocks go to m's history whatever the count:
-// memory.KeptSceneAt decides whether the newest one is sent.
-func (p *Pipeline) keptRecalls(ctx context.Context, cs chatState, older []models.Message, character string, pre *branchRead, m *memory.Material) map[string]bool {
+// prompt.KeptSceneAt decides whether the newest one is sent.
+func (p *Pipeline) keptRecalls(ctx context.Context, cs chatState, older []models.Message, character string, pre *branchRead, m *prompt.Material) map[string]bool {
 	if len(older) == 0 {
 		return nil
 	}
@@ -341,7 +342,7 @@ func (p *Pipeline) keptRecalls(ctx context.Context, cs chatState, older []models
 		total += n
 	}
 	for i, id := range ids {
-		// The scene goes by its own rule (memory.KeptSceneAt), not the count.
+		// The scene goes by its own rule (prompt.KeptSceneAt), not the count.
 		m.History[i].Scene = byMsg[id].Scene
 	}
 	kept := map[string]bool{}

@@ -14,6 +14,7 @@ import (
 	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // Recall quality on a long story (issue 16): a fact told at beat 3 and
@@ -68,13 +69,13 @@ func TestRecallBringsBackBeatThreeAtBeatSixHundred(t *testing.T) {
 					case 4:
 						text = s.uncued
 					}
-					u := &models.Message{Role: memory.RoleUser, AuthorID: "ada", AuthorName: "Ada", Content: text}
+					u := &models.Message{Role: prompt.RoleUser, AuthorID: "ada", AuthorName: "Ada", Content: text}
 					if err := r.st.AppendTurn(ctx, chat.ID, head, head, []*models.Message{u}, &models.TurnRecord{SpaceID: chat.SpaceID,
 						NewTurn: true, Present: []string{"Maren", "Ada"}, Actors: []string{"Ada"},
 						Events: [][]models.PlainEvent{{{Kind: "line", Text: text}}}}); err != nil {
 						t.Fatalf("beat %d: %v", beat, err)
 					}
-					a := &models.Message{Role: memory.RoleAssistant, AuthorName: "Maren", Content: fmt.Sprintf("*Maren nods (%d).*", beat)}
+					a := &models.Message{Role: prompt.RoleAssistant, AuthorName: "Maren", Content: fmt.Sprintf("*Maren nods (%d).*", beat)}
 					if err := r.st.AppendTurn(ctx, chat.ID, u.ID, u.ID, []*models.Message{a}, &models.TurnRecord{SpaceID: chat.SpaceID,
 						Present: []string{"Maren", "Ada"}, Actors: []string{"Maren"},
 						Events: [][]models.PlainEvent{{{Kind: "action", Text: a.Content}}}}); err != nil {

@@ -10,6 +10,7 @@ import (
 	"troupe/cards"
 	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/record"
 	"troupe/text"
 )
@@ -39,7 +40,7 @@ func (p *Pipeline) turnRecord(cs chatState, msgs []*models.Message, newTurn bool
 		rec.Present = append(rec.Present, me)
 	}
 	for _, m := range msgs {
-		if m.Role == memory.RoleUser {
+		if m.Role == prompt.RoleUser {
 			rec.Present = append(rec.Present, playerName(cs, m, speaker))
 		}
 	}
@@ -48,7 +49,7 @@ func (p *Pipeline) turnRecord(cs chatState, msgs []*models.Message, newTurn bool
 	}
 	for _, m := range msgs {
 		actor := me
-		if m.Role == memory.RoleUser {
+		if m.Role == prompt.RoleUser {
 			actor = playerName(cs, m, speaker)
 		}
 		rec.Actors = append(rec.Actors, actor)
@@ -231,7 +232,7 @@ func (p *Pipeline) readScene(ctx context.Context, cs chatState) *sceneRead {
 // the ledger and its own relationships to those present — from what sr
 // read; the prompt builder fits the resident summary to what it leaves.
 // Nothing when the recorder is off.
-func (p *Pipeline) addScene(cs chatState, rp replyPlan, sr *sceneRead, m *memory.Material) {
+func (p *Pipeline) addScene(cs chatState, rp replyPlan, sr *sceneRead, m *prompt.Material) {
 	if sr == nil {
 		return
 	}
@@ -269,9 +270,9 @@ func (p *Pipeline) sceneOf(cs chatState, user string, sk models.SceneKnowledge) 
 			threads = l.Threads
 		}
 	}
-	// BuildPrompt fits the resident summary into what the scene leaves of
+	// prompt.Build fits the resident summary into what the scene leaves of
 	// the envelope.
-	return memory.Scene(memory.SceneInput{Language: p.language(cs.card), Ledger: ledger, Character: name,
+	return prompt.Scene(prompt.SceneInput{Language: p.language(cs.card), Ledger: ledger, Character: name,
 		Present: scenePresent(cs, name, user), Relationships: sk.Relationships, Known: sk.Known, Threads: threads,
 		// Read with its macros filled: "{{user}} is her oldest friend"
 		// names the player it answers.

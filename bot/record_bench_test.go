@@ -16,6 +16,7 @@ import (
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // reflectingJobs is recordJobs with automatic reflection after each
@@ -63,7 +64,7 @@ func storyDays(answer string) string {
 // moves as a story's would (storyDays), so reflection runs every
 // reflection.every_turns turns, not at every batch.
 func BenchmarkSideTraffic(b *testing.B) {
-	counter, err := memory.NewTokenCounter("o200k_base")
+	counter, err := prompt.NewTokenCounter("o200k_base")
 	if err != nil {
 		b.Fatal(err)
 	}

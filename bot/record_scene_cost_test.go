@@ -17,6 +17,7 @@ import (
 	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // Issue 15's cost rule for scenes: five cast members present in one
@@ -52,7 +53,7 @@ func TestRecorderOneCallForFiveCastMembers(t *testing.T) {
 			runs := 0
 			batch := config.Default().Recorder.Batch
 			p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Memory: mem, Jobs: recordJobs{mem: mem, runs: &runs},
-				Tokens: memory.NewPromptEstimator(), MemoryConfig: mc, Recorder: config.Recorder{Enabled: true, Batch: batch},
+				Tokens: prompt.NewEstimator(), MemoryConfig: mc, Recorder: config.Recorder{Enabled: true, Batch: batch},
 				Scene: config.Scene{MaxCast: 8}, Language: "en", ContextWindow: 128000, MaxReplyTokens: 256})
 			ref := bot.ChannelRef{Platform: bot.PlatformConsole, ID: "five", SpaceKind: bot.SpaceLocal, SpaceID: "ada"}
 			if err := p.BindCast(ctx, ref, ids); err != nil {

@@ -19,6 +19,7 @@ import (
 	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/prompt"
 	"troupe/recall"
 )
 
@@ -89,7 +90,7 @@ func newRecordRigCard(t testing.TB, b testenv.Backend, batch int, edit func(*car
 	}
 	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
 	r.opt = bot.Options{Store: r.st, Cards: lib, Model: client, Jobs: recordJobs{mem: r.mem, runs: &r.runs}, Memory: r.mem,
-		Tokens: memory.NewPromptEstimator(), MemoryConfig: mc, Recorder: config.Recorder{Enabled: true, Batch: batch},
+		Tokens: prompt.NewEstimator(), MemoryConfig: mc, Recorder: config.Recorder{Enabled: true, Batch: batch},
 		Language: "en", ContextWindow: 128000, MaxReplyTokens: 256}
 	r.p = bot.New(r.opt)
 	return r

@@ -3,8 +3,8 @@ package bot
 import (
 	"context"
 
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/text"
 )
 
@@ -57,7 +57,7 @@ func (p *Pipeline) mayRegen(ctx context.Context, in Inbound, head models.Message
 	}
 	me := text.FitID(in.AuthorID, models.IDSize)
 	m := head
-	for i := 0; m.Role != memory.RoleUser; i++ {
+	for i := 0; m.Role != prompt.RoleUser; i++ {
 		if m.ParentID == "" {
 			return true, nil // the chat's openings
 		}
@@ -71,7 +71,7 @@ func (p *Pipeline) mayRegen(ctx context.Context, in Inbound, head models.Message
 	}
 	// The turn is the run of user messages the reply answers: any of its
 	// writers may ask again.
-	for i := 0; m.Role == memory.RoleUser; i++ {
+	for i := 0; m.Role == prompt.RoleUser; i++ {
 		if m.AuthorID != "" && m.AuthorID == me {
 			return true, nil
 		}

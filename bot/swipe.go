@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"troupe/cards"
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // MaxSwipes is how many alternatives of one reply /swipe writes at most.
@@ -159,7 +159,7 @@ func (p *Pipeline) cmdSwipe(ctx context.Context, in Inbound, cmd Command, sink S
 		return p.internal(ctx, sink, "swipe", err)
 	}
 	alts := []models.Message{head}
-	if head.Role != memory.RoleUser {
+	if head.Role != prompt.RoleUser {
 		if alts, err = p.opt.Store.Alternatives(ctx, head); err != nil {
 			return p.internal(ctx, sink, "swipe", err)
 		}
@@ -183,7 +183,7 @@ func (p *Pipeline) cmdSwipe(ctx context.Context, in Inbound, cmd Command, sink S
 	} else if !ok {
 		return refuse(ctx, sink, p.gtext(lang, msgRegenNotYours))
 	}
-	if head.Role == memory.RoleUser {
+	if head.Role == prompt.RoleUser {
 		// Its reply failed: the first alternative is still to be written.
 		if op == SwipePrev || n != 0 {
 			return sink.Notice(ctx, p.swtext(lang, msgSwipeNone))
@@ -276,7 +276,7 @@ func (p *Pipeline) swipeGreeting(ctx context.Context, cs chatState, head models.
 	}
 	switch {
 	case msg == nil:
-		msg = &models.Message{Role: memory.RoleAssistant, AuthorName: cs.card.Name, Content: texts[target]}
+		msg = &models.Message{Role: prompt.RoleAssistant, AuthorName: cs.card.Name, Content: texts[target]}
 		if err := p.opt.Store.Append(ctx, cs.chat.ID, cs.chat.HeadID, "", []*models.Message{msg}); err != nil {
 			return p.internal(ctx, sink, "swipe greeting", err)
 		}
@@ -326,7 +326,7 @@ func (p *Pipeline) offerReply(ctx context.Context, sink Sink, msg models.Message
 // the chat's opening, is one of several.
 func (p *Pipeline) offerGreeting(ctx context.Context, sink Sink, card cards.Card, head models.Message, user string) {
 	options := greetings(card)
-	if head.ParentID != "" || head.Role != memory.RoleAssistant || len(options) < 2 {
+	if head.ParentID != "" || head.Role != prompt.RoleAssistant || len(options) < 2 {
 		return
 	}
 	n := 1

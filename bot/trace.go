@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/recall"
 )
 
@@ -30,20 +30,20 @@ func (p *Pipeline) traceCounter() TokenCounter {
 	case p.tokens != nil:
 		return p.tokens.count
 	}
-	return memory.NewPromptEstimator()
+	return prompt.NewEstimator()
 }
 
 // tracePrompt names the blocks of the built prompt pr (assembled again
-// from what it was built of, memory.AssembleBlocks) and counts each with
+// from what it was built of, prompt.AssembleBlocks) and counts each with
 // the turn's counter: a message's tokens, its overhead included, go to its
 // first block, so the blocks add up to the prompt's count. rec is the
 // turn's recall (nil without), br its branch. nil when traces are off or
 // the blocks do not rebuild the prompt sent.
-func (p *Pipeline) tracePrompt(cs chatState, br models.Branch, rp replyPlan, pr memory.Prompt, rec *pendingRecall) *promptTrace {
+func (p *Pipeline) tracePrompt(cs chatState, br models.Branch, rp replyPlan, pr prompt.Prompt, rec *pendingRecall) *promptTrace {
 	if !p.tracesOn() {
 		return nil
 	}
-	msgs, blocks := memory.AssembleBlocks(pr.Input)
+	msgs, blocks := prompt.AssembleBlocks(pr.Input)
 	if !slices.Equal(msgs, pr.Messages) {
 		p.log.Warn("prompt trace: the blocks do not rebuild the prompt; none is kept", "chat_id", cs.chat.ID)
 		return nil
@@ -51,7 +51,7 @@ func (p *Pipeline) tracePrompt(cs chatState, br models.Branch, rp replyPlan, pr 
 	count := p.traceCounter()
 	key := cs.chat.ID
 	base := count.Estimate(key, nil)
-	empty := count.Estimate(key, []memory.Message{{}})
+	empty := count.Estimate(key, []prompt.Message{{}})
 	names := make(map[string]string, len(br.Uncovered))
 	for _, m := range br.Uncovered {
 		names[m.ID] = m.AuthorName
@@ -75,15 +75,15 @@ func (p *Pipeline) tracePrompt(cs chatState, br models.Branch, rp replyPlan, pr 
 		}
 		// A later part of a message: its own text; the message's first
 		// block keeps the rest.
-		n := max(count.Estimate(key, []memory.Message{{Content: b.Text}})-empty, 0)
+		n := max(count.Estimate(key, []prompt.Message{{Content: b.Text}})-empty, 0)
 		out[i].Tokens = n
 		out[first].Tokens -= n
 	}
 	for _, b := range blocks {
 		switch b.Kind {
-		case memory.BlockResident:
+		case prompt.BlockResident:
 			t.showsResident = true
-		case memory.BlockScene:
+		case prompt.BlockScene:
 			t.showsScene = true
 		}
 	}
@@ -98,14 +98,14 @@ func (p *Pipeline) tracePrompt(cs chatState, br models.Branch, rp replyPlan, pr 
 // traceItems lists what the prompt's recall blocks show: this turn's
 // picked items with their scores and why, then the items of the earlier
 // turns' kept blocks.
-func traceItems(blocks []memory.Block, rec *pendingRecall) []models.PromptRecallItem {
+func traceItems(blocks []prompt.Block, rec *pendingRecall) []models.PromptRecallItem {
 	if rec == nil {
 		return nil
 	}
 	var recalled, kept bool
 	for _, b := range blocks {
-		recalled = recalled || b.Kind == memory.BlockRecall
-		kept = kept || b.Kind == memory.BlockKeptRecall
+		recalled = recalled || b.Kind == prompt.BlockRecall
+		kept = kept || b.Kind == prompt.BlockKeptRecall
 	}
 	var out []models.PromptRecallItem
 	seen := map[string]bool{}
@@ -123,7 +123,7 @@ func traceItems(blocks []memory.Block, rec *pendingRecall) []models.PromptRecall
 				kind = models.RecallBelief
 			}
 			seen[s.ID] = true
-			out = append(out, models.PromptRecallItem{ID: s.ID, Kind: kind, Block: memory.BlockRecall, Importance: s.Components.Importance, Relevance: s.Components.Relevance,
+			out = append(out, models.PromptRecallItem{ID: s.ID, Kind: kind, Block: prompt.BlockRecall, Importance: s.Components.Importance, Relevance: s.Components.Relevance,
 				Recency: s.Recency, Retention: s.Retention, Total: s.Total, Faded: s.Faded, Why: s.Why})
 		}
 	}
@@ -136,7 +136,7 @@ func traceItems(blocks []memory.Block, rec *pendingRecall) []models.PromptRecall
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			out = append(out, models.PromptRecallItem{ID: id, Block: memory.BlockKeptRecall})
+			out = append(out, models.PromptRecallItem{ID: id, Block: prompt.BlockKeptRecall})
 		}
 	}
 	return out
@@ -144,7 +144,7 @@ func traceItems(blocks []memory.Block, rec *pendingRecall) []models.PromptRecall
 
 // blockLabel is a block's short label: what it is, and for a story
 // message who wrote it.
-func (p *Pipeline) blockLabel(cs chatState, b memory.Block, names map[string]string) string {
+func (p *Pipeline) blockLabel(cs chatState, b prompt.Block, names map[string]string) string {
 	en := p.language(cs.card) != "zh"
 	pick := func(e, z string) string {
 		if en {
@@ -153,34 +153,34 @@ func (p *Pipeline) blockLabel(cs chatState, b memory.Block, names map[string]str
 		return z
 	}
 	switch b.Kind {
-	case memory.BlockCharacter:
+	case prompt.BlockCharacter:
 		return pick("character: ", "角色：") + cs.speakerName()
-	case memory.BlockCharacterLore:
+	case prompt.BlockCharacterLore:
 		return pick("character and lore: ", "角色与世界书：") + cs.speakerName()
-	case memory.BlockConventions:
+	case prompt.BlockConventions:
 		return pick("conventions", "约定")
-	case memory.BlockSummary:
+	case prompt.BlockSummary:
 		return pick("relay summary", "接力摘要")
-	case memory.BlockResident:
+	case prompt.BlockResident:
 		return pick("resident summary (handbook)", "常驻摘要（手册）")
-	case memory.BlockPlayers:
+	case prompt.BlockPlayers:
 		return pick("other players", "其他玩家")
-	case memory.BlockInjection:
+	case prompt.BlockInjection:
 		return pick("lore and notes in the story", "故事中的世界书与注记")
-	case memory.BlockKeptRecall:
+	case prompt.BlockKeptRecall:
 		return pick("recall kept from an earlier turn", "先前回合保留的回忆")
-	case memory.BlockRecall:
+	case prompt.BlockRecall:
 		return pick("recall", "回忆")
-	case memory.BlockScene:
+	case prompt.BlockScene:
 		return pick("scene", "场景")
-	case memory.BlockPostHistory:
+	case prompt.BlockPostHistory:
 		return pick("post-history instructions", "历史后指令")
-	case memory.BlockHistory, memory.BlockNew:
+	case prompt.BlockHistory, prompt.BlockNew:
 		who := names[b.Ref]
 		if who == "" {
 			who = b.Role
 		}
-		if b.Kind == memory.BlockNew {
+		if b.Kind == prompt.BlockNew {
 			return pick("new: ", "新消息：") + who
 		}
 		return who

@@ -13,6 +13,7 @@ import (
 	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // tracedRig is a recall rig whose replies keep their prompt traces as
@@ -85,10 +86,10 @@ func TestPromptTraceOfReplies(t *testing.T) {
 				}
 			}
 			kinds := blockKinds(tr)
-			if len(kinds) < 4 || kinds[0] != memory.BlockCharacter || kinds[1] != memory.BlockConventions || kinds[len(kinds)-1] != memory.BlockNew {
+			if len(kinds) < 4 || kinds[0] != prompt.BlockCharacter || kinds[1] != prompt.BlockConventions || kinds[len(kinds)-1] != prompt.BlockNew {
 				t.Errorf("block kinds %v: want the character and conventions first, the new message last", kinds)
 			}
-			if i, j := indexOf(kinds, memory.BlockRecall), indexOf(kinds, memory.BlockNew); i < 0 || i > j {
+			if i, j := indexOf(kinds, prompt.BlockRecall), indexOf(kinds, prompt.BlockNew); i < 0 || i > j {
 				t.Errorf("block kinds %v: want the recall block before the new message", kinds)
 			}
 			sum := 0
@@ -100,7 +101,7 @@ func TestPromptTraceOfReplies(t *testing.T) {
 			}
 			var picked []models.PromptRecallItem
 			for _, it := range tr.Items {
-				if it.Block == memory.BlockRecall {
+				if it.Block == prompt.BlockRecall {
 					picked = append(picked, it)
 				}
 			}
@@ -123,12 +124,12 @@ func TestPromptTraceOfReplies(t *testing.T) {
 			// the kept block's.
 			r.say(t, "tr", 5, "Ada", "Is the brass compass still under the oak?")
 			next := waitTrace(t, r.st, r.chat(t, "tr").HeadID)
-			if indexOf(blockKinds(next), memory.BlockKeptRecall) < 0 {
+			if indexOf(blockKinds(next), prompt.BlockKeptRecall) < 0 {
 				t.Errorf("next turn's blocks %v: want the kept recall block", blockKinds(next))
 			}
 			var kept []string
 			for _, it := range next.Items {
-				if it.Block == memory.BlockKeptRecall {
+				if it.Block == prompt.BlockKeptRecall {
 					kept = append(kept, it.ID)
 				}
 			}
@@ -353,7 +354,7 @@ func TestForgetDeletesPromptTracesShowingItsResident(t *testing.T) {
 			r.say(t, "vc", 3, "Ada", "*I sit down by the lamp.*")
 			other := r.chat(t, "vc")
 			tr := waitTrace(t, r.st, other.HeadID)
-			if indexOf(blockKinds(tr), memory.BlockResident) < 0 || !slicesHas(tr.Sources, told.ID) {
+			if indexOf(blockKinds(tr), prompt.BlockResident) < 0 || !slicesHas(tr.Sources, told.ID) {
 				t.Fatalf("chat C's trace: blocks %v, sources %v; want the resident, filed under chat A", blockKinds(tr), tr.Sources)
 			}
 			if n := tracesWith(t, r.st, "blue cask", other.ID); n == 0 {

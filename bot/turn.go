@@ -8,6 +8,7 @@ import (
 
 	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // turn stores a batch of user messages as one turn and writes the reply to
@@ -169,7 +170,7 @@ func (p *Pipeline) replayedUnanswered(ctx context.Context, cs chatState, batch [
 		return nil
 	}
 	head, err := p.opt.Store.Message(ctx, cs.chat.HeadID)
-	if err != nil || head.Role != memory.RoleUser || head.WhisperTo != "" {
+	if err != nil || head.Role != prompt.RoleUser || head.WhisperTo != "" {
 		// An unanswered whisper waits for its writer's /regen: answered
 		// here it would reach the channel.
 		return nil
@@ -185,7 +186,7 @@ func (p *Pipeline) replayedUnanswered(ctx context.Context, cs chatState, batch [
 // lists their rows.
 func inboxMessages(rows []models.InboxMessage) (msgs []*models.Message, ids []string) {
 	for _, r := range rows {
-		msgs = append(msgs, &models.Message{Role: memory.RoleUser, AuthorID: r.AuthorID, AuthorName: r.AuthorName, Content: r.Content, DedupKey: r.DedupKey})
+		msgs = append(msgs, &models.Message{Role: prompt.RoleUser, AuthorID: r.AuthorID, AuthorName: r.AuthorName, Content: r.Content, DedupKey: r.DedupKey})
 	}
 	return msgs, inboxIDs(rows)
 }
@@ -255,14 +256,14 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 		_ = sink.Notice(ctx, p.text(lang, msgInternal))
 		return "", err
 	}
-	prompt, urgent, err := p.prompt(ctx, cs, br, rp, pre)
+	built, urgent, err := p.prompt(ctx, cs, br, rp, pre)
 	if err != nil {
 		p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "too_large", Pipeline: time.Since(rp.start)})
 		p.log.Warn("prompt too large", "chat_id", cs.chat.ID, "err", err)
 		p.afterTurn(ctx, cs, TurnDone{ChatID: cs.chat.ID, CardID: cs.chat.CardID, SpaceID: cs.chat.SpaceID, CompactionDue: true, Urgent: true})
 		return "", sink.Notice(ctx, p.text(lang, msgTooLarge))
 	}
-	if prompt.shortened {
+	if built.shortened {
 		_ = sink.Notice(ctx, p.text(lang, msgLeftOut))
 	}
 	// The slot covers database work only: platform calls (typing, the
@@ -274,13 +275,13 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	// The recall block is kept while the model answers: it belongs to the
 	// new message, stored already, and the turn ends only once it is
 	// written, so the chat's next turn finds it.
-	defer p.keepRecall(ctx, prompt.keep)()
+	defer p.keepRecall(ctx, built.keep)()
 	speak(ctx, sink, cs.card, cs.scene())
 	sink.Typing(ctx)
 	var acc strings.Builder
-	charged := p.chargePrompt(cs, prompt)
+	charged := p.chargePrompt(cs, built)
 	modelStart := time.Now()
-	res, err := p.opt.Model.Stream(ctx, ModelRequest{Messages: prompt.messages, MaxTokens: p.opt.MaxReplyTokens, Images: rp.images}, func(delta string) error {
+	res, err := p.opt.Model.Stream(ctx, ModelRequest{Messages: built.messages, MaxTokens: p.opt.MaxReplyTokens, Images: rp.images}, func(delta string) error {
 		acc.WriteString(delta)
 		if uerr := sink.Update(ctx, acc.String()); uerr != nil {
 			p.log.Warn("stream update", "chat_id", cs.chat.ID, "err", uerr)
@@ -312,7 +313,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 		return "", nil
 	}
 	if err != nil {
-		p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: modelDone.Sub(modelStart), PromptMessages: len(prompt.messages)})
+		p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "failed", Pipeline: pipelineTime, Model: modelDone.Sub(modelStart), PromptMessages: len(built.messages)})
 		p.warnFailure("model call failed", err, "chat_id", cs.chat.ID)
 		if rp.whisper != nil {
 			// Only the writer can retry a whisper, and privately: the
@@ -328,7 +329,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 		}
 		return "", nil
 	}
-	msg := &models.Message{Role: memory.RoleAssistant, AuthorName: cs.card.Name, Content: storable(text),
+	msg := &models.Message{Role: prompt.RoleAssistant, AuthorName: cs.card.Name, Content: storable(text),
 		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, SpeakerCardID: cs.speakerCard()}
 	if cs.scene() {
 		msg.AuthorName = cs.speakerName()
@@ -345,7 +346,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	}
 	stored := time.Now()
 	releaseStore()
-	p.writeTrace(prompt.trace, msg.ID, res.PromptTokens)
+	p.writeTrace(built.trace, msg.ID, res.PromptTokens)
 	if rp.whisper == nil {
 		p.offerReply(ctx, sink, *msg)
 	}
@@ -359,16 +360,16 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	}
 	delivered := time.Now()
 	if p.opt.Tokens != nil && res.PromptTokens > 0 {
-		p.opt.Tokens.Observe(cs.chat.ID, prompt.estimated, res.PromptTokens)
+		p.opt.Tokens.Observe(cs.chat.ID, built.estimated, res.PromptTokens)
 	}
-	turns := append(memory.TurnsOf(br.Uncovered), memory.Turn{ID: msg.ID, Role: memory.RoleAssistant, Content: text})
+	turns := append(memory.TurnsOf(br.Uncovered), prompt.Turn{ID: msg.ID, Role: prompt.RoleAssistant, Content: text})
 	plan := memory.PlanCompaction(turns, p.compactParams(), false)
 	// The pipeline's own time: up to the model call, and from the model's
 	// answer to the stored reply plus the bookkeeping after delivery (the
 	// delivery itself is the platform's time).
 	own := pipelineTime + stored.Sub(afterModel) + time.Since(delivered)
 	p.opt.Observer.TurnObserved(TurnStats{Platform: cs.channel.Platform, Outcome: "answered", Pipeline: own, Queued: rp.queued, Model: modelDone.Sub(modelStart),
-		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, PromptMessages: len(prompt.messages), Recall: prompt.recall})
+		PromptTokens: res.PromptTokens, CompletionTokens: res.CompletionTokens, PromptMessages: len(built.messages), Recall: built.recall})
 	p.afterTurn(ctx, cs, TurnDone{ChatID: cs.chat.ID, CardID: cs.chat.CardID, SpaceID: cs.chat.SpaceID, CompactionDue: plan.Due || urgent, Urgent: urgent})
 	p.recordOwed(ctx, cs)
 	return msg.ID, nil

@@ -20,6 +20,7 @@ import (
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // queueJobs hands the pipeline's owed work to the real job queue, which a
@@ -142,7 +143,7 @@ func newViewRig(t *testing.T, b sharedBackend, o viewOpts) *viewRig {
 		}
 	})
 	lib, _ := cards.NewLibrary(cs, "")
-	opt := bot.Options{Store: st, Cards: lib, Model: client, Memory: r.mem, Jobs: queueJobs{r.queue}, Tokens: memory.NewPromptEstimator(),
+	opt := bot.Options{Store: st, Cards: lib, Model: client, Memory: r.mem, Jobs: queueJobs{r.queue}, Tokens: prompt.NewEstimator(),
 		MemoryConfig: mc, Scene: config.Scene{MaxCast: 8}, Language: "en", ContextWindow: 128000, MaxReplyTokens: 256}
 	if o.recorder {
 		// As in production: the recorder on, and recall on by default.

@@ -18,6 +18,7 @@ import (
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // whisperSecret is what Ada whispers to Maren.
@@ -74,7 +75,7 @@ func newWhisperRig(t *testing.T, dsn string, record func(req openaitest.Request)
 	})
 	client := llm.New(llm.Config{BaseURL: fake.URL(), Model: "m", MaxRetries: -1, Timeout: 5 * time.Second}, nil)
 	lib, _ := cards.NewLibrary(cs, "")
-	opt := bot.Options{Store: st, Cards: lib, Model: client, Tokens: memory.NewPromptEstimator(),
+	opt := bot.Options{Store: st, Cards: lib, Model: client, Tokens: prompt.NewEstimator(),
 		MemoryConfig: config.Default().Memory, Scene: config.Scene{MaxCast: 8}, Language: "en", ContextWindow: 128000, MaxReplyTokens: 256}
 	if record != nil {
 		r.mem = memory.NewService(st, llm.Scribe{C: client}, memory.ConfigFrom(opt.MemoryConfig, "en"), slog.New(slog.DiscardHandler))

@@ -1,6 +1,10 @@
 package handbook
 
-import "strings"
+import (
+	"strings"
+
+	"troupe/text"
+)
 
 // Forget removes a chat from a handbook or resident without a model: its
 // chat block goes, and so does every entry outside a chat block that
@@ -8,26 +12,26 @@ import "strings"
 // forgotten chat's words beside theirs, and no rule can tell which words
 // are whose, so the next consolidation writes the others' facts again from
 // their live recaps. Untagged entries (hand edits) stay.
-func Forget(text, chatID string) string {
+func Forget(doc, chatID string) string {
 	// Taking a tag out can turn what is left of a line into something
 	// else ("[chat:c2]# Chat: (c2)" becomes c2's block heading): forget
 	// again until nothing changes. Each pass only takes away, so this
 	// ends.
-	out := forgetOnce(text, chatID)
-	for out != text {
-		text, out = out, forgetOnce(out, chatID)
+	out := forgetOnce(doc, chatID)
+	for out != doc {
+		doc, out = out, forgetOnce(out, chatID)
 	}
 	return out
 }
 
 // forgetOnce is one pass of Forget over text.
-func forgetOnce(text, chatID string) string {
-	if text == "" {
+func forgetOnce(doc, chatID string) string {
+	if doc == "" {
 		return ""
 	}
 	tag := "[chat:" + chatID + "]"
 	var out []string
-	for _, l := range Lines(text) {
+	for _, l := range Lines(doc) {
 		if l.Block == chatID {
 			continue
 		}
@@ -48,7 +52,7 @@ func forgetOnce(text, chatID string) string {
 		}
 		out = append(out, l.Text)
 	}
-	return CollapseBlankLines(strings.Join(out, "\n"))
+	return text.CollapseBlankLines(strings.Join(out, "\n"))
 }
 
 func collapseSpaces(s string) string {
@@ -56,11 +60,4 @@ func collapseSpaces(s string) string {
 		s = strings.ReplaceAll(s, "  [chat:", " [chat:")
 	}
 	return s
-}
-
-func CollapseBlankLines(s string) string {
-	for strings.Contains(s, "\n\n\n") {
-		s = strings.ReplaceAll(s, "\n\n\n", "\n\n")
-	}
-	return strings.TrimSpace(s)
 }

@@ -6,13 +6,15 @@
 // none and are known by their hashes (HandLineHash). The package reads and
 // rewrites that format without a model or a database: it finds blocks,
 // tags and hand edits, and removes a forgotten chat (Forget). It imports
-// nothing of troupe's, so the store can purge a chat inside its own
+// nothing of troupe's but text, so the store can purge a chat inside its own
 // transaction, as it does beliefs with package belief.
 package handbook
 
 import (
 	"regexp"
 	"strings"
+
+	"troupe/text"
 )
 
 // tagRe matches a provenance tag: [chat:<id>].
@@ -48,11 +50,11 @@ func Tags(line string) []string {
 }
 
 // StripTags removes every provenance tag, for injecting memory into a prompt.
-func StripTags(text string) string {
-	if !strings.Contains(text, "[chat:") {
-		return text
+func StripTags(doc string) string {
+	if !strings.Contains(doc, "[chat:") {
+		return doc
 	}
-	lines := strings.Split(text, "\n")
+	lines := strings.Split(doc, "\n")
 	for i, l := range lines {
 		// Removing a tag can join its neighbours into another one.
 		for tagRe.MatchString(l) {
@@ -107,10 +109,10 @@ type Line struct {
 	Block string
 }
 
-func Lines(text string) []Line {
+func Lines(doc string) []Line {
 	var out []Line
 	block := ""
-	for _, l := range strings.Split(text, "\n") {
+	for _, l := range strings.Split(doc, "\n") {
 		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, "# ") {
 			block = BlockID(t)
@@ -137,13 +139,13 @@ func Blocks(handbook string) map[string]bool {
 // HandLineHash). Blank lines and the format's own headings are not
 // hand edits; no line the scribe wrote ever is, since an untagged line from
 // the scribe is refused.
-func HandEdits(text, handLines string) []string {
+func HandEdits(doc, handLines string) []string {
 	if handLines == "" {
 		return nil
 	}
 	hand := HandLineSet(handLines)
 	var out []string
-	for _, l := range Lines(text) {
+	for _, l := range Lines(doc) {
 		t := strings.TrimSpace(l.Text)
 		if l.Block != "" || t == "" || BlockID(t) != "" || IsFormatHeading(t) || len(Tags(t)) > 0 {
 			continue
@@ -158,16 +160,16 @@ func HandEdits(text, handLines string) []string {
 // HandOnly is what a handbook or resident keeps for a rebuild (the hard
 // path): the lines a person wrote (HandEdits) under the format's own
 // headings, without a chat block or a line the scribe wrote.
-func HandOnly(text, handLines string) string {
+func HandOnly(doc, handLines string) string {
 	hand := map[string]bool{}
-	for _, h := range HandEdits(text, handLines) {
+	for _, h := range HandEdits(doc, handLines) {
 		hand[h] = true
 	}
 	if len(hand) == 0 {
 		return ""
 	}
 	var out []string
-	for _, l := range Lines(text) {
+	for _, l := range Lines(doc) {
 		t := strings.TrimSpace(l.Text)
 		if l.Block != "" || BlockID(t) != "" {
 			continue
@@ -176,7 +178,7 @@ func HandOnly(text, handLines string) string {
 			out = append(out, l.Text)
 		}
 	}
-	return CollapseBlankLines(strings.Join(out, "\n"))
+	return text.CollapseBlankLines(strings.Join(out, "\n"))
 }
 
 // IsFormatHeading reports whether a line is one of the headings the
@@ -207,7 +209,7 @@ func CrossSections(handbook string) string {
 			out = append(out, l.Text)
 		}
 	}
-	return CollapseBlankLines(strings.Join(out, "\n"))
+	return text.CollapseBlankLines(strings.Join(out, "\n"))
 }
 
 // ChatBlock is a chat's handbook block, built from its recap: the heading,

@@ -8,10 +8,11 @@ import (
 
 	"troupe/llm/openaitest"
 	"troupe/memory"
+	"troupe/prompt"
 )
 
 // promptTokens is how the fake counts a request against its window.
-func promptTokens(c *memory.TokenCounter, req openaitest.Request) int {
+func promptTokens(c *prompt.TokenCounter, req openaitest.Request) int {
 	contents := make([]string, len(req.Messages))
 	for i, m := range req.Messages {
 		contents[i] = m.Content
@@ -44,7 +45,7 @@ func (r *rig) waitJob(t *testing.T, kind, key string, want ...string) string {
 // batch: each summary merges the one before, and together they cover the
 // whole cut.
 func TestCompactionRelaysInBatches(t *testing.T) {
-	counter, err := memory.NewTokenCounter(memory.EncodingO200K)
+	counter, err := prompt.NewTokenCounter(prompt.EncodingO200K)
 	must(t, err)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
@@ -93,7 +94,7 @@ func memoryKindOf(req openaitest.Request) string {
 // the prompt, every size is tried once, and then the job fails with the
 // refusal's kind and the work stays owed (no summary).
 func TestRefusedCompactionHalvesOncePerSize(t *testing.T) {
-	counter, err := memory.NewTokenCounter(memory.EncodingO200K)
+	counter, err := prompt.NewTokenCounter(prompt.EncodingO200K)
 	must(t, err)
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {

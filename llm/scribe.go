@@ -6,6 +6,7 @@ import (
 
 	"troupe/bot"
 	"troupe/memory"
+	"troupe/prompt"
 )
 
 // Scribe adapts a Client to the memory package's scribe: one non-streaming
@@ -22,16 +23,16 @@ var (
 )
 
 // Complete sends msgs and returns the answer's text.
-func (s Scribe) Complete(ctx context.Context, msgs []memory.Message) (string, error) {
+func (s Scribe) Complete(ctx context.Context, msgs []prompt.Message) (string, error) {
 	return s.complete(ctx, msgs, false)
 }
 
 // CompleteJSON is Complete for an answer that must be one JSON object.
-func (s Scribe) CompleteJSON(ctx context.Context, msgs []memory.Message) (string, error) {
+func (s Scribe) CompleteJSON(ctx context.Context, msgs []prompt.Message) (string, error) {
 	return s.complete(ctx, msgs, s.JSON)
 }
 
-func (s Scribe) complete(ctx context.Context, msgs []memory.Message, json bool) (string, error) {
+func (s Scribe) complete(ctx context.Context, msgs []prompt.Message, json bool) (string, error) {
 	res, err := s.C.Complete(ctx, bot.ModelRequest{Messages: msgs, JSON: json})
 	if err != nil {
 		var me *bot.ModelError

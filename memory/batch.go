@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"errors"
 	"sync"
+
+	"troupe/prompt"
 )
 
 // Side-model calls are bounded (DESIGN.md "Bounded batches"): each fits the
@@ -41,9 +43,9 @@ func IsTooLong(err error) bool {
 }
 
 // sideTokens counts the scribe's prompts with the o200k encoding, loaded
-// once for the process (nil when it cannot load: EstimateTokens then).
-var sideTokens = sync.OnceValue(func() *TokenCounter {
-	c, err := NewTokenCounter(EncodingO200K)
+// once for the process (nil when it cannot load: prompt.EstimateTokens then).
+var sideTokens = sync.OnceValue(func() *prompt.TokenCounter {
+	c, err := prompt.NewTokenCounter(prompt.EncodingO200K)
 	if err != nil {
 		return nil
 	}
@@ -55,12 +57,12 @@ func countTokens(text string) int {
 	if c := sideTokens(); c != nil {
 		return c.Count(text)
 	}
-	return EstimateTokens(text)
+	return prompt.EstimateTokens(text)
 }
 
 // promptTokens counts a prompt as the endpoint will: its messages' text
 // and OpenAI's overhead per message.
-func promptTokens(msgs []Message) int {
+func promptTokens(msgs []prompt.Message) int {
 	n := 3
 	for _, m := range msgs {
 		n += 4 + countTokens(m.Content)
@@ -106,7 +108,7 @@ func (s *Service) lowerCeiling(tokens int) bool {
 // batch is one call's share of some work: its prompt and the material in
 // it that batches split.
 type batch struct {
-	prompt   []Message
+	prompt   []prompt.Message
 	material string
 }
 
@@ -142,7 +144,7 @@ var errTooLongUnit = errors.New("memory: the smallest batch is longer than the s
 // drops to half that prompt and a smaller batch is asked for: once per
 // size, until a batch of one unit is refused too. It returns call's answer
 // and the number of units it covers.
-func askBatch[T any](s *Service, kind string, n int, build func(k int) batch, call func([]Message) (T, error)) (T, int, error) {
+func askBatch[T any](s *Service, kind string, n int, build func(k int) batch, call func([]prompt.Message) (T, error)) (T, int, error) {
 	for {
 		k := s.fitBatch(n, build)
 		b := build(k)

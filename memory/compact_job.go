@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // Compact writes a new relay summary for the chat when its branch owes one
@@ -89,14 +90,14 @@ func (s *Service) compactOnce(ctx context.Context, chatID string, manual bool, t
 		in.PreviousSummary = br.Summary.Content
 		prevID = br.Summary.ID
 	}
-	starts := cutStarts(turns)
+	starts := prompt.CutStarts(turns)
 	ends := batchEnds(starts, len(plan.Cut))
 	build := func(k int) batch {
 		b := in
 		b.Transcript = Transcript(lang, plan.Cut[:ends[k-1]], charName, userName)
 		return batch{prompt: SummaryPrompt(b), material: b.Transcript}
 	}
-	text, k, err := askBatch(s, KindCompact, len(ends), build, func(p []Message) (string, error) {
+	text, k, err := askBatch(s, KindCompact, len(ends), build, func(p []prompt.Message) (string, error) {
 		return s.ask(ctx, KindCompact, lang, p, func(a string) (string, error) { return ValidateSummary(lang, a) })
 	})
 	if err != nil {
@@ -124,10 +125,10 @@ func (s *Service) compactOnce(ctx context.Context, chatID string, manual bool, t
 // planThrough is the plan of a relay's next batch: the uncovered turns
 // through the message through, due whatever the period says, for they
 // were owed when the relay began.
-func planThrough(turns []Turn, through string) Plan {
+func planThrough(turns []prompt.Turn, through string) Plan {
 	for i, t := range turns {
 		if t.ID == through {
-			return Plan{Due: true, Cut: turns[:i+1], Beats: len(cutStarts(turns))}
+			return Plan{Due: true, Cut: turns[:i+1], Beats: len(prompt.CutStarts(turns))}
 		}
 	}
 	return Plan{Reason: "the cut being relayed left the branch"}
@@ -174,17 +175,17 @@ func (s *Service) CompactionOwed(ctx context.Context, chat models.Chat) (bool, e
 }
 
 // TurnsOf converts stored messages to turns.
-func TurnsOf(msgs []models.Message) []Turn {
-	out := make([]Turn, len(msgs))
+func TurnsOf(msgs []models.Message) []prompt.Turn {
+	out := make([]prompt.Turn, len(msgs))
 	for i, m := range msgs {
-		out[i] = Turn{ID: m.ID, Role: m.Role, Name: m.AuthorName, Content: m.Content, WhisperTo: m.WhisperTo}
+		out[i] = prompt.Turn{ID: m.ID, Role: m.Role, Name: m.AuthorName, Content: m.Content, WhisperTo: m.WhisperTo}
 	}
 	return out
 }
 
-func lastUserName(turns []Turn) string {
+func lastUserName(turns []prompt.Turn) string {
 	for i := len(turns) - 1; i >= 0; i-- {
-		if turns[i].Role == RoleUser && turns[i].Name != "" {
+		if turns[i].Role == prompt.RoleUser && turns[i].Name != "" {
 			return turns[i].Name
 		}
 	}

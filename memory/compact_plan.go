@@ -1,6 +1,10 @@
 package memory
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"troupe/prompt"
+)
 
 // CompactParams are the compaction constants (DESIGN "Compaction").
 type CompactParams struct {
@@ -19,7 +23,7 @@ type Plan struct {
 	// Beats counts the uncovered beats.
 	Beats int
 	// Cut holds the messages the summary would cover, oldest first.
-	Cut []Turn
+	Cut []prompt.Turn
 	// CutBeats counts the beats in Cut.
 	CutBeats int
 	// CutChars is the length of Cut's text in characters.
@@ -41,50 +45,14 @@ const (
 	ReasonTooLittleCut = "too little old text to compact"
 )
 
-// BeatStarts returns the index of the first message of each beat. A beat
-// starts at a user message that does not follow another user message, so a
-// turn whose messages were joined is one beat.
-func BeatStarts(turns []Turn) []int {
-	var starts []int
-	for i, t := range turns {
-		if t.Role == RoleUser && (i == 0 || turns[i-1].Role != RoleUser) {
-			starts = append(starts, i)
-		}
-	}
-	return starts
-}
-
-// cutStarts returns where a compaction may cut: the beat starts, and every
-// user message of the unanswered run that ends the branch. Joined messages
-// are one beat because one reply answers them all; a run nothing answered
-// yet (the model failed, or the turn is still being written) has no such
-// reply, and counted as one beat it could never be cut, so a pile of
-// unanswered messages would hold the chat's compaction off for good.
-func cutStarts(turns []Turn) []int {
-	starts := BeatStarts(turns)
-	if len(starts) == 0 {
-		return starts
-	}
-	last := starts[len(starts)-1]
-	for i := last + 1; i < len(turns); i++ {
-		if turns[i].Role != RoleUser {
-			return starts
-		}
-	}
-	for i := last + 1; i < len(turns); i++ {
-		starts = append(starts, i)
-	}
-	return starts
-}
-
 // PlanCompaction decides whether the uncovered branch turns (oldest first)
 // should be compacted: automatically when at least keep+period beats are
 // uncovered and the cut holds at least MinCutChars; manually (/compact) when
 // the cut holds at least ManualMinCutChars. The cut keeps the last keep beats
 // and ends on a beat boundary; each message of a trailing unanswered run
-// counts as a beat (cutStarts).
-func PlanCompaction(turns []Turn, p CompactParams, manual bool) Plan {
-	starts := cutStarts(turns)
+// counts as a beat (prompt.CutStarts).
+func PlanCompaction(turns []prompt.Turn, p CompactParams, manual bool) Plan {
+	starts := prompt.CutStarts(turns)
 	plan := Plan{Beats: len(starts)}
 	if !manual && p.Period <= 0 {
 		plan.Reason = ReasonOff

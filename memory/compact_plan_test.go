@@ -4,19 +4,21 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"troupe/prompt"
 )
 
 // story builds a branch: an optional greeting, then beats of (user, reply),
 // each message of charsPer characters.
-func story(beats, charsPer int, greeting bool) []Turn {
-	var turns []Turn
+func story(beats, charsPer int, greeting bool) []prompt.Turn {
+	var turns []prompt.Turn
 	if greeting {
-		turns = append(turns, Turn{ID: "g", Role: RoleAssistant, Content: strings.Repeat("g", charsPer)})
+		turns = append(turns, prompt.Turn{ID: "g", Role: prompt.RoleAssistant, Content: strings.Repeat("g", charsPer)})
 	}
 	for i := 0; i < beats; i++ {
 		turns = append(turns,
-			Turn{ID: fmt.Sprintf("u%d", i), Role: RoleUser, Content: strings.Repeat("u", charsPer)},
-			Turn{ID: fmt.Sprintf("a%d", i), Role: RoleAssistant, Content: strings.Repeat("a", charsPer)})
+			prompt.Turn{ID: fmt.Sprintf("u%d", i), Role: prompt.RoleUser, Content: strings.Repeat("u", charsPer)},
+			prompt.Turn{ID: fmt.Sprintf("a%d", i), Role: prompt.RoleAssistant, Content: strings.Repeat("a", charsPer)})
 	}
 	return turns
 }
@@ -26,7 +28,7 @@ func TestPlanCompactionTrigger(t *testing.T) {
 	params := CompactParams{Keep: 6, Period: 30, MinCutChars: 2000, ManualMinCutChars: 500}
 	tests := []struct {
 		name     string
-		turns    []Turn
+		turns    []prompt.Turn
 		params   CompactParams
 		manual   bool
 		due      bool
@@ -64,7 +66,7 @@ func TestPlanCompactionTrigger(t *testing.T) {
 
 // withCutChars sets the content of the first cutBeats beats so that they
 // hold exactly total characters.
-func withCutChars(turns []Turn, total, cutBeats int) []Turn {
+func withCutChars(turns []prompt.Turn, total, cutBeats int) []prompt.Turn {
 	n := cutBeats * 2
 	for i := 0; i < n; i++ {
 		size := total / n
@@ -80,7 +82,7 @@ func TestPlanCompactionCutEndsOnBeatBoundary(t *testing.T) {
 	t.Parallel()
 	turns := story(40, 100, true)
 	// A joined turn: two user messages in a row are one beat.
-	turns = append(turns, Turn{ID: "x1", Role: RoleUser, Content: "a"}, Turn{ID: "x2", Role: RoleUser, Content: "b"}, Turn{ID: "x3", Role: RoleAssistant, Content: "c"})
+	turns = append(turns, prompt.Turn{ID: "x1", Role: prompt.RoleUser, Content: "a"}, prompt.Turn{ID: "x2", Role: prompt.RoleUser, Content: "b"}, prompt.Turn{ID: "x3", Role: prompt.RoleAssistant, Content: "c"})
 	plan := PlanCompaction(turns, CompactParams{Keep: 6, Period: 30, MinCutChars: 2000}, false)
 	if !plan.Due {
 		t.Fatalf("not due: %s", plan.Reason)
@@ -90,13 +92,13 @@ func TestPlanCompactionCutEndsOnBeatBoundary(t *testing.T) {
 	}
 	last := plan.Cut[len(plan.Cut)-1]
 	next := turns[len(plan.Cut)]
-	if last.Role != RoleAssistant || next.Role != RoleUser {
+	if last.Role != prompt.RoleAssistant || next.Role != prompt.RoleUser {
 		t.Errorf("cut ends at %s/%s, want a reply followed by a user message", last.ID, next.ID)
 	}
 	if plan.Cut[0].ID != "g" {
 		t.Errorf("greeting not in the cut")
 	}
-	if got := len(BeatStarts(turns[len(plan.Cut):])); got != 6 {
+	if got := len(prompt.BeatStarts(turns[len(plan.Cut):])); got != 6 {
 		t.Errorf("kept %d beats, want 6", got)
 	}
 }
@@ -107,16 +109,16 @@ func TestPlanCompactionCutEndsOnBeatBoundary(t *testing.T) {
 func TestPlanCompactionCutsUnansweredPile(t *testing.T) {
 	t.Parallel()
 	params := CompactParams{Keep: 6, Period: 30, MinCutChars: 2000, ManualMinCutChars: 500}
-	pile := func(beats, unanswered int) []Turn {
+	pile := func(beats, unanswered int) []prompt.Turn {
 		turns := story(beats, 100, true)
 		for i := 0; i < unanswered; i++ {
-			turns = append(turns, Turn{ID: fmt.Sprintf("p%d", i), Role: RoleUser, Content: strings.Repeat("p", 100)})
+			turns = append(turns, prompt.Turn{ID: fmt.Sprintf("p%d", i), Role: prompt.RoleUser, Content: strings.Repeat("p", 100)})
 		}
 		return turns
 	}
 	tests := []struct {
 		name     string
-		turns    []Turn
+		turns    []prompt.Turn
 		manual   bool
 		due      bool
 		cutBeats int
@@ -145,7 +147,7 @@ func TestPlanCompactionCutsUnansweredPile(t *testing.T) {
 		})
 	}
 	// Once answered, a joined run is one beat again: the cut never splits it.
-	turns := append(pile(36, 3), Turn{ID: "r", Role: RoleAssistant, Content: "reply"})
+	turns := append(pile(36, 3), prompt.Turn{ID: "r", Role: prompt.RoleAssistant, Content: "reply"})
 	if plan := PlanCompaction(turns, params, false); plan.Beats != 37 {
 		t.Errorf("36 beats and an answered run of 3 count %d beats, want 37", plan.Beats)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // A scene's compaction (DESIGN "Scenes": a character's view). Every
@@ -24,7 +25,7 @@ type memberView struct {
 	name   string
 	cardID string
 	branch models.Branch
-	turns  []Turn
+	turns  []prompt.Turn
 	plan   Plan
 	// ledger is the member's own ledger, the only one its scribe sees.
 	ledger string
@@ -34,7 +35,7 @@ type memberView struct {
 type viewGroup struct {
 	members []string
 	prev    *models.Summary
-	cut     []Turn
+	cut     []prompt.Turn
 	ledger  string
 }
 
@@ -105,7 +106,7 @@ func groupViews(views []memberView, through string) []viewGroup {
 		if at < 0 {
 			continue
 		}
-		var cut []Turn
+		var cut []prompt.Turn
 		for i, m := range v.branch.Uncovered {
 			if indexOf(v.branch.Walk[:at+1], m.ID) < 0 {
 				break
@@ -160,7 +161,7 @@ func (s *Service) compactViews(ctx context.Context, chat models.Chat, cast []mod
 			}
 			calls += n
 			vs.Content = text
-			vs.Beats += len(BeatStarts(g.cut))
+			vs.Beats += len(prompt.BeatStarts(g.cut))
 		}
 		out = append(out, vs)
 	}
@@ -184,17 +185,17 @@ func (s *Service) compactViews(ctx context.Context, chat models.Chat, cast []mod
 // first, each batch's summary the previous one of the next. The views of
 // a scene are installed together, so the batches are folded before, not
 // installed one by one. It returns the summary and the calls it took.
-func (s *Service) foldSummary(ctx context.Context, in SummaryPromptInput, cut []Turn) (string, int, error) {
+func (s *Service) foldSummary(ctx context.Context, in SummaryPromptInput, cut []prompt.Turn) (string, int, error) {
 	lang := in.Language
 	validate := func(a string) (string, error) { return ValidateSummary(lang, a) }
 	for calls := 1; ; calls++ {
-		ends := batchEnds(BeatStarts(cut), len(cut))
+		ends := batchEnds(prompt.BeatStarts(cut), len(cut))
 		build := func(k int) batch {
 			b := in
 			b.Transcript = Transcript(lang, cut[:ends[k-1]], in.CharName, in.UserName)
 			return batch{prompt: SummaryPrompt(b), material: b.Transcript}
 		}
-		text, k, err := askBatch(s, KindCompact, len(ends), build, func(p []Message) (string, error) {
+		text, k, err := askBatch(s, KindCompact, len(ends), build, func(p []prompt.Message) (string, error) {
 			return s.ask(ctx, KindCompact, lang, p, validate)
 		})
 		if err != nil || k == len(ends) {

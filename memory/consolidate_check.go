@@ -75,7 +75,7 @@ func ParseConsolidation(answer string, c ConsolidationCheck) (hb, resident strin
 // refused (dropChatBlocks). The resident summary's own lines are held to
 // what the person's lines leave of the budget (ResidentRoom); the person's
 // lines are never refused for length, since the injected view is cut
-// instead (RenderResident).
+// instead (prompt.RenderResident).
 func CheckConsolidation(answer string, c ConsolidationCheck) (ConsolidationAnswer, error) {
 	var none ConsolidationAnswer
 	mk := Markers[langOr(c.Language)]

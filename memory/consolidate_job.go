@@ -9,6 +9,7 @@ import (
 
 	"troupe/handbook"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // Consolidate merges changed recaps into the handbook and resident of a card
@@ -128,7 +129,7 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string, conti
 		}
 		return batch{prompt: ConsolidationPrompt(b), material: material.String()}
 	}
-	_, k, err := askBatch(s, KindConsolidate, len(changed), build, func(p []Message) (string, error) {
+	_, k, err := askBatch(s, KindConsolidate, len(changed), build, func(p []prompt.Message) (string, error) {
 		return s.ask(ctx, KindConsolidate, lang, p, func(a string) (string, error) {
 			ans, err := CheckConsolidation(a, check)
 			cross, resident = ans.Handbook, ans.Resident
@@ -152,7 +153,7 @@ func (s *Service) consolidate(ctx context.Context, cardID, spaceID string, conti
 	}
 	err = s.store.InstallConsolidation(ctx, models.Consolidation{CardID: cardID, SpaceID: spaceID, Version: state.Version(),
 		Handbook: BuildHandbook(lang, blocks, cross), Resident: resident, Merged: merged, Deleted: deletedIDs,
-		Tokens: EstimateTokens(cross) + EstimateTokens(resident), Continues: continues})
+		Tokens: prompt.EstimateTokens(cross) + prompt.EstimateTokens(resident), Continues: continues})
 	if err != nil {
 		return Result{}, false, err
 	}

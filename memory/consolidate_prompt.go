@@ -6,6 +6,7 @@ import (
 
 	"troupe/handbook"
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/text"
 )
 
@@ -44,7 +45,7 @@ type ConsolidationPromptInput struct {
 }
 
 // ConsolidationPrompt builds the scribe's messages for a consolidation.
-func ConsolidationPrompt(in ConsolidationPromptInput) []Message {
+func ConsolidationPrompt(in ConsolidationPromptInput) []prompt.Message {
 	lang := langOr(in.Language)
 	mk, ch, rh := Markers[lang], handbook.CrossHeadings[lang], handbook.ResidentHeadings[lang]
 	var sys, user strings.Builder
@@ -104,7 +105,7 @@ Answer with exactly two files, each after its marker on a line of its own, and n
 	} else {
 		user.WriteString("\n\nWrite both updated files, as the system message describes.")
 	}
-	return []Message{{Role: RoleSystem, Content: sys.String()}, {Role: RoleUser, Content: user.String()}}
+	return []prompt.Message{{Role: prompt.RoleSystem, Content: sys.String()}, {Role: prompt.RoleUser, Content: user.String()}}
 }
 
 // BuildHandbook puts a handbook together: each live chat's block, built by

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"troupe/prompt"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -32,7 +34,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 // render shows a message list the way a person reads it.
-func render(msgs []Message) string {
+func render(msgs []prompt.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		b.WriteString("===== " + m.Role + " =====\n")

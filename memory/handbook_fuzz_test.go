@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"troupe/prompt"
 )
 
 func FuzzFitResident(f *testing.F) {
@@ -32,11 +34,11 @@ func FuzzFitResident(f *testing.F) {
 	f.Fuzz(func(t *testing.T, zh bool, text string, repeat, others, residentMax, envelope, minUseful int) {
 		text = strings.Repeat(text, 1+abs(repeat)%(1+10000/max(1, len(text))))
 		// Keep the budget to what config.Validate accepts.
-		b := Budget{ResidentMax: 1 + abs(residentMax)%5000, MinUseful: abs(minUseful) % 1000}
+		b := prompt.Budget{ResidentMax: 1 + abs(residentMax)%5000, MinUseful: abs(minUseful) % 1000}
 		b.Envelope = b.MinUseful + abs(envelope)%6000
 		others = abs(others) % 8000
 		lang := langOf(zh)
-		got := FitResident(lang, text, others, b)
+		got := prompt.FitResident(lang, text, others, b)
 		allowance := min(b.ResidentMax, b.Envelope-others)
 		switch {
 		case got == "":
@@ -44,11 +46,11 @@ func FuzzFitResident(f *testing.F) {
 			if n := utf8.RuneCountInString(got); n > allowance {
 				t.Fatalf("kept whole %d characters, over the allowance of %d", n, allowance)
 			}
-		case strings.HasSuffix(got, ResidentMarker[lang]):
+		case strings.HasSuffix(got, prompt.ResidentMarker[lang]):
 			if n := utf8.RuneCountInString(got); n > allowance {
 				t.Fatalf("cut to %d characters, over the allowance of %d: %q", n, allowance, got)
 			}
-			body := strings.TrimSuffix(got, "\n"+ResidentMarker[lang])
+			body := strings.TrimSuffix(got, "\n"+prompt.ResidentMarker[lang])
 			if !strings.HasPrefix(text, body) {
 				t.Fatalf("the cut resident is not a beginning of the text: %q", body)
 			}

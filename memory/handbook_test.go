@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"troupe/handbook"
+	"troupe/prompt"
 )
 
 // handSet is the stored hand-line set a hand edit of texts records: every
@@ -33,7 +34,7 @@ func TestFitResidentBudget(t *testing.T) {
 	// Make it longer than the 400 characters that are left when the others
 	// take 3900, with paragraphs to cut at.
 	long := resident + "\n\n" + strings.Repeat("- Another remembered detail of the inn and the rain.\n", 20)
-	b := Budget{ResidentMax: 1200, Envelope: 4300, MinUseful: 200}
+	b := prompt.Budget{ResidentMax: 1200, Envelope: 4300, MinUseful: 200}
 	tests := []struct {
 		name   string
 		text   string
@@ -49,10 +50,10 @@ func TestFitResidentBudget(t *testing.T) {
 			if n := utf8.RuneCountInString(got); n > 400 {
 				t.Errorf("got %d characters, want at most 400", n)
 			}
-			if !strings.HasSuffix(got, ResidentMarker["en"]) {
+			if !strings.HasSuffix(got, prompt.ResidentMarker["en"]) {
 				t.Errorf("no marker at the end: %q", got)
 			}
-			body := strings.TrimSuffix(got, "\n"+ResidentMarker["en"])
+			body := strings.TrimSuffix(got, "\n"+prompt.ResidentMarker["en"])
 			if !strings.HasPrefix(long, body) || !strings.HasPrefix(long[len(body):], "\n") {
 				t.Errorf("not cut at a line boundary: %q", body)
 			}
@@ -79,7 +80,7 @@ func TestFitResidentBudget(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			tt.check(t, FitResident("en", tt.text, tt.others, b))
+			tt.check(t, prompt.FitResident("en", tt.text, tt.others, b))
 		})
 	}
 }

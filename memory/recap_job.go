@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // Recap writes the chat's recap when its fingerprint (head, active summary,
@@ -62,7 +63,7 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 		return Result{}, err
 	}
 	turns := TurnsOf(br.Uncovered)
-	if len(BeatStarts(turns)) == 0 && br.Summary == nil {
+	if len(prompt.BeatStarts(turns)) == 0 && br.Summary == nil {
 		return Result{Outcome: Skipped, Reason: "the chat has no turns yet"}, nil
 	}
 	lang, charName := s.cardLanguage(ctx, chat.CardID)
@@ -89,17 +90,17 @@ func (s *Service) recap(ctx context.Context, chatID string) (Result, error) {
 // in one scribe call when they fit, else batch by batch, oldest first,
 // each batch's recap the previous one of the next; the summary goes with
 // the first batch only, for the first recap carries it on.
-func (s *Service) foldRecap(ctx context.Context, in RecapPromptInput, turns []Turn) (string, error) {
+func (s *Service) foldRecap(ctx context.Context, in RecapPromptInput, turns []prompt.Turn) (string, error) {
 	lang := in.Language
 	validate := func(a string) (string, error) { return ValidateRecap(lang, a) }
 	for {
-		ends := batchEnds(BeatStarts(turns), len(turns))
+		ends := batchEnds(prompt.BeatStarts(turns), len(turns))
 		build := func(k int) batch {
 			b := in
 			b.Evidence = BuildEvidence(lang, turns[:ends[k-1]], in.CharName, in.UserName, s.cfg.RecapMaxChars)
 			return batch{prompt: RecapPrompt(b), material: b.Evidence.Transcript}
 		}
-		text, k, err := askBatch(s, KindRecap, len(ends), build, func(p []Message) (string, error) {
+		text, k, err := askBatch(s, KindRecap, len(ends), build, func(p []prompt.Message) (string, error) {
 			return s.ask(ctx, KindRecap, lang, p, validate)
 		})
 		if err != nil || k == len(ends) {
@@ -198,7 +199,7 @@ func (s *Service) RecapOwed(ctx context.Context, chat models.Chat) (bool, error)
 	prev, err := s.store.Recap(ctx, chat.ID)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		return br.Summary != nil || len(BeatStarts(TurnsOf(br.Uncovered))) > 0, nil
+		return br.Summary != nil || len(prompt.BeatStarts(TurnsOf(br.Uncovered))) > 0, nil
 	case err != nil:
 		return false, err
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"troupe/handbook"
+	"troupe/prompt"
 )
 
 // RecapHeadings are a recap's sections after its one-line "# " title.
@@ -27,9 +28,9 @@ type Evidence struct {
 
 // BuildEvidence renders the branch after the summary as a transcript capped
 // at maxChars, dropping the earliest text at a paragraph boundary.
-func BuildEvidence(lang string, turns []Turn, charName, userName string, maxChars int) Evidence {
+func BuildEvidence(lang string, turns []prompt.Turn, charName, userName string, maxChars int) Evidence {
 	text := Transcript(lang, turns, charName, userName)
-	ev := Evidence{Transcript: text, Beats: len(BeatStarts(turns))}
+	ev := Evidence{Transcript: text, Beats: len(prompt.BeatStarts(turns))}
 	n := utf8.RuneCountInString(text)
 	if n <= maxChars {
 		return ev
@@ -121,7 +122,7 @@ Rules: record only what actually happened; invent nothing, add no commentary, do
 }
 
 // RecapPrompt builds the scribe's messages for a chat's recap.
-func RecapPrompt(in RecapPromptInput) []Message {
+func RecapPrompt(in RecapPromptInput) []prompt.Message {
 	lang := langOr(in.Language)
 	h := RecapHeadings[lang]
 	return scribePrompt(lang, recapWording[lang], scribeInput{

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"troupe/handbook"
+	"troupe/prompt"
 )
 
 func TestValidateRecap(t *testing.T) {
@@ -32,9 +33,9 @@ func TestValidateRecap(t *testing.T) {
 
 func TestBuildEvidenceCap(t *testing.T) {
 	t.Parallel()
-	var turns []Turn
+	var turns []prompt.Turn
 	for i := 0; i < 400; i++ {
-		turns = append(turns, Turn{Role: RoleUser, Name: "Ada", Content: strings.Repeat("u", 100)}, Turn{Role: RoleAssistant, Name: "Maren", Content: strings.Repeat("a", 100)})
+		turns = append(turns, prompt.Turn{Role: prompt.RoleUser, Name: "Ada", Content: strings.Repeat("u", 100)}, prompt.Turn{Role: prompt.RoleAssistant, Name: "Maren", Content: strings.Repeat("a", 100)})
 	}
 	ev := BuildEvidence("en", turns, "Maren", "Ada", 60000)
 	n := utf8.RuneCountInString(ev.Transcript)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // A scene's recaps: each cast card keeps its own recap of the chat, written
@@ -20,7 +21,7 @@ import (
 type viewRecap struct {
 	member models.CastMember
 	branch models.Branch
-	turns  []Turn
+	turns  []prompt.Turn
 	fp     string
 	// last is the card's recap so far; prev, what of it the new one
 	// builds on (see buildsOn).
@@ -60,7 +61,7 @@ func (s *Service) owedRecaps(ctx context.Context, chat models.Chat, cast []model
 		}
 		ledger := ledgerOf(m)
 		v := viewRecap{member: m, branch: br, turns: TurnsOf(br.Uncovered), fp: viewFingerprint(br, ledger), ledger: ledger}
-		if len(BeatStarts(v.turns)) == 0 && (br.Summary == nil || br.Summary.Content == "") {
+		if len(prompt.BeatStarts(v.turns)) == 0 && (br.Summary == nil || br.Summary.Content == "") {
 			continue
 		}
 		prev, err := s.store.CardRecap(ctx, chat.ID, m.CardID)

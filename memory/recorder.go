@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/record"
 	"troupe/usage"
 )
@@ -15,7 +16,7 @@ import (
 // JSONScribe is a scribe that can ask its endpoint for a JSON object
 // (response_format json_object); the recorder uses it when the scribe has it.
 type JSONScribe interface {
-	CompleteJSON(ctx context.Context, msgs []Message) (string, error)
+	CompleteJSON(ctx context.Context, msgs []prompt.Message) (string, error)
 }
 
 // KindRecord is the recorder's job kind.
@@ -122,7 +123,7 @@ func (s *Service) recordOnce(ctx context.Context, rs RecordStore, chatID string)
 		prompt := toMessages(record.Prompt(lang, in))
 		return batch{prompt: prompt, material: eventsText(in)}
 	}
-	rec, k, err := askBatch(s, KindRecord, len(ends), build, func([]Message) (record.Record, error) {
+	rec, k, err := askBatch(s, KindRecord, len(ends), build, func([]prompt.Message) (record.Record, error) {
 		return s.askRecorder(ctx, lang, in)
 	})
 	if err != nil {
@@ -168,17 +169,17 @@ func eventsText(in record.Input) string {
 // for a bad item. A repaired answer that is still not the contract is a
 // *RejectedError: nothing is written and the work stays owed.
 func (s *Service) askRecorder(ctx context.Context, lang string, in record.Input) (record.Record, error) {
-	prompt := toMessages(record.Prompt(lang, in))
-	answer, err := s.completeJSON(ctx, KindRecord, prompt)
+	msgs := toMessages(record.Prompt(lang, in))
+	answer, err := s.completeJSON(ctx, KindRecord, msgs)
 	if err != nil {
 		return record.Record{}, fmt.Errorf("memory: record: scribe: %w", err)
 	}
 	a, problem := record.ParseAnswer(answer)
 	if problem != nil {
 		s.log.Warn("recorder answer is not the contract; asking for a repair", "reason", problem.Error())
-		repair := append(append([]Message(nil), prompt...),
-			Message{Role: RoleAssistant, Content: answer},
-			Message{Role: RoleUser, Content: record.RepairMessage(lang, problem)})
+		repair := append(append([]prompt.Message(nil), msgs...),
+			prompt.Message{Role: prompt.RoleAssistant, Content: answer},
+			prompt.Message{Role: prompt.RoleUser, Content: record.RepairMessage(lang, problem)})
 		answer, err = s.completeJSON(ctx, KindRecord, repair)
 		if err != nil {
 			return record.Record{}, fmt.Errorf("memory: record: scribe repair: %w", err)
@@ -194,7 +195,7 @@ func (s *Service) askRecorder(ctx context.Context, lang string, in record.Input)
 	return rec, nil
 }
 
-func (s *Service) completeJSON(ctx context.Context, kind string, msgs []Message) (string, error) {
+func (s *Service) completeJSON(ctx context.Context, kind string, msgs []prompt.Message) (string, error) {
 	ctx = usage.WithKind(ctx, kind)
 	if js, ok := s.scribe.(JSONScribe); ok {
 		return js.CompleteJSON(ctx, msgs)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/record"
 )
 
@@ -53,10 +54,10 @@ func RecorderInput(b models.RecordBatch, cast []models.CastMember) record.Input 
 	return in
 }
 
-func toMessages(ms []record.Message) []Message {
-	out := make([]Message, len(ms))
+func toMessages(ms []record.Message) []prompt.Message {
+	out := make([]prompt.Message, len(ms))
 	for i, m := range ms {
-		out[i] = Message{Role: m.Role, Content: m.Content}
+		out[i] = prompt.Message{Role: m.Role, Content: m.Content}
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"troupe/belief"
 	"troupe/config"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // KindReflect is the reflection job's kind, keyed by chat.
@@ -215,7 +216,7 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	// built last; the evidence of the beliefs it shows is read as they are
 	// chosen (once per belief, however often the batch is sized).
 	var shownBeliefs []belief.Belief
-	var prompt []belief.Message
+	var msgs []belief.Message
 	var evErr error
 	build := func(k int) batch {
 		shownBeliefs = slices.Clone(belief.PromptBeliefs(belief.CheckInput{Beliefs: beliefs, New: shown[:k], Corpus: corpus}, 0))
@@ -233,18 +234,18 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 				shownBeliefs[i].Evidence = slices.Clone(ev)
 			}
 		}
-		prompt = belief.Prompt(belief.PromptInput{Language: lang, Character: name, Perceptions: shown[:k], Beliefs: shownBeliefs})
+		msgs = belief.Prompt(belief.PromptInput{Language: lang, Character: name, Perceptions: shown[:k], Beliefs: shownBeliefs})
 		var material strings.Builder
 		for _, p := range shown[:k] {
 			material.WriteString(p.Text)
 		}
-		return batch{prompt: fromReflect(prompt), material: material.String()}
+		return batch{prompt: fromReflect(msgs), material: material.String()}
 	}
-	a, k, err := askBatch(s, KindReflect, len(shown), build, func([]Message) (belief.Answer, error) {
+	a, k, err := askBatch(s, KindReflect, len(shown), build, func([]prompt.Message) (belief.Answer, error) {
 		if evErr != nil {
 			return belief.Answer{}, evErr
 		}
-		return s.askReflection(ctx, lang, name, prompt)
+		return s.askReflection(ctx, lang, name, msgs)
 	})
 	if err != nil {
 		return 0, nil, err
@@ -273,15 +274,15 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 
 // askReflection asks the scribe for a character's reflection: one call,
 // and one repair when the answer is not the contract.
-func (s *Service) askReflection(ctx context.Context, lang, name string, prompt []belief.Message) (belief.Answer, error) {
-	answer, err := s.completeJSON(ctx, KindReflect, fromReflect(prompt))
+func (s *Service) askReflection(ctx context.Context, lang, name string, msgs []belief.Message) (belief.Answer, error) {
+	answer, err := s.completeJSON(ctx, KindReflect, fromReflect(msgs))
 	if err != nil {
 		return belief.Answer{}, fmt.Errorf("memory: reflect: scribe: %w", err)
 	}
 	a, perr := belief.ParseAnswer(answer)
 	if perr != nil {
 		s.log.Warn("reflection answer rejected; asking for a repair", "character", name, "reason", perr.Error())
-		answer, err = s.completeJSON(ctx, KindReflect, fromReflect(belief.RepairPrompt(lang, prompt, answer, perr)))
+		answer, err = s.completeJSON(ctx, KindReflect, fromReflect(belief.RepairPrompt(lang, msgs, answer, perr)))
 		if err != nil {
 			return belief.Answer{}, fmt.Errorf("memory: reflect: scribe repair: %w", err)
 		}
@@ -322,10 +323,10 @@ func (s *Service) withEvidence(ctx context.Context, rs ReflectStore, bs []belief
 	return nil
 }
 
-func fromReflect(ms []belief.Message) []Message {
-	out := make([]Message, len(ms))
+func fromReflect(ms []belief.Message) []prompt.Message {
+	out := make([]prompt.Message, len(ms))
 	for i, m := range ms {
-		out[i] = Message{Role: m.Role, Content: m.Content}
+		out[i] = prompt.Message{Role: m.Role, Content: m.Content}
 	}
 	return out
 }

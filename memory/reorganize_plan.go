@@ -369,7 +369,7 @@ func PlanHandbook(in HandbookInput) HandbookPlan {
 			}
 			out = append(out, l.Text)
 		}
-		return handbook.CollapseBlankLines(strings.Join(out, "\n"))
+		return text.CollapseBlankLines(strings.Join(out, "\n"))
 	}
 	text := render()
 	size := utf8.RuneCountInString(handbook.CrossSections(text))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"troupe/prompt"
 	"troupe/text"
 )
 
@@ -20,7 +21,7 @@ Answer with one JSON object and nothing else: {"same": [the numbers of the pairs
 
 // ReorganizePrompt asks the scribe which pairs state the same fact. The
 // entries go without their tags: provenance is the engine's.
-func ReorganizePrompt(lang string, pairs []Pair) []Message {
+func ReorganizePrompt(lang string, pairs []Pair) []prompt.Message {
 	lang = langOr(lang)
 	var b strings.Builder
 	b.WriteString("<pairs>\n")
@@ -28,7 +29,7 @@ func ReorganizePrompt(lang string, pairs []Pair) []Message {
 		fmt.Fprintf(&b, "[%d]\nA: %s\nB: %s\n", i+1, text.Line(text.Clip(p.A, maxPairChars)), text.Line(text.Clip(p.B, maxPairChars)))
 	}
 	b.WriteString("</pairs>")
-	return []Message{{Role: RoleSystem, Content: reorganizeSystem[lang]}, {Role: RoleUser, Content: b.String()}}
+	return []prompt.Message{{Role: prompt.RoleSystem, Content: reorganizeSystem[lang]}, {Role: prompt.RoleUser, Content: b.String()}}
 }
 
 // maxPairChars bounds each entry in the prompt.

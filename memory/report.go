@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // Report is what /memory and `troupe memory show` tell about a card's
@@ -94,7 +95,7 @@ func (s *Service) report(ctx context.Context, cardID, spaceID, chatID string, ot
 		return r, err
 	}
 	lang, _ := s.cardLanguage(ctx, cardID)
-	v := RenderResident(lang, state.Resident, others, s.Budget())
+	v := prompt.RenderResident(lang, ResidentOf(state.Resident), others, s.Budget())
 	r.Resident, r.ResidentCut, r.ResidentCutLines, r.ResidentHandCut = v.Text, v.Cut, len(v.Cut), v.HandCut
 	for _, e := range state.Entries {
 		if chatID != "" && e.ChatID != chatID {

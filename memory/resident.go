@@ -5,50 +5,32 @@ import (
 	"unicode/utf8"
 
 	"troupe/handbook"
-	"troupe/text"
+	"troupe/prompt"
 )
 
-// The resident summary is stored whole and injected as a view of it: the
-// budget (resident_max_chars, and what the scene leaves of the envelope)
-// bounds what a turn carries, never what consolidation may install. A
-// person's lines (troupe memory edit) are kept however long they are, so a
-// budget that refused them would refuse every consolidation after the edit.
-//
-// What the view leaves out, first to last:
-//  1. the lines a person wrote, the last one first. The scribe's own lines
-//     are held at consolidation to what those leave of the budget, never to
-//     less than half of it (ResidentRoom), so they fit the budget alone: only
-//     a person's lines can run over it, and the scribe's carry what every
-//     chat taught the character. To keep a line of one's own in view, put it
-//     higher up; the whole file stays stored and `troupe memory show`
-//     prints it. The line whose leaving makes room is cut inside instead
-//     when what is left is under min_useful_chars and a start of the line
-//     worth reading fits.
-//  2. when a scene leaves less than the budget, the rest from its end, cut
-//     at a paragraph or line (FitResident).
-//
-// Either way the view ends with ResidentMarker, and /memory says how many
-// lines it left out.
+// A turn injects the resident summary as a view of it (prompt.RenderResident);
+// what is memory's is the stored format the view reads and the room the
+// scribe's own lines may take when consolidation writes them.
 
-// ResidentView is a stored resident summary as a turn injects it.
-type ResidentView struct {
-	// Text is what a turn injects: tags stripped, fitted to Allowance; ""
-	// when there is no resident or it is left out.
-	Text string
-	// Cut are the lines of the stored resident (tags stripped) the view
-	// leaves out or cuts inside, in their order; HandCut counts those a
-	// person wrote.
-	Cut     []string
-	HandCut int
-	// Allowance is how many characters the view may have.
-	Allowance int
+// ResidentOf reads a stored resident summary (tags and all) as its view
+// needs it: its lines without their provenance tags, and which of them a
+// person wrote.
+func ResidentOf(stored string) prompt.StoredResident {
+	// StripTags keeps the lines: line i of its text is line i of stored.
+	r := prompt.StoredResident{Lines: strings.Split(handbook.StripTags(stored), "\n")}
+	for i, l := range strings.Split(stored, "\n") {
+		if isResidentHandLine(l) {
+			r.Hand = append(r.Hand, i)
+		}
+	}
+	return r
 }
 
 // ResidentRoom is how many characters (tags left out) the scribe's own
 // lines of a resident may have beside the lines a person wrote, hand: what
 // those leave of limit, but never less than half of it. The scribe can
 // always meet it, by writing less; a person's lines are cut from the
-// injected view instead (RenderResident). A limit of 0 or less is none.
+// injected view instead (prompt.RenderResident). A limit of 0 or less is none.
 func ResidentRoom(limit int, hand []string) int {
 	if limit <= 0 {
 		return limit
@@ -60,10 +42,6 @@ func ResidentRoom(limit int, hand []string) int {
 	return max(room, limit/2)
 }
 
-// minPartialLine is the least of a person's line the view keeps when it
-// cuts the line inside rather than leaving it out.
-const minPartialLine = 40
-
 // isResidentHandLine reports whether a line of a stored resident is a
 // person's: untagged and not one of the format's headings. The scribe's
 // untagged lines are refused (ParseConsolidation), so in a stored resident
@@ -71,123 +49,4 @@ const minPartialLine = 40
 func isResidentHandLine(line string) bool {
 	t := strings.TrimSpace(line)
 	return t != "" && len(handbook.Tags(t)) == 0 && !handbook.IsFormatHeading(t)
-}
-
-// RenderResident renders a stored resident summary (tags and all) as a
-// turn injects it when others characters (the scene) take their part of
-// the envelope: whole when it fits, else cut as the comment at the top of
-// this file says.
-func RenderResident(lang, stored string, others int, b Budget) ResidentView {
-	v := ResidentView{Allowance: min(b.ResidentMax, b.Envelope-others)}
-	body := handbook.StripTags(stored)
-	if strings.TrimSpace(body) == "" {
-		return v
-	}
-	if utf8.RuneCountInString(body) <= v.Allowance {
-		v.Text = body
-		return v
-	}
-	// StripTags keeps the lines: line i of body is line i of stored.
-	lines := strings.Split(body, "\n")
-	if v.Allowance < b.MinUseful {
-		v.Cut = nonBlank(lines)
-		v.HandCut = countHand(strings.Split(stored, "\n"))
-		return v
-	}
-	var hand []int
-	for i, l := range strings.Split(stored, "\n") {
-		if isResidentHandLine(l) {
-			hand = append(hand, i)
-		}
-	}
-	marker := ResidentMarker[langOr(lang)]
-	room := v.Allowance - utf8.RuneCountInString(marker) - 1
-	size := utf8.RuneCountInString(body)
-	drop, last := map[int]bool{}, -1
-	for k := len(hand) - 1; k >= 0 && size > room; k-- {
-		last = hand[k]
-		drop[last] = true
-		size -= utf8.RuneCountInString(lines[last]) + 1
-	}
-	kept := make([]string, 0, len(lines))
-	for i, l := range lines {
-		if !drop[i] {
-			kept = append(kept, l)
-			continue
-		}
-		t := strings.TrimSpace(l)
-		// As FitResident cuts inside a line only when no boundary leaves
-		// MinUseful: the line whose leaving made room is cut inside
-		// instead when the rest is under that (a person's one long
-		// paragraph), and a start of it worth reading fits.
-		if left := room - size - 1; i == last && size < max(b.MinUseful, minPartialLine) && left >= minPartialLine {
-			kept = append(kept, strings.TrimRight(text.CutRunes(t, left-1), " \t")+"…")
-			size += left + 1
-		}
-		v.Cut = append(v.Cut, t)
-	}
-	v.HandCut = len(v.Cut)
-	rest := handbook.CollapseBlankLines(strings.Join(kept, "\n"))
-	if rest == "" {
-		return v
-	}
-	if utf8.RuneCountInString(rest) <= room {
-		v.Text = rest + "\n" + marker
-		return v
-	}
-	// The scribe's lines alone are over what the scene leaves: the rest
-	// is cut from its end, as any text is, marked even if it would fit
-	// without the marker (a person's lines are gone).
-	cut := b
-	cut.ResidentMax = min(v.Allowance, utf8.RuneCountInString(rest)-1)
-	v.Text = FitResident(lang, rest, others, cut)
-	restLines := strings.Split(rest, "\n")
-	keptLines := 0
-	if v.Text != "" {
-		body := strings.Split(strings.TrimSuffix(v.Text, "\n"+marker), "\n")
-		keptLines = len(body)
-		if body[keptLines-1] != restLines[keptLines-1] {
-			keptLines-- // that line is cut inside
-		}
-	}
-	v.Cut = inOrder(lines, append(v.Cut, nonBlank(restLines[keptLines:])...))
-	return v
-}
-
-// countHand counts a person's lines of a stored resident.
-func countHand(lines []string) int {
-	n := 0
-	for _, l := range lines {
-		if isResidentHandLine(l) {
-			n++
-		}
-	}
-	return n
-}
-
-// nonBlank returns the lines that are not blank, trimmed.
-func nonBlank(lines []string) []string {
-	var out []string
-	for _, l := range lines {
-		if t := strings.TrimSpace(l); t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// inOrder returns some lines of all in the order they stand in all.
-func inOrder(all, some []string) []string {
-	want := map[string]int{}
-	for _, l := range some {
-		want[l]++
-	}
-	out := make([]string, 0, len(some))
-	for _, l := range all {
-		if t := strings.TrimSpace(l); want[t] > 0 {
-			want[t]--
-			out = append(out, t)
-		}
-	}
-	return out
 }

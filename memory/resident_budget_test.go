@@ -11,6 +11,7 @@ import (
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // longHandResident is a resident a person wrote by hand, its lines alone over
@@ -59,12 +60,12 @@ func TestHandResidentOverBudgetConsolidates(t *testing.T) {
 				t.Fatalf("the stored resident lacks the scribe's lines:\n%s", mem.Resident)
 			}
 
-			p, err := memory.BuildPrompt(memory.Material{AssembleInput: memory.AssembleInput{Language: "en", System: "You are Qingwu.",
-				History: []memory.Turn{{Role: memory.RoleUser, Content: "Do you remember me?"}}}, StoredResident: mem.Resident}, w.mem.Budget())
+			p, err := prompt.Build(prompt.Material{AssembleInput: prompt.AssembleInput{Language: "en", System: "You are Qingwu.",
+				History: []prompt.Turn{{Role: prompt.RoleUser, Content: "Do you remember me?"}}}, StoredResident: memory.ResidentOf(mem.Resident)}, w.mem.Budget())
 			if err != nil {
 				t.Fatal(err)
 			}
-			header := strings.TrimSuffix(memory.Previously("en", "", "x"), "x")
+			header := strings.TrimSuffix(prompt.Previously("en", "", "x"), "x")
 			var injected string
 			for _, m := range p.Messages {
 				if strings.HasPrefix(m.Content, header) {
@@ -77,7 +78,7 @@ func TestHandResidentOverBudgetConsolidates(t *testing.T) {
 			if !strings.Contains(injected, "(jA)") || !strings.Contains(injected, "(jB)") || !strings.Contains(injected, hand[0]) {
 				t.Errorf("the prompt's resident lacks the scribe's lines or the first hand line:\n%s", injected)
 			}
-			if strings.Contains(injected, hand[len(hand)-1]) || !strings.HasSuffix(injected, memory.ResidentMarker["en"]) {
+			if strings.Contains(injected, hand[len(hand)-1]) || !strings.HasSuffix(injected, prompt.ResidentMarker["en"]) {
 				t.Errorf("the prompt's resident is not cut from the last hand line, with the marker:\n%s", injected)
 			}
 

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"troupe/handbook"
+	"troupe/prompt"
 )
 
 // TestRenderResident: the injected resident is the stored one whole when it
@@ -15,7 +16,7 @@ import (
 // what went, in order.
 func TestRenderResident(t *testing.T) {
 	t.Parallel()
-	b := Budget{ResidentMax: 400, Envelope: 4300, MinUseful: 50}
+	b := prompt.Budget{ResidentMax: 400, Envelope: 4300, MinUseful: 50}
 	scribe := "# Earlier chats\n- Rainy night (c1): asked after Huaijin. [chat:c1]\n\n## Established facts\n- The ferry leaves at dawn. [chat:c1][chat:c2]"
 	var hand []string
 	for i := 1; i <= 8; i++ {
@@ -52,7 +53,7 @@ func TestRenderResident(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			v := RenderResident("en", tt.stored, tt.others, b)
+			v := prompt.RenderResident("en", ResidentOf(tt.stored), tt.others, b)
 			if n := utf8.RuneCountInString(v.Text); n > v.Allowance || v.Allowance != min(b.ResidentMax, b.Envelope-tt.others) {
 				t.Errorf("view of %d characters, allowance %d", n, v.Allowance)
 			}
@@ -66,7 +67,7 @@ func TestRenderResident(t *testing.T) {
 					t.Errorf("the view has %q:\n%s", w, v.Text)
 				}
 			}
-			if marked := strings.HasSuffix(v.Text, ResidentMarker["en"]); v.Text != "" && marked != (len(tt.cut) > 0) {
+			if marked := strings.HasSuffix(v.Text, prompt.ResidentMarker["en"]); v.Text != "" && marked != (len(tt.cut) > 0) {
 				t.Errorf("marker = %v, want it only when something is cut:\n%s", marked, v.Text)
 			}
 			if fmt.Sprint(v.Cut) != fmt.Sprint(tt.cut) || v.HandCut != tt.handCut {
@@ -137,16 +138,16 @@ func FuzzRenderResident(f *testing.F) {
 	f.Add(false, "- one long line a person wrote, and nothing else at all", 40, 0, 200, 4300, 0)
 	f.Fuzz(func(t *testing.T, zh bool, text string, repeat, others, residentMax, envelope, minUseful int) {
 		text = strings.Repeat(text, 1+abs(repeat)%(1+4000/max(1, len(text))))
-		b := Budget{ResidentMax: 1 + abs(residentMax)%5000, MinUseful: abs(minUseful) % 1000}
+		b := prompt.Budget{ResidentMax: 1 + abs(residentMax)%5000, MinUseful: abs(minUseful) % 1000}
 		b.Envelope = b.MinUseful + abs(envelope)%6000
 		others = abs(others) % 8000
 		lang := langOf(zh)
-		v := RenderResident(lang, text, others, b)
+		v := prompt.RenderResident(lang, ResidentOf(text), others, b)
 		whole := handbook.StripTags(text)
 		if n := utf8.RuneCountInString(v.Text); n > v.Allowance && v.Text != whole {
 			t.Fatalf("a view of %d characters, over the allowance of %d", n, v.Allowance)
 		}
-		if v.Text != "" && v.Text != whole && !strings.HasSuffix(v.Text, ResidentMarker[lang]) {
+		if v.Text != "" && v.Text != whole && !strings.HasSuffix(v.Text, prompt.ResidentMarker[lang]) {
 			t.Fatalf("a cut view without the marker: %q", v.Text)
 		}
 		have := map[string]bool{}
@@ -162,4 +163,16 @@ func FuzzRenderResident(f *testing.F) {
 			t.Fatalf("%d hand lines cut of %d", v.HandCut, len(v.Cut))
 		}
 	})
+}
+
+// nonBlank returns the lines that are not blank, trimmed: the lines a view
+// lists as cut when it leaves the whole resident out.
+func nonBlank(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if t := strings.TrimSpace(l); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"troupe/prompt"
 	"troupe/text"
 )
 
@@ -48,7 +49,7 @@ var scribeLedger = map[string][2]string{
 // summary, the conversation, the previous answer to merge, the ledger
 // snapshot and the request. What the engine did not write is defanged
 // (text.Tags) or already a transcript of text.Block lines.
-func scribePrompt(lang string, w scribeWording, in scribeInput) []Message {
+func scribePrompt(lang string, w scribeWording, in scribeInput) []prompt.Message {
 	var user strings.Builder
 	if in.omitted > 0 && w.omitted != "" {
 		fmt.Fprintf(&user, w.omitted, in.omitted)
@@ -62,5 +63,5 @@ func scribePrompt(lang string, w scribeWording, in scribeInput) []Message {
 	}
 	l := scribeLedger[lang]
 	fmt.Fprintf(&user, "\n\n%s\n%s\n\n%s", l[0], orNone(in.ledger, l[1]), w.ask)
-	return []Message{{Role: RoleSystem, Content: fmt.Sprintf(w.system, in.system...)}, {Role: RoleUser, Content: user.String()}}
+	return []prompt.Message{{Role: prompt.RoleSystem, Content: fmt.Sprintf(w.system, in.system...)}, {Role: prompt.RoleUser, Content: user.String()}}
 }

@@ -10,12 +10,13 @@ import (
 
 	"troupe/config"
 	"troupe/models"
+	"troupe/prompt"
 	"troupe/usage"
 )
 
 // Scribe is the side model that writes summaries, recaps and handbooks.
 type Scribe interface {
-	Complete(ctx context.Context, msgs []Message) (string, error)
+	Complete(ctx context.Context, msgs []prompt.Message) (string, error)
 }
 
 // Outcome is what a memory job did.
@@ -107,8 +108,8 @@ func ConfigFrom(m config.Memory, language string) Config {
 }
 
 // Budget is the per-turn injection envelope of c.
-func (c Config) Budget() Budget {
-	return Budget{ResidentMax: c.ResidentMaxChars, Envelope: c.EnvelopeChars, MinUseful: c.MinUsefulChars}
+func (c Config) Budget() prompt.Budget {
+	return prompt.Budget{ResidentMax: c.ResidentMaxChars, Envelope: c.EnvelopeChars, MinUseful: c.MinUsefulChars}
 }
 
 // Store is what the memory service reads and writes; *models.Store
@@ -195,9 +196,9 @@ func (s *Service) record(ctx context.Context, kind, key string, res Result, err 
 
 // ask calls the scribe and validates its answer; one repair call follows a
 // rejected answer. It returns the cleaned answer or a *RejectedError.
-func (s *Service) ask(ctx context.Context, kind, lang string, prompt []Message, validate func(string) (string, error)) (string, error) {
+func (s *Service) ask(ctx context.Context, kind, lang string, msgs []prompt.Message, validate func(string) (string, error)) (string, error) {
 	ctx = usage.WithKind(ctx, kind)
-	answer, err := s.scribe.Complete(ctx, prompt)
+	answer, err := s.scribe.Complete(ctx, msgs)
 	if err != nil {
 		return "", fmt.Errorf("memory: %s: scribe: %w", kind, err)
 	}
@@ -206,7 +207,7 @@ func (s *Service) ask(ctx context.Context, kind, lang string, prompt []Message, 
 		return clean, nil
 	}
 	s.log.Warn("scribe output rejected; asking for a repair", "kind", kind, "reason", verr.Error())
-	answer, err = s.scribe.Complete(ctx, RepairPrompt(lang, prompt, answer, verr))
+	answer, err = s.scribe.Complete(ctx, RepairPrompt(lang, msgs, answer, verr))
 	if err != nil {
 		return "", fmt.Errorf("memory: %s: scribe repair: %w", kind, err)
 	}
@@ -233,13 +234,13 @@ func (s *Service) cardLanguage(ctx context.Context, cardID string) (lang, charNa
 
 // FitResident returns a stored resident summary as injected: its tags
 // stripped, rendered into what others characters leave of the envelope
-// (RenderResident).
+// (prompt.RenderResident).
 func (s *Service) FitResident(lang, stored string, others int) string {
-	return RenderResident(lang, stored, others, s.Budget()).Text
+	return prompt.RenderResident(lang, ResidentOf(stored), others, s.Budget()).Text
 }
 
 // Budget returns the injection budget.
-func (s *Service) Budget() Budget { return s.cfg.Budget() }
+func (s *Service) Budget() prompt.Budget { return s.cfg.Budget() }
 
 // logFailure logs a failure at warning level by its Fault, and its whole
 // text (credentials already cut out by the clients) at debug level: a

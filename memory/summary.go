@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"troupe/handbook"
+	"troupe/prompt"
 	"troupe/text"
 )
 
@@ -17,8 +18,7 @@ var SummaryHeadings = map[string][5]string{
 // Transcript renders turns as "Name: text" lines, one message per block. A
 // whispered line carries the note of lang that says who whispered it to
 // whom, so a summary or recap written from it keeps it a secret of the two.
-func Transcript(lang string, turns []Turn, charName, userName string) string {
-	w := wordingFor(lang)
+func Transcript(lang string, turns []prompt.Turn, charName, userName string) string {
 	var b strings.Builder
 	for i, t := range turns {
 		if i > 0 {
@@ -26,7 +26,7 @@ func Transcript(lang string, turns []Turn, charName, userName string) string {
 		}
 		name := t.Name
 		if name == "" {
-			if t.Role == RoleAssistant {
+			if t.Role == prompt.RoleAssistant {
 				name = charName
 			} else {
 				name = userName
@@ -38,9 +38,9 @@ func Transcript(lang string, turns []Turn, charName, userName string) string {
 		// the prompt's sections, nor carry a provenance marker, nor start a
 		// speaker line of their own.
 		b.WriteString(text.Block(t.Content))
-		if t.Role == RoleUser && t.WhisperTo != "" {
+		if t.Role == prompt.RoleUser && t.WhisperTo != "" {
 			b.WriteString(" ")
-			b.WriteString(whisperMark(w, Turn{Name: name, WhisperTo: t.WhisperTo}))
+			b.WriteString(prompt.WhisperMark(lang, prompt.Turn{Name: name, WhisperTo: t.WhisperTo}))
 		}
 	}
 	return b.String()
@@ -112,7 +112,7 @@ Rules: record only what actually happened in the conversation; invent nothing, a
 }
 
 // SummaryPrompt builds the scribe's messages for a relay summary.
-func SummaryPrompt(in SummaryPromptInput) []Message {
+func SummaryPrompt(in SummaryPromptInput) []prompt.Message {
 	lang := langOr(in.Language)
 	h := SummaryHeadings[lang]
 	return scribePrompt(lang, summaryWording[lang], scribeInput{
@@ -192,7 +192,7 @@ func stripFence(s string) string {
 }
 
 // RepairPrompt asks the scribe to fix a rejected answer.
-func RepairPrompt(lang string, prompt []Message, answer string, problem error) []Message {
+func RepairPrompt(lang string, msgs []prompt.Message, answer string, problem error) []prompt.Message {
 	msg := "Your answer cannot be used: " + problem.Error() + ". Write the whole answer again in the required format, with nothing before or after it."
 	if lang == "zh" {
 		msg = "你的回答无法使用：" + problem.Error() + "。请按要求的格式把完整答案重写一遍，前后不要加任何文字。"
@@ -206,8 +206,8 @@ func RepairPrompt(lang string, prompt []Message, answer string, problem error) [
 			msg += "\nThe line in question: " + q
 		}
 	}
-	out := append([]Message(nil), prompt...)
-	return append(out, Message{Role: RoleAssistant, Content: answer}, Message{Role: RoleUser, Content: msg})
+	out := append([]prompt.Message(nil), msgs...)
+	return append(out, prompt.Message{Role: prompt.RoleAssistant, Content: answer}, prompt.Message{Role: prompt.RoleUser, Content: msg})
 }
 
 func langOr(lang string) string {

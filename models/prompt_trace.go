@@ -54,7 +54,7 @@ type PromptTrace struct {
 	Sources []string `gorm:"-" json:"sources"`
 }
 
-// PromptBlock is one part of a traced prompt (memory.Block): its kind
+// PromptBlock is one part of a traced prompt (prompt.Block): its kind
 // (character, conventions, summary, resident, players, injection,
 // kept_recall, recall, scene, history, new, post_history), a short label,
 // the prompt message it is part of and that message's role, its tokens by

@@ -20,7 +20,7 @@ import (
 //
 // Scene is the scene the same turn showed after the block, when it showed
 // one: it is sent again in place for as long as the character's scene
-// stays the same word for word (memory.KeptSceneAt), instead of at the
+// stays the same word for word (prompt.KeptSceneAt), instead of at the
 // prompt's end every turn. Text is empty when the turn recalled nothing.
 type RecallKept struct {
 	MessageID string    `gorm:"primaryKey;size:26" json:"message_id"`

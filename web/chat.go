@@ -12,6 +12,7 @@ import (
 
 	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // chatPageTurns is how many messages of the branch a chat page shows; a
@@ -209,7 +210,7 @@ func (s *Server) replyPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg, err := s.opt.Store.ChatMessage(ctx, chat.ID, r.PathValue("msg"))
-	if errors.Is(err, models.ErrNotFound) || (err == nil && msg.Role != memory.RoleAssistant) {
+	if errors.Is(err, models.ErrNotFound) || (err == nil && msg.Role != prompt.RoleAssistant) {
 		s.notFound(w, r)
 		return
 	}

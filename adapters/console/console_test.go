@@ -16,8 +16,8 @@ import (
 	"troupe/config"
 	"troupe/llm"
 	"troupe/llm/openaitest"
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 func TestReadLineAnyLength(t *testing.T) {
@@ -62,7 +62,7 @@ func session(t *testing.T, input string, maxLine int) (string, *models.Store) {
 		t.Fatal(err)
 	}
 	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
-	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Tokens: memory.NewPromptEstimator(), MemoryConfig: config.Default().Memory,
+	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Tokens: prompt.NewEstimator(), MemoryConfig: config.Default().Memory,
 		Language: "en", ContextWindow: 2048, MaxReplyTokens: 256})
 	var out bytes.Buffer
 	s := New(p, Options{In: strings.NewReader(input), Out: &out, User: "Ada", CardID: card.ID, MaxLineBytes: maxLine})

@@ -14,8 +14,8 @@ import (
 	"troupe/config"
 	"troupe/llm"
 	"troupe/llm/openaitest"
-	"troupe/memory"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // /picture in the console: the picture is not shown, but one line says who
@@ -37,7 +37,7 @@ func TestConsoleSaysAFileCame(t *testing.T) {
 		t.Fatal(err)
 	}
 	lib, _ := cards.NewLibrary([]cards.Card{card}, "")
-	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Tokens: memory.NewPromptEstimator(), MemoryConfig: config.Default().Memory,
+	p := bot.New(bot.Options{Store: st, Cards: lib, Model: client, Tokens: prompt.NewEstimator(), MemoryConfig: config.Default().Memory,
 		Language: "en", ContextWindow: 8192, MaxReplyTokens: 256, Painter: painter})
 	var out bytes.Buffer
 	s := New(p, Options{In: strings.NewReader("Hello there.\n/picture a gull on the rail\nAnd now?\n"), Out: &out, User: "Ada", CardID: card.ID})

@@ -12,6 +12,7 @@ import (
 
 	"troupe/cards"
 	"troupe/models/testenv"
+	"troupe/prompt"
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/bot"
@@ -143,7 +144,7 @@ func newHarness(t *testing.T, su setup) *harness {
 		opt.Jobs = recordNow{mem: mem}
 		opt.Recorder = config.Recorder{Enabled: true, Batch: 1}
 		opt.Recall = config.Default().Recall
-		opt.Tokens = memory.NewPromptEstimator()
+		opt.Tokens = prompt.NewEstimator()
 		opt.ContextWindow, opt.MaxReplyTokens = 128000, 256
 	}
 	opt.Observer = su.observer

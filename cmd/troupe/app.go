@@ -22,6 +22,7 @@ import (
 	"troupe/memory"
 	"troupe/models"
 	"troupe/ops"
+	"troupe/prompt"
 	"troupe/usage"
 )
 
@@ -137,7 +138,7 @@ func openAppWith(ctx context.Context, cfg config.Config, log *slog.Logger, cards
 		Model:           model,
 		Jobs:            jobsBridge{q: a.queue, idle: cfg.Memory.IdleRecap},
 		Memory:          a.memory,
-		Tokens:          memory.NewPromptEstimator(),
+		Tokens:          prompt.NewEstimator(),
 		MemoryConfig:    cfg.Memory,
 		Recorder:        cfg.Recorder,
 		Scene:           cfg.Scene,

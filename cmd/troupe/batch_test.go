@@ -12,6 +12,7 @@ import (
 	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // longBeats is a console story of n user lines of exactly size characters,
@@ -59,7 +60,7 @@ func scribeTraffic(reqs []openaitest.Request, window int, count func(string) int
 // window in its model list (no prompt is refused), once with one that
 // says nothing and refuses at 8k tokens (the refusals halve the batch).
 func TestBoundedBatchesConsole(t *testing.T) {
-	counter, err := memory.NewTokenCounter(memory.EncodingO200K)
+	counter, err := prompt.NewTokenCounter(prompt.EncodingO200K)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,9 +19,9 @@ import (
 	"troupe/cards"
 	"troupe/config"
 	"troupe/llm/openaitest"
-	"troupe/memory"
 	"troupe/memory/memorytest"
 	"troupe/models"
+	"troupe/prompt"
 )
 
 // benchRun is one bench run's moving parts.
@@ -58,7 +58,7 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card cards
 	r.fake = openaitest.Start()
 	defer r.fake.Close()
 	r.fake.SetRecording(false)
-	r.fake.SetPromptTokenCounter(memory.EstimateTokens)
+	r.fake.SetPromptTokenCounter(prompt.EstimateTokens)
 	r.scribe.Next = func(req openaitest.Request) openaitest.Answer {
 		// Reflection and its belief checks are side traffic the worker
 		// runs between turns: answered by the contract, as a faithful
@@ -319,7 +319,7 @@ func (r *benchRun) readBack(ctx context.Context, res *benchResult) error {
 		PromptTokens int
 	}
 	err := db.Model(&models.Message{}).Select("chat_id, prompt_tokens").
-		Where("chat_id IN (?) AND role = ? AND prompt_tokens > 0", chats, memory.RoleAssistant).
+		Where("chat_id IN (?) AND role = ? AND prompt_tokens > 0", chats, prompt.RoleAssistant).
 		Order("id").Scan(&rows).Error
 	if err != nil {
 		return fmt.Errorf("bench: read prompt tokens: %w", err)

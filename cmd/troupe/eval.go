@@ -23,6 +23,7 @@ import (
 	"troupe/memory"
 	"troupe/memory/eval"
 	"troupe/memory/memorytest"
+	"troupe/prompt"
 )
 
 // defaultCaseTimeout bounds one case: its story, the memory work it
@@ -147,7 +148,7 @@ func (c *cli) runEval(ctx context.Context, o evalOptions) error {
 		fake := openaitest.Start()
 		defer fake.Close()
 		fake.SetRecording(false)
-		fake.SetPromptTokenCounter(memory.EstimateTokens)
+		fake.SetPromptTokenCounter(prompt.EstimateTokens)
 		faithful := &memorytest.Faithful{Factless: o.fake == "factless"}
 		for _, cs := range cases {
 			for _, st := range cs.Story {

@@ -196,7 +196,7 @@ func writeSummaries(w io.Writer, ss []models.SummaryView) {
 
 // writeResidentCut says what the injected resident leaves out of the
 // stored one printed above it: the stored one is whole, the budget is the
-// injected view's (memory.RenderResident).
+// injected view's (prompt.RenderResident).
 func writeResidentCut(w io.Writer, v memoryView) {
 	fmt.Fprintln(w, "== resident as injected ==")
 	switch {

@@ -27,6 +27,7 @@ import (
 	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
+	"troupe/prompt"
 )
 
 // TestFourProcessesScaleOut runs four troupe processes on one PostgreSQL
@@ -264,7 +265,7 @@ func TestFourProcessesScaleOut(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, m := range msgs {
-				if m.Role == memory.RoleUser {
+				if m.Role == prompt.RoleUser {
 					users++
 				} else {
 					assistants++
@@ -275,7 +276,7 @@ func TestFourProcessesScaleOut(t *testing.T) {
 			}
 		}
 		// The greeting is stored, not sent.
-		if users == burst && headRole == memory.RoleAssistant && len(tg.Messages(dmUser)) >= assistants-1 {
+		if users == burst && headRole == prompt.RoleAssistant && len(tg.Messages(dmUser)) >= assistants-1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -417,7 +418,7 @@ func TestFourProcessesScaleOut(t *testing.T) {
 	if len(branch) != len(msgs) {
 		t.Errorf("%d of the chat's %d messages are off the head's branch", len(msgs)-len(branch), len(msgs))
 	}
-	if len(branch) == 0 || branch[0].Role != memory.RoleAssistant || branch[0].ParentID != "" {
+	if len(branch) == 0 || branch[0].Role != prompt.RoleAssistant || branch[0].ParentID != "" {
 		t.Fatalf("the branch does not start at the greeting: %+v", branch[:min(1, len(branch))])
 	}
 	wantKey := map[string]string{}
@@ -430,7 +431,7 @@ func TestFourProcessesScaleOut(t *testing.T) {
 	pending := 0
 	for i, m := range branch[1:] {
 		switch m.Role {
-		case memory.RoleUser:
+		case prompt.RoleUser:
 			seenText[m.Content]++
 			key := ""
 			if m.DedupKey != nil {
@@ -443,7 +444,7 @@ func TestFourProcessesScaleOut(t *testing.T) {
 				t.Errorf("%q has dedup key %q, want %q", m.Content, key, want)
 			}
 			pending++
-		case memory.RoleAssistant:
+		case prompt.RoleAssistant:
 			if pending == 0 {
 				t.Errorf("reply %d follows %s, not a user message: %q", len(replies)+1, branch[i].Role, m.Content)
 			} else if last := branch[i].Content; !strings.Contains(m.Content, fmt.Sprintf("You said %q", last)) {
@@ -466,7 +467,7 @@ func TestFourProcessesScaleOut(t *testing.T) {
 			t.Errorf("dedup key %q appears %d times", k, n)
 		}
 	}
-	if last := branch[len(branch)-1]; last.Role != memory.RoleAssistant {
+	if last := branch[len(branch)-1]; last.Role != prompt.RoleAssistant {
 		t.Errorf("the branch ends on an unanswered %s message %q", last.Role, last.Content)
 	}
 	var sent []string

@@ -1,8 +1,10 @@
-package memory
+package prompt_test
 
 import (
 	"strings"
 	"testing"
+
+	"troupe/prompt"
 )
 
 // TestAssembleInjections: messages placed at a depth land that many history
@@ -11,18 +13,18 @@ import (
 // Character's Note, part of the card, stays).
 func TestAssembleInjections(t *testing.T) {
 	t.Parallel()
-	history := []Turn{{Role: RoleAssistant, Content: "a1"}, {Role: RoleUser, Content: "u1"}, {Role: RoleAssistant, Content: "a2"}, {Role: RoleUser, Content: "u2"}}
-	in := AssembleInput{Language: "en", System: "S", History: history, PostHistory: "P",
-		Injections: []Injection{{Depth: 2, Role: "system", Content: "note"}},
-		Lore: &Lore{System: "S with lore", Injections: []Injection{
-			{Depth: 0, Role: RoleAssistant, Content: "last"},
-			{Depth: 2, Role: RoleUser, Content: "d2 user"},
+	history := []prompt.Turn{{Role: prompt.RoleAssistant, Content: "a1"}, {Role: prompt.RoleUser, Content: "u1"}, {Role: prompt.RoleAssistant, Content: "a2"}, {Role: prompt.RoleUser, Content: "u2"}}
+	in := prompt.AssembleInput{Language: "en", System: "S", History: history, PostHistory: "P",
+		Injections: []prompt.Injection{{Depth: 2, Role: "system", Content: "note"}},
+		Lore: &prompt.Lore{System: "S with lore", Injections: []prompt.Injection{
+			{Depth: 0, Role: prompt.RoleAssistant, Content: "last"},
+			{Depth: 2, Role: prompt.RoleUser, Content: "d2 user"},
 			{Depth: 2, Role: "", Content: "d2 system"},
-			{Depth: 99, Role: RoleSystem, Content: "top"},
-			{Depth: 1, Role: RoleSystem, Content: "  "},
+			{Depth: 99, Role: prompt.RoleSystem, Content: "top"},
+			{Depth: 1, Role: prompt.RoleSystem, Content: "  "},
 		}}}
 	var got []string
-	msgs := Assemble(in)
+	msgs := prompt.Assemble(in)
 	for _, m := range msgs[1:] {
 		got = append(got, m.Role+":"+strings.ReplaceAll(m.Content, "\n", "|"))
 	}
@@ -33,13 +35,13 @@ func TestAssembleInjections(t *testing.T) {
 	if !strings.HasPrefix(msgs[0].Content, "S with lore\n\n") {
 		t.Errorf("system message does not use the lore's text: %q", msgs[0].Content)
 	}
-	bare := Assemble(in.Bare())
+	bare := prompt.Assemble(in.Bare())
 	if !strings.HasPrefix(bare[0].Content, "S\n\n") || len(bare) != 4 || bare[1].Content != "note" {
 		t.Errorf("without lore: %+v", bare)
 	}
 	plain := in
 	plain.Lore = nil
-	if n := len(Assemble(plain)); n != len(history)+3 {
+	if n := len(prompt.Assemble(plain)); n != len(history)+3 {
 		t.Errorf("without lore, %d messages; want history, the note, system and post-history", n)
 	}
 }

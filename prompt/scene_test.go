@@ -1,4 +1,4 @@
-package memory
+package prompt_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"troupe/prompt"
 	"troupe/record"
 )
 
@@ -27,7 +28,7 @@ func TestSceneInEnvelope(t *testing.T) {
 		fmt.Fprintf(&res, "Paragraph %d of what Maren remembers of earlier chats, long enough to matter.\n\n", i)
 	}
 	resident := res.String()
-	b := Budget{ResidentMax: 1200, Envelope: 4300, MinUseful: 200}
+	b := prompt.Budget{ResidentMax: 1200, Envelope: 4300, MinUseful: 200}
 	for _, tt := range []struct {
 		name  string
 		items int
@@ -41,12 +42,12 @@ func TestSceneInEnvelope(t *testing.T) {
 			if n := utf8.RuneCountInString(sceneLedger(tt.items)); n > record.MaxLedgerRunes {
 				t.Fatalf("test ledger of %d characters: the recorder keeps ledgers under %d", n, record.MaxLedgerRunes)
 			}
-			scene := Scene(SceneInput{Language: tt.lang, Ledger: sceneLedger(tt.items), Character: "Maren",
+			scene := prompt.Scene(prompt.SceneInput{Language: tt.lang, Ledger: sceneLedger(tt.items), Character: "Maren",
 				Present:       []string{"Maren", "Ada", "Elias", "Tess", "Bram"},
 				Relationships: map[string]string{"Ada": "an old friend from the harbour"},
 				Known:         []string{"the west gate", "the lighthouse"}, Threads: []string{"Who took the key?"},
 				CardText: "Maren keeps the light. Tess is her sister."})
-			scene, fitted := Envelope(tt.lang, scene, resident, b)
+			scene, fitted := prompt.Envelope(tt.lang, scene, resident, b)
 			n := utf8.RuneCountInString(scene) + utf8.RuneCountInString(fitted)
 			if n > b.Envelope {
 				t.Errorf("scene %d + resident %d = %d characters, over the envelope %d", utf8.RuneCountInString(scene), utf8.RuneCountInString(fitted), n, b.Envelope)
@@ -71,12 +72,12 @@ func TestSceneInEnvelope(t *testing.T) {
 // character perceived, its view shows none of them.
 func TestSceneShowsOnlyPerceivedThreads(t *testing.T) {
 	ledger := `{"place":"the lighthouse","threads":["Who took the key?"]}`
-	in := SceneInput{Language: "en", Ledger: ledger, Character: "Maren", Present: []string{"Maren"}}
-	if got := Scene(in); strings.Contains(got, "Who took the key?") {
+	in := prompt.SceneInput{Language: "en", Ledger: ledger, Character: "Maren", Present: []string{"Maren"}}
+	if got := prompt.Scene(in); strings.Contains(got, "Who took the key?") {
 		t.Errorf("scene without perceived threads shows the ledger's:\n%s", got)
 	}
 	in.Threads = []string{"Who took the key?"}
-	if got := Scene(in); !strings.Contains(got, "Open matters you know of: Who took the key?") {
+	if got := prompt.Scene(in); !strings.Contains(got, "Open matters you know of: Who took the key?") {
 		t.Errorf("scene lacks the perceived thread:\n%s", got)
 	}
 }

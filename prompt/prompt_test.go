@@ -1,4 +1,4 @@
-package memory
+package prompt_test
 
 import (
 	"fmt"
@@ -9,12 +9,14 @@ import (
 
 	"troupe/config"
 	"troupe/handbook"
+	"troupe/memory"
+	"troupe/prompt"
 	"troupe/recall"
 	"troupe/record"
 )
 
 // defaultBudget is the envelope of the shipped config.
-func defaultBudget() Budget { return ConfigFrom(config.Default().Memory, "en").Budget() }
+func defaultBudget() prompt.Budget { return memory.ConfigFrom(config.Default().Memory, "en").Budget() }
 
 // sceneOf renders what bot passes as the scene: the speaking character's
 // ledger view, then its relationships to those present.
@@ -56,11 +58,11 @@ func manyThreads(lang string, n int) []string {
 
 // sceneMaterial is a turn with a summary, a stored resident summary too
 // long to fit beside the scene, a scene and a recall block.
-func sceneMaterial(lang string) Material {
+func sceneMaterial(lang string) prompt.Material {
 	ledger := record.Ledger{Time: "Day 2, dusk", Place: "the lamp-room", Where: map[string]string{"Ada": "the lamp-room"},
 		Inventory: map[string][]string{"Maren": {"the logbook", "a brass key"}}}
 	view := record.ViewInput{Character: "Maren", Present: []string{"Ada"}, Threads: manyThreads(lang, 36), Known: []string{"the jetty", "the lamp-room stair"}}
-	now := Turn{ID: "9", Role: RoleUser, Name: "Ada", Content: "Show me the page now. Please."}
+	now := prompt.Turn{ID: "9", Role: prompt.RoleUser, Name: "Ada", Content: "Show me the page now. Please."}
 	rel := "Ada: wary trust, warming."
 	item := recall.Item{ID: "p1", Kind: recall.Perception, Text: "Tobin left the logbook open at the page about the wreck.", When: "Day 1, night", Mode: "saw"}
 	belief := recall.Item{ID: "b1", Kind: recall.Belief, Text: "Ada will go down to the rocks alone if nobody stops her.", Confidence: "likely"}
@@ -69,14 +71,14 @@ func sceneMaterial(lang string) Material {
 		ledger = record.Ledger{Time: "第二天黄昏", Place: "茶馆", Where: map[string]string{"阿澜": "茶馆"},
 			Inventory: map[string][]string{"苏砚": {"账本", "一把铜钥匙"}}}
 		view = record.ViewInput{Character: "苏砚", Present: []string{"阿澜"}, Threads: manyThreads(lang, 95), Known: []string{"渡口", "后院的小门"}}
-		now = Turn{ID: "9", Role: RoleUser, Name: "阿澜", Content: "现在就给我看那一页吧。"}
+		now = prompt.Turn{ID: "9", Role: prompt.RoleUser, Name: "阿澜", Content: "现在就给我看那一页吧。"}
 		rel = "阿澜：戒备中的信任，正在变暖。"
 		item.Text, item.When = "陆沉把账本摊开在写沉船的那一页。", "第一天夜里"
 		belief.Text = "没人拦着的话，阿澜会一个人下到礁石那边去。"
 		history, system, summary = goldenTurnsZH[2:], "你是苏砚。", "## 前情提要\n阿澜到了临溪。"
 	}
-	return Material{
-		AssembleInput: AssembleInput{
+	return prompt.Material{
+		AssembleInput: prompt.AssembleInput{
 			Language: lang,
 			System:   system,
 			Summary:  summary,
@@ -87,7 +89,7 @@ func sceneMaterial(lang string) Material {
 				{Candidate: recall.Candidate{Item: belief}, Picked: true},
 			}),
 		},
-		StoredResident: longResident(lang, 1000),
+		StoredResident: memory.ResidentOf(longResident(lang, 1000)),
 	}
 }
 
@@ -101,22 +103,22 @@ func TestBuildPromptSceneGolden(t *testing.T) {
 			t.Parallel()
 			m := sceneMaterial(lang)
 			b := defaultBudget()
-			p, err := BuildPrompt(m, b)
+			p, err := prompt.Build(m, b)
 			if err != nil {
 				t.Fatal(err)
 			}
 			golden(t, "build_prompt_scene_"+lang, render(p.Messages))
 			msgs := p.Messages
 			last, block := msgs[len(msgs)-1], msgs[len(msgs)-2]
-			if want := m.History[len(m.History)-1].Content; last.Role != RoleUser || last.Content != want {
+			if want := m.History[len(m.History)-1].Content; last.Role != prompt.RoleUser || last.Content != want {
 				t.Fatalf("last message = %+v, want the new user message", last)
 			}
 			// Recall first: a kept block is sent again alone in this place.
-			if block.Role != RoleSystem || !strings.HasPrefix(block.Content, m.Recall) || !strings.HasSuffix(block.Content, m.Scene) {
+			if block.Role != prompt.RoleSystem || !strings.HasPrefix(block.Content, m.Recall) || !strings.HasSuffix(block.Content, m.Scene) {
 				t.Fatalf("message before the new one is not the recall and scene block: %q", block.Content)
 			}
 			prev := msgs[1].Content
-			marker := ResidentMarker[lang]
+			marker := prompt.ResidentMarker[lang]
 			if !strings.HasSuffix(prev, marker) {
 				t.Fatalf("the resident summary was not cut to fit the envelope: %q", prev)
 			}
@@ -127,7 +129,7 @@ func TestBuildPromptSceneGolden(t *testing.T) {
 			// Without the scene, the same resident fits whole: the cut is the
 			// scene's doing.
 			m.Scene = ""
-			whole, err := BuildPrompt(m, b)
+			whole, err := prompt.Build(m, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -142,8 +144,8 @@ func TestBuildPromptSceneGolden(t *testing.T) {
 // builds exactly what Assemble gave before (the existing golden files).
 func TestBuildPromptWithoutSceneIsAssemble(t *testing.T) {
 	t.Parallel()
-	in := AssembleInput{Language: "zh", System: "你是苏砚。", Summary: "## 前情提要\n阿澜到了临溪。", History: goldenTurnsZH[2:]}
-	p, err := BuildPrompt(Material{AssembleInput: in, StoredResident: "# 往局记忆\n- 第一局 [chat:01A]"}, defaultBudget())
+	in := prompt.AssembleInput{Language: "zh", System: "你是苏砚。", Summary: "## 前情提要\n阿澜到了临溪。", History: goldenTurnsZH[2:]}
+	p, err := prompt.Build(prompt.Material{AssembleInput: in, StoredResident: memory.ResidentOf("# 往局记忆\n- 第一局 [chat:01A]")}, defaultBudget())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,10 +155,10 @@ func TestBuildPromptWithoutSceneIsAssemble(t *testing.T) {
 // nextTurn is m one turn later: the reply and a new user message appended,
 // the scene's time moved on (its length kept, so the resident summary's cut
 // stays where it was) and a new recall block.
-func nextTurn(m Material, n int) Material {
+func nextTurn(m prompt.Material, n int) prompt.Material {
 	m.History = append(slices.Clip(m.History),
-		Turn{ID: fmt.Sprintf("a%d", n), Role: RoleAssistant, Name: "Maren", Content: fmt.Sprintf("*Maren trims the wick (%d).* \"Not tonight.\"", n)},
-		Turn{ID: fmt.Sprintf("u%d", n), Role: RoleUser, Name: "Ada", Content: fmt.Sprintf("I ask again, for the %dth time, about the page.", n)})
+		prompt.Turn{ID: fmt.Sprintf("a%d", n), Role: prompt.RoleAssistant, Name: "Maren", Content: fmt.Sprintf("*Maren trims the wick (%d).* \"Not tonight.\"", n)},
+		prompt.Turn{ID: fmt.Sprintf("u%d", n), Role: prompt.RoleUser, Name: "Ada", Content: fmt.Sprintf("I ask again, for the %dth time, about the page.", n)})
 	m.Scene = fmt.Sprintf("Time: Day 2, hour %02d", n%100) + m.Scene[strings.Index(m.Scene, "\n"):]
 	m.Recall = recall.Block("en", []recall.Scored{{Candidate: recall.Candidate{Item: recall.Item{Text: fmt.Sprintf("Ada asked %d times already.", n), Mode: "heard"}}, Picked: true}})
 	return m
@@ -168,15 +170,15 @@ func TestBuildPromptPrefixIsStable(t *testing.T) {
 	t.Parallel()
 	m1 := nextTurn(sceneMaterial("en"), 0)
 	m2 := nextTurn(m1, 1)
-	p1, err := BuildPrompt(m1, defaultBudget())
+	p1, err := prompt.Build(m1, defaultBudget())
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := BuildPrompt(m2, defaultBudget())
+	p2, err := prompt.Build(m2, defaultBudget())
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := slices.IndexFunc(p1.Messages, func(m Message) bool { return strings.Contains(m.Content, m1.Scene) })
+	k := slices.IndexFunc(p1.Messages, func(m prompt.Message) bool { return strings.Contains(m.Content, m1.Scene) })
 	if k < 0 || k != len(p1.Messages)-2 {
 		t.Fatalf("scene block at %d of %d messages", k, len(p1.Messages))
 	}
@@ -190,7 +192,7 @@ func TestBuildPromptPrefixIsStable(t *testing.T) {
 
 // prefixReuse is the share of next's bytes, as serialized, that start with
 // the same bytes as prev: what a prompt cache can reuse.
-func prefixReuse(prev, next []Message) float64 {
+func prefixReuse(prev, next []prompt.Message) float64 {
 	a, b := render(prev), render(next)
 	n := 0
 	for n < len(a) && n < len(b) && a[n] == b[n] {
@@ -200,7 +202,7 @@ func prefixReuse(prev, next []Message) float64 {
 }
 
 // reuseRun plays turns turns and returns the median turn-to-turn prefix
-// reuse, with the scene and recall placed as BuildPrompt places them, or
+// reuse, with the scene and recall placed as Build places them, or
 // (inSystem) folded into the system message as a layout that puts them first
 // would.
 func reuseRun(tb testing.TB, turns int, inSystem bool) float64 {
@@ -209,7 +211,7 @@ func reuseRun(tb testing.TB, turns int, inSystem bool) float64 {
 	// A scene of everyday size: a few open matters, not a full envelope.
 	m.Scene = sceneOf("en", record.Ledger{Time: "Day 2, dusk", Place: "the lamp-room", Inventory: map[string][]string{"Maren": {"the logbook"}}},
 		record.ViewInput{Character: "Maren", Present: []string{"Ada"}, Threads: manyThreads("en", 3), Known: []string{"the jetty"}}, "Ada: wary trust, warming.")
-	var prev []Message
+	var prev []prompt.Message
 	var reuse []float64
 	for i := range turns {
 		m = nextTurn(m, i)
@@ -218,7 +220,7 @@ func reuseRun(tb testing.TB, turns int, inSystem bool) float64 {
 			in.System = m.System + "\n\n" + m.Scene + "\n\n" + m.Recall
 			in.Scene, in.Recall = "", ""
 		}
-		p, err := BuildPrompt(in, defaultBudget())
+		p, err := prompt.Build(in, defaultBudget())
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -264,23 +266,23 @@ func TestMinUsefulZeroFromConfig(t *testing.T) {
 	stored := longResident("en", 1200)
 	others := 4300 - 80 // leaves the resident 80 runes of the envelope
 	mc := config.Default().Memory
-	if got := NewService(nil, nil, ConfigFrom(mc, "en"), nil).FitResident("en", stored, others); got != "" {
+	if got := memory.NewService(nil, nil, memory.ConfigFrom(mc, "en"), nil).FitResident("en", stored, others); got != "" {
 		t.Fatalf("control: with min_useful_chars %d an 80-rune room should leave the resident out, got %q", mc.MinUsefulChars, got)
 	}
 	mc.MinUsefulChars = 0
-	got := NewService(nil, nil, ConfigFrom(mc, "en"), nil).FitResident("en", stored, others)
-	if got == "" || !strings.HasSuffix(got, ResidentMarker["en"]) || utf8.RuneCountInString(got) > 80 {
+	got := memory.NewService(nil, nil, memory.ConfigFrom(mc, "en"), nil).FitResident("en", stored, others)
+	if got == "" || !strings.HasSuffix(got, prompt.ResidentMarker["en"]) || utf8.RuneCountInString(got) > 80 {
 		t.Fatalf("min_useful_chars 0: got %q (%d runes), want a cut of at most 80 runes ending in the marker", got, utf8.RuneCountInString(got))
 	}
-	// The same through BuildPrompt, with the scene taking the envelope.
+	// The same through Build, with the scene taking the envelope.
 	m := sceneMaterial("en")
 	m.Scene = strings.Repeat("x", others)
-	p, err := BuildPrompt(m, ConfigFrom(mc, "en").Budget())
+	p, err := prompt.Build(m, memory.ConfigFrom(mc, "en").Budget())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(p.Messages[1].Content, got) {
-		t.Errorf("BuildPrompt did not inject the 80-rune resident: %q", p.Messages[1].Content)
+		t.Errorf("Build did not inject the 80-rune resident: %q", p.Messages[1].Content)
 	}
 }
 
@@ -290,16 +292,16 @@ func TestMinUsefulZeroFromConfig(t *testing.T) {
 // nothing but its own line at the end it comes last.
 func TestTurnBlockAfterTheSpeakersOwnLine(t *testing.T) {
 	t.Parallel()
-	history := []Turn{
-		{ID: "u1", Role: RoleUser, Name: "Ada", Content: "Good evening."},
-		{ID: "a1", Role: RoleAssistant, Name: "苏砚", Content: "Tea?"},
-		{ID: "u2", Role: RoleUser, Name: "Ada", Content: "Where is the compass?"},
-		{ID: "a2", Role: RoleAssistant, Name: "Maren", Content: "Under the oak.", Other: true},
+	history := []prompt.Turn{
+		{ID: "u1", Role: prompt.RoleUser, Name: "Ada", Content: "Good evening."},
+		{ID: "a1", Role: prompt.RoleAssistant, Name: "苏砚", Content: "Tea?"},
+		{ID: "u2", Role: prompt.RoleUser, Name: "Ada", Content: "Where is the compass?"},
+		{ID: "a2", Role: prompt.RoleAssistant, Name: "Maren", Content: "Under the oak.", Other: true},
 	}
-	if got := NewMessages(history); got != 2 {
+	if got := prompt.NewMessages(history); got != 2 {
 		t.Fatalf("NewMessages = %d, want 2 (the user's message and Maren's line)", got)
 	}
-	msgs := Assemble(AssembleInput{Language: "en", System: "You are 苏砚.", History: history, NameUsers: true, Recall: "[Remembered] the oak"})
+	msgs := prompt.Assemble(prompt.AssembleInput{Language: "en", System: "You are 苏砚.", History: history, NameUsers: true, Recall: "[Remembered] the oak"})
 	want := []string{"system", "user", "assistant", "system", "user", "user"}
 	var roles []string
 	for _, m := range msgs {
@@ -308,7 +310,7 @@ func TestTurnBlockAfterTheSpeakersOwnLine(t *testing.T) {
 	if !slices.Equal(roles, want) || msgs[3].Content != "[Remembered] the oak" || msgs[5].Content != "Maren: Under the oak." {
 		t.Fatalf("prompt:\n%s", render(msgs))
 	}
-	if got := NewMessages(history[:2]); got != 2 {
+	if got := prompt.NewMessages(history[:2]); got != 2 {
 		t.Fatalf("NewMessages after her own line = %d, want 2", got)
 	}
 }

@@ -1,23 +1,23 @@
-package memory
+package prompt
 
 import "sync"
 
-// PromptEstimator estimates a prompt's tokens with the calibrated estimator
+// Estimator estimates a prompt's tokens with the calibrated estimator
 // and learns, per chat, from the prompt tokens the API reports. Near the
 // context limit, Precise counts with the real BPE instead.
-type PromptEstimator struct {
+type Estimator struct {
 	cal   *Calibration
 	once  sync.Once
 	exact *TokenCounter
 }
 
-// NewPromptEstimator returns an estimator with a fresh calibration.
-func NewPromptEstimator() *PromptEstimator { return &PromptEstimator{cal: NewCalibration(0)} }
+// NewEstimator returns an estimator with a fresh calibration.
+func NewEstimator() *Estimator { return &Estimator{cal: NewCalibration(0)} }
 
 // Precise counts msgs with the o200k tokenizer (loaded on first use), scaled
 // by what the chat's API reports. It is slower than Estimate: use it only
 // when a prompt is close to the limit.
-func (p *PromptEstimator) Precise(key string, msgs []Message) int {
+func (p *Estimator) Precise(key string, msgs []Message) int {
 	p.once.Do(func() { p.exact, _ = NewTokenCounter(EncodingO200K) })
 	if p.exact == nil {
 		return p.Estimate(key, msgs)
@@ -31,7 +31,7 @@ func (p *PromptEstimator) Precise(key string, msgs []Message) int {
 
 // Estimate returns the estimated prompt tokens of msgs for the chat key,
 // with OpenAI's per-message overhead.
-func (p *PromptEstimator) Estimate(key string, msgs []Message) int {
+func (p *Estimator) Estimate(key string, msgs []Message) int {
 	n := 3
 	for _, m := range msgs {
 		n += 4 + EstimateTokens(m.Content)
@@ -40,7 +40,7 @@ func (p *PromptEstimator) Estimate(key string, msgs []Message) int {
 }
 
 // Observe records the API's count for a prompt that was estimated raw.
-func (p *PromptEstimator) Observe(key string, estimated, actual int) {
+func (p *Estimator) Observe(key string, estimated, actual int) {
 	if r := p.cal.Ratio(key); r > 0 {
 		// estimated was already adjusted; learn against the raw estimate.
 		estimated = int(float64(estimated)/r + 0.5)

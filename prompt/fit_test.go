@@ -1,14 +1,32 @@
-package memory
+package prompt_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"troupe/prompt"
 )
 
 // runeCount counts a prompt as its characters: enough to test the fitting.
-func runeCount(msgs []Message) int {
+// story builds a branch: an optional greeting, then beats of (user, reply),
+// each message of charsPer characters (as memory's compaction tests do).
+func story(beats, charsPer int, greeting bool) []prompt.Turn {
+	var turns []prompt.Turn
+	if greeting {
+		turns = append(turns, prompt.Turn{ID: "g", Role: prompt.RoleAssistant, Content: strings.Repeat("g", charsPer)})
+	}
+	for i := 0; i < beats; i++ {
+		turns = append(turns,
+			prompt.Turn{ID: fmt.Sprintf("u%d", i), Role: prompt.RoleUser, Content: strings.Repeat("u", charsPer)},
+			prompt.Turn{ID: fmt.Sprintf("a%d", i), Role: prompt.RoleAssistant, Content: strings.Repeat("a", charsPer)})
+	}
+	return turns
+}
+
+func runeCount(msgs []prompt.Message) int {
 	n := 0
 	for _, m := range msgs {
 		n += utf8.RuneCountInString(m.Content)
@@ -19,16 +37,16 @@ func runeCount(msgs []Message) int {
 func TestFitPrompt(t *testing.T) {
 	t.Parallel()
 	// Ten answered beats after a greeting, then the message to answer.
-	history := append(story(10, 100, true), Turn{ID: "n", Role: RoleUser, Content: strings.Repeat("n", 100)})
-	base := AssembleInput{Language: "en", System: "S", History: history}
-	bare := runeCount(Assemble(base.Bare()))
-	full := runeCount(Assemble(base))
+	history := append(story(10, 100, true), prompt.Turn{ID: "n", Role: prompt.RoleUser, Content: strings.Repeat("n", 100)})
+	base := prompt.AssembleInput{Language: "en", System: "S", History: history}
+	bare := runeCount(prompt.Assemble(base.Bare()))
+	full := runeCount(prompt.Assemble(base))
 	withSummary := base
 	withSummary.Summary = strings.Repeat("s", 300)
-	withSummary.Lore = &Lore{System: "S\n" + strings.Repeat("l", 300)}
+	withSummary.Lore = &prompt.Lore{System: "S\n" + strings.Repeat("l", 300)}
 	tests := []struct {
 		name  string
-		in    AssembleInput
+		in    prompt.AssembleInput
 		limit int
 		// first is the id of the first history message sent.
 		first     string
@@ -43,12 +61,12 @@ func TestFitPrompt(t *testing.T) {
 		{"then the last keep beats, message by message", base, full - 1101, "a5", true, false, nil},
 		{"only the last message is left", base, bare, "n", true, false, nil},
 		{"lore and summary go before the last message", withSummary, bare + 100, "n", true, false, nil},
-		{"the last message alone is too long", base, bare - 1, "", false, false, ErrNoFit},
+		{"the last message alone is too long", base, bare - 1, "", false, false, prompt.ErrNoFit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f, err := FitPrompt(tt.in, 6, runeCount, tt.limit)
+			f, err := prompt.FitPrompt(tt.in, 6, runeCount, tt.limit)
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("err = %v, want %v", err, tt.err)
 			}
@@ -82,7 +100,7 @@ func TestFitPrompt(t *testing.T) {
 				prev := f.Dropped - 1
 				if !f.Shortened {
 					prev = 0
-					for _, s := range BeatStarts(tt.in.History) {
+					for _, s := range prompt.BeatStarts(tt.in.History) {
 						if s < f.Dropped {
 							prev = s
 						}
@@ -90,7 +108,7 @@ func TestFitPrompt(t *testing.T) {
 				}
 				in := tt.in
 				in.History = in.History[prev:]
-				if runeCount(Assemble(in)) <= tt.limit {
+				if runeCount(prompt.Assemble(in)) <= tt.limit {
 					t.Errorf("dropped %d messages; %d would have fit", f.Dropped, prev)
 				}
 			}
@@ -105,12 +123,12 @@ func TestFitPrompt(t *testing.T) {
 func BenchmarkFitPromptPile(b *testing.B) {
 	history := story(5, 200, true)
 	for i := 0; i < 500; i++ {
-		history = append(history, Turn{ID: "p", Role: RoleUser, Content: strings.Repeat("The lamp swings in the wind. ", 35)})
+		history = append(history, prompt.Turn{ID: "p", Role: prompt.RoleUser, Content: strings.Repeat("The lamp swings in the wind. ", 35)})
 	}
-	in := AssembleInput{Language: "en", System: "You are Maren.", History: history}
-	est := NewPromptEstimator()
+	in := prompt.AssembleInput{Language: "en", System: "You are Maren.", History: history}
+	est := prompt.NewEstimator()
 	const limit = 1706
-	count := func(msgs []Message) int {
+	count := func(msgs []prompt.Message) int {
 		n := est.Estimate("chat", msgs)
 		if n <= limit && float64(n)*1.25 > limit*1.05 {
 			n = max(n, est.Precise("chat", msgs))
@@ -119,7 +137,7 @@ func BenchmarkFitPromptPile(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := FitPrompt(in, 6, count, limit); err != nil {
+		if _, err := prompt.FitPrompt(in, 6, count, limit); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,36 +1,38 @@
-package memory
+package prompt_test
 
 import (
 	"slices"
 	"strings"
 	"testing"
+
+	"troupe/prompt"
 )
 
 // The blocks name every part of the prompt in order, and each message is
 // its blocks' texts joined: nothing sent is left unnamed.
 func TestAssembleBlocks(t *testing.T) {
 	t.Parallel()
-	in := AssembleInput{
+	in := prompt.AssembleInput{
 		Language: "en", System: "You are Mira.", Summary: "They met at the docks.", Resident: "Mira distrusts sailors.",
-		Players:    []Player{{Name: "Bo", Persona: "a tall smith"}},
-		Injections: []Injection{{Depth: 1, Role: RoleSystem, Content: "Author's note: rain."}},
-		History: []Turn{
-			{ID: "m1", Role: RoleUser, Content: "Hello.", Recalled: "Mira remembers: an old debt."},
-			{ID: "m2", Role: RoleAssistant, Content: "Hi."},
-			{ID: "m3", Role: RoleUser, Content: "Where to?"},
+		Players:    []prompt.Player{{Name: "Bo", Persona: "a tall smith"}},
+		Injections: []prompt.Injection{{Depth: 1, Role: prompt.RoleSystem, Content: "Author's note: rain."}},
+		History: []prompt.Turn{
+			{ID: "m1", Role: prompt.RoleUser, Content: "Hello.", Recalled: "Mira remembers: an old debt."},
+			{ID: "m2", Role: prompt.RoleAssistant, Content: "Hi."},
+			{ID: "m3", Role: prompt.RoleUser, Content: "Where to?"},
 		},
 		Scene: "At the docks.", Recall: "Mira remembers: the lighthouse.", PostHistory: "Stay terse.",
 	}
-	msgs, blocks := AssembleBlocks(in)
-	if want := Assemble(in); !slices.Equal(msgs, want) {
+	msgs, blocks := prompt.AssembleBlocks(in)
+	if want := prompt.Assemble(in); !slices.Equal(msgs, want) {
 		t.Fatalf("AssembleBlocks messages differ from Assemble's:\n%v\n%v", msgs, want)
 	}
 	var kinds []string
 	for _, b := range blocks {
 		kinds = append(kinds, b.Kind)
 	}
-	want := []string{BlockCharacter, BlockConventions, BlockSummary, BlockResident, BlockPlayers, BlockKeptRecall, BlockHistory, BlockHistory,
-		BlockInjection, BlockRecall, BlockScene, BlockNew, BlockPostHistory}
+	want := []string{prompt.BlockCharacter, prompt.BlockConventions, prompt.BlockSummary, prompt.BlockResident, prompt.BlockPlayers, prompt.BlockKeptRecall, prompt.BlockHistory, prompt.BlockHistory,
+		prompt.BlockInjection, prompt.BlockRecall, prompt.BlockScene, prompt.BlockNew, prompt.BlockPostHistory}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("got kinds %v, want %v", kinds, want)
 	}

@@ -1,4 +1,4 @@
-package memory
+package prompt
 
 // wording holds the fixed prompt texts of one language.
 type wording struct {
@@ -48,4 +48,12 @@ func wordingFor(lang string) wording {
 		return w
 	}
 	return wordings["en"]
+}
+
+// langOr is lang when troupe has wording for it, else English.
+func langOr(lang string) string {
+	if lang == "zh" {
+		return "zh"
+	}
+	return "en"
 }

@@ -1,4 +1,4 @@
-package memory
+package prompt
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ const (
 
 // ErrUnknownEncoding is returned by NewTokenCounter for an encoding other
 // than EncodingCL100K or EncodingO200K.
-var ErrUnknownEncoding = errors.New("memory: unknown token encoding")
+var ErrUnknownEncoding = errors.New("prompt: unknown token encoding")
 
 // TokenCounter counts tokens exactly with an OpenAI BPE encoding whose
 // vocabulary is compiled into the binary, so it needs no network.
@@ -44,7 +44,7 @@ func NewTokenCounter(encoding string) (*TokenCounter, error) {
 	}
 	codec, err := tokenizer.Get(enc)
 	if err != nil {
-		return nil, fmt.Errorf("memory: load token encoding %s: %w", encoding, err)
+		return nil, fmt.Errorf("prompt: load token encoding %s: %w", encoding, err)
 	}
 	// Like tiktoken, read invalid UTF-8 as U+FFFD instead of failing.
 	// Set before the codec is shared, so no goroutine races on it.

@@ -1,4 +1,4 @@
-package memory
+package prompt
 
 import "unicode/utf8"
 
@@ -12,10 +12,10 @@ type Material struct {
 	// text, the depth prompt and the post-history instructions (see
 	// Input); AssembleInput's own System and PostHistory are then ignored.
 	Card *CardText
-	// StoredResident is the resident summary as stored, tags and all.
-	// BuildPrompt renders it into what the scene leaves of the envelope
-	// (RenderResident); AssembleInput.Resident is ignored.
-	StoredResident string
+	// StoredResident is the resident summary as stored (memory.ResidentOf
+	// reads it). Build renders it into what the scene leaves of the
+	// envelope (RenderResident); AssembleInput.Resident is ignored.
+	StoredResident StoredResident
 	// Keep is how many of the last beats are never left out for room.
 	Keep int
 	// Count counts a prompt's tokens; Limit is what it may count. A Limit
@@ -33,12 +33,12 @@ type Prompt struct {
 	Urgent bool
 }
 
-// BuildPrompt builds one turn's prompt from m in one call: the resident
+// Build builds one turn's prompt from m in one call: the resident
 // summary gets what the scene (the ledger view and relationships) leaves
 // of the envelope, the messages are assembled in DESIGN order (see
 // Assemble), and the prompt is fitted to m.Limit (see FitPrompt). It
 // returns ErrNoFit when even the bare prompt is over the limit.
-func BuildPrompt(m Material, b Budget) (Prompt, error) {
+func Build(m Material, b Budget) (Prompt, error) {
 	in := m.Input()
 	in.Resident = RenderResident(in.Language, m.StoredResident, utf8.RuneCountInString(in.Scene), b).Text
 	if m.Limit <= 0 {

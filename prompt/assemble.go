@@ -1,4 +1,4 @@
-package memory
+package prompt
 
 import (
 	"cmp"
@@ -349,6 +349,14 @@ func previouslyParts(lang, summary, resident string) []part {
 		parts = append(parts, part{BlockResident, "", header + r})
 	}
 	return parts
+}
+
+// WhisperMark is the note after a whispered line t in lang: by whom (t's
+// Name), to whom (its WhisperTo), and that the others present did not hear
+// it. A transcript for the scribe carries it too, so that what the scribe
+// writes keeps the whisper a secret of the two.
+func WhisperMark(lang string, t Turn) string {
+	return whisperMark(wordingFor(lang), t)
 }
 
 // whisperMark is the note after a whispered line: by whom, to whom, and

@@ -1,4 +1,4 @@
-package memory
+package prompt
 
 // The kinds of a prompt's blocks (Block.Kind).
 const (

@@ -1,10 +1,10 @@
-package memory
+package prompt
 
 import "errors"
 
 // ErrNoFit is returned by FitPrompt when even the last message alone, with
 // only the prompt's fixed parts, is over the limit.
-var ErrNoFit = errors.New("memory: the last message does not fit the context window")
+var ErrNoFit = errors.New("prompt: the last message does not fit the context window")
 
 // Fit is an assembled prompt within its limit and what was left out of it.
 type Fit struct {
@@ -95,12 +95,12 @@ func (in AssembleInput) Bare() AssembleInput {
 
 // historyCuts lists where history may start, from nothing left out to only
 // its last message: first at beat starts as compaction counts them
-// (cutStarts; the first one leaves out only what comes before any beat, a
+// (CutStarts; the first one leaves out only what comes before any beat, a
 // greeting), leaving at least keep beats, then at every later message. cuts[protected] is the last cut that leaves out
 // old beats only.
 func historyCuts(history []Turn, keep int) (cuts []int, protected int) {
 	cuts = []int{0}
-	starts := cutStarts(history)
+	starts := CutStarts(history)
 	for n := 0; n <= len(starts)-max(keep, 1); n++ {
 		if starts[n] > 0 {
 			cuts = append(cuts, starts[n])

@@ -1,10 +1,10 @@
-package memory_test
+package prompt_test
 
 import (
 	"strings"
 	"testing"
 
-	"troupe/memory"
+	"troupe/prompt"
 )
 
 // A scene kept with an older message is sent there while it is the turn's
@@ -12,11 +12,11 @@ import (
 // the end and the kept one not at all; no scene, none.
 func TestAssembleKeepsAnUnchangedSceneInPlace(t *testing.T) {
 	const old, now = "Time: day 1, morning", "Time: day 2, evening"
-	history := func(kept string) []memory.Turn {
-		return []memory.Turn{
-			{Role: memory.RoleUser, Content: "first", Recalled: "[Remembered] the oak", Scene: kept},
-			{Role: memory.RoleAssistant, Content: "reply"},
-			{Role: memory.RoleUser, Content: "second"},
+	history := func(kept string) []prompt.Turn {
+		return []prompt.Turn{
+			{Role: prompt.RoleUser, Content: "first", Recalled: "[Remembered] the oak", Scene: kept},
+			{Role: prompt.RoleAssistant, Content: "reply"},
+			{Role: prompt.RoleUser, Content: "second"},
 		}
 	}
 	tests := []struct {
@@ -32,15 +32,15 @@ func TestAssembleKeepsAnUnchangedSceneInPlace(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := history(tt.kept)
-			if got := memory.KeptSceneAt(h, tt.scene); got != tt.wantAt {
+			if got := prompt.KeptSceneAt(h, tt.scene); got != tt.wantAt {
 				t.Errorf("KeptSceneAt = %d, want %d", got, tt.wantAt)
 			}
-			in := memory.AssembleInput{Language: "en", System: "card", History: h, Scene: tt.scene, Recall: "[Remembered] new"}
-			msgs := memory.Assemble(in)
+			in := prompt.AssembleInput{Language: "en", System: "card", History: h, Scene: tt.scene, Recall: "[Remembered] new"}
+			msgs := prompt.Assemble(in)
 			// What the built prompt reports sending at its end is what the
 			// bot keeps for the turn.
-			if p, err := memory.BuildPrompt(memory.Material{AssembleInput: in}, memory.Budget{}); err != nil || p.EndScene != tt.wantEnd {
-				t.Errorf("BuildPrompt's EndScene = %q (%v), want %q", p.EndScene, err, tt.wantEnd)
+			if p, err := prompt.Build(prompt.Material{AssembleInput: in}, prompt.Budget{}); err != nil || p.EndScene != tt.wantEnd {
+				t.Errorf("Build's EndScene = %q (%v), want %q", p.EndScene, err, tt.wantEnd)
 			}
 			// system, kept block, first, reply, turn block, second
 			if len(msgs) != 6 {
@@ -65,13 +65,13 @@ func TestAssembleKeepsAnUnchangedSceneInPlace(t *testing.T) {
 // keeps it with this turn.
 func TestFitSendsTheSceneAtTheEndWhenItsPlaceIsLeftOut(t *testing.T) {
 	const scene = "Time: day 1, morning"
-	in := memory.AssembleInput{Language: "en", System: "card", Scene: scene, History: []memory.Turn{
-		{Role: memory.RoleUser, Content: "first", Scene: scene},
-		{Role: memory.RoleAssistant, Content: "reply"},
-		{Role: memory.RoleUser, Content: "second"},
+	in := prompt.AssembleInput{Language: "en", System: "card", Scene: scene, History: []prompt.Turn{
+		{Role: prompt.RoleUser, Content: "first", Scene: scene},
+		{Role: prompt.RoleAssistant, Content: "reply"},
+		{Role: prompt.RoleUser, Content: "second"},
 	}}
-	count := func(msgs []memory.Message) int { return len(msgs) }
-	f, err := memory.FitPrompt(in, 0, count, 3)
+	count := func(msgs []prompt.Message) int { return len(msgs) }
+	f, err := prompt.FitPrompt(in, 0, count, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestFitSendsTheSceneAtTheEndWhenItsPlaceIsLeftOut(t *testing.T) {
 	if last := f.Messages[len(f.Messages)-2].Content; !strings.Contains(last, scene) {
 		t.Errorf("the scene is not before the new message: %+v", f.Messages)
 	}
-	if f, err := memory.FitPrompt(in, 0, count, 100); err != nil || f.EndScene != "" {
+	if f, err := prompt.FitPrompt(in, 0, count, 100); err != nil || f.EndScene != "" {
 		t.Errorf("with room, EndScene %q (%v), want the scene kept in place", f.EndScene, err)
 	}
 }
