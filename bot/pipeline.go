@@ -259,26 +259,6 @@ func (p *Pipeline) lane(key string) *lane {
 	return l
 }
 
-// Handle takes one inbound message. It stores the message first (in the
-// inbox, before waiting for anything), so that a process that dies after
-// Handle began keeps no accepted message only in memory. If a reply is
-// being written in the channel, the message joins the next turn and Handle
-// returns at once; otherwise Handle runs turns until the channel has
-// nothing pending. Adapters call Submit, which does the same without
-// blocking.
-func (p *Pipeline) Handle(ctx context.Context, in Inbound, sink Sink) error {
-	if err := p.begin(); err != nil {
-		_ = sink.Notice(ctx, p.text(p.opt.Language, msgShuttingDown))
-		return err
-	}
-	defer p.wg.Done()
-	id, ok, err := p.admit(ctx, in, sink)
-	if !ok {
-		return err
-	}
-	return p.drive(ctx, pendingMsg{in: in, sink: sink, inboxID: id})
-}
-
 // admit checks a message and stores it in the inbox, returning its row id
 // ("" when it was waiting already). Its attachments become text before it
 // is stored (takeMedia, within MediaOptions.Timeout), so the stored text is
