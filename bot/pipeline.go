@@ -181,6 +181,8 @@ type Pipeline struct {
 	speech speechQueues
 	// inbound holds the pixels of stored messages until their turn.
 	inbound *inMedia
+	// cmds runs the commands.
+	cmds *commands
 }
 
 // New returns a pipeline; it starts nothing.
@@ -206,9 +208,11 @@ func New(opt Options) *Pipeline {
 	if opt.InboxSweep <= 0 {
 		opt.InboxSweep = time.Minute
 	}
-	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute},
+	p := &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute},
 		gate: newGate(opt.ConcurrentTurns), sinkFor: map[string]func(ChannelRef) (Sink, bool){}, stop: make(chan struct{}), tokens: newModelBudget(opt.Limits, opt.Tokens),
 		inbound: newInMedia()}
+	p.cmds = &commands{p: p, store: opt.Store, cards: opt.Cards, log: p.log}
+	return p
 }
 
 // lane serializes the turns of one channel: messages that arrive while a
