@@ -75,7 +75,7 @@ var Commands = []struct{ Name, Description string }{
 // chat) they reach through p.
 type commands struct {
 	p     *Pipeline
-	store *models.Store
+	store Store
 	cards *cards.Library
 	log   *slog.Logger
 }

@@ -56,7 +56,7 @@ type MemoryService interface {
 
 // Options configures a Pipeline.
 type Options struct {
-	Store        *models.Store
+	Store        Store
 	Cards        *cards.Library
 	Model        Model
 	Jobs         Jobs
