@@ -117,7 +117,7 @@ func BenchmarkPromptGrowth(b *testing.B) {
 		at := map[int]bool{50: true, 200: true, 500: true, 1000: true}
 		var first float64
 		for beat := 1; beat <= 1000; beat++ {
-			if err := r.p.Handle(ctx, inbound("story", beat), &discardSink{}); err != nil {
+			if err := handle(ctx, r.p, inbound("story", beat), &discardSink{}); err != nil {
 				b.Fatal(err)
 			}
 			if !at[beat] {
@@ -181,13 +181,13 @@ func BenchmarkTurnLongChat(b *testing.B) {
 				}
 				r := newBenchRig(b, dsn)
 				ctx := context.Background()
-				if err := r.p.Handle(ctx, inbound("long", 0), &discardSink{}); err != nil {
+				if err := handle(ctx, r.p, inbound("long", 0), &discardSink{}); err != nil {
 					b.Fatal(err)
 				}
 				seedLong(b, r.st, "console:long", size)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					if err := r.p.Handle(ctx, inbound("long", i+1), &discardSink{}); err != nil {
+					if err := handle(ctx, r.p, inbound("long", i+1), &discardSink{}); err != nil {
 						b.Fatal(err)
 					}
 				}

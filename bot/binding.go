@@ -84,42 +84,42 @@ type CardChooser interface {
 // that card first; without one, a sink that can offers the cards to choose
 // from, and otherwise the current chat's last message is shown. An
 // argument that names no card is treated as none.
-func (p *Pipeline) cmdStart(ctx context.Context, in Inbound, args string, sink Sink) error {
+func (cm *commands) cmdStart(ctx context.Context, in Inbound, args string, sink Sink) error {
 	if args != "" {
-		if c, ok := p.opt.Cards.Find(args); ok {
-			return p.chooseCard(ctx, in, c.ID, sink)
+		if c, ok := cm.cards.Find(args); ok {
+			return cm.chooseCard(ctx, in, c.ID, sink)
 		}
 	}
 	if cc, ok := sink.(CardChooser); ok {
-		if list := p.opt.Cards.List(); len(list) > 1 {
+		if list := cm.cards.List(); len(list) > 1 {
 			return cc.ChooseCard(ctx, list)
 		}
 	}
-	return p.greet(ctx, in, sink)
+	return cm.greet(ctx, in, sink)
 }
 
 // chooseCard makes cardID the channel's card and shows its greeting (or,
 // when the channel already plays it, its last message). In a group only
 // those who may manage the channel choose.
-func (p *Pipeline) chooseCard(ctx context.Context, in Inbound, cardID string, sink Sink) error {
-	lang := p.langOf(in)
+func (cm *commands) chooseCard(ctx context.Context, in Inbound, cardID string, sink Sink) error {
+	lang := cm.p.langOf(in)
 	if in.Channel.Group && !in.CanManage {
-		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+		return sink.Notice(ctx, cm.p.text(lang, msgNotAllowed))
 	}
-	err := p.Bind(ctx, in.Channel, cardID)
+	err := cm.p.Bind(ctx, in.Channel, cardID)
 	if errors.Is(err, ErrNoCard) {
-		return sink.Notice(ctx, p.text(lang, msgUnknownCard, cardID))
+		return sink.Notice(ctx, cm.p.text(lang, msgUnknownCard, cardID))
 	}
 	if err != nil {
-		return p.internal(ctx, sink, "choose card", err)
+		return cm.p.internal(ctx, sink, "choose card", err)
 	}
-	return p.greet(ctx, in, sink)
+	return cm.greet(ctx, in, sink)
 }
 
 // greet is Greet for a command: a failure is told to the user as well.
-func (p *Pipeline) greet(ctx context.Context, in Inbound, sink Sink) error {
-	if err := p.Greet(ctx, in, sink); err != nil {
-		return p.internal(ctx, sink, "greet", err)
+func (cm *commands) greet(ctx context.Context, in Inbound, sink Sink) error {
+	if err := cm.p.Greet(ctx, in, sink); err != nil {
+		return cm.p.internal(ctx, sink, "greet", err)
 	}
 	return nil
 }

@@ -232,7 +232,7 @@ func TestCardFillingTheContextSaysSo(t *testing.T) {
 	for i := 1; i <= 2; i++ {
 		in := inbound("card", i)
 		s := &replySink{}
-		if err := p.Handle(context.Background(), in, s); err != nil {
+		if err := handle(context.Background(), p, in, s); err != nil {
 			t.Fatal(err)
 		}
 		if s.final != "" || len(s.notices) != 1 || !strings.Contains(s.notices[0], "card alone") {

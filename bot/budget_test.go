@@ -34,7 +34,7 @@ func TestModelBudgets(t *testing.T) {
 				in := inbound(channel, i)
 				in.Channel.Platform = "telegram"
 				s := &discardSink{}
-				must(t, p.Handle(ctx, in, s))
+				must(t, handle(ctx, p, in, s))
 				return s.notices
 			}
 			overBudget := func() int {

@@ -45,7 +45,7 @@ func TestBurstOfFiftyTwoProcesses(t *testing.T) {
 				wg.Add(1)
 				go func(i int, p *bot.Pipeline) {
 					defer wg.Done()
-					if err := p.Handle(ctx, inbound("burst", i), sinks[i]); err != nil {
+					if err := handle(ctx, p, inbound("burst", i), sinks[i]); err != nil {
 						t.Errorf("message %d: %v", i, err)
 					}
 				}(i, p)

@@ -13,7 +13,7 @@ import (
 
 func TestCreatorNotesNeverSent(t *testing.T) {
 	r := newBenchRig(t, "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
-	must(t, r.p.Handle(context.Background(), inbound("notes", 1), &discardSink{}))
+	must(t, handle(context.Background(), r.p, inbound("notes", 1), &discardSink{}))
 	last, _ := r.fake.Last()
 	for _, m := range last.Messages {
 		if strings.Contains(m.Content, "An example card shipped with troupe") {
@@ -28,14 +28,14 @@ func TestCreatorNotesNeverSent(t *testing.T) {
 func TestCompactCommandAnswers(t *testing.T) {
 	r := newBenchRig(t, "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
 	ctx := context.Background()
-	must(t, r.p.Handle(ctx, inbound("c", 1), &discardSink{}))
+	must(t, handle(ctx, r.p, inbound("c", 1), &discardSink{}))
 	s := &discardSink{}
 	must(t, r.p.Exec(ctx, inbound("c", 0), bot.Command{Name: "compact"}, s))
 	if len(s.notices) != 1 || !strings.Contains(s.notices[0], "nothing old enough to compact") {
 		t.Errorf("few beats: %v", s.notices)
 	}
 	for i := 2; i <= 12; i++ {
-		must(t, r.p.Handle(ctx, inbound("c", i), &discardSink{}))
+		must(t, handle(ctx, r.p, inbound("c", i), &discardSink{}))
 	}
 	s = &discardSink{}
 	must(t, r.p.Exec(ctx, inbound("c", 0), bot.Command{Name: "compact"}, s))
@@ -46,7 +46,7 @@ func TestCompactCommandAnswers(t *testing.T) {
 	r.fake.Script(openaitest.Answer{Text: "A slow reply.", Latency: 500 * time.Millisecond})
 	done := make(chan error, 1)
 	before := len(r.fake.Requests())
-	go func() { done <- r.p.Handle(ctx, inbound("c", 13), &discardSink{}) }()
+	go func() { done <- handle(ctx, r.p, inbound("c", 13), &discardSink{}) }()
 	// The reply is being written once its request reached the model.
 	for deadline := time.Now().Add(5 * time.Second); len(r.fake.Requests()) == before; {
 		if time.Now().After(deadline) {

@@ -27,7 +27,7 @@ func playCard(t *testing.T, card cards.Card, text string) (openaitest.Request, s
 	ctx := context.Background()
 	ref := bot.ChannelRef{Platform: "console", ID: "c", SpaceKind: bot.SpaceLocal, SpaceID: "ada"}
 	s := &discardSink{}
-	if err := r.p.Handle(ctx, bot.Inbound{Channel: ref, AuthorID: "ada", AuthorName: "Ada", MessageID: "1", Text: text}, s); err != nil {
+	if err := handle(ctx, r.p, bot.Inbound{Channel: ref, AuthorID: "ada", AuthorName: "Ada", MessageID: "1", Text: text}, s); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.notices) > 0 {

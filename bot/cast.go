@@ -358,18 +358,18 @@ func (p *Pipeline) BindCast(ctx context.Context, ref ChannelRef, cardIDs []strin
 }
 
 // errCast words a cast change's refusal.
-func (p *Pipeline) castRefusal(ctx context.Context, sink Sink, lang, name string, err error) error {
+func (cm *commands) castRefusal(ctx context.Context, sink Sink, lang, name string, err error) error {
 	switch {
 	case errors.Is(err, models.ErrInCast):
-		return sink.Notice(ctx, p.stext(lang, msgCastAlready, name))
+		return sink.Notice(ctx, cm.p.stext(lang, msgCastAlready, name))
 	case errors.Is(err, models.ErrCastFull):
-		return sink.Notice(ctx, p.stext(lang, msgCastFull, p.maxCast()))
+		return sink.Notice(ctx, cm.p.stext(lang, msgCastFull, cm.p.maxCast()))
 	case errors.Is(err, models.ErrLastMember):
-		return sink.Notice(ctx, p.stext(lang, msgCastLast, name))
+		return sink.Notice(ctx, cm.p.stext(lang, msgCastLast, name))
 	case errors.Is(err, models.ErrNotFound):
-		return sink.Notice(ctx, p.stext(lang, msgCastNoMember, name))
+		return sink.Notice(ctx, cm.p.stext(lang, msgCastNoMember, name))
 	}
-	return p.internal(ctx, sink, "cast", err)
+	return cm.p.internal(ctx, sink, "cast", err)
 }
 
 // greetScene shows a scene's openings while nobody has spoken yet, else

@@ -83,72 +83,72 @@ func (p *Pipeline) stext(lang string, key castMsg, args ...any) string {
 }
 
 // cmdCast lists the channel's cast, or changes it (a GM's command).
-func (p *Pipeline) cmdCast(ctx context.Context, in Inbound, args string, sink Sink) error {
+func (cm *commands) cmdCast(ctx context.Context, in Inbound, args string, sink Sink) error {
 	sub, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
 	sub, rest = strings.ToLower(sub), strings.TrimSpace(rest)
-	lang := p.langOf(in)
+	lang := cm.p.langOf(in)
 	if sub != "" && sub != "list" {
 		if !in.CanManage {
-			return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+			return sink.Notice(ctx, cm.p.text(lang, msgNotAllowed))
 		}
 		if rest == "" {
-			return sink.Notice(ctx, p.stext(lang, msgCastUsage))
+			return sink.Notice(ctx, cm.p.stext(lang, msgCastUsage))
 		}
 	}
-	return p.withLane(ctx, in, func() error {
-		cs, err := p.resolve(ctx, in)
+	return cm.p.withLane(ctx, in, func() error {
+		cs, err := cm.p.resolve(ctx, in)
 		if errors.Is(err, ErrNoCard) {
-			return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
+			return sink.Notice(ctx, cm.p.text(cm.p.opt.Language, msgNoCard))
 		}
 		if err != nil {
-			return p.internal(ctx, sink, "cast", err)
+			return cm.p.internal(ctx, sink, "cast", err)
 		}
-		lang = p.language(cs.card)
+		lang = cm.p.language(cs.card)
 		chatID := cs.chat.ID
 		switch sub {
 		case "", "list":
 			var b strings.Builder
-			b.WriteString(p.stext(lang, msgCastHeading))
+			b.WriteString(cm.p.stext(lang, msgCastHeading))
 			for _, m := range models.ActiveCast(cs.allCast()) {
 				fmt.Fprintf(&b, "\n- %s (%s)", m.Name, m.CardID)
 				if m.Away {
-					b.WriteString(p.stext(lang, msgCastAwayMark))
+					b.WriteString(cm.p.stext(lang, msgCastAwayMark))
 				}
 			}
 			return sink.Notice(ctx, b.String())
 		case "add":
-			c, ok := p.opt.Cards.Find(rest)
+			c, ok := cm.cards.Find(rest)
 			if !ok {
 				var b strings.Builder
-				for _, c := range p.opt.Cards.List() {
+				for _, c := range cm.cards.List() {
 					fmt.Fprintf(&b, "- %s (%s)\n", c.Name, c.ID)
 				}
-				return sink.Notice(ctx, p.stext(lang, msgCastUnknownCard, rest, strings.TrimRight(b.String(), "\n")))
+				return sink.Notice(ctx, cm.p.stext(lang, msgCastUnknownCard, rest, strings.TrimRight(b.String(), "\n")))
 			}
-			if err := p.opt.Store.UpsertCard(ctx, cardRow(c)); err != nil {
-				return p.internal(ctx, sink, "cast add", err)
+			if err := cm.store.UpsertCard(ctx, cardRow(c)); err != nil {
+				return cm.p.internal(ctx, sink, "cast add", err)
 			}
-			m, err := p.opt.Store.AddCast(ctx, chatID, c.ID, c.Name, p.maxCast())
+			m, err := cm.store.AddCast(ctx, chatID, c.ID, c.Name, cm.p.maxCast())
 			if err != nil {
-				return p.castRefusal(ctx, sink, lang, c.Name, err)
+				return cm.castRefusal(ctx, sink, lang, c.Name, err)
 			}
-			p.ensureLore(ctx, cs.chat.SpaceID, c)
-			return sink.Notice(ctx, p.stext(lang, msgCastAdded, m.Name))
+			cm.p.ensureLore(ctx, cs.chat.SpaceID, c)
+			return sink.Notice(ctx, cm.p.stext(lang, msgCastAdded, m.Name))
 		case "remove":
-			if err := p.opt.Store.RemoveCast(ctx, chatID, rest); err != nil {
-				return p.castRefusal(ctx, sink, lang, rest, err)
+			if err := cm.store.RemoveCast(ctx, chatID, rest); err != nil {
+				return cm.castRefusal(ctx, sink, lang, rest, err)
 			}
-			return sink.Notice(ctx, p.stext(lang, msgCastRemoved, rest))
+			return sink.Notice(ctx, cm.p.stext(lang, msgCastRemoved, rest))
 		case "away", "back":
-			if err := p.opt.Store.SetAway(ctx, chatID, rest, sub == "away"); err != nil {
-				return p.castRefusal(ctx, sink, lang, rest, err)
+			if err := cm.store.SetAway(ctx, chatID, rest, sub == "away"); err != nil {
+				return cm.castRefusal(ctx, sink, lang, rest, err)
 			}
 			if sub == "away" {
-				return sink.Notice(ctx, p.stext(lang, msgCastMarkedAway, rest))
+				return sink.Notice(ctx, cm.p.stext(lang, msgCastMarkedAway, rest))
 			}
-			return sink.Notice(ctx, p.stext(lang, msgCastBack, rest))
+			return sink.Notice(ctx, cm.p.stext(lang, msgCastBack, rest))
 		}
-		return sink.Notice(ctx, p.stext(lang, msgCastUsage))
+		return sink.Notice(ctx, cm.p.stext(lang, msgCastUsage))
 	})
 }
 
@@ -174,68 +174,68 @@ func splitWhisper(args string, cast []routeMember) (routeMember, string, bool) {
 
 // cmdWhisper stores a user line only NAME (and the writer) perceives, and
 // NAME answers it, also for the two of them alone.
-func (p *Pipeline) cmdWhisper(ctx context.Context, in Inbound, args string, sink Sink) error {
-	if tooLong(args, p.opt.Limits.MaxChars) {
-		return sink.Notice(ctx, p.text(p.langOf(in), msgTooLong, p.opt.Limits.MaxChars))
+func (cm *commands) cmdWhisper(ctx context.Context, in Inbound, args string, sink Sink) error {
+	if tooLong(args, cm.p.opt.Limits.MaxChars) {
+		return sink.Notice(ctx, cm.p.text(cm.p.langOf(in), msgTooLong, cm.p.opt.Limits.MaxChars))
 	}
-	return p.withLane(ctx, in, func() error {
-		cs, err := p.resolve(ctx, in)
+	return cm.p.withLane(ctx, in, func() error {
+		cs, err := cm.p.resolve(ctx, in)
 		if errors.Is(err, ErrNoCard) {
-			return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
+			return sink.Notice(ctx, cm.p.text(cm.p.opt.Language, msgNoCard))
 		}
 		if err != nil {
-			return p.internal(ctx, sink, "whisper", err)
+			return cm.p.internal(ctx, sink, "whisper", err)
 		}
-		lang := p.language(cs.card)
+		lang := cm.p.language(cs.card)
 		m, line, ok := splitWhisper(strings.TrimSpace(args), cs.routeCast())
 		if !ok {
-			return sink.Notice(ctx, p.stext(lang, msgWhisperUsage))
+			return sink.Notice(ctx, cm.p.stext(lang, msgWhisperUsage))
 		}
 		if m.Away {
-			return sink.Notice(ctx, p.stext(lang, msgCastAway, m.Name))
+			return sink.Notice(ctx, cm.p.stext(lang, msgCastAway, m.Name))
 		}
 		pair := []string{cs.user, m.Name}
 		msg := &models.Message{Role: prompt.RoleUser, AuthorID: text.FitID(in.AuthorID, models.IDSize), AuthorName: models.FitName(storable(in.AuthorName), models.NameSize),
 			Content: storable(line), WhisperTo: m.Name}
-		rec := p.turnRecord(cs, []*models.Message{msg}, true, in.AuthorID)
+		rec := cm.p.turnRecord(cs, []*models.Message{msg}, true, in.AuthorID)
 		rec.Present, rec.Whisper = pair, pair
-		if err := p.opt.Store.AppendTurn(ctx, cs.chat.ID, cs.chat.HeadID, cs.chat.HeadID, []*models.Message{msg}, rec); err != nil {
-			return p.internal(ctx, sink, "whisper", err)
+		if err := cm.store.AppendTurn(ctx, cs.chat.ID, cs.chat.HeadID, cs.chat.HeadID, []*models.Message{msg}, rec); err != nil {
+			return cm.p.internal(ctx, sink, "whisper", err)
 		}
 		rp := replyPlan{parent: msg.ID, expectHead: msg.ID, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: time.Now(), whisper: pair}
-		return p.replies(ctx, cs, route{Speakers: []string{m.Name}}, rp, sink)
+		return cm.p.replies(ctx, cs, route{Speakers: []string{m.Name}}, rp, sink)
 	})
 }
 
 // newScene starts a new chat with the scene's active cast (/new in a
 // scene) and shows its openings.
-func (p *Pipeline) newScene(ctx context.Context, cs chatState, sink Sink) error {
+func (cm *commands) newScene(ctx context.Context, cs chatState, sink Sink) error {
 	old := cs.chat.ID
 	var cast []cards.Card
 	for _, m := range models.ActiveCast(cs.allCast()) {
-		if c, ok := p.opt.Cards.Get(m.CardID); ok {
+		if c, ok := cm.cards.Get(m.CardID); ok {
 			cast = append(cast, c)
 		}
 	}
 	if len(cast) == 0 {
-		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
+		return sink.Notice(ctx, cm.p.text(cm.p.opt.Language, msgNoCard))
 	}
-	chat, rows, err := p.startScene(ctx, cs.channel, cast, cs.user)
+	chat, rows, err := cm.p.startScene(ctx, cs.channel, cast, cs.user)
 	if err != nil {
-		return p.internal(ctx, sink, "new chat", err)
+		return cm.p.internal(ctx, sink, "new chat", err)
 	}
-	if p.opt.Jobs != nil && old != chat.ID {
-		if err := p.opt.Jobs.ChatEnded(ctx, old); err != nil {
-			p.log.Warn("enqueue recap of ended chat", "chat_id", old, "err", err)
+	if cm.p.opt.Jobs != nil && old != chat.ID {
+		if err := cm.p.opt.Jobs.ChatEnded(ctx, old); err != nil {
+			cm.log.Warn("enqueue recap of ended chat", "chat_id", old, "err", err)
 		}
 	}
 	var names []string
 	for _, c := range cast {
 		names = append(names, c.Name)
 	}
-	if err := sink.Notice(ctx, p.text(p.language(cs.card), msgNewChat, strings.Join(names, ", "))); err != nil {
+	if err := sink.Notice(ctx, cm.p.text(cm.p.language(cs.card), msgNewChat, strings.Join(names, ", "))); err != nil {
 		return err
 	}
 	cs.chat, cs.cast, cs.card = chat, rows, cast[0]
-	return p.showOpenings(ctx, cs, sink)
+	return cm.p.showOpenings(ctx, cs, sink)
 }

@@ -123,7 +123,7 @@ func (r *sceneRig) say(t *testing.T, n int, text string) (*sceneSink, []scenePro
 	from := len(r.prompts)
 	r.mu.Unlock()
 	s := &sceneSink{}
-	if err := r.p.Handle(context.Background(), r.in(n, text), s); err != nil {
+	if err := handle(context.Background(), r.p, r.in(n, text), s); err != nil {
 		t.Fatalf("message %q: %v", text, err)
 	}
 	r.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -68,63 +69,86 @@ var Commands = []struct{ Name, Description string }{
 	{"help", "Show the commands"},
 }
 
+// commands runs the slash commands (Exec) and the yes/no questions they
+// ask (Answer), apart from the turn machinery. What commands share with
+// turns (a channel's chat and lane, the user's rate, the texts, starting a
+// chat) they reach through p.
+type commands struct {
+	p     *Pipeline
+	store Store
+	cards *cards.Library
+	log   *slog.Logger
+}
+
 // Exec runs a command for the author of in and writes the answer to sink.
 func (p *Pipeline) Exec(ctx context.Context, in Inbound, cmd Command, sink Sink) error {
-	if err := p.begin(); err != nil {
-		_ = sink.Notice(ctx, p.text(p.opt.Language, msgShuttingDown))
+	return p.cmds.exec(ctx, in, cmd, sink)
+}
+
+// Answer delivers the answer to a yes/no question a command asked. Expired,
+// unknown or already answered questions, and answers from someone else,
+// change nothing.
+func (p *Pipeline) Answer(ctx context.Context, in Inbound, token string, yes bool, sink Sink) error {
+	return p.cmds.answer(ctx, in, token, yes, sink)
+}
+
+// exec is Exec.
+func (cm *commands) exec(ctx context.Context, in Inbound, cmd Command, sink Sink) error {
+	if err := cm.p.begin(); err != nil {
+		_ = sink.Notice(ctx, cm.p.text(cm.p.opt.Language, msgShuttingDown))
 		return err
 	}
-	defer p.wg.Done()
+	defer cm.p.wg.Done()
 	// Every command shares the user's rate with messages: each costs a
 	// platform write at least, most read or write a chat, /start may open
 	// one and /regen calls the model.
-	if limited, err := p.overRate(ctx, in, sink); limited {
+	if limited, err := cm.p.overRate(ctx, in, sink); limited {
 		return err
 	}
 	switch cmd.Name {
 	case "help":
-		return sink.Notice(ctx, p.text(p.langOf(in), msgHelp))
+		return sink.Notice(ctx, cm.p.text(cm.p.langOf(in), msgHelp))
 	case "start":
-		return p.cmdStart(ctx, in, cmd.Args, sink)
+		return cm.cmdStart(ctx, in, cmd.Args, sink)
 	case "new":
-		if !p.mayEndChat(in) {
-			return refuse(ctx, sink, p.gtext(p.langOf(in), msgNewNotAllowed))
+		if !cm.mayEndChat(in) {
+			return refuse(ctx, sink, cm.p.gtext(cm.p.langOf(in), msgNewNotAllowed))
 		}
-		return p.withLane(ctx, in, func() error { return p.cmdNew(ctx, in, sink) })
+		return cm.p.withLane(ctx, in, func() error { return cm.cmdNew(ctx, in, sink) })
 	case "regen":
-		return p.withLane(ctx, in, func() error { return p.cmdRegen(ctx, in, sink) })
+		return cm.p.withLane(ctx, in, func() error { return cm.cmdRegen(ctx, in, sink) })
 	case "swipe":
-		return p.withLane(ctx, in, func() error { return p.cmdSwipe(ctx, in, cmd, sink) })
+		return cm.p.withLane(ctx, in, func() error { return cm.cmdSwipe(ctx, in, cmd, sink) })
 	case "persona":
-		return p.cmdPersona(ctx, in, cmd.Args, sink)
+		return cm.cmdPersona(ctx, in, cmd.Args, sink)
 	case "compact":
-		return p.cmdCompact(ctx, in, sink)
+		return cm.cmdCompact(ctx, in, sink)
 	case "record":
-		return p.cmdRecord(ctx, in, sink)
+		return cm.cmdRecord(ctx, in, sink)
 	case "reflect":
-		return p.cmdReflect(ctx, in, sink)
+		return cm.cmdReflect(ctx, in, sink)
 	case "belief":
-		return p.cmdBelief(ctx, in, cmd.Args, sink)
+		return cm.cmdBelief(ctx, in, cmd.Args, sink)
 	case "why":
-		return p.cmdWhy(ctx, in, sink)
+		return cm.cmdWhy(ctx, in, sink)
 	case "forget":
-		return p.cmdForget(ctx, in, cmd.Args, sink)
+		return cm.cmdForget(ctx, in, cmd.Args, sink)
 	case "memory":
-		return p.cmdMemory(ctx, in, cmd.Args, sink)
+		return cm.cmdMemory(ctx, in, cmd.Args, sink)
 	case "chats":
-		return p.cmdChats(ctx, in, sink)
+		return cm.cmdChats(ctx, in, sink)
 	case "card":
-		return p.withLane(ctx, in, func() error { return p.cmdCard(ctx, in, cmd.Args, sink) })
+		return cm.p.withLane(ctx, in, func() error { return cm.cmdCard(ctx, in, cmd.Args, sink) })
 	case "cast":
-		return p.cmdCast(ctx, in, cmd.Args, sink)
+		return cm.cmdCast(ctx, in, cmd.Args, sink)
 	case "whisper":
-		return p.cmdWhisper(ctx, in, cmd.Args, sink)
+		return cm.cmdWhisper(ctx, in, cmd.Args, sink)
 	case "voice":
-		return p.cmdVoice(ctx, in, cmd.Args, sink)
+		return cm.cmdVoice(ctx, in, cmd.Args, sink)
 	case "picture":
-		return p.cmdPicture(ctx, in, cmd.Args, sink)
+		return cm.cmdPicture(ctx, in, cmd.Args, sink)
 	}
-	return sink.Notice(ctx, p.text(p.langOf(in), msgUnknownCommand, "/"+cmd.Name)+"\n\n"+p.text(p.langOf(in), msgHelp))
+	return sink.Notice(ctx, cm.p.text(cm.p.langOf(in), msgUnknownCommand, "/"+cmd.Name)+"\n\n"+cm.p.text(cm.p.langOf(in), msgHelp))
 }
 
 // withLane runs fn while no turn runs in the channel.
@@ -151,49 +175,49 @@ func (p *Pipeline) langOf(in Inbound) string {
 	return p.opt.Language
 }
 
-func (p *Pipeline) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
-	cs, err := p.resolve(ctx, in)
+func (cm *commands) cmdNew(ctx context.Context, in Inbound, sink Sink) error {
+	cs, err := cm.p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
-		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
+		return sink.Notice(ctx, cm.p.text(cm.p.opt.Language, msgNoCard))
 	}
 	if err != nil {
-		return p.internal(ctx, sink, "new chat", err)
+		return cm.p.internal(ctx, sink, "new chat", err)
 	}
 	old := cs.chat.ID
 	if cs.scene() {
-		return p.newScene(ctx, cs, sink)
+		return cm.newScene(ctx, cs, sink)
 	}
-	chat, err := p.startChat(ctx, cs.channel, cs.card, cs.user)
+	chat, err := cm.p.startChat(ctx, cs.channel, cs.card, cs.user)
 	if err != nil {
-		return p.internal(ctx, sink, "new chat", err)
+		return cm.p.internal(ctx, sink, "new chat", err)
 	}
 	// An empty chat is not ended: /new took it up again (openEmpty).
-	if p.opt.Jobs != nil && old != "" && old != chat.ID {
-		if err := p.opt.Jobs.ChatEnded(ctx, old); err != nil {
-			p.log.Warn("enqueue recap of ended chat", "chat_id", old, "err", err)
+	if cm.p.opt.Jobs != nil && old != "" && old != chat.ID {
+		if err := cm.p.opt.Jobs.ChatEnded(ctx, old); err != nil {
+			cm.log.Warn("enqueue recap of ended chat", "chat_id", old, "err", err)
 		}
 	}
-	lang := p.language(cs.card)
-	if err := sink.Notice(ctx, p.text(lang, msgNewChat, cs.card.Name)); err != nil {
+	lang := cm.p.language(cs.card)
+	if err := sink.Notice(ctx, cm.p.text(lang, msgNewChat, cs.card.Name)); err != nil {
 		return err
 	}
-	return p.showHead(ctx, sink, cs.card, chat, cs.user, cs.scene())
+	return cm.showHead(ctx, sink, cs.card, chat, cs.user, cs.scene())
 }
 
 // showHead shows the greeting of a chat just opened: its stored head, which
 // a chat taken up again (openEmpty) may have worded for another player or
 // changed with /regen.
-func (p *Pipeline) showHead(ctx context.Context, sink Sink, card cards.Card, chat models.Chat, user string, scene bool) error {
+func (cm *commands) showHead(ctx context.Context, sink Sink, card cards.Card, chat models.Chat, user string, scene bool) error {
 	if chat.HeadID == "" {
 		return nil
 	}
-	m, err := p.opt.Store.Message(ctx, chat.HeadID)
+	m, err := cm.store.Message(ctx, chat.HeadID)
 	if err != nil {
-		return p.internal(ctx, sink, "show greeting", err)
+		return cm.p.internal(ctx, sink, "show greeting", err)
 	}
 	speak(ctx, sink, card, scene)
 	if !scene {
-		p.offerGreeting(ctx, sink, card, m, user)
+		cm.p.offerGreeting(ctx, sink, card, m, user)
 	}
 	return sink.Finish(ctx, m.Content)
 }
@@ -202,66 +226,66 @@ func (p *Pipeline) showHead(ctx context.Context, sink Sink, card cards.Card, cha
 // head is a user message whose reply failed, it writes that reply. A
 // whisper's answer is written again only for the whisper's author, and
 // only for the two of them (regenWhisper).
-func (p *Pipeline) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
-	cs, err := p.resolve(ctx, in)
+func (cm *commands) cmdRegen(ctx context.Context, in Inbound, sink Sink) error {
+	cs, err := cm.p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
-		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
+		return sink.Notice(ctx, cm.p.text(cm.p.opt.Language, msgNoCard))
 	}
 	if err != nil {
-		return p.internal(ctx, sink, "regen", err)
+		return cm.p.internal(ctx, sink, "regen", err)
 	}
-	lang := p.language(cs.card)
+	lang := cm.p.language(cs.card)
 	if cs.chat.HeadID == "" {
-		return sink.Notice(ctx, p.text(lang, msgNothingToRegen))
+		return sink.Notice(ctx, cm.p.text(lang, msgNothingToRegen))
 	}
-	head, err := p.opt.Store.Message(ctx, cs.chat.HeadID)
+	head, err := cm.store.Message(ctx, cs.chat.HeadID)
 	if err == nil {
-		head, err = p.pastPictures(ctx, head)
+		head, err = cm.pastPictures(ctx, head)
 	}
 	if err != nil {
-		return p.internal(ctx, sink, "regen", err)
+		return cm.p.internal(ctx, sink, "regen", err)
 	}
 	rp := replyPlan{expectHead: cs.chat.HeadID, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: time.Now()}
-	w, whispered, err := p.whisperAt(ctx, head)
+	w, whispered, err := cm.whisperAt(ctx, head)
 	if err != nil {
-		return p.internal(ctx, sink, "regen", err)
+		return cm.p.internal(ctx, sink, "regen", err)
 	}
 	if whispered {
-		return p.regenWhisper(ctx, cs, in, w, rp, sink)
+		return cm.regenWhisper(ctx, cs, in, w, rp, sink)
 	}
-	if ok, err := p.mayRegen(ctx, in, head); err != nil {
-		return p.internal(ctx, sink, "regen", err)
+	if ok, err := cm.mayRegen(ctx, in, head); err != nil {
+		return cm.p.internal(ctx, sink, "regen", err)
 	} else if !ok {
-		return refuse(ctx, sink, p.gtext(lang, msgRegenNotYours))
+		return refuse(ctx, sink, cm.p.gtext(lang, msgRegenNotYours))
 	}
 	switch {
 	case head.Role == "user":
 		rp.parent = head.ID
 	case head.ParentID == "":
 		// The greeting: pick another of the card's greetings.
-		return p.regenGreeting(ctx, cs, head, sink)
+		return cm.regenGreeting(ctx, cs, head, sink)
 	default:
 		rp.parent = head.ParentID
 	}
 	speaker := cs.lastSpeakerName()
 	if head.Role == "user" || speaker == "" {
 		rt := routeTurn(cs.channel.Platform, []routeText{{Text: head.Content}}, cs.routeCast(), cs.lastSpeakerName())
-		return p.replies(ctx, cs, rt, rp, sink)
+		return cm.p.replies(ctx, cs, rt, rp, sink)
 	}
-	return p.replies(ctx, cs, route{Speakers: []string{cs.nameOfCard(head.SpeakerCardID)}}, rp, sink)
+	return cm.p.replies(ctx, cs, route{Speakers: []string{cs.nameOfCard(head.SpeakerCardID)}}, rp, sink)
 }
 
 // whisperAt returns the whisper head belongs to: head itself when it is a
 // whispered user line (its answer failed), or the whispered line head
 // answers. ok is false when head belongs to no whisper.
-func (p *Pipeline) whisperAt(ctx context.Context, head models.Message) (w models.Message, ok bool, err error) {
+func (cm *commands) whisperAt(ctx context.Context, head models.Message) (w models.Message, ok bool, err error) {
 	if head.Role == prompt.RoleUser {
 		return head, head.WhisperTo != "", nil
 	}
 	if head.ParentID == "" {
 		return models.Message{}, false, nil
 	}
-	parent, err := p.opt.Store.Message(ctx, head.ParentID)
+	parent, err := cm.store.Message(ctx, head.ParentID)
 	if err != nil {
 		return models.Message{}, false, err
 	}
@@ -273,39 +297,39 @@ func (p *Pipeline) whisperAt(ctx context.Context, head models.Message) (w models
 // Anyone else is refused, and so is the author where the sink cannot give
 // them the answer privately in a group channel; the answer never reaches
 // the channel.
-func (p *Pipeline) regenWhisper(ctx context.Context, cs chatState, in Inbound, w models.Message, rp replyPlan, sink Sink) error {
-	lang := p.language(cs.card)
+func (cm *commands) regenWhisper(ctx context.Context, cs chatState, in Inbound, w models.Message, rp replyPlan, sink Sink) error {
+	lang := cm.p.language(cs.card)
 	if w.AuthorID == "" || w.AuthorID != text.FitID(in.AuthorID, models.IDSize) {
-		return refuse(ctx, sink, p.stext(lang, msgWhisperNotYours, w.WhisperTo))
+		return refuse(ctx, sink, cm.p.stext(lang, msgWhisperNotYours, w.WhisperTo))
 	}
 	ws, private := sink.(Whispering)
 	if !private && in.Channel.Group {
-		return refuse(ctx, sink, p.stext(lang, msgWhisperNoPrivate))
+		return refuse(ctx, sink, cm.p.stext(lang, msgWhisperNoPrivate))
 	}
 	if !slices.Contains(cs.presentCast(), w.WhisperTo) {
-		return sink.Notice(ctx, p.stext(lang, msgCastAway, w.WhisperTo))
+		return sink.Notice(ctx, cm.p.stext(lang, msgCastAway, w.WhisperTo))
 	}
 	rp.parent = w.ID
 	rp.whisper = []string{cs.user, w.WhisperTo}
 	if private {
 		ws.Whisper(ctx)
 	}
-	return p.replies(ctx, cs, route{Speakers: []string{w.WhisperTo}}, rp, sink)
+	return cm.p.replies(ctx, cs, route{Speakers: []string{w.WhisperTo}}, rp, sink)
 }
 
 // regenGreeting shows the card's next greeting, as /swipe does.
-func (p *Pipeline) regenGreeting(ctx context.Context, cs chatState, head models.Message, sink Sink) error {
-	stored, err := p.opt.Store.Alternatives(ctx, head)
+func (cm *commands) regenGreeting(ctx context.Context, cs chatState, head models.Message, sink Sink) error {
+	stored, err := cm.store.Alternatives(ctx, head)
 	if err != nil {
-		return p.internal(ctx, sink, "regen greeting", err)
+		return cm.p.internal(ctx, sink, "regen greeting", err)
 	}
-	return p.swipeGreeting(ctx, cs, head, stored, SwipeNext, 0, sink)
+	return cm.swipeGreeting(ctx, cs, head, stored, SwipeNext, 0, sink)
 }
 
-func (p *Pipeline) cmdPersona(ctx context.Context, in Inbound, args string, sink Sink) error {
-	lang := p.langOf(in)
+func (cm *commands) cmdPersona(ctx context.Context, in Inbound, args string, sink Sink) error {
+	lang := cm.p.langOf(in)
 	if args == "" {
-		per, err := p.opt.Store.Persona(ctx, in.UserKey())
+		per, err := cm.store.Persona(ctx, in.UserKey())
 		if errors.Is(err, models.ErrNotFound) || (err == nil && per.Name == "" && per.Description == "") {
 			if lang == "zh" {
 				return sink.Notice(ctx, "还没有设置人设。用法：/persona 名字 | 描述")
@@ -313,7 +337,7 @@ func (p *Pipeline) cmdPersona(ctx context.Context, in Inbound, args string, sink
 			return sink.Notice(ctx, "No persona set. Usage: /persona NAME | description")
 		}
 		if err != nil {
-			return p.internal(ctx, sink, "persona", err)
+			return cm.p.internal(ctx, sink, "persona", err)
 		}
 		return sink.Notice(ctx, fmt.Sprintf("%s | %s", per.Name, per.Description))
 	}
@@ -326,16 +350,16 @@ func (p *Pipeline) cmdPersona(ctx context.Context, in Inbound, args string, sink
 		return sink.Notice(ctx, "The name may have at most 60 characters and the description 2000.")
 	}
 	if name != "" {
-		refusal, err := p.personaRefusal(ctx, in, lang, name)
+		refusal, err := cm.personaRefusal(ctx, in, lang, name)
 		if err != nil {
-			return p.internal(ctx, sink, "persona", err)
+			return cm.p.internal(ctx, sink, "persona", err)
 		}
 		if refusal != "" {
 			return sink.Notice(ctx, refusal)
 		}
 	}
-	if err := p.opt.Store.SetPersona(ctx, models.Persona{UserKey: in.UserKey(), Name: storable(name), Description: storable(desc)}); err != nil {
-		return p.internal(ctx, sink, "persona", err)
+	if err := cm.store.SetPersona(ctx, models.Persona{UserKey: in.UserKey(), Name: storable(name), Description: storable(desc)}); err != nil {
+		return cm.p.internal(ctx, sink, "persona", err)
 	}
 	if lang == "zh" {
 		return sink.Notice(ctx, "人设已保存："+name)
@@ -343,11 +367,11 @@ func (p *Pipeline) cmdPersona(ctx context.Context, in Inbound, args string, sink
 	return sink.Notice(ctx, "Persona saved: "+name)
 }
 
-func (p *Pipeline) cmdChats(ctx context.Context, in Inbound, sink Sink) error {
-	lang := p.langOf(in)
-	all, err := p.opt.Store.ChannelChats(ctx, in.Channel.Key())
+func (cm *commands) cmdChats(ctx context.Context, in Inbound, sink Sink) error {
+	lang := cm.p.langOf(in)
+	all, err := cm.store.ChannelChats(ctx, in.Channel.Key())
 	if err != nil {
-		return p.internal(ctx, sink, "chats", err)
+		return cm.p.internal(ctx, sink, "chats", err)
 	}
 	// Chats the channel played in another space (before it was made
 	// private or public) are that space's: not listed, not forgotten here.
@@ -363,7 +387,7 @@ func (p *Pipeline) cmdChats(ctx context.Context, in Inbound, sink Sink) error {
 		}
 		return sink.Notice(ctx, "No chats in this channel yet.")
 	}
-	ch, _ := p.opt.Store.Channel(ctx, in.Channel.Key())
+	ch, _ := cm.store.Channel(ctx, in.Channel.Key())
 	var b strings.Builder
 	for _, c := range chats {
 		mark := " "
@@ -375,78 +399,78 @@ func (p *Pipeline) cmdChats(ctx context.Context, in Inbound, sink Sink) error {
 	return sink.Notice(ctx, strings.TrimRight(b.String(), "\n"))
 }
 
-func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Sink) error {
-	lang := p.langOf(in)
+func (cm *commands) cmdCard(ctx context.Context, in Inbound, args string, sink Sink) error {
+	lang := cm.p.langOf(in)
 	sub, rest, _ := strings.Cut(strings.TrimSpace(args), " ")
 	switch strings.ToLower(sub) {
 	case "", "list":
 		var b strings.Builder
-		for _, c := range p.opt.Cards.List() {
+		for _, c := range cm.cards.List() {
 			fmt.Fprintf(&b, "- %s (%s)\n", c.Name, c.ID)
 		}
 		if b.Len() == 0 {
-			return sink.Notice(ctx, p.text(lang, msgNoCard))
+			return sink.Notice(ctx, cm.p.text(lang, msgNoCard))
 		}
 		return sink.Notice(ctx, strings.TrimRight(b.String(), "\n"))
 	case "show":
-		ch, err := p.opt.Store.Channel(ctx, in.Channel.Key())
+		ch, err := cm.store.Channel(ctx, in.Channel.Key())
 		c, ok := cards.Card{}, false
 		if err == nil && ch.CardID != "" {
-			c, ok = p.opt.Cards.Get(ch.CardID)
+			c, ok = cm.cards.Get(ch.CardID)
 		}
 		if !ok {
-			c, ok = p.opt.Cards.Default()
+			c, ok = cm.cards.Default()
 		}
 		if !ok {
-			return sink.Notice(ctx, p.text(lang, msgNoCard))
+			return sink.Notice(ctx, cm.p.text(lang, msgNoCard))
 		}
 		return sink.Notice(ctx, fmt.Sprintf("%s (%s)\n%s", c.Name, c.ID, text.Clip(c.Description, 600)))
 	case "set":
 		if !in.CanManage {
-			return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+			return sink.Notice(ctx, cm.p.text(lang, msgNotAllowed))
 		}
-		c, ok := p.opt.Cards.Find(rest)
+		c, ok := cm.cards.Find(rest)
 		if !ok {
-			return sink.Notice(ctx, p.text(lang, msgUnknownCard, rest))
+			return sink.Notice(ctx, cm.p.text(lang, msgUnknownCard, rest))
 		}
-		user, _ := p.persona(ctx, in)
-		ch, err := p.channelIn(ctx, in.Channel, "")
+		user, _ := cm.p.persona(ctx, in)
+		ch, err := cm.p.channelIn(ctx, in.Channel, "")
 		if err != nil {
-			return p.internal(ctx, sink, "card set", err)
+			return cm.p.internal(ctx, sink, "card set", err)
 		}
 		if ch.CardID == c.ID && ch.CurrentChatID != "" {
-			return sink.Notice(ctx, p.text(lang, msgCardSet, c.Name))
+			return sink.Notice(ctx, cm.p.text(lang, msgCardSet, c.Name))
 		}
 		old := ch.CurrentChatID
-		chat, err := p.startChat(ctx, ch, c, user)
-		p.forgetBinding(in.Channel)
+		chat, err := cm.p.startChat(ctx, ch, c, user)
+		cm.p.forgetBinding(in.Channel)
 		if err != nil {
-			return p.internal(ctx, sink, "card set", err)
+			return cm.p.internal(ctx, sink, "card set", err)
 		}
-		if p.opt.Jobs != nil && old != "" && old != chat.ID {
-			_ = p.opt.Jobs.ChatEnded(ctx, old)
+		if cm.p.opt.Jobs != nil && old != "" && old != chat.ID {
+			_ = cm.p.opt.Jobs.ChatEnded(ctx, old)
 		}
-		if err := sink.Notice(ctx, p.text(p.language(c), msgCardSet, c.Name)); err != nil {
+		if err := sink.Notice(ctx, cm.p.text(cm.p.language(c), msgCardSet, c.Name)); err != nil {
 			return err
 		}
-		return p.showHead(ctx, sink, c, chat, user, false)
+		return cm.showHead(ctx, sink, c, chat, user, false)
 	case "mention":
 		if !in.CanManage {
-			return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+			return sink.Notice(ctx, cm.p.text(lang, msgNotAllowed))
 		}
 		on := strings.EqualFold(strings.TrimSpace(rest), "on")
 		if !on && !strings.EqualFold(strings.TrimSpace(rest), "off") {
 			return sink.Notice(ctx, "/card mention on | off")
 		}
-		if _, err := p.channelIn(ctx, in.Channel, ""); err != nil {
-			return p.internal(ctx, sink, "card mention", err)
+		if _, err := cm.p.channelIn(ctx, in.Channel, ""); err != nil {
+			return cm.p.internal(ctx, sink, "card mention", err)
 		}
-		err := p.opt.Store.SetChannelMentionOnly(ctx, in.Channel.Key(), on)
-		p.forgetBinding(in.Channel)
+		err := cm.store.SetChannelMentionOnly(ctx, in.Channel.Key(), on)
+		cm.p.forgetBinding(in.Channel)
 		if err != nil {
-			return p.internal(ctx, sink, "card mention", err)
+			return cm.p.internal(ctx, sink, "card mention", err)
 		}
-		return sink.Notice(ctx, p.text(lang, msgMentionOnly, map[bool]string{true: "on", false: "off"}[on]))
+		return sink.Notice(ctx, cm.p.text(lang, msgMentionOnly, map[bool]string{true: "on", false: "off"}[on]))
 	}
 	return sink.Notice(ctx, "/card list | show | set NAME | mention on|off")
 }
@@ -455,16 +479,16 @@ func (p *Pipeline) cmdCard(ctx context.Context, in Inbound, args string, sink Si
 // channel's lane. When ok is false the command is already answered — the
 // channel has no card, or an internal error was reported as what — and
 // err is what the command returns.
-func (p *Pipeline) commandChat(ctx context.Context, in Inbound, sink Sink, lang, what string) (cs chatState, ok bool, err error) {
-	err = p.withLane(ctx, in, func() (err error) {
-		cs, err = p.resolve(ctx, in)
+func (cm *commands) commandChat(ctx context.Context, in Inbound, sink Sink, lang, what string) (cs chatState, ok bool, err error) {
+	err = cm.p.withLane(ctx, in, func() (err error) {
+		cs, err = cm.p.resolve(ctx, in)
 		return err
 	})
 	if errors.Is(err, ErrNoCard) {
-		return cs, false, sink.Notice(ctx, p.text(lang, msgNoCard))
+		return cs, false, sink.Notice(ctx, cm.p.text(lang, msgNoCard))
 	}
 	if err != nil {
-		return cs, false, p.internal(ctx, sink, what, err)
+		return cs, false, cm.p.internal(ctx, sink, what, err)
 	}
 	return cs, true, nil
 }

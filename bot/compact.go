@@ -9,39 +9,39 @@ import (
 
 // cmdCompact compacts the channel's chat now, with the manual minimum, and
 // says what it did or why not.
-func (p *Pipeline) cmdCompact(ctx context.Context, in Inbound, sink Sink) error {
-	lang := p.langOf(in)
-	l := p.lane(in.Channel.Key())
+func (cm *commands) cmdCompact(ctx context.Context, in Inbound, sink Sink) error {
+	lang := cm.p.langOf(in)
+	l := cm.p.lane(in.Channel.Key())
 	if !l.busy.TryLock() {
-		return sink.Notice(ctx, p.text(lang, msgBusy))
+		return sink.Notice(ctx, cm.p.text(lang, msgBusy))
 	}
-	cs, err := p.resolve(ctx, in)
+	cs, err := cm.p.resolve(ctx, in)
 	l.busy.Unlock()
 	if errors.Is(err, ErrNoCard) {
-		return sink.Notice(ctx, p.text(lang, msgNoCard))
+		return sink.Notice(ctx, cm.p.text(lang, msgNoCard))
 	}
 	if err != nil {
-		return p.internal(ctx, sink, "compact", err)
+		return cm.p.internal(ctx, sink, "compact", err)
 	}
-	if p.opt.Memory == nil {
-		return sink.Notice(ctx, p.text(lang, msgCompactFailed, "memory is not configured"))
+	if cm.p.opt.Memory == nil {
+		return sink.Notice(ctx, cm.p.text(lang, msgCompactFailed, "memory is not configured"))
 	}
-	unlock := p.crossLock(ctx, memory.JobLockKey(memory.KindCompact, cs.chat.ID))
-	res, err := p.opt.Memory.Compact(ctx, cs.chat.ID, true)
+	unlock := cm.p.crossLock(ctx, memory.JobLockKey(memory.KindCompact, cs.chat.ID))
+	res, err := cm.p.opt.Memory.Compact(ctx, cs.chat.ID, true)
 	unlock()
 	if err != nil {
-		p.warnFailure("manual compaction failed", err, "chat_id", cs.chat.ID)
+		cm.p.warnFailure("manual compaction failed", err, "chat_id", cs.chat.ID)
 		var rej *memory.RejectedError
 		if errors.As(err, &rej) {
-			return sink.Notice(ctx, p.text(lang, msgCompactFailed, rej.Reason))
+			return sink.Notice(ctx, cm.p.text(lang, msgCompactFailed, rej.Reason))
 		}
-		return sink.Notice(ctx, p.text(lang, msgCompactFailed, errorKind(err)))
+		return sink.Notice(ctx, cm.p.text(lang, msgCompactFailed, errorKind(err)))
 	}
 	switch res.Outcome {
 	case memory.Written:
-		return sink.Notice(ctx, p.text(lang, msgCompacted, res.Reason))
+		return sink.Notice(ctx, cm.p.text(lang, msgCompacted, res.Reason))
 	default:
-		return sink.Notice(ctx, p.text(lang, msgNotCompacted, localReason(lang, res.Reason)))
+		return sink.Notice(ctx, cm.p.text(lang, msgNotCompacted, localReason(lang, res.Reason)))
 	}
 }
 

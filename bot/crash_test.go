@@ -111,7 +111,7 @@ func TestHolderThatLostItsLockCannotWrite(t *testing.T) {
 			in1 := inbound("lost", 1)
 			in1.Text = "The first question."
 			s1 := newRecSink()
-			go func() { _ = p1.Handle(ctx, in1, s1) }()
+			go func() { _ = handle(ctx, p1, in1, s1) }()
 			<-asked
 			// The pause: p1's lock expires while its model call runs.
 			if err := rds.Client.Del(ctx, "troupe:lock:channel:console:lost").Err(); err != nil {
@@ -120,7 +120,7 @@ func TestHolderThatLostItsLockCannotWrite(t *testing.T) {
 			in2 := inbound("lost", 2)
 			in2.Text = "The second question."
 			s2 := newRecSink()
-			if err := p2.Handle(ctx, in2, s2); err != nil {
+			if err := handle(ctx, p2, in2, s2); err != nil {
 				t.Fatal(err)
 			}
 			if len(s2.replies) != 1 {
@@ -158,7 +158,7 @@ func TestResumeAnswersWhatADeadProcessLeft(t *testing.T) {
 	ctx := context.Background()
 	// Channel "open": a turn stored its message, then the process died.
 	r.fake.Script(openaitestFault500())
-	must(t, r.p.Handle(ctx, inbound("open", 1), &discardSink{}))
+	must(t, handle(ctx, r.p, inbound("open", 1), &discardSink{}))
 	// Channel "inbox": the message was accepted, never stored in a chat.
 	waitingIn := inbound("inbox", 7)
 	ref, _ := json.Marshal(waitingIn.Channel)
@@ -197,7 +197,7 @@ func TestResumeAnswersWhatADeadProcessLeft(t *testing.T) {
 		t.Errorf("a channel this process does not serve was touched: %d waiting", len(left))
 	}
 	before := r.fake.Count()
-	must(t, p.Handle(ctx, waitingIn, &discardSink{}))
+	must(t, handle(ctx, p, waitingIn, &discardSink{}))
 	if r.fake.Count() != before {
 		t.Errorf("a second delivery of an answered message was answered again")
 	}
@@ -218,7 +218,7 @@ func TestMessageWithoutACardDoesNotWait(t *testing.T) {
 	must(t, err)
 	p := bot.New(bot.Options{Store: r.st, Cards: empty, Model: r.client, MemoryConfig: config.Default().Memory})
 	s := &discardSink{}
-	must(t, p.Handle(ctx, inbound("nocard", 1), s))
+	must(t, handle(ctx, p, inbound("nocard", 1), s))
 	if len(s.notices) != 1 {
 		t.Fatalf("notices %q, want the no-card notice", s.notices)
 	}
@@ -275,7 +275,7 @@ func TestMessagesThatArriveDuringTheLockWaitJoinTheTurn(t *testing.T) {
 			p := bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: client, MemoryConfig: config.Default().Memory, Locker: jobs.NewLocker(rds), Logger: slog.New(slog.DiscardHandler)})
 			t.Cleanup(func() { _ = p.Close(context.Background()) })
 			first := newRecSink()
-			if err := p.Handle(ctx, inbound("wait", 1), first); err != nil || len(first.replies) != 1 {
+			if err := handle(ctx, p, inbound("wait", 1), first); err != nil || len(first.replies) != 1 {
 				t.Fatalf("first turn: err %v, replies %q", err, first.replies)
 			}
 			unlock, err := jobs.NewLocker(rds).Lock(ctx, "channel:console:wait")
@@ -284,9 +284,10 @@ func TestMessagesThatArriveDuringTheLockWaitJoinTheTurn(t *testing.T) {
 			}
 			early, late := newRecSink(), newRecSink()
 			ran := make(chan error, 1)
-			go func() { ran <- p.Handle(ctx, inbound("wait", 2), early) }()
+			go func() { ran <- handle(ctx, p, inbound("wait", 2), early) }()
 			// The second message's turn is the lane's runner, waiting for
-			// the lock; the third queues behind it and returns.
+			// the lock; the third queues behind it: Submit returns once it
+			// is stored and ordered.
 			deadline := time.Now().Add(10 * time.Second)
 			for {
 				rows, err := r.st.Inbox(ctx, "console:wait")
@@ -301,11 +302,18 @@ func TestMessagesThatArriveDuringTheLockWaitJoinTheTurn(t *testing.T) {
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
-			if err := p.Handle(ctx, inbound("wait", 3), late); err != nil {
+			third := p.Submit(ctx, bot.Event{In: inbound("wait", 3)}, late)
+			if third.Ignored() {
+				t.Fatal("the third message was ignored")
+			}
+			if err := third.Admitted(ctx); err != nil {
 				t.Fatal(err)
 			}
 			unlock()
 			if err := <-ran; err != nil {
+				t.Fatal(err)
+			}
+			if err := third.Wait(ctx); err != nil {
 				t.Fatal(err)
 			}
 			late.wait(t, "the newest message")

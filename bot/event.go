@@ -198,15 +198,15 @@ func (p *Pipeline) submitWork(ctx context.Context, ev Event, sink Sink, r Receip
 		}
 		switch {
 		case ev.Kind == EventCommand:
-			return p.Exec(ctx, ev.In, ev.Command, sink)
+			return p.cmds.exec(ctx, ev.In, ev.Command, sink)
 		case ev.Kind == EventOpen:
 			return p.open(ctx, ev.In, ev.Cast, sink)
 		case ev.Card != "":
 			// A card button may switch the channel's chat, as /start
 			// does: it took from the same rate above.
-			return p.chooseCard(ctx, ev.In, ev.Card, sink)
+			return p.cmds.chooseCard(ctx, ev.In, ev.Card, sink)
 		}
-		return p.Answer(ctx, ev.In, ev.Token, ev.Yes, sink)
+		return p.cmds.answer(ctx, ev.In, ev.Token, ev.Yes, sink)
 	}
 	p.start(ctx, pendingMsg{in: ev.In, sink: sink, work: work, done: r.finish})
 	return r

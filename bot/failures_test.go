@@ -38,10 +38,10 @@ func TestWriteFailuresNamesEachOwedJob(t *testing.T) {
 		}},
 		{"zh", false, []string{"待办、失败中：合并——已连续失败 3 次", "下次尝试：下一轮对话或下次巡检时"}},
 	}
-	p := &Pipeline{}
+	cm := &commands{p: &Pipeline{}}
 	for _, tt := range tests {
 		var b strings.Builder
-		p.writeFailures(&b, tt.lang, fs, tt.whole)
+		cm.writeFailures(&b, tt.lang, fs, tt.whole)
 		got := b.String()
 		for _, w := range tt.want {
 			if !strings.Contains(got, w) {

@@ -34,7 +34,7 @@ func TestModelFaultsOnTheMainModel(t *testing.T) {
 			s := &discardSink{}
 			in := inbound("faults", 1)
 			start := time.Now()
-			if err := r.p.Handle(ctx, in, s); err != nil {
+			if err := handle(ctx, r.p, in, s); err != nil {
 				t.Fatal(err)
 			}
 			if len(s.notices) != 1 || !strings.Contains(s.notices[0], "/regen") {
@@ -64,7 +64,7 @@ func TestScribeFaultsWriteNothing(t *testing.T) {
 			r := newBenchRig(t, "sqlite://"+filepath.Join(t.TempDir(), "t.db"))
 			ctx := context.Background()
 			for beat := 1; beat <= 12; beat++ {
-				must(t, r.p.Handle(ctx, inbound("scribe", beat), &discardSink{}))
+				must(t, handle(ctx, r.p, inbound("scribe", beat), &discardSink{}))
 			}
 			ch, _ := r.st.Channel(ctx, "console:scribe")
 			r.fake.Script(fault, fault, fault)

@@ -62,7 +62,9 @@ func TestForgetPermissionsAndExpiry(t *testing.T) {
 	ctx := context.Background()
 	guild := bot.ChannelRef{Platform: "discord", ID: "c1", SpaceKind: bot.SpaceGuild, SpaceID: "g1", Group: true}
 	member := bot.Inbound{Channel: guild, AuthorID: "u1", AuthorName: "Ada", Text: "Hello", MessageID: "m1"}
-	if err := r.p.Handle(ctx, member, &discardSink{}); err != nil {
+	// A guild channel plays once a card is bound to it.
+	must(t, r.p.Bind(ctx, guild, "lantern-keeper"))
+	if err := handle(ctx, r.p, member, &discardSink{}); err != nil {
 		t.Fatal(err)
 	}
 	ch, _ := r.st.Channel(ctx, guild.Key())
@@ -102,7 +104,8 @@ func TestForgetPermissionsAndExpiry(t *testing.T) {
 	// An expired question does nothing.
 	clock := time.Now()
 	r2 := newBenchRigClock(t, func() time.Time { return clock })
-	must(t, r2.p.Handle(ctx, member, &discardSink{}))
+	must(t, r2.p.Bind(ctx, guild, "lantern-keeper"))
+	must(t, handle(ctx, r2.p, member, &discardSink{}))
 	ch2, _ := r2.st.Channel(ctx, guild.Key())
 	s = &confirmSink{}
 	must(t, r2.p.Exec(ctx, admin, bot.Command{Name: "forget"}, s))
@@ -143,16 +146,16 @@ func TestReplayedUnansweredMessageGetsItsReply(t *testing.T) {
 	in := inbound("replay", 1)
 	// The reply fails (as if the process died mid-reply): the message is kept.
 	r.fake.Script(openaitestFault500())
-	must(t, r.p.Handle(ctx, in, &discardSink{}))
+	must(t, handle(ctx, r.p, in, &discardSink{}))
 	before := r.fake.Count()
 	// The platform delivers the same message again after a restart.
-	must(t, r.p.Handle(ctx, in, &discardSink{}))
+	must(t, handle(ctx, r.p, in, &discardSink{}))
 	if r.fake.Count() == before {
 		t.Fatal("the replayed, unanswered message got no reply")
 	}
 	// Delivered a third time, now answered: ignored.
 	before = r.fake.Count()
-	must(t, r.p.Handle(ctx, in, &discardSink{}))
+	must(t, handle(ctx, r.p, in, &discardSink{}))
 	if r.fake.Count() != before {
 		t.Error("an answered duplicate was answered again")
 	}
@@ -179,7 +182,7 @@ func TestForgetAnsweredOnAnotherProcess(t *testing.T) {
 			asker, answerer := pipeline(), pipeline()
 			ref := bot.ChannelRef{Platform: "telegram", ID: "7", SpaceKind: bot.SpaceUser, SpaceID: "7"}
 			in := bot.Inbound{Channel: ref, AuthorID: "7", AuthorName: "Ada", Text: "Hello", MessageID: "1", CanManage: true}
-			must(t, asker.Handle(ctx, in, &discardSink{}))
+			must(t, handle(ctx, asker, in, &discardSink{}))
 			ch, _ := r.st.Channel(ctx, ref.Key())
 			chatID := ch.CurrentChatID
 

@@ -161,7 +161,7 @@ func TestForgetReachesAnotherProcesssVectorCache(t *testing.T) {
 				t.Helper()
 				in := inbound(ch, n)
 				in.Text = question
-				must(t, replica.Handle(ctx, in, &discardSink{}))
+				must(t, handle(ctx, replica, in, &discardSink{}))
 				return recallBlock(t, r.fake)
 			}
 			// Positive control: the replica recalls the compass, by its cache.

@@ -92,7 +92,7 @@ func TestGateBoundsPipelineWorkNotModelCalls(t *testing.T) {
 			for i := range channels {
 				sinks[i] = &discardSink{}
 				wg.Go(func() {
-					if err := p.Handle(ctx, inbound(fmt.Sprint("gate-", i), i), sinks[i]); err != nil {
+					if err := handle(ctx, p, inbound(fmt.Sprint("gate-", i), i), sinks[i]); err != nil {
 						t.Errorf("channel %d: %v", i, err)
 					}
 				})

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"time"
+
 	"troupe/media"
 
 	"troupe/cards"

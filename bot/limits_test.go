@@ -22,7 +22,7 @@ func TestPerUserLimits(t *testing.T) {
 	long := in
 	long.Text = strings.Repeat("x", 101)
 	s := &discardSink{}
-	must(t, p.Handle(ctx, long, s))
+	must(t, handle(ctx, p, long, s))
 	if len(s.notices) != 1 || !strings.Contains(s.notices[0], "too long") || r.fake.Count() != 0 {
 		t.Fatalf("long message: notices %v, model calls %d", s.notices, r.fake.Count())
 	}
@@ -30,7 +30,7 @@ func TestPerUserLimits(t *testing.T) {
 	for i := 0; i < 6; i++ {
 		in.MessageID = string(rune('a' + i))
 		s := &discardSink{}
-		must(t, p.Handle(ctx, in, s))
+		must(t, handle(ctx, p, in, s))
 		notices = append(notices, s.notices...)
 	}
 	if r.fake.Count() != 3 || len(notices) != 1 || !strings.Contains(notices[0], "wait a moment") {
@@ -38,7 +38,7 @@ func TestPerUserLimits(t *testing.T) {
 	}
 	clock = clock.Add(time.Minute)
 	in.MessageID = "later"
-	must(t, p.Handle(ctx, in, &discardSink{}))
+	must(t, handle(ctx, p, in, &discardSink{}))
 	if r.fake.Count() != 4 {
 		t.Errorf("after a minute the user was still refused")
 	}

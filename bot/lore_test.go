@@ -61,7 +61,7 @@ func (r *loreRig) say(t *testing.T, ch, id, text string) {
 	t.Helper()
 	s := &discardSink{}
 	ref := bot.ChannelRef{Platform: "console", ID: ch, SpaceKind: bot.SpaceLocal, SpaceID: "ada"}
-	if err := r.p.Handle(context.Background(), bot.Inbound{Channel: ref, AuthorID: "ada", AuthorName: "Ada", MessageID: id, Text: text}, s); err != nil {
+	if err := handle(context.Background(), r.p, bot.Inbound{Channel: ref, AuthorID: "ada", AuthorName: "Ada", MessageID: id, Text: text}, s); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.notices) > 0 {
@@ -86,7 +86,7 @@ func TestLorebookReachesThePrompt(t *testing.T) {
 	say := func(id, text string) {
 		t.Helper()
 		s := &discardSink{}
-		must(t, r.p.Handle(ctx, bot.Inbound{Channel: ref, AuthorID: "ada", AuthorName: "Ada", MessageID: id, Text: text}, s))
+		must(t, handle(ctx, r.p, bot.Inbound{Channel: ref, AuthorID: "ada", AuthorName: "Ada", MessageID: id, Text: text}, s))
 		if len(s.notices) > 0 {
 			t.Fatalf("notices: %q", s.notices)
 		}

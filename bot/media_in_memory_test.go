@@ -207,7 +207,7 @@ func BenchmarkInboundMedia(b *testing.B) {
 				in := inbound(ch, n)
 				in.Media = k.items()
 				start := time.Now()
-				if err := r.p.Handle(context.Background(), in, &discardSink{}); err != nil {
+				if err := handle(context.Background(), r.p, in, &discardSink{}); err != nil {
 					b.Fatal(err)
 				}
 				total += time.Since(start)

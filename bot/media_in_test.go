@@ -149,7 +149,7 @@ func (r *mediaRig) send(t *testing.T, ch string, n int, text string, items ...me
 	in := inbound(ch, n)
 	in.Text, in.Media = text, items
 	sink := &discardSink{}
-	if err := r.p.Handle(context.Background(), in, sink); err != nil {
+	if err := handle(context.Background(), r.p, in, sink); err != nil {
 		t.Fatalf("message %d: %v", n, err)
 	}
 	return sink
@@ -325,7 +325,7 @@ func TestVoiceNoteBecomesTheSpokenLine(t *testing.T) {
 				in := inbound("deaf", i)
 				in.Text, in.Media = "", []media.Item{note}
 				sink := &discardSink{}
-				if err := deaf.Handle(context.Background(), in, sink); err != nil {
+				if err := handle(context.Background(), deaf, in, sink); err != nil {
 					t.Fatal(err)
 				}
 				notices = append(notices, sink.notices...)

@@ -31,7 +31,7 @@ func (r *recordRig) guildSay(t *testing.T, channel string, n int, author, text s
 	t.Helper()
 	in := bot.Inbound{Channel: guildRef(channel, ""), AuthorID: strings.ToLower(author), AuthorName: author,
 		MessageID: fmt.Sprintf("%s-%d", channel, n), Text: text, Mentioned: true}
-	if err := r.p.Handle(context.Background(), in, &discardSink{}); err != nil {
+	if err := handle(context.Background(), r.p, in, &discardSink{}); err != nil {
 		t.Fatalf("%s message %d: %v", channel, n, err)
 	}
 }

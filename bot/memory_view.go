@@ -17,37 +17,37 @@ import (
 // the resident summary, counts, the chat's record and ledger, every belief
 // of the space and the failing work, by kind (a failure's reason, which
 // can carry a provider's error, stays in the log and the CLI).
-func (p *Pipeline) ownerMemory(ctx context.Context, lang string, cs chatState, sink Sink) error {
-	rep, err := p.opt.Memory.Report(ctx, cs.card.ID, cs.chat.SpaceID)
+func (cm *commands) ownerMemory(ctx context.Context, lang string, cs chatState, sink Sink) error {
+	rep, err := cm.p.opt.Memory.Report(ctx, cs.card.ID, cs.chat.SpaceID)
 	if err != nil {
-		return p.internal(ctx, sink, "memory report", err)
+		return cm.p.internal(ctx, sink, "memory report", err)
 	}
 	var b strings.Builder
-	p.writeResident(&b, lang, cs, rep)
-	p.writeSummaries(ctx, &b, lang, cs)
+	cm.writeResident(&b, lang, cs, rep)
+	cm.writeSummaries(ctx, &b, lang, cs)
 	b.WriteString("\n\n")
 	last := "—"
 	if !rep.LastConsolidation.IsZero() {
 		last = rep.LastConsolidation.UTC().Format(time.RFC3339)
 	}
-	b.WriteString(p.text(lang, msgMemoryCounts, rep.Merged, rep.Owed, last))
+	b.WriteString(cm.p.text(lang, msgMemoryCounts, rep.Merged, rep.Owed, last))
 	b.WriteString("\n")
 	if rep.LastReorganize.IsZero() {
-		b.WriteString(p.mtext(lang, msgNeverReorganized))
+		b.WriteString(cm.mtext(lang, msgNeverReorganized))
 	} else {
 		c := rep.ReorganizeChange
-		b.WriteString(p.mtext(lang, msgReorganized, rep.LastReorganize.UTC().Format(time.RFC3339), c.HandbookBefore, c.HandbookAfter,
+		b.WriteString(cm.mtext(lang, msgReorganized, rep.LastReorganize.UTC().Format(time.RFC3339), c.HandbookBefore, c.HandbookAfter,
 			c.Merged, c.Stale, c.Trimmed, c.BeliefsRetired, c.BeliefsMerged, c.Folded, c.Terms+c.Vectors))
 	}
-	p.writeRecord(ctx, &b, lang, cs, true)
-	if p.opt.Recorder.Enabled && cs.chat.ID != "" {
-		bs, err := p.opt.Store.Beliefs(ctx, cs.chat.SpaceID, "")
+	cm.writeRecord(ctx, &b, lang, cs, true)
+	if cm.p.opt.Recorder.Enabled && cs.chat.ID != "" {
+		bs, err := cm.store.Beliefs(ctx, cs.chat.SpaceID, "")
 		if err != nil {
-			p.log.Warn("beliefs", "chat_id", cs.chat.ID, "err", err)
+			cm.log.Warn("beliefs", "chat_id", cs.chat.ID, "err", err)
 		}
-		p.writeBeliefs(&b, lang, bs)
+		cm.writeBeliefs(&b, lang, bs)
 	}
-	p.writeFailures(&b, lang, rep.Failures, true)
+	cm.writeFailures(&b, lang, rep.Failures, true)
 	return sink.Notice(ctx, b.String())
 }
 
@@ -58,19 +58,19 @@ func (p *Pipeline) ownerMemory(ctx context.Context, lang string, cs chatState, s
 // another channel's, another chat's or a whisper's), and failing work by
 // kind. No ledger, no reasons: the rest is the operator's (`troupe
 // memory show`).
-func (p *Pipeline) groupMemory(ctx context.Context, lang string, cs chatState, sink Sink) error {
+func (cm *commands) groupMemory(ctx context.Context, lang string, cs chatState, sink Sink) error {
 	c, ok := sink.(Confiding)
 	if !ok {
-		return refuse(ctx, sink, p.mtext(lang, msgMemoryAskPrivately))
+		return refuse(ctx, sink, cm.mtext(lang, msgMemoryAskPrivately))
 	}
-	rep, err := p.opt.Memory.ChatReport(ctx, cs.card.ID, cs.chat.SpaceID, cs.chat.ID, utf8.RuneCountInString(p.leadScene(ctx, cs)))
+	rep, err := cm.p.opt.Memory.ChatReport(ctx, cs.card.ID, cs.chat.SpaceID, cs.chat.ID, utf8.RuneCountInString(cm.leadScene(ctx, cs)))
 	if err != nil {
-		return p.internal(ctx, sink, "memory report", err)
+		return cm.p.internal(ctx, sink, "memory report", err)
 	}
 	var b strings.Builder
-	b.WriteString(p.mtext(lang, msgMemoryHereHeading, cs.chat.Name))
+	b.WriteString(cm.mtext(lang, msgMemoryHereHeading, cs.chat.Name))
 	b.WriteString("\n\n")
-	p.writeResident(&b, lang, cs, rep)
+	cm.writeResident(&b, lang, cs, rep)
 	b.WriteString("\n\n")
 	recap := msgRecapNone
 	switch {
@@ -79,19 +79,19 @@ func (p *Pipeline) groupMemory(ctx context.Context, lang string, cs chatState, s
 	case rep.Owed > 0:
 		recap = msgRecapOwed
 	}
-	b.WriteString(p.mtext(lang, msgMemoryChatRecap, p.mtext(lang, recap)))
-	p.writeRecord(ctx, &b, lang, cs, false)
-	if p.opt.Recorder.Enabled && cs.chat.ID != "" {
-		bs, err := p.opt.Store.ChatBeliefs(ctx, cs.chat.SpaceID, cs.chat.ID, cs.castNames())
+	b.WriteString(cm.mtext(lang, msgMemoryChatRecap, cm.mtext(lang, recap)))
+	cm.writeRecord(ctx, &b, lang, cs, false)
+	if cm.p.opt.Recorder.Enabled && cs.chat.ID != "" {
+		bs, err := cm.store.ChatBeliefs(ctx, cs.chat.SpaceID, cs.chat.ID, cs.castNames())
 		if err != nil {
-			p.log.Warn("beliefs of the chat", "chat_id", cs.chat.ID, "err", err)
+			cm.log.Warn("beliefs of the chat", "chat_id", cs.chat.ID, "err", err)
 		}
-		p.writeBeliefs(&b, lang, bs)
+		cm.writeBeliefs(&b, lang, bs)
 	}
-	p.writeFailures(&b, lang, rep.Failures, false)
+	cm.writeFailures(&b, lang, rep.Failures, false)
 	err = c.Confide(ctx, b.String())
 	if errors.Is(err, ErrNoPrivateAnswer) {
-		return refuse(ctx, sink, p.mtext(lang, msgMemoryAskPrivately))
+		return refuse(ctx, sink, cm.mtext(lang, msgMemoryAskPrivately))
 	}
 	return err
 }
@@ -99,26 +99,26 @@ func (p *Pipeline) groupMemory(ctx context.Context, lang string, cs chatState, s
 // leadScene is the scene a turn of the asker's with the chat's lead would
 // carry now (sceneOf); the resident summary gets what it leaves. "" when
 // the recorder is off, as in a turn.
-func (p *Pipeline) leadScene(ctx context.Context, cs chatState) string {
-	if !p.opt.Recorder.Enabled {
+func (cm *commands) leadScene(ctx context.Context, cs chatState) string {
+	if !cm.p.opt.Recorder.Enabled {
 		return ""
 	}
-	sk, err := p.opt.Store.Scene(ctx, cs.chat.SpaceID, cs.chat.ID, cs.speakerName())
+	sk, err := cm.store.Scene(ctx, cs.chat.SpaceID, cs.chat.ID, cs.speakerName())
 	if err != nil {
 		// A turn then goes without its scene too.
-		p.log.Warn("load scene", "chat_id", cs.chat.ID, "err", err)
+		cm.log.Warn("load scene", "chat_id", cs.chat.ID, "err", err)
 		return ""
 	}
-	return p.sceneOf(cs, cs.user, sk)
+	return cm.p.sceneOf(cs, cs.user, sk)
 }
 
 // writeResident writes the resident summary as a turn injects it, or
 // that there is none yet, and what the injected one leaves out of the
 // stored one: a person's lines past the budget stay stored and out of the
 // prompts (prompt.RenderResident), which /memory must not hide.
-func (p *Pipeline) writeResident(b *strings.Builder, lang string, cs chatState, rep memory.Report) {
+func (cm *commands) writeResident(b *strings.Builder, lang string, cs chatState, rep memory.Report) {
 	if rep.Resident == "" && rep.ResidentCutLines == 0 {
-		b.WriteString(p.text(lang, msgNoMemory, cs.card.Name))
+		b.WriteString(cm.p.text(lang, msgNoMemory, cs.card.Name))
 		return
 	}
 	b.WriteString(rep.Resident)
@@ -126,7 +126,7 @@ func (p *Pipeline) writeResident(b *strings.Builder, lang string, cs chatState, 
 		if rep.Resident != "" {
 			b.WriteString("\n\n")
 		}
-		b.WriteString(p.mtext(lang, msgResidentCut, rep.ResidentCutLines, rep.ResidentHandCut))
+		b.WriteString(cm.mtext(lang, msgResidentCut, rep.ResidentCutLines, rep.ResidentHandCut))
 	}
 }
 
@@ -138,27 +138,27 @@ const maxSummaryRunes = 700
 // next prompt holds, shortened (in a scene, each member view's). Only the
 // owner's view has it: a scene's member summary can hold what a whisper
 // told that member.
-func (p *Pipeline) writeSummaries(ctx context.Context, b *strings.Builder, lang string, cs chatState) {
+func (cm *commands) writeSummaries(ctx context.Context, b *strings.Builder, lang string, cs chatState) {
 	if cs.chat.ID == "" {
 		return
 	}
-	ss, err := p.opt.Store.ActiveSummaries(ctx, cs.chat)
+	ss, err := cm.store.ActiveSummaries(ctx, cs.chat)
 	if err != nil {
-		p.log.Warn("active summaries", "chat_id", cs.chat.ID, "err", err)
+		cm.log.Warn("active summaries", "chat_id", cs.chat.ID, "err", err)
 		return
 	}
 	for _, s := range ss {
 		b.WriteString("\n\n")
 		if len(s.Members) > 0 {
-			b.WriteString(p.mtext(lang, msgSummaryViewHeading, strings.Join(s.Members, ", ")))
+			b.WriteString(cm.mtext(lang, msgSummaryViewHeading, strings.Join(s.Members, ", ")))
 		} else {
-			b.WriteString(p.mtext(lang, msgSummaryHeading))
+			b.WriteString(cm.mtext(lang, msgSummaryHeading))
 		}
 		b.WriteString("\n")
 		b.WriteString(text.Clip(s.Content, maxSummaryRunes))
 		if utf8.RuneCountInString(s.Content) > maxSummaryRunes {
 			b.WriteString("\n")
-			b.WriteString(p.mtext(lang, msgSummaryShortened))
+			b.WriteString(cm.mtext(lang, msgSummaryShortened))
 		}
 	}
 }
@@ -169,41 +169,41 @@ const maxShownFailures = 5
 // writeFailures lists the memory work that failed and stays owed: what,
 // (for the owner) of which key, how often in a row, when last, when it is
 // tried next. Never why: a reason can quote a story or a provider's error.
-func (p *Pipeline) writeFailures(b *strings.Builder, lang string, fs []memory.JobFailure, whole bool) {
+func (cm *commands) writeFailures(b *strings.Builder, lang string, fs []memory.JobFailure, whole bool) {
 	for i, f := range fs {
 		if i == maxShownFailures {
 			b.WriteString("\n…")
 			break
 		}
-		next := p.text(lang, msgNextTrySweep)
+		next := cm.p.text(lang, msgNextTrySweep)
 		if !f.NextTry.IsZero() {
 			next = f.NextTry.UTC().Format(time.RFC3339)
 		}
 		at := f.At.UTC().Format(time.RFC3339)
 		b.WriteString("\n")
 		if whole {
-			b.WriteString(p.text(lang, msgMemoryFailure, p.jobKind(lang, f.Kind), f.Key, f.Attempts, at, next))
+			b.WriteString(cm.p.text(lang, msgMemoryFailure, cm.jobKind(lang, f.Kind), f.Key, f.Attempts, at, next))
 		} else {
-			b.WriteString(p.mtext(lang, msgMemoryFailureHere, p.jobKind(lang, f.Kind), f.Attempts, at, next))
+			b.WriteString(cm.mtext(lang, msgMemoryFailureHere, cm.jobKind(lang, f.Kind), f.Attempts, at, next))
 		}
 	}
 }
 
 // jobKind names a kind of memory work.
-func (p *Pipeline) jobKind(lang, kind string) string {
+func (cm *commands) jobKind(lang, kind string) string {
 	switch kind {
 	case memory.KindCompact:
-		return p.text(lang, msgJobCompact)
+		return cm.p.text(lang, msgJobCompact)
 	case memory.KindRecap:
-		return p.text(lang, msgJobRecap)
+		return cm.p.text(lang, msgJobRecap)
 	case memory.KindConsolidate:
-		return p.text(lang, msgJobConsolidate)
+		return cm.p.text(lang, msgJobConsolidate)
 	case models.JobKindRecord:
-		return p.mtext(lang, msgJobRecord)
+		return cm.mtext(lang, msgJobRecord)
 	case memory.KindReflect:
-		return p.mtext(lang, msgJobReflect)
+		return cm.mtext(lang, msgJobReflect)
 	case memory.KindReorganize:
-		return p.mtext(lang, msgJobReorganize)
+		return cm.mtext(lang, msgJobReorganize)
 	}
 	return kind
 }
@@ -269,6 +269,6 @@ var memoryTexts = map[string]map[memoryMsg]string{
 	},
 }
 
-func (p *Pipeline) mtext(lang string, key memoryMsg, args ...any) string {
+func (cm *commands) mtext(lang string, key memoryMsg, args ...any) string {
 	return Localized(memoryTexts, lang, key, args...)
 }

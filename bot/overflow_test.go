@@ -26,7 +26,7 @@ func TestPromptNeverOverflows(t *testing.T) {
 	ctx := context.Background()
 	for beat := 1; beat <= 40; beat++ {
 		s := &discardSink{}
-		if err := r.p.Handle(ctx, inbound("small", beat), s); err != nil {
+		if err := handle(ctx, r.p, inbound("small", beat), s); err != nil {
 			t.Fatal(err)
 		}
 		if len(s.notices) > 0 {

@@ -20,21 +20,21 @@ import (
 // player who has spoken in the current chat, by their persona name or
 // display name: lines written under it would be recorded as theirs. Names
 // compare as sameName does. Errors are the store's.
-func (p *Pipeline) personaRefusal(ctx context.Context, in Inbound, lang, name string) (string, error) {
-	ch, err := p.opt.Store.Channel(ctx, in.Channel.Key())
+func (cm *commands) personaRefusal(ctx context.Context, in Inbound, lang, name string) (string, error) {
+	ch, err := cm.store.Channel(ctx, in.Channel.Key())
 	if err != nil && !errors.Is(err, models.ErrNotFound) {
 		return "", err
 	}
 	cs := chatState{channel: ch}
 	// Without a card there is no cast to take a name from.
-	cs.card, _ = p.channelCard(ch)
+	cs.card, _ = cm.p.channelCard(ch)
 	if ch.CurrentChatID != "" {
 		cs.chat.ID = ch.CurrentChatID
-		if cs.cast, err = p.opt.Store.Cast(ctx, ch.CurrentChatID, true); err != nil {
+		if cs.cast, err = cm.store.Cast(ctx, ch.CurrentChatID, true); err != nil {
 			return "", err
 		}
 	}
-	for _, n := range p.castNamesOf(cs) {
+	for _, n := range cm.p.castNamesOf(cs) {
 		if sameName(n, name) {
 			if lang == "zh" {
 				return fmt.Sprintf("“%s”是本频道角色的名字，人设请换一个名字。", n), nil
@@ -45,7 +45,7 @@ func (p *Pipeline) personaRefusal(ctx context.Context, in Inbound, lang, name st
 	if ch.CurrentChatID == "" {
 		return "", nil
 	}
-	players, err := p.otherPlayerNames(ctx, in, ch.CurrentChatID)
+	players, err := cm.otherPlayerNames(ctx, in, ch.CurrentChatID)
 	if err != nil {
 		return "", err
 	}
@@ -62,8 +62,8 @@ func (p *Pipeline) personaRefusal(ctx context.Context, in Inbound, lang, name st
 
 // otherPlayerNames names the players other than in's author who wrote in
 // chatID: each one's display names and persona name.
-func (p *Pipeline) otherPlayerNames(ctx context.Context, in Inbound, chatID string) ([]string, error) {
-	authors, err := p.opt.Store.ChatAuthors(ctx, chatID)
+func (cm *commands) otherPlayerNames(ctx context.Context, in Inbound, chatID string) ([]string, error) {
+	authors, err := cm.store.ChatAuthors(ctx, chatID)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (p *Pipeline) otherPlayerNames(ctx context.Context, in Inbound, chatID stri
 		names = append(names, a.Name)
 		keys = append(keys, in.Channel.Platform+":"+a.ID)
 	}
-	personas, err := p.opt.Store.Personas(ctx, keys)
+	personas, err := cm.store.Personas(ctx, keys)
 	if err != nil {
 		return nil, err
 	}

@@ -64,7 +64,7 @@ func (r *playersRig) say(t *testing.T, id, name, text string) {
 	t.Helper()
 	r.n++
 	in := bot.Inbound{Channel: r.ref(), AuthorID: id, AuthorName: name, MessageID: fmt.Sprint(r.n), Text: text, Mentioned: true}
-	if err := r.p.Handle(context.Background(), in, &sceneSink{}); err != nil {
+	if err := handle(context.Background(), r.p, in, &sceneSink{}); err != nil {
 		t.Fatalf("%s says %q: %v", name, text, err)
 	}
 }

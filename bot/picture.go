@@ -71,7 +71,7 @@ var pictureTexts = map[string]map[pictureMsg]string{
 	},
 }
 
-func (p *Pipeline) ptext(lang string, key pictureMsg, args ...any) string {
+func (cm *commands) ptext(lang string, key pictureMsg, args ...any) string {
 	return Localized(pictureTexts, lang, key, args...)
 }
 
@@ -112,53 +112,53 @@ type pictureScene struct {
 // cmdPicture draws a picture of the scene as the speaking character (the
 // one who spoke last) is in it, sends it to the channel and keeps its
 // caption in the chat. what, when given, says what to show.
-func (p *Pipeline) cmdPicture(ctx context.Context, in Inbound, what string, sink Sink) error {
-	lang := p.langOf(in)
-	if p.opt.Painter == nil {
-		return sink.Notice(ctx, p.ptext(lang, msgPictureNoEndpoint))
+func (cm *commands) cmdPicture(ctx context.Context, in Inbound, what string, sink Sink) error {
+	lang := cm.p.langOf(in)
+	if cm.p.opt.Painter == nil {
+		return sink.Notice(ctx, cm.ptext(lang, msgPictureNoEndpoint))
 	}
 	files, ok := sink.(FileSender)
 	if !ok {
-		return sink.Notice(ctx, p.ptext(lang, msgPictureNoFiles))
+		return sink.Notice(ctx, cm.ptext(lang, msgPictureNoFiles))
 	}
-	cs, ok, err := p.commandChat(ctx, in, sink, lang, "picture")
+	cs, ok, err := cm.commandChat(ctx, in, sink, lang, "picture")
 	if !ok {
 		return err
 	}
-	sst, err := p.as(ctx, cs, pictureSpeaker(cs))
+	sst, err := cm.p.as(ctx, cs, pictureSpeaker(cs))
 	if err != nil {
-		return p.internal(ctx, sink, "picture", err)
+		return cm.p.internal(ctx, sink, "picture", err)
 	}
-	lang = p.language(sst.card)
-	if p.tokens.over(cs.channel.ID, p.opt.Now()) != "" {
-		return sink.Notice(ctx, p.ptext(lang, msgPictureOverBudget))
+	lang = cm.p.language(sst.card)
+	if cm.p.tokens.over(cs.channel.ID, cm.p.opt.Now()) != "" {
+		return sink.Notice(ctx, cm.ptext(lang, msgPictureOverBudget))
 	}
-	p.tokens.charge(cs.channel.ID, pictureTokens, p.opt.Now())
+	cm.p.tokens.charge(cs.channel.ID, pictureTokens, cm.p.opt.Now())
 	what = text.Clip(text.Line(what), maxPictureWhat)
-	sc := p.pictureSceneOf(ctx, sst)
+	sc := cm.pictureSceneOf(ctx, sst)
 	pctx, cancel := context.WithTimeout(ctx, paintTimeout)
 	defer cancel()
-	f, err := p.opt.Painter.Paint(pctx, p.picturePrompt(sst, sc, what))
+	f, err := cm.p.opt.Painter.Paint(pctx, cm.picturePrompt(sst, sc, what))
 	if err == nil {
 		f, err = pictureFile(f)
 	}
 	if err != nil {
-		p.warnFailure("picture failed", err, "chat_id", cs.chat.ID)
-		return sink.Notice(ctx, p.ptext(lang, msgPictureFailed, modelErrorKind(err)))
+		cm.p.warnFailure("picture failed", err, "chat_id", cs.chat.ID)
+		return sink.Notice(ctx, cm.ptext(lang, msgPictureFailed, modelErrorKind(err)))
 	}
-	f.Caption = p.pictureCaption(lang, what, sc)
+	f.Caption = cm.pictureCaption(lang, what, sc)
 	// The picture is the character's: shown under its name where the
 	// platform shows speakers.
 	speak(ctx, sink, sst.card, sst.scene())
 	if err := files.SendFile(ctx, f); err != nil {
-		p.opt.Observer.SendFailed(cs.channel.Platform)
-		p.log.Warn("send picture", "chat_id", cs.chat.ID, "err_kind", "send", "err", err)
-		return sink.Notice(ctx, p.ptext(lang, msgPictureFailed, "send"))
+		cm.p.opt.Observer.SendFailed(cs.channel.Platform)
+		cm.log.Warn("send picture", "chat_id", cs.chat.ID, "err_kind", "send", "err", err)
+		return sink.Notice(ctx, cm.ptext(lang, msgPictureFailed, "send"))
 	}
-	err = p.withLane(ctx, in, func() error { return p.keepPicture(ctx, in, sst, f.Caption) })
+	err = cm.p.withLane(ctx, in, func() error { return cm.keepPicture(ctx, in, sst, f.Caption) })
 	if err != nil {
-		p.log.Error("keep picture", "chat_id", cs.chat.ID, "err", err)
-		return sink.Notice(ctx, p.ptext(lang, msgPictureNotKept))
+		cm.log.Error("keep picture", "chat_id", cs.chat.ID, "err", err)
+		return sink.Notice(ctx, cm.ptext(lang, msgPictureNotKept))
 	}
 	return nil
 }
@@ -181,13 +181,13 @@ func pictureSpeaker(cs chatState) string {
 // the ledger (in a scene its own, else the chat's): its place, the story
 // time, and who is there — the members present and the players, and
 // whoever the ledger puts in the same place.
-func (p *Pipeline) pictureSceneOf(ctx context.Context, cs chatState) pictureScene {
+func (cm *commands) pictureSceneOf(ctx context.Context, cs chatState) pictureScene {
 	name := cs.speakerName()
 	ledger := cs.ledger
 	if cs.scene() {
-		views, err := p.opt.Store.ViewLedgers(ctx, cs.chat.ID)
+		views, err := cm.store.ViewLedgers(ctx, cs.chat.ID)
 		if err != nil {
-			p.log.Warn("ledger views for a picture", "chat_id", cs.chat.ID, "err", err)
+			cm.log.Warn("ledger views for a picture", "chat_id", cs.chat.ID, "err", err)
 		}
 		ledger = models.MemberLedger(cs.chat, cs.member, cs.ledger, views)
 	}
@@ -215,14 +215,14 @@ func (p *Pipeline) pictureSceneOf(ctx context.Context, cs chatState) pictureScen
 // picturePrompt is the image prompt: our frame, the speaking card's
 // appearance (its description, macros filled, clipped), the scene and what
 // was asked. Card and player text is made one line each.
-func (p *Pipeline) picturePrompt(cs chatState, sc pictureScene, what string) string {
-	lang := p.language(cs.card)
+func (cm *commands) picturePrompt(cs chatState, sc pictureScene, what string) string {
+	lang := cm.p.language(cs.card)
 	w, ok := picturePrompts[lang]
 	if !ok {
 		w = picturePrompts["en"]
 	}
 	name := cs.speakerName()
-	looks := text.Clip(text.Line(p.greeting(cs.card, cs.card.Description, cs.user)), maxPictureAppearance)
+	looks := text.Clip(text.Line(cm.p.greeting(cs.card, cs.card.Description, cs.user)), maxPictureAppearance)
 	lines := []string{w.intro}
 	if looks != "" {
 		lines = append(lines, fmt.Sprintf(w.looks, name, looks))
@@ -246,10 +246,10 @@ func (p *Pipeline) picturePrompt(cs chatState, sc pictureScene, what string) str
 
 // pictureCaption is the short caption of a picture: what was asked (else
 // "the scene") and the place.
-func (p *Pipeline) pictureCaption(lang, what string, sc pictureScene) string {
+func (cm *commands) pictureCaption(lang, what string, sc pictureScene) string {
 	c := what
 	if c == "" {
-		c = p.ptext(lang, msgPictureScene)
+		c = cm.ptext(lang, msgPictureScene)
 	}
 	if sc.place != "" {
 		c += " — " + sc.place
@@ -288,16 +288,16 @@ func pictureFile(f media.File) (media.File, error) {
 // and /swipe, which work on the last reply, pass over it (pastPictures):
 // writing a picture again as a reply would make no sense. When the channel
 // moved on to another chat meanwhile, the picture is not kept there.
-func (p *Pipeline) keepPicture(ctx context.Context, in Inbound, shown chatState, caption string) error {
-	cs, err := p.resolve(ctx, in)
+func (cm *commands) keepPicture(ctx context.Context, in Inbound, shown chatState, caption string) error {
+	cs, err := cm.p.resolve(ctx, in)
 	if err != nil {
 		return err
 	}
 	if cs.chat.ID != shown.chat.ID {
-		p.log.Info("picture not kept: the channel is on another chat now", "chat_id", shown.chat.ID)
+		cm.log.Info("picture not kept: the channel is on another chat now", "chat_id", shown.chat.ID)
 		return nil
 	}
-	sst, err := p.as(ctx, cs, shown.speakerName())
+	sst, err := cm.p.as(ctx, cs, shown.speakerName())
 	if err != nil {
 		return err
 	}
@@ -308,7 +308,7 @@ func (p *Pipeline) keepPicture(ctx context.Context, in Inbound, shown chatState,
 		msg.AuthorName = sst.speakerName()
 	}
 	head := cs.chat.HeadID
-	return p.opt.Store.AppendTurn(ctx, cs.chat.ID, head, head, []*models.Message{msg}, p.turnRecord(sst, []*models.Message{msg}, false, ""))
+	return cm.store.AppendTurn(ctx, cs.chat.ID, head, head, []*models.Message{msg}, cm.p.turnRecord(sst, []*models.Message{msg}, false, ""))
 }
 
 // isPicture reports whether m is a picture /picture kept.
@@ -321,9 +321,9 @@ func isPicture(m models.Message) bool {
 // last reply, which a picture shown after it is not. A reply written again
 // goes beside that reply, and the picture stays with the branch it was
 // drawn on.
-func (p *Pipeline) pastPictures(ctx context.Context, head models.Message) (models.Message, error) {
+func (cm *commands) pastPictures(ctx context.Context, head models.Message) (models.Message, error) {
 	for i := 0; isPicture(head) && head.ParentID != "" && i < maxRegenWalk; i++ {
-		m, err := p.opt.Store.Message(ctx, head.ParentID)
+		m, err := cm.store.Message(ctx, head.ParentID)
 		if err != nil {
 			return head, err
 		}

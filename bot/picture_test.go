@@ -28,7 +28,7 @@ func TestPictureShowsTheSceneAndJoinsTheStory(t *testing.T) {
 			ctx := context.Background()
 			r := newOutRig(t, b.dsn, false, true, nil)
 			in := inbound("pic", 1)
-			must(t, r.p.Handle(ctx, in, &fileSink{}))
+			must(t, handle(ctx, r.p, in, &fileSink{}))
 			ch, err := r.st.Channel(ctx, "console:pic")
 			if err != nil {
 				t.Fatal(err)
@@ -72,7 +72,7 @@ func TestPictureShowsTheSceneAndJoinsTheStory(t *testing.T) {
 			}
 
 			// The next turn's prompt holds the caption, as the character's.
-			must(t, r.p.Handle(ctx, inbound("pic", 2), &fileSink{}))
+			must(t, handle(ctx, r.p, inbound("pic", 2), &fileSink{}))
 			var shown bool
 			for _, m := range lastChatPrompt(t, r.fake) {
 				if strings.Contains(m.Content, line) {
@@ -125,7 +125,7 @@ func TestPictureWithoutOrFailingEndpoint(t *testing.T) {
 	dsn := "sqlite://" + t.TempDir() + "/t.db"
 	none := newOutRig(t, dsn, false, false, nil)
 	in := inbound("nopic", 1)
-	must(t, none.p.Handle(ctx, in, &fileSink{}))
+	must(t, handle(ctx, none.p, in, &fileSink{}))
 	if got := noticeText(execIn(t, none.p, in, "picture", "the sea")); !strings.Contains(got, "No image endpoint is configured") {
 		t.Errorf("/picture without an endpoint: %q", got)
 	}

@@ -53,7 +53,7 @@ func send(t *testing.T, r *benchRig, ch string, n int, text string) *replySink {
 	in := inbound(ch, n)
 	in.Text = text
 	s := &replySink{}
-	if err := r.p.Handle(context.Background(), in, s); err != nil {
+	if err := handle(context.Background(), r.p, in, s); err != nil {
 		t.Fatalf("message %d: %v", n, err)
 	}
 	return s
@@ -171,7 +171,7 @@ func TestBadInputControlCharsAndInvalidUTF8(t *testing.T) {
 			in := inbound("ctl", 1)
 			in.Text, in.AuthorName = text, "Ada\xff"
 			s := &replySink{}
-			if err := r.p.Handle(context.Background(), in, s); err != nil {
+			if err := handle(context.Background(), r.p, in, s); err != nil {
 				t.Fatal(err)
 			}
 			if s.final == "" || len(s.notices) > 0 {

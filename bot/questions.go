@@ -80,17 +80,17 @@ func (l *localQuestions) Take(_ context.Context, token string) ([]byte, bool, er
 
 // ask puts a yes/no question to the author of in: with buttons when the sink
 // can, else as a notice answered by the next message.
-func (p *Pipeline) ask(ctx context.Context, in Inbound, text string, sink Sink, q question) error {
+func (cm *commands) ask(ctx context.Context, in Inbound, text string, sink Sink, q question) error {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	token := hex.EncodeToString(b)
-	q.UserKey, q.Channel, q.Expires = in.UserKey(), in.Channel.Key(), p.opt.Now().Add(ConfirmTTL)
+	q.UserKey, q.Channel, q.Expires = in.UserKey(), in.Channel.Key(), cm.p.opt.Now().Add(ConfirmTTL)
 	data, err := json.Marshal(q)
 	if err == nil {
-		err = p.opt.Questions.Put(ctx, token, data, ConfirmTTL)
+		err = cm.p.opt.Questions.Put(ctx, token, data, ConfirmTTL)
 	}
 	if err != nil {
-		return p.internal(ctx, sink, "ask", err)
+		return cm.p.internal(ctx, sink, "ask", err)
 	}
 	if c, ok := sink.(Confirmer); ok {
 		return c.Confirm(ctx, text, token, q.Expires)
@@ -98,13 +98,12 @@ func (p *Pipeline) ask(ctx context.Context, in Inbound, text string, sink Sink, 
 	return sink.Notice(ctx, text)
 }
 
-// Answer delivers the answer to a yes/no question. Expired, unknown or
-// already answered questions, and answers from someone else, change nothing.
-func (p *Pipeline) Answer(ctx context.Context, in Inbound, token string, yes bool, sink Sink) error {
-	lang := p.langOf(in)
-	data, ok, err := p.opt.Questions.Take(ctx, token)
+// answer is Answer.
+func (cm *commands) answer(ctx context.Context, in Inbound, token string, yes bool, sink Sink) error {
+	lang := cm.p.langOf(in)
+	data, ok, err := cm.p.opt.Questions.Take(ctx, token)
 	if err != nil {
-		return p.internal(ctx, sink, "answer", err)
+		return cm.p.internal(ctx, sink, "answer", err)
 	}
 	var q question
 	if ok && json.Unmarshal(data, &q) != nil {
@@ -112,30 +111,30 @@ func (p *Pipeline) Answer(ctx context.Context, in Inbound, token string, yes boo
 	}
 	switch {
 	case !ok:
-		return sink.Notice(ctx, p.text(lang, msgConfirmGone))
+		return sink.Notice(ctx, cm.p.text(lang, msgConfirmGone))
 	case q.UserKey != in.UserKey() || q.Channel != in.Channel.Key():
 		// Put it back: it is still its author's to answer.
-		if left := q.Expires.Sub(p.opt.Now()); left > 0 {
-			if err := p.opt.Questions.Put(ctx, token, data, left); err != nil {
-				p.log.Warn("put a question back", "err", err)
+		if left := q.Expires.Sub(cm.p.opt.Now()); left > 0 {
+			if err := cm.p.opt.Questions.Put(ctx, token, data, left); err != nil {
+				cm.log.Warn("put a question back", "err", err)
 			}
 		}
-		return sink.Notice(ctx, p.text(lang, msgNotYours))
-	case p.opt.Now().After(q.Expires):
-		return sink.Notice(ctx, p.text(lang, msgConfirmGone))
+		return sink.Notice(ctx, cm.p.text(lang, msgNotYours))
+	case cm.p.opt.Now().After(q.Expires):
+		return sink.Notice(ctx, cm.p.text(lang, msgConfirmGone))
 	case !yes:
-		return sink.Notice(ctx, p.text(lang, msgCancelled))
+		return sink.Notice(ctx, cm.p.text(lang, msgCancelled))
 	}
 	switch q.Action {
 	case actionForget:
-		chat, err := p.opt.Store.Chat(ctx, q.ChatID)
+		chat, err := cm.store.Chat(ctx, q.ChatID)
 		if errors.Is(err, models.ErrNotFound) {
-			return sink.Notice(ctx, p.text(lang, msgAlreadyForgotten))
+			return sink.Notice(ctx, cm.p.text(lang, msgAlreadyForgotten))
 		}
 		if err != nil {
-			return p.internal(ctx, sink, "forget", err)
+			return cm.p.internal(ctx, sink, "forget", err)
 		}
-		return p.forget(ctx, in, chat, sink)
+		return cm.forget(ctx, in, chat, sink)
 	}
-	return sink.Notice(ctx, p.text(lang, msgConfirmGone))
+	return sink.Notice(ctx, cm.p.text(lang, msgConfirmGone))
 }

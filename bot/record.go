@@ -98,16 +98,16 @@ func (p *Pipeline) recordOwed(ctx context.Context, cs chatState) {
 
 // cmdRecord runs the recorder for the channel's chat now (a GM's command
 // in groups).
-func (p *Pipeline) cmdRecord(ctx context.Context, in Inbound, sink Sink) error {
-	rec, ok := p.opt.Memory.(Recorder)
-	return p.runNow(ctx, in, sink, manualRun{
-		job: "record", kind: memory.KindRecord, on: ok && p.opt.Recorder.Enabled,
+func (cm *commands) cmdRecord(ctx context.Context, in Inbound, sink Sink) error {
+	rec, ok := cm.p.opt.Memory.(Recorder)
+	return cm.runNow(ctx, in, sink, manualRun{
+		job: "record", kind: memory.KindRecord, on: ok && cm.p.opt.Recorder.Enabled,
 		run: func(ctx context.Context, chatID string) (memory.Result, error) { return rec.Record(ctx, chatID) },
 		say: func(lang string, o runOutcome, arg string) string {
 			if o == runOff {
-				return p.rtext(lang, msgRecorderOff)
+				return cm.rtext(lang, msgRecorderOff)
 			}
-			return p.rtext(lang, [...]recordMsg{runFailed: msgRecordFailed, runWritten: msgRecorded, runNotWritten: msgNotRecorded}[o], arg)
+			return cm.rtext(lang, [...]recordMsg{runFailed: msgRecordFailed, runWritten: msgRecorded, runNotWritten: msgNotRecorded}[o], arg)
 		},
 	})
 }
@@ -137,23 +137,23 @@ type manualRun struct {
 
 // runNow runs m for the channel's chat at once, under its worker's lock, and
 // tells how it went. In groups only a GM may.
-func (p *Pipeline) runNow(ctx context.Context, in Inbound, sink Sink, m manualRun) error {
-	lang := p.langOf(in)
+func (cm *commands) runNow(ctx context.Context, in Inbound, sink Sink, m manualRun) error {
+	lang := cm.p.langOf(in)
 	if in.Channel.Group && !in.CanManage {
-		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+		return sink.Notice(ctx, cm.p.text(lang, msgNotAllowed))
 	}
 	if !m.on {
 		return sink.Notice(ctx, m.say(lang, runOff, ""))
 	}
-	cs, ok, err := p.commandChat(ctx, in, sink, lang, m.job)
+	cs, ok, err := cm.commandChat(ctx, in, sink, lang, m.job)
 	if !ok {
 		return err
 	}
-	unlock := p.crossLock(ctx, memory.JobLockKey(m.kind, cs.chat.ID))
+	unlock := cm.p.crossLock(ctx, memory.JobLockKey(m.kind, cs.chat.ID))
 	res, err := m.run(ctx, cs.chat.ID)
 	unlock()
 	if err != nil {
-		p.warnFailure("manual memory job failed", err, "job", m.job, "chat_id", cs.chat.ID)
+		cm.p.warnFailure("manual memory job failed", err, "job", m.job, "chat_id", cs.chat.ID)
 		var rej *memory.RejectedError
 		if errors.As(err, &rej) {
 			return sink.Notice(ctx, m.say(lang, runFailed, rej.Reason))
@@ -200,7 +200,7 @@ var recordTexts = map[string]map[recordMsg]string{
 	},
 }
 
-func (p *Pipeline) rtext(lang string, key recordMsg, args ...any) string {
+func (cm *commands) rtext(lang string, key recordMsg, args ...any) string {
 	return Localized(recordTexts, lang, key, args...)
 }
 
@@ -282,17 +282,17 @@ func (p *Pipeline) sceneOf(cs chatState, user string, sk models.SceneKnowledge) 
 // writeRecord adds the chat's record counts to /memory and, for the
 // owner's whole report, the recorder's last run (its outcome alone when it
 // failed: an error can carry a provider's address) and the ledger.
-func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang string, cs chatState, whole bool) {
-	if !p.opt.Recorder.Enabled || cs.chat.ID == "" {
+func (cm *commands) writeRecord(ctx context.Context, b *strings.Builder, lang string, cs chatState, whole bool) {
+	if !cm.p.opt.Recorder.Enabled || cs.chat.ID == "" {
 		return
 	}
-	c, err := p.opt.Store.RecordCounts(ctx, cs.chat.ID)
+	c, err := cm.store.RecordCounts(ctx, cs.chat.ID)
 	if err != nil {
-		p.log.Warn("record counts", "chat_id", cs.chat.ID, "err", err)
+		cm.log.Warn("record counts", "chat_id", cs.chat.ID, "err", err)
 		return
 	}
 	b.WriteString("\n")
-	b.WriteString(p.rtext(lang, msgRecordCounts, c.Events, c.Unsealed, c.Perceptions, c.OpenThreads, c.Relationships, c.Knowledge))
+	b.WriteString(cm.rtext(lang, msgRecordCounts, c.Events, c.Unsealed, c.Perceptions, c.OpenThreads, c.Relationships, c.Knowledge))
 	if !whole {
 		return
 	}
@@ -303,11 +303,11 @@ func (p *Pipeline) writeRecord(ctx context.Context, b *strings.Builder, lang str
 			run = models.OutcomeFailed
 		}
 		b.WriteString("\n")
-		b.WriteString(p.rtext(lang, msgRecordLastRun, text.Clip(run, 1200)))
+		b.WriteString(cm.rtext(lang, msgRecordLastRun, text.Clip(run, 1200)))
 	}
 	if cs.ledger != "" {
 		b.WriteString("\n")
-		b.WriteString(p.rtext(lang, msgLedgerHeading))
+		b.WriteString(cm.rtext(lang, msgLedgerHeading))
 		b.WriteString("\n")
 		// The recorder's JSON, written out for people.
 		b.WriteString(text.Clip(record.LedgerText(lang, cs.ledger), 1500))

@@ -63,7 +63,7 @@ func TestRecorderOneCallForFiveCastMembers(t *testing.T) {
 			for i := 1; i <= batch+1; i++ {
 				in := bot.Inbound{Channel: ref, AuthorID: "ada", AuthorName: "Ada", MessageID: fmt.Sprint(i),
 					Text: fmt.Sprintf("%s, what do you see from the lamp room (%d)?", names[i%len(names)], i)}
-				if err := p.Handle(ctx, in, &discardSink{}); err != nil {
+				if err := handle(ctx, p, in, &discardSink{}); err != nil {
 					t.Fatal(err)
 				}
 			}

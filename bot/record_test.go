@@ -113,7 +113,7 @@ func (r *recordRig) sayTB(t testing.TB, ch string, n int, author, text string) {
 	t.Helper()
 	in := inbound(ch, n)
 	in.AuthorID, in.AuthorName, in.Text = strings.ToLower(author), author, text
-	if err := r.p.Handle(context.Background(), in, &discardSink{}); err != nil {
+	if err := handle(context.Background(), r.p, in, &discardSink{}); err != nil {
 		t.Fatalf("message %d: %v", n, err)
 	}
 }

@@ -19,39 +19,39 @@ type Reflector interface {
 // cmdReflect runs reflection for the channel's chat now, for every cast
 // member with something new (a GM's command in groups). It records first
 // when turns wait unrecorded.
-func (p *Pipeline) cmdReflect(ctx context.Context, in Inbound, sink Sink) error {
-	rf, ok := p.opt.Memory.(Reflector)
-	return p.runNow(ctx, in, sink, manualRun{
-		job: "reflect", kind: memory.KindReflect, on: ok && p.opt.Recorder.Enabled,
+func (cm *commands) cmdReflect(ctx context.Context, in Inbound, sink Sink) error {
+	rf, ok := cm.p.opt.Memory.(Reflector)
+	return cm.runNow(ctx, in, sink, manualRun{
+		job: "reflect", kind: memory.KindReflect, on: ok && cm.p.opt.Recorder.Enabled,
 		run: func(ctx context.Context, chatID string) (memory.Result, error) { return rf.Reflect(ctx, chatID, true) },
 		say: func(lang string, o runOutcome, arg string) string {
 			if o == runOff {
-				return p.rtext(lang, msgRecorderOff)
+				return cm.rtext(lang, msgRecorderOff)
 			}
-			return p.btext(lang, [...]beliefMsg{runFailed: msgReflectFailed, runWritten: msgReflected, runNotWritten: msgNotReflected}[o], arg)
+			return cm.btext(lang, [...]beliefMsg{runFailed: msgReflectFailed, runWritten: msgReflected, runNotWritten: msgNotReflected}[o], arg)
 		},
 	})
 }
 
 // cmdBelief handles /belief forget ID (a GM's command): the belief goes and
 // the perceptions it cited become new again.
-func (p *Pipeline) cmdBelief(ctx context.Context, in Inbound, args string, sink Sink) error {
-	lang := p.langOf(in)
+func (cm *commands) cmdBelief(ctx context.Context, in Inbound, args string, sink Sink) error {
+	lang := cm.p.langOf(in)
 	if !in.CanManage {
-		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+		return sink.Notice(ctx, cm.p.text(lang, msgNotAllowed))
 	}
 	sub, id, _ := strings.Cut(strings.TrimSpace(args), " ")
 	id = strings.TrimSpace(id)
 	if strings.ToLower(sub) != "forget" || id == "" {
 		return sink.Notice(ctx, "/belief forget BELIEF-ID")
 	}
-	cs, ok, err := p.commandChat(ctx, in, sink, lang, "belief")
+	cs, ok, err := cm.commandChat(ctx, in, sink, lang, "belief")
 	if !ok {
 		return err
 	}
-	bs, err := p.opt.Store.Beliefs(ctx, cs.chat.SpaceID, "")
+	bs, err := cm.store.Beliefs(ctx, cs.chat.SpaceID, "")
 	if err != nil {
-		return p.internal(ctx, sink, "beliefs", err)
+		return cm.p.internal(ctx, sink, "beliefs", err)
 	}
 	found := false
 	for _, b := range bs {
@@ -59,15 +59,15 @@ func (p *Pipeline) cmdBelief(ctx context.Context, in Inbound, args string, sink 
 	}
 	if !found {
 		// Only a belief of this space: a GM manages their own stories.
-		return sink.Notice(ctx, p.btext(lang, msgNoSuchBelief, id))
+		return sink.Notice(ctx, cm.btext(lang, msgNoSuchBelief, id))
 	}
-	if _, err := p.opt.Store.DeleteBelief(ctx, id); err != nil {
+	if _, err := cm.store.DeleteBelief(ctx, id); err != nil {
 		if errors.Is(err, models.ErrNotFound) {
-			return sink.Notice(ctx, p.btext(lang, msgNoSuchBelief, id))
+			return sink.Notice(ctx, cm.btext(lang, msgNoSuchBelief, id))
 		}
-		return p.internal(ctx, sink, "delete belief", err)
+		return cm.p.internal(ctx, sink, "delete belief", err)
 	}
-	return sink.Notice(ctx, p.btext(lang, msgBeliefDeleted, id))
+	return sink.Notice(ctx, cm.btext(lang, msgBeliefDeleted, id))
 }
 
 // maxBeliefLines bounds the beliefs /memory lists.
@@ -75,12 +75,12 @@ const maxBeliefLines = 20
 
 // writeBeliefs adds beliefs to /memory: id, character, confidence,
 // evidence for and against, text.
-func (p *Pipeline) writeBeliefs(b *strings.Builder, lang string, bs []models.BeliefView) {
+func (cm *commands) writeBeliefs(b *strings.Builder, lang string, bs []models.BeliefView) {
 	if len(bs) == 0 {
 		return
 	}
 	b.WriteString("\n")
-	b.WriteString(p.btext(lang, msgBeliefsHeading, len(bs)))
+	b.WriteString(cm.btext(lang, msgBeliefsHeading, len(bs)))
 	for i, bl := range bs {
 		if i == maxBeliefLines {
 			b.WriteString("\n…")
@@ -135,6 +135,6 @@ var beliefTexts = map[string]map[beliefMsg]string{
 	},
 }
 
-func (p *Pipeline) btext(lang string, key beliefMsg, args ...any) string {
+func (cm *commands) btext(lang string, key beliefMsg, args ...any) string {
 	return Localized(beliefTexts, lang, key, args...)
 }

@@ -38,8 +38,8 @@ func (p *Pipeline) gtext(lang string, key groupMsg, args ...any) string {
 // mayEndChat reports whether in's author may end the channel's shared chat
 // (/new): anyone outside groups, and in a group those who may manage the
 // channel unless the operator opened /new to every member.
-func (p *Pipeline) mayEndChat(in Inbound) bool {
-	return !in.Channel.Group || in.CanManage || p.opt.NewByAnyone
+func (cm *commands) mayEndChat(in Inbound) bool {
+	return !in.Channel.Group || in.CanManage || cm.p.opt.NewByAnyone
 }
 
 // maxRegenWalk bounds the replies walked back to find the message a reply
@@ -51,7 +51,7 @@ const maxRegenWalk = 64
 // a player who wrote the turn head answers (head itself when its answer
 // failed). The greeting answers nobody: anyone may pick another. Authors
 // are read from the stored messages, never from what the player typed.
-func (p *Pipeline) mayRegen(ctx context.Context, in Inbound, head models.Message) (bool, error) {
+func (cm *commands) mayRegen(ctx context.Context, in Inbound, head models.Message) (bool, error) {
 	if !in.Channel.Group || in.CanManage {
 		return true, nil
 	}
@@ -65,7 +65,7 @@ func (p *Pipeline) mayRegen(ctx context.Context, in Inbound, head models.Message
 			return false, nil
 		}
 		var err error
-		if m, err = p.opt.Store.Message(ctx, m.ParentID); err != nil {
+		if m, err = cm.store.Message(ctx, m.ParentID); err != nil {
 			return false, err
 		}
 	}
@@ -79,7 +79,7 @@ func (p *Pipeline) mayRegen(ctx context.Context, in Inbound, head models.Message
 			return false, nil
 		}
 		var err error
-		if m, err = p.opt.Store.Message(ctx, m.ParentID); err != nil {
+		if m, err = cm.store.Message(ctx, m.ParentID); err != nil {
 			return false, err
 		}
 	}

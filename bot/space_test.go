@@ -33,7 +33,7 @@ func TestMovedChannelKeepsItsCastAndLeavesItsChat(t *testing.T) {
 			}
 			old := ch.CurrentChatID
 			in := bot.Inbound{Channel: private, AuthorID: "ada", AuthorName: "Ada", MessageID: "1", Text: "Maren, 苏砚, are you there?", CanManage: true}
-			if err := r.p.Handle(ctx, in, &sceneSink{}); err != nil {
+			if err := handle(ctx, r.p, in, &sceneSink{}); err != nil {
 				t.Fatal(err)
 			}
 			if ch, err = r.st.Channel(ctx, public.Key()); err != nil || ch.SpaceID != private.Space() || ch.CurrentChatID == old {

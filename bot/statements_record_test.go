@@ -23,7 +23,7 @@ func TestTurnStatementCountRecorderOn(t *testing.T) {
 			ctx := context.Background()
 			p := bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: r.client, MemoryConfig: config.Default().Memory,
 				Memory: r.mem, Recorder: config.Recorder{Enabled: true, Batch: 6}})
-			must(t, p.Handle(ctx, inbound("count", 1), &discardSink{}))
+			must(t, handle(ctx, p, inbound("count", 1), &discardSink{}))
 			var n atomic.Int32
 			count := func(*gorm.DB) { n.Add(1) }
 			r.st.StopMaintenance() // its statements are not the turn's, and hooks race with them
@@ -38,7 +38,7 @@ func TestTurnStatementCountRecorderOn(t *testing.T) {
 				n.Store(0)
 				in := inbound("count", i)
 				in.Text += " " + `"A line." *An action.* "Another line." *And one more.*`
-				must(t, p.Handle(ctx, in, &discardSink{}))
+				must(t, handle(ctx, p, in, &discardSink{}))
 				limit := int32(7)
 				if r.st.Dialect() != "postgres" {
 					limit = 17

@@ -22,7 +22,7 @@ func TestTurnStatementCount(t *testing.T) {
 			r, _ := rigOn(t, b)
 			ctx := context.Background()
 			p := bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: r.client, MemoryConfig: config.Default().Memory})
-			must(t, p.Handle(ctx, inbound("count", 1), &discardSink{}))
+			must(t, handle(ctx, p, inbound("count", 1), &discardSink{}))
 			var n atomic.Int32
 			count := func(*gorm.DB) { n.Add(1) }
 			r.st.StopMaintenance() // its statements are not the turn's, and hooks race with them
@@ -33,7 +33,7 @@ func TestTurnStatementCount(t *testing.T) {
 			must(t, cb.Delete().After("gorm:delete").Register("test:count_delete", count))
 			must(t, cb.Row().After("gorm:row").Register("test:count_row", count))
 			must(t, cb.Raw().After("gorm:raw").Register("test:count_raw", count))
-			must(t, p.Handle(ctx, inbound("count", 2), &discardSink{}))
+			must(t, handle(ctx, p, inbound("count", 2), &discardSink{}))
 			limit := int32(5)
 			if r.st.Dialect() != "postgres" {
 				// SQLite's appends are transactions of two or three

@@ -105,7 +105,7 @@ var swipeTexts = map[string]map[swipeMsg]string{
 	},
 }
 
-func (p *Pipeline) swtext(lang string, key swipeMsg, args ...any) string {
+func (cm *commands) swtext(lang string, key swipeMsg, args ...any) string {
 	return Localized(swipeTexts, lang, key, args...)
 }
 
@@ -135,100 +135,100 @@ func parseSwipe(args string) (op string, n int, ok bool) {
 // views, summaries and the recorder follow the alternative chosen. Who may
 // swipe is who may /regen (mayRegen). A whisper's answer is only written
 // anew (regenWhisper), never paged through where others might read it.
-func (p *Pipeline) cmdSwipe(ctx context.Context, in Inbound, cmd Command, sink Sink) error {
-	cs, err := p.resolve(ctx, in)
+func (cm *commands) cmdSwipe(ctx context.Context, in Inbound, cmd Command, sink Sink) error {
+	cs, err := cm.p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
-		return sink.Notice(ctx, p.text(p.opt.Language, msgNoCard))
+		return sink.Notice(ctx, cm.p.text(cm.p.opt.Language, msgNoCard))
 	}
 	if err != nil {
-		return p.internal(ctx, sink, "swipe", err)
+		return cm.p.internal(ctx, sink, "swipe", err)
 	}
-	lang := p.language(cs.card)
+	lang := cm.p.language(cs.card)
 	op, n, ok := parseSwipe(cmd.Args)
 	if !ok {
-		return sink.Notice(ctx, p.swtext(lang, msgSwipeUsage))
+		return sink.Notice(ctx, cm.swtext(lang, msgSwipeUsage))
 	}
 	if cs.chat.HeadID == "" {
-		return sink.Notice(ctx, p.swtext(lang, msgSwipeNone))
+		return sink.Notice(ctx, cm.swtext(lang, msgSwipeNone))
 	}
-	head, err := p.opt.Store.Message(ctx, cs.chat.HeadID)
+	head, err := cm.store.Message(ctx, cs.chat.HeadID)
 	if err == nil {
-		head, err = p.pastPictures(ctx, head)
+		head, err = cm.pastPictures(ctx, head)
 	}
 	if err != nil {
-		return p.internal(ctx, sink, "swipe", err)
+		return cm.p.internal(ctx, sink, "swipe", err)
 	}
 	alts := []models.Message{head}
 	if head.Role != prompt.RoleUser {
-		if alts, err = p.opt.Store.Alternatives(ctx, head); err != nil {
-			return p.internal(ctx, sink, "swipe", err)
+		if alts, err = cm.store.Alternatives(ctx, head); err != nil {
+			return cm.p.internal(ctx, sink, "swipe", err)
 		}
 	}
 	if cmd.On != "" && !hasMessage(alts, cmd.On) {
-		return refuse(ctx, sink, p.swtext(lang, msgSwipeGone))
+		return refuse(ctx, sink, cm.swtext(lang, msgSwipeGone))
 	}
 	rp := replyPlan{expectHead: cs.chat.HeadID, user: cs.user, persona: cs.persona, group: in.Channel.Group, start: time.Now()}
-	w, whispered, err := p.whisperAt(ctx, head)
+	w, whispered, err := cm.whisperAt(ctx, head)
 	if err != nil {
-		return p.internal(ctx, sink, "swipe", err)
+		return cm.p.internal(ctx, sink, "swipe", err)
 	}
 	if whispered {
 		if op != SwipeNew {
-			return refuse(ctx, sink, p.swtext(lang, msgSwipeWhisper))
+			return refuse(ctx, sink, cm.swtext(lang, msgSwipeWhisper))
 		}
-		return p.regenWhisper(ctx, cs, in, w, rp, sink)
+		return cm.regenWhisper(ctx, cs, in, w, rp, sink)
 	}
-	if ok, err := p.mayRegen(ctx, in, head); err != nil {
-		return p.internal(ctx, sink, "swipe", err)
+	if ok, err := cm.mayRegen(ctx, in, head); err != nil {
+		return cm.p.internal(ctx, sink, "swipe", err)
 	} else if !ok {
-		return refuse(ctx, sink, p.gtext(lang, msgRegenNotYours))
+		return refuse(ctx, sink, cm.p.gtext(lang, msgRegenNotYours))
 	}
 	if head.Role == prompt.RoleUser {
 		// Its reply failed: the first alternative is still to be written.
 		if op == SwipePrev || n != 0 {
-			return sink.Notice(ctx, p.swtext(lang, msgSwipeNone))
+			return sink.Notice(ctx, cm.swtext(lang, msgSwipeNone))
 		}
 		rp.parent = head.ID
 		rt := routeTurn(cs.channel.Platform, []routeText{{Text: head.Content}}, cs.routeCast(), cs.lastSpeakerName())
-		return p.replies(ctx, cs, rt, rp, sink)
+		return cm.p.replies(ctx, cs, rt, rp, sink)
 	}
 	if head.ParentID == "" {
-		return p.swipeGreeting(ctx, cs, head, alts, op, n, sink)
+		return cm.swipeGreeting(ctx, cs, head, alts, op, n, sink)
 	}
 	cur := indexOf(alts, head.ID)
 	switch {
 	case op == SwipePrev && cur <= 0:
-		return sink.Notice(ctx, p.swtext(lang, msgSwipeFirst))
+		return sink.Notice(ctx, cm.swtext(lang, msgSwipeFirst))
 	case op == SwipePrev:
-		return p.showAlternative(ctx, cs, head, alts, cur-1, sink)
+		return cm.showAlternative(ctx, cs, head, alts, cur-1, sink)
 	case op == SwipeNext && cur+1 < len(alts):
-		return p.showAlternative(ctx, cs, head, alts, cur+1, sink)
+		return cm.showAlternative(ctx, cs, head, alts, cur+1, sink)
 	case op == "" && (n < 1 || n > len(alts)):
-		return sink.Notice(ctx, p.swtext(lang, msgSwipeRange, len(alts), len(alts)))
+		return sink.Notice(ctx, cm.swtext(lang, msgSwipeRange, len(alts), len(alts)))
 	case op == "":
-		return p.showAlternative(ctx, cs, head, alts, n-1, sink)
+		return cm.showAlternative(ctx, cs, head, alts, n-1, sink)
 	case len(alts) >= MaxSwipes:
-		return sink.Notice(ctx, p.swtext(lang, msgSwipeFull, len(alts)))
+		return sink.Notice(ctx, cm.swtext(lang, msgSwipeFull, len(alts)))
 	}
 	// A new alternative, written as /regen writes one: the same speaker,
 	// after the same parent, the earlier ones kept beside it.
 	rp.parent = head.ParentID
-	return p.replies(ctx, cs, route{Speakers: []string{cs.nameOfCard(head.SpeakerCardID)}}, rp, sink)
+	return cm.p.replies(ctx, cs, route{Speakers: []string{cs.nameOfCard(head.SpeakerCardID)}}, rp, sink)
 }
 
 // showAlternative makes alts[i] the chat's head (it was head) and shows it
 // again, as the speaker who wrote it.
-func (p *Pipeline) showAlternative(ctx context.Context, cs chatState, head models.Message, alts []models.Message, i int, sink Sink) error {
+func (cm *commands) showAlternative(ctx context.Context, cs chatState, head models.Message, alts []models.Message, i int, sink Sink) error {
 	alt := alts[i]
 	if alt.ID != head.ID {
 		// The chat's head is head, or a picture shown after it.
-		if err := p.opt.Store.MoveHead(ctx, cs.chat.ID, cs.chat.HeadID, alt.ID); err != nil {
-			return p.internal(ctx, sink, "swipe", err)
+		if err := cm.store.MoveHead(ctx, cs.chat.ID, cs.chat.HeadID, alt.ID); err != nil {
+			return cm.p.internal(ctx, sink, "swipe", err)
 		}
 	}
 	card := cs.card
 	if cs.scene() {
-		if sst, err := p.as(ctx, cs, cs.nameOfCard(alt.SpeakerCardID)); err == nil {
+		if sst, err := cm.p.as(ctx, cs, cs.nameOfCard(alt.SpeakerCardID)); err == nil {
 			card = sst.card
 		}
 	}
@@ -242,16 +242,16 @@ func (p *Pipeline) showAlternative(ctx context.Context, cs chatState, head model
 // stored opening (stored is the chat's openings), one never shown is
 // stored as a new opening. A new swipe goes on to the next greeting,
 // and after the last back to the first.
-func (p *Pipeline) swipeGreeting(ctx context.Context, cs chatState, head models.Message, stored []models.Message, op string, n int, sink Sink) error {
-	lang := p.language(cs.card)
+func (cm *commands) swipeGreeting(ctx context.Context, cs chatState, head models.Message, stored []models.Message, op string, n int, sink Sink) error {
+	lang := cm.p.language(cs.card)
 	options := greetings(cs.card)
 	if len(options) < 2 {
-		return sink.Notice(ctx, p.swtext(lang, msgSwipeNone))
+		return sink.Notice(ctx, cm.swtext(lang, msgSwipeNone))
 	}
 	texts := make([]string, len(options))
 	cur := 0
 	for i, g := range options {
-		texts[i] = p.greeting(cs.card, g, cs.user)
+		texts[i] = cm.p.greeting(cs.card, g, cs.user)
 		if texts[i] == head.Content {
 			cur = i
 		}
@@ -259,11 +259,11 @@ func (p *Pipeline) swipeGreeting(ctx context.Context, cs chatState, head models.
 	target := (cur + 1) % len(options)
 	switch {
 	case op == SwipePrev && cur == 0:
-		return sink.Notice(ctx, p.swtext(lang, msgSwipeFirst))
+		return sink.Notice(ctx, cm.swtext(lang, msgSwipeFirst))
 	case op == SwipePrev:
 		target = cur - 1
 	case op == "" && (n < 1 || n > len(options)):
-		return sink.Notice(ctx, p.swtext(lang, msgSwipeRange, len(options), len(options)))
+		return sink.Notice(ctx, cm.swtext(lang, msgSwipeRange, len(options), len(options)))
 	case op == "":
 		target = n - 1
 	}
@@ -277,12 +277,12 @@ func (p *Pipeline) swipeGreeting(ctx context.Context, cs chatState, head models.
 	switch {
 	case msg == nil:
 		msg = &models.Message{Role: prompt.RoleAssistant, AuthorName: cs.card.Name, Content: texts[target]}
-		if err := p.opt.Store.Append(ctx, cs.chat.ID, cs.chat.HeadID, "", []*models.Message{msg}); err != nil {
-			return p.internal(ctx, sink, "swipe greeting", err)
+		if err := cm.store.Append(ctx, cs.chat.ID, cs.chat.HeadID, "", []*models.Message{msg}); err != nil {
+			return cm.p.internal(ctx, sink, "swipe greeting", err)
 		}
 	case msg.ID != head.ID:
-		if err := p.opt.Store.MoveHead(ctx, cs.chat.ID, cs.chat.HeadID, msg.ID); err != nil {
-			return p.internal(ctx, sink, "swipe greeting", err)
+		if err := cm.store.MoveHead(ctx, cs.chat.ID, cs.chat.HeadID, msg.ID); err != nil {
+			return cm.p.internal(ctx, sink, "swipe greeting", err)
 		}
 	}
 	speak(ctx, sink, cs.card, cs.scene())

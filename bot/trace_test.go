@@ -204,7 +204,7 @@ func TestForgetDeletesPromptTracesHoldingItsWords(t *testing.T) {
 			// A chat of another space, which holds nothing of A.
 			in := inbound("fc", 3)
 			in.Channel.SpaceID, in.Text = "elsewhere", "*I watch the gulls over the harbour.*"
-			if err := r.p.Handle(ctx, in, &discardSink{}); err != nil {
+			if err := handle(ctx, r.p, in, &discardSink{}); err != nil {
 				t.Fatal(err)
 			}
 			quiet := waitTrace(t, r.st, r.chat(t, "fc").HeadID)

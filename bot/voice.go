@@ -75,44 +75,44 @@ func (p *Pipeline) vtext(lang string, key voiceMsg, args ...any) string {
 // cmdVoice turns the channel's spoken replies on or off, or says whether
 // they are on. In a group only a member who may manage the channel changes
 // it; without a speech endpoint /voice on stores nothing and says why.
-func (p *Pipeline) cmdVoice(ctx context.Context, in Inbound, args string, sink Sink) error {
-	lang := p.langOf(in)
+func (cm *commands) cmdVoice(ctx context.Context, in Inbound, args string, sink Sink) error {
+	lang := cm.p.langOf(in)
 	arg := strings.ToLower(strings.TrimSpace(args))
 	switch arg {
 	case "":
-		on, err := p.opt.Store.ChannelVoice(ctx, in.Channel.Key())
+		on, err := cm.store.ChannelVoice(ctx, in.Channel.Key())
 		if err != nil {
-			return p.internal(ctx, sink, "voice", err)
+			return cm.p.internal(ctx, sink, "voice", err)
 		}
-		say := p.vtext(lang, msgVoiceIsOff)
+		say := cm.p.vtext(lang, msgVoiceIsOff)
 		if on {
-			say = p.vtext(lang, msgVoiceIsOn)
+			say = cm.p.vtext(lang, msgVoiceIsOn)
 		}
-		if p.opt.Voicer == nil {
-			say += "\n" + p.vtext(lang, msgVoiceNoEndpoint)
+		if cm.p.opt.Voicer == nil {
+			say += "\n" + cm.p.vtext(lang, msgVoiceNoEndpoint)
 		}
 		return sink.Notice(ctx, say)
 	case "on", "off":
 	default:
-		return sink.Notice(ctx, p.vtext(lang, msgVoiceUsage))
+		return sink.Notice(ctx, cm.p.vtext(lang, msgVoiceUsage))
 	}
 	if in.Channel.Group && !in.CanManage {
-		return refuse(ctx, sink, p.vtext(lang, msgVoiceNotAllowed))
+		return refuse(ctx, sink, cm.p.vtext(lang, msgVoiceNotAllowed))
 	}
 	on := arg == "on"
-	if on && p.opt.Voicer == nil {
-		return sink.Notice(ctx, p.vtext(lang, msgVoiceNoEndpoint))
+	if on && cm.p.opt.Voicer == nil {
+		return sink.Notice(ctx, cm.p.vtext(lang, msgVoiceNoEndpoint))
 	}
-	if _, err := p.channelIn(ctx, in.Channel, ""); err != nil {
-		return p.internal(ctx, sink, "voice", err)
+	if _, err := cm.p.channelIn(ctx, in.Channel, ""); err != nil {
+		return cm.p.internal(ctx, sink, "voice", err)
 	}
-	if err := p.opt.Store.SetChannelVoice(ctx, in.Channel.Key(), on); err != nil {
-		return p.internal(ctx, sink, "voice", err)
+	if err := cm.store.SetChannelVoice(ctx, in.Channel.Key(), on); err != nil {
+		return cm.p.internal(ctx, sink, "voice", err)
 	}
 	if on {
-		return sink.Notice(ctx, p.vtext(lang, msgVoiceOn))
+		return sink.Notice(ctx, cm.p.vtext(lang, msgVoiceOn))
 	}
-	return sink.Notice(ctx, p.vtext(lang, msgVoiceOff))
+	return sink.Notice(ctx, cm.p.vtext(lang, msgVoiceOff))
 }
 
 // speech is one reply waiting to be spoken.

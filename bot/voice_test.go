@@ -35,7 +35,7 @@ func TestVoiceOnSpeaksTheReplyAfterItsText(t *testing.T) {
 
 			r.fake.Script(openaitest.Answer{Text: "*She lifts the lamp.* The light is **yours** tonight, _friend_."})
 			s := &fileSink{}
-			must(t, r.p.Handle(ctx, ada, s))
+			must(t, handle(ctx, r.p, ada, s))
 			files := s.waitFor(t, "file", 1)
 			if got := s.kinds(); got != "reply,file" {
 				t.Errorf("the sink got %s, want the reply and then its audio", got)
@@ -58,7 +58,7 @@ func TestVoiceOnSpeaksTheReplyAfterItsText(t *testing.T) {
 
 			execIn(t, r.p, ada, "voice", "off")
 			s = &fileSink{}
-			must(t, r.p.Handle(ctx, inbound("voice", 2), s))
+			must(t, handle(ctx, r.p, inbound("voice", 2), s))
 			time.Sleep(200 * time.Millisecond)
 			if got := s.kinds(); got != "reply" {
 				t.Errorf("with voice off the sink got %s, want the reply alone", got)
@@ -85,7 +85,7 @@ func TestVoiceFallsBackToExtensionsThenConfig(t *testing.T) {
 			in := inbound("fallback", 1)
 			execIn(t, r.p, in, "voice", "on")
 			s := &fileSink{}
-			must(t, r.p.Handle(context.Background(), in, s))
+			must(t, handle(context.Background(), r.p, in, s))
 			s.waitFor(t, "file", 1)
 			if reqs := r.fake.RequestsTo(openaitest.SpeechPath); len(reqs) != 1 || reqs[0].Voice != tt.want {
 				t.Errorf("speech requests = %+v, want one in voice %s", reqs, tt.want)
@@ -105,7 +105,9 @@ func TestVoiceRightsAndNoEndpoint(t *testing.T) {
 			r := newOutRig(t, b.dsn, true, false, nil)
 			group := bot.ChannelRef{Platform: "discord", ID: "c1", SpaceKind: bot.SpaceGuild, SpaceID: "g1", Group: true}
 			member := bot.Inbound{Channel: group, AuthorID: "u1", AuthorName: "Ada", Text: "Hello", MessageID: "m1"}
-			must(t, r.p.Handle(ctx, member, &fileSink{}))
+			// A guild channel plays once a card is bound to it.
+			must(t, r.p.Bind(ctx, group, "lantern-keeper"))
+			must(t, handle(ctx, r.p, member, &fileSink{}))
 			s := execIn(t, r.p, member, "voice", "on")
 			if ref := s.of("refusal"); len(ref) != 1 || !strings.Contains(ref[0].text, "manage") {
 				t.Errorf("a member's /voice on got %+v, want one refusal", s.all())
@@ -153,7 +155,7 @@ func TestSpeechFailureCostsOnlyTheAudio(t *testing.T) {
 			r.fake.ScriptMedia(openaitest.SpeechPath, openaitest.Answer{Fault: openaitest.Fault500})
 			r.fake.Script(openaitest.Answer{Text: "The lamp gutters but holds."})
 			s := &fileSink{}
-			must(t, r.p.Handle(ctx, in, s))
+			must(t, handle(ctx, r.p, in, s))
 			notices := s.waitFor(t, "notice", 1)
 			time.Sleep(100 * time.Millisecond)
 			if got := s.kinds(); got != "reply,notice" {
@@ -167,7 +169,7 @@ func TestSpeechFailureCostsOnlyTheAudio(t *testing.T) {
 			}
 			// The next reply is spoken again.
 			s = &fileSink{}
-			must(t, r.p.Handle(ctx, inbound("fail", 2), s))
+			must(t, handle(ctx, r.p, inbound("fail", 2), s))
 			s.waitFor(t, "file", 1)
 		})
 	}
@@ -184,8 +186,8 @@ func TestSpokenRepliesKeepTheirOrder(t *testing.T) {
 	r.fake.ScriptMedia(openaitest.SpeechPath, openaitest.Answer{Latency: 1500 * time.Millisecond}, openaitest.Answer{})
 	r.fake.Script(openaitest.Answer{Text: "First, the stair."}, openaitest.Answer{Text: "Second, the lamp."})
 	s := &fileSink{}
-	must(t, r.p.Handle(ctx, in, s))
-	must(t, r.p.Handle(ctx, inbound("order", 2), s))
+	must(t, handle(ctx, r.p, in, s))
+	must(t, handle(ctx, r.p, inbound("order", 2), s))
 	if got := s.kinds(); got != "reply,reply" {
 		t.Errorf("after both turns the sink holds %s, want both replies and no audio yet", got)
 	}
@@ -216,7 +218,7 @@ func TestSceneRepliesSpeakInTheirSpeakersVoices(t *testing.T) {
 	execIn(t, r.p, in, "voice", "on")
 	in.Text = "@苏砚 @Maren what do you both know?"
 	s := &fileSink{}
-	must(t, r.p.Handle(ctx, in, s))
+	must(t, handle(ctx, r.p, in, s))
 	files := s.waitFor(t, "file", 2)
 	if got := s.kinds(); got != "reply,reply,file,file" {
 		t.Errorf("the sink got %s, want both replies, then their audio", got)

@@ -120,7 +120,7 @@ func (r *whisperRig) say(t *testing.T, who, text string, n int) (*whisperSink, [
 	t.Helper()
 	from := r.mark()
 	s := &whisperSink{}
-	if err := r.p.Handle(context.Background(), r.in(who, text, n), s); err != nil {
+	if err := handle(context.Background(), r.p, r.in(who, text, n), s); err != nil {
 		t.Fatalf("%s's %q: %v", who, text, err)
 	}
 	return s, r.since(from)

@@ -33,38 +33,38 @@ var whyTexts = map[string]map[whyMsg]string{
 	},
 }
 
-func (p *Pipeline) wtext(lang string, key whyMsg) string { return Localized(whyTexts, lang, key) }
+func (cm *commands) wtext(lang string, key whyMsg) string { return Localized(whyTexts, lang, key) }
 
 // cmdWhy shows a GM (anyone in a private chat) the last turn's recall: the
 // candidates with their scores by component, which were picked and why.
 // It reads the inspector's record; the model never sees it.
-func (p *Pipeline) cmdWhy(ctx context.Context, in Inbound, sink Sink) error {
-	lang := p.langOf(in)
+func (cm *commands) cmdWhy(ctx context.Context, in Inbound, sink Sink) error {
+	lang := cm.p.langOf(in)
 	if in.Channel.Group && !in.CanManage {
-		return sink.Notice(ctx, p.text(lang, msgNotAllowed))
+		return sink.Notice(ctx, cm.p.text(lang, msgNotAllowed))
 	}
-	if !p.opt.Recall.Diagnostics {
-		return sink.Notice(ctx, p.wtext(lang, msgWhyOff))
+	if !cm.p.opt.Recall.Diagnostics {
+		return sink.Notice(ctx, cm.wtext(lang, msgWhyOff))
 	}
-	cs, ok, err := p.commandChat(ctx, in, sink, lang, "why")
+	cs, ok, err := cm.commandChat(ctx, in, sink, lang, "why")
 	if !ok {
 		return err
 	}
-	ds, err := p.opt.Store.RecallDiagnostics(ctx, cs.chat.ID, "", 1)
+	ds, err := cm.store.RecallDiagnostics(ctx, cs.chat.ID, "", 1)
 	if err != nil {
-		return p.internal(ctx, sink, "why", err)
+		return cm.p.internal(ctx, sink, "why", err)
 	}
 	if len(ds) == 0 {
-		return sink.Notice(ctx, p.wtext(lang, msgWhyNone))
+		return sink.Notice(ctx, cm.wtext(lang, msgWhyNone))
 	}
 	rep, err := memory.ParseRecallReport(ds[0].Data)
 	if err != nil {
-		return p.internal(ctx, sink, "why", err)
+		return cm.p.internal(ctx, sink, "why", err)
 	}
 	var b strings.Builder
-	b.WriteString(p.wtext(lang, msgWhyHeading) + "\n")
+	b.WriteString(cm.wtext(lang, msgWhyHeading) + "\n")
 	if len(rep.Items) == 0 {
-		b.WriteString(p.wtext(lang, msgWhyNothingPicked))
+		b.WriteString(cm.wtext(lang, msgWhyNothingPicked))
 	} else {
 		b.WriteString(text.Clip(rep.Text(lang), 3500))
 	}

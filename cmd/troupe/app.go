@@ -62,8 +62,9 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 	return models.Open(ctx, cfg.Database.DSN.Value(), log)
 }
 
-// The store is what the memory service works on.
+// The store is what the memory service and the pipeline work on.
 var (
+	_ bot.Store          = (*models.Store)(nil)
 	_ memory.Store       = (*models.Store)(nil)
 	_ memory.RecordStore = (*models.Store)(nil)
 	_ bot.RecordJobs     = jobsBridge{}

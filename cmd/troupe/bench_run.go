@@ -251,7 +251,7 @@ func (r *benchRun) drive(ctx context.Context) (int, error) {
 					Text:     fmt.Sprintf("Beat %d [%d]: I climb the stair, look at the sea and ask about the light and the brother who was lost.", t+1, i),
 					Received: time.Now()}
 				before := *sink
-				err := r.app.pipeline.Handle(ctx, in, sink)
+				err := r.app.pipeline.Submit(ctx, bot.Event{In: in}, sink).Wait(ctx)
 				if err == nil && sink.finished > before.finished && sink.notices == before.notices {
 					replies.Add(1)
 					continue

@@ -318,7 +318,7 @@ func (e *evalCase) send(ctx context.Context, said string) (string, error) {
 		}
 		return sink.reply, err
 	}
-	if err = e.app.pipeline.Handle(ctx, in, sink); err != nil {
+	if err = e.app.pipeline.Submit(ctx, bot.Event{In: in}, sink).Wait(ctx); err != nil {
 		return "", err
 	}
 	if sink.reply == "" {
