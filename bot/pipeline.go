@@ -11,6 +11,7 @@ import (
 
 	"troupe/cards"
 	"troupe/config"
+	"troupe/keyed"
 	"troupe/memory"
 	"troupe/models"
 )
@@ -177,8 +178,9 @@ type Pipeline struct {
 	sinkFor  map[string]func(ChannelRef) (Sink, bool)
 	sweeping bool
 	stop     chan struct{}
-	// speech holds the replies waiting to be spoken (voice.go).
-	speech speechQueues
+	// speech holds each channel's replies waiting to be spoken, in
+	// order (voice.go).
+	speech keyed.Runner[string]
 	// inbound holds the pixels of stored messages until their turn.
 	inbound *inMedia
 }
@@ -208,7 +210,7 @@ func New(opt Options) *Pipeline {
 	}
 	return &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute},
 		gate: newGate(opt.ConcurrentTurns), sinkFor: map[string]func(ChannelRef) (Sink, bool){}, stop: make(chan struct{}), tokens: newModelBudget(opt.Limits, opt.Tokens),
-		inbound: newInMedia()}
+		inbound: newInMedia(), speech: keyed.Runner[string]{Limit: maxSpeechWaiting}}
 }
 
 // lane serializes the turns of one channel: messages that arrive while a
@@ -538,7 +540,8 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	p.closed = true
 	p.mu.Unlock()
 	done := make(chan struct{})
-	go func() { p.wg.Wait(); close(done) }()
+	// Turns queue their replies' speech before they end.
+	go func() { p.wg.Wait(); p.speech.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil
