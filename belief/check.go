@@ -7,10 +7,6 @@ import (
 	"strings"
 )
 
-// DefaultMaxChecks is reflection.max_checks's default: how many beliefs are
-// checked against the new perceptions before one reflection.
-const DefaultMaxChecks = 5
-
 // MaxCheckPerceptions caps the perceptions one belief check shows: the most
 // related ones, in turn order.
 const MaxCheckPerceptions = 12
@@ -39,7 +35,8 @@ type CheckInput struct {
 	// beliefs, New and Beliefs included; SelectChecks then reads no other
 	// text than New and Beliefs.
 	Corpus *Corpus
-	// Max is reflection.max_checks; 0 means DefaultMaxChecks, < 0 none.
+	// Max is reflection.max_checks: how many beliefs are checked against
+	// the new perceptions before one reflection; 0 or less, none.
 	Max int
 }
 
@@ -51,10 +48,7 @@ type CheckInput struct {
 // only checked against perceptions newer than its last change.
 func SelectChecks(in CheckInput) []Check {
 	limit := in.Max
-	if limit == 0 {
-		limit = DefaultMaxChecks
-	}
-	if limit < 0 {
+	if limit <= 0 {
 		return nil
 	}
 	var out []Check

@@ -42,7 +42,7 @@ func TestSelectChecks(t *testing.T) {
 		want []string
 	}{
 		{"related by rare names and words, not by the name every perception shares",
-			CheckInput{Beliefs: beliefs, New: fresh, Known: known},
+			CheckInput{Beliefs: beliefs, New: fresh, Known: known, Max: defaults.MaxChecks},
 			[]string{"bl: n2", "bk: n1"}},
 		{"at most max_checks, most related first",
 			CheckInput{Beliefs: beliefs, New: fresh, Known: known, Max: 1},
@@ -50,8 +50,11 @@ func TestSelectChecks(t *testing.T) {
 		{"max_checks below zero checks nothing",
 			CheckInput{Beliefs: beliefs, New: fresh, Known: known, Max: -1},
 			nil},
+		{"max_checks zero checks nothing",
+			CheckInput{Beliefs: beliefs, New: fresh, Known: known},
+			nil},
 		{"no new perceptions, nothing to check",
-			CheckInput{Beliefs: beliefs, Known: known},
+			CheckInput{Beliefs: beliefs, Known: known, Max: defaults.MaxChecks},
 			nil},
 		{"Chinese by character bigrams",
 			CheckInput{
@@ -64,6 +67,7 @@ func TestSelectChecks(t *testing.T) {
 					{ID: "c1", Turn: 3, Text: "苏砚把铜钥匙交给了阿澜。"},
 					{ID: "c2", Turn: 4, Text: "苏砚在窗下弹琴。"},
 				},
+				Max: defaults.MaxChecks,
 			},
 			[]string{"z1: c1"}},
 	}
@@ -87,8 +91,8 @@ func TestSelectChecksDefaultMax(t *testing.T) {
 		fresh = append(fresh, Perception{ID: fmt.Sprint("n", i), Turn: 2, Text: "Someone took the " + w + "."})
 		known = append(known, Perception{ID: fmt.Sprint("k", i), Turn: 1, Text: fmt.Sprint("Rain on day ", i)})
 	}
-	if got := len(SelectChecks(CheckInput{Beliefs: beliefs, New: fresh, Known: known})); got != DefaultMaxChecks {
-		t.Errorf("got %d checks, want the default %d", got, DefaultMaxChecks)
+	if got := len(SelectChecks(CheckInput{Beliefs: beliefs, New: fresh, Known: known, Max: defaults.MaxChecks})); got != defaults.MaxChecks {
+		t.Errorf("got %d checks, want the default %d", got, defaults.MaxChecks)
 	}
 }
 
@@ -114,7 +118,7 @@ func TestApplyCheck(t *testing.T) {
 		}
 		// A retried run re-selects from the stored belief: the recorded
 		// contradiction is no longer newer than it, so it is not asked again.
-		again := SelectChecks(CheckInput{Beliefs: []Belief{once}, New: []Perception{p4}})
+		again := SelectChecks(CheckInput{Beliefs: []Belief{once}, New: []Perception{p4}, Max: defaults.MaxChecks})
 		if len(again) != 0 {
 			t.Errorf("re-selected %q for a contradiction already recorded", checkIDs(again))
 		}
@@ -147,12 +151,12 @@ func TestApplyCheck(t *testing.T) {
 // while the new information still goes into a new belief.
 func TestCheckThenReflect(t *testing.T) {
 	t.Parallel()
-	r := Round{Perceptions: []Perception{p1, p2, p4, p6}, Beliefs: []Belief{b1, b2, b3}}
+	r := Round{Perceptions: []Perception{p1, p2, p4, p6}, Beliefs: []Belief{b1, b2, b3}, PivotalImportance: defaults.PivotalImportance}
 	var known []Perception // the rest of Mara's perceptions: they make names rare or common
 	for i := range 6 {
 		known = append(known, Perception{ID: fmt.Sprint("k", i), Turn: int64(i + 1), Text: fmt.Sprint("Rain fell on the harbour, day ", i)})
 	}
-	in := CheckInput{Beliefs: r.Beliefs, New: r.Perceptions, Known: known}
+	in := CheckInput{Beliefs: r.Beliefs, New: r.Perceptions, Known: known, Max: defaults.MaxChecks}
 	var results []CheckResult
 	for _, c := range SelectChecks(in) {
 		a := CheckAnswer{Compatible: true}
@@ -210,8 +214,8 @@ func TestSelectChecksCorpus(t *testing.T) {
 	for _, b := range beliefs {
 		corpus.Add(b.Text, b.About)
 	}
-	byKnown := checkIDs(SelectChecks(CheckInput{Beliefs: beliefs, New: fresh, Known: known}))
-	byCorpus := checkIDs(SelectChecks(CheckInput{Beliefs: beliefs, New: fresh, Corpus: corpus}))
+	byKnown := checkIDs(SelectChecks(CheckInput{Beliefs: beliefs, New: fresh, Known: known, Max: defaults.MaxChecks}))
+	byCorpus := checkIDs(SelectChecks(CheckInput{Beliefs: beliefs, New: fresh, Corpus: corpus, Max: defaults.MaxChecks}))
 	if want := []string{"bl: n2", "bk: n1"}; !slices.Equal(byKnown, want) || !slices.Equal(byCorpus, want) {
 		t.Errorf("by known perceptions %q, by corpus %q; want %q", byKnown, byCorpus, want)
 	}
@@ -239,7 +243,7 @@ func TestTerms(t *testing.T) {
 // perceptions, 5000 older ones.
 func benchScene() CheckInput {
 	words := []string{"lantern", "anchor", "ledger", "compass", "orchard", "violin", "saddle", "mirror", "harbour", "letter"}
-	var in CheckInput
+	in := CheckInput{Max: defaults.MaxChecks}
 	for i := range 60 {
 		in.Beliefs = append(in.Beliefs, Belief{ID: fmt.Sprint("b", i), Text: fmt.Sprintf("Tess keeps the %s near the %s.", words[i%10], words[(i/10)%10]), About: []string{"Tess", words[i%10]}})
 	}

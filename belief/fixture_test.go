@@ -4,7 +4,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"troupe/config"
 )
+
+// defaults are config.Default's reflection.* settings: belief has none of
+// its own, its callers pass config's.
+var defaults = config.Default().Reflection
 
 // The scene every rule test reflects over: Mara's new perceptions (turns
 // are the space's sequence) and her beliefs before this round.
@@ -42,6 +48,8 @@ func scene() Round {
 		Perceptions: []Perception{p1, p2, p3, p4, p5, p6, p7},
 		Beliefs:     []Belief{b1, b2, b3, b4, b5, b6, b7, b8, b9},
 		Doubted:     []string{"b6"},
+
+		PivotalImportance: defaults.PivotalImportance,
 	}
 }
 

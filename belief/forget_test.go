@@ -35,7 +35,7 @@ func TestForgetThenReform(t *testing.T) {
 	x := Perception{ID: "x1", Turn: 3, Text: "Tess hid the key.", About: []string{"Tess"}}
 	y1 := Perception{ID: "y1", Turn: 7, Text: "Tess lied about the key.", About: []string{"Tess"}}
 	y2 := Perception{ID: "y2", Turn: 9, Text: "Tess kept the key from me.", About: []string{"Tess"}}
-	formed, _ := Validate(Round{Perceptions: []Perception{x, y1, y2}},
+	formed, _ := Validate(Round{Perceptions: []Perception{x, y1, y2}, PivotalImportance: defaults.PivotalImportance},
 		Answer{Add: []Add{{Text: "Tess hides things about the key.", Supports: IDs{"x1", "y1", "y2"}}}})
 	if len(formed.Created) != 1 {
 		t.Fatalf("the belief was not formed: %+v", formed)
@@ -44,7 +44,7 @@ func TestForgetThenReform(t *testing.T) {
 	if !slices.Equal(gone.Deleted, []string{formed.Created[0].ID}) || !slices.Equal(gone.Renewed, []string{"y1", "y2"}) {
 		t.Fatalf("forget: got %+v", gone)
 	}
-	again, notes := Validate(Round{Perceptions: []Perception{y1, y2}},
+	again, notes := Validate(Round{Perceptions: []Perception{y1, y2}, PivotalImportance: defaults.PivotalImportance},
 		Answer{Add: []Add{{Text: "Tess hides things about the key.", Supports: IDs{"x1", "y1", "y2"}}}})
 	if got, want := summary(again), []string{"create new-1 likely +y1 +y2 @9/9 about=Tess"}; !slices.Equal(got, want) {
 		t.Errorf("re-formed: got %q, want %q", got, want)

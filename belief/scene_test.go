@@ -127,7 +127,7 @@ func reflectOnce(t *testing.T, c *actor, foreign string) {
 	t.Helper()
 	c.runs++
 	batch := Batch(c.fresh, 0)
-	in := CheckInput{Beliefs: c.beliefs, New: batch, Known: c.all}
+	in := CheckInput{Beliefs: c.beliefs, New: batch, Known: c.all, Max: defaults.MaxChecks}
 	var results []CheckResult
 	for i, chk := range SelectChecks(in) {
 		user := CheckPrompt("en", chk)[1].Content
@@ -149,7 +149,7 @@ func reflectOnce(t *testing.T, c *actor, foreign string) {
 	if err != nil {
 		t.Fatalf("ParseAnswer: %v", err)
 	}
-	r := Round{Perceptions: batch, Beliefs: shown,
+	r := Round{Perceptions: batch, Beliefs: shown, PivotalImportance: defaults.PivotalImportance,
 		NewID: func() string { c.minted++; return fmt.Sprintf("%sb%d", c.prefix, c.minted) }}
 	for _, d := range doubted {
 		r.Doubted = append(r.Doubted, d.ID)

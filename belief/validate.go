@@ -15,10 +15,6 @@ const (
 	MaxNameRunes  = 80
 )
 
-// DefaultPivotalImportance is reflection.pivotal_importance's default: one
-// perception of an event this important, marked pivotal, may found a belief.
-const DefaultPivotalImportance = 8
-
 // Round is what one character's reflection request showed, and what the
 // belief check did before it.
 type Round struct {
@@ -30,7 +26,9 @@ type Round struct {
 	// Doubted are the beliefs the belief check lowered this round: they are
 	// not rewritten, strengthened, lowered again or dropped in this round.
 	Doubted []string
-	// PivotalImportance is reflection.pivotal_importance; 0 means the default.
+	// PivotalImportance is reflection.pivotal_importance: one perception
+	// of an event this important, marked pivotal, may found a belief; 0 or
+	// less, none may.
 	PivotalImportance int
 	// NewID mints the id of each belief the round creates (a ULID in the
 	// store). Nil numbers them "new-1", "new-2", ….
@@ -116,9 +114,6 @@ func newValidator(r Round) *validator {
 		touched:  map[string]bool{},
 		shownIDs: map[string]bool{},
 		pivotal:  r.PivotalImportance,
-	}
-	if v.pivotal <= 0 {
-		v.pivotal = DefaultPivotalImportance
 	}
 	for _, p := range r.Perceptions {
 		v.percs[p.ID] = p
@@ -473,6 +468,9 @@ func (v *validator) notIn(it *item, ps, keep []Perception) []Perception {
 }
 
 func (v *validator) pivotalIn(ps []Perception) bool {
+	if v.pivotal <= 0 {
+		return false
+	}
 	for _, p := range ps {
 		if p.Pivotal && p.Importance >= v.pivotal {
 			return true

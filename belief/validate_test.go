@@ -248,7 +248,9 @@ func TestValidateRules(t *testing.T) {
 				t.Fatalf("ParseAnswer: %v", err)
 			}
 			r := scene()
-			r.PivotalImportance = tc.pivotal
+			if tc.pivotal != 0 {
+				r.PivotalImportance = tc.pivotal
+			}
 			ch, notes := Validate(r, a)
 			if got := summary(ch); !slices.Equal(got, tc.want) {
 				t.Errorf("changes:\ngot  %q\nwant %q", got, tc.want)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"troupe/cards"
+	"troupe/keyed"
 	"troupe/models"
 	"troupe/prompt"
 )
@@ -40,8 +41,9 @@ type Pipeline struct {
 	sinkFor  map[string]func(ChannelRef) (Sink, bool)
 	sweeping bool
 	stop     chan struct{}
-	// speech holds the replies waiting to be spoken (voice.go).
-	speech speechQueues
+	// speech holds each channel's replies waiting to be spoken, in
+	// order (voice.go).
+	speech keyed.Runner[string]
 	// inbound holds the pixels of stored messages until their turn.
 	inbound *inMedia
 	// cmds runs the commands.
@@ -73,7 +75,7 @@ func New(opt Options) *Pipeline {
 	}
 	p := &Pipeline{opt: opt, log: opt.Logger.With("component", "bot"), lanes: map[string]*lane{}, rate: rateLimiter{perMin: opt.Limits.PerMinute},
 		gate: newGate(opt.ConcurrentTurns), sinkFor: map[string]func(ChannelRef) (Sink, bool){}, stop: make(chan struct{}), tokens: newModelBudget(opt.Limits, opt.Tokens),
-		inbound: newInMedia()}
+		inbound: newInMedia(), speech: keyed.Runner[string]{Limit: maxSpeechWaiting}}
 	p.cmds = &commands{p: p, store: opt.Store, cards: opt.Cards, log: p.log}
 	return p
 }
@@ -87,7 +89,8 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	p.closed = true
 	p.mu.Unlock()
 	done := make(chan struct{})
-	go func() { p.wg.Wait(); close(done) }()
+	// Turns queue their replies' speech before they end.
+	go func() { p.wg.Wait(); p.speech.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -126,16 +125,6 @@ type speech struct {
 	files FileSender
 }
 
-// speechQueues holds, per channel, the replies waiting to be spoken, in
-// reply order. One goroutine per channel with anything waiting makes and
-// sends them one after the other, so a channel's audio comes in the order
-// of its replies while neither a turn slot nor the channel's lane waits for
-// the speech endpoint.
-type speechQueues struct {
-	mu      sync.Mutex
-	waiting map[string][]speech
-}
-
 // speakReply readies reply, just delivered on sink and stored, to be
 // spoken when the channel has voice on, a speech endpoint is configured
 // and the sink can send files. cs is the chat as its speaker (in a scene,
@@ -175,48 +164,16 @@ func (p *Pipeline) queueSpeeches(channel string, sps []speech) {
 	}
 }
 
-// queueSpeech adds sp to the channel's queue and starts the channel's
-// speaker unless it runs. It is called while a turn holds the pipeline's
-// wait group, so the speaker's Add is safe against Close.
+// queueSpeech adds sp to the channel's spoken replies (p.speech). One
+// goroutine per channel with anything waiting makes and sends them one
+// after the other, so a channel's audio comes in the order of its replies
+// while neither a turn slot nor the channel's lane waits for the speech
+// endpoint. It is called while a turn holds the pipeline's wait group, so
+// Close, which waits for the turns before the speech, waits for sp too.
 func (p *Pipeline) queueSpeech(channel string, sp speech) {
-	q := &p.speech
-	q.mu.Lock()
-	if q.waiting == nil {
-		q.waiting = map[string][]speech{}
-	}
-	waiting, running := q.waiting[channel]
-	if len(waiting) >= maxSpeechWaiting {
-		q.mu.Unlock()
+	if !p.speech.Do(channel, func() { p.speakOne(sp) }) {
 		p.log.Warn("spoken reply dropped: too many wait", "channel", channel, "chat_id", sp.chatID, "err_kind", "busy")
 		p.speechFailed(sp, "busy")
-		return
-	}
-	q.waiting[channel] = append(waiting, sp)
-	q.mu.Unlock()
-	if running {
-		return
-	}
-	p.wg.Add(1)
-	go p.speakAll(channel)
-}
-
-// speakAll speaks the channel's waiting replies in order until none is
-// left.
-func (p *Pipeline) speakAll(channel string) {
-	defer p.wg.Done()
-	q := &p.speech
-	for {
-		q.mu.Lock()
-		waiting := q.waiting[channel]
-		if len(waiting) == 0 {
-			delete(q.waiting, channel)
-			q.mu.Unlock()
-			return
-		}
-		sp := waiting[0]
-		q.waiting[channel] = waiting[1:]
-		q.mu.Unlock()
-		p.speakOne(sp)
 	}
 }
 

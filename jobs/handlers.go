@@ -41,7 +41,7 @@ func (w *Worker) handleRecap(ctx context.Context, t *asynq.Task) error {
 	if !p.Now {
 		chat, err := w.store.Chat(ctx, p.ChatID)
 		if err == nil {
-			if rest := time.Since(chat.ActiveAt); rest < w.opt.IdleRecap {
+			if rest := w.opt.Now().Sub(chat.ActiveAt); rest < w.opt.IdleRecap {
 				// The chat moved on since the task was set: wait again.
 				return notIdle{wait: w.opt.IdleRecap - rest + 100*time.Millisecond}
 			}

@@ -55,6 +55,10 @@ type SpacePayload struct {
 
 // Queue enqueues memory jobs.
 type Queue struct {
+	// Now is the clock that ages the idle recap tasks made sure of
+	// (RecapWhenIdle); nil is time.Now. Set it before the first use.
+	Now func() time.Time
+
 	client *asynq.Client
 	insp   *asynq.Inspector
 	log    *slog.Logger
@@ -203,6 +207,9 @@ func (q *Queue) Compact(ctx context.Context, chatID string, urgent bool) error {
 // after the chat's last turn), so those turns cost no round trip at all.
 func (q *Queue) RecapWhenIdle(ctx context.Context, chatID string, idle time.Duration) error {
 	now := time.Now()
+	if q.Now != nil {
+		now = q.Now()
+	}
 	q.idleMu.Lock()
 	armed, ok := q.idleArmed[chatID]
 	q.idleMu.Unlock()

@@ -85,6 +85,10 @@ type WorkerOptions struct {
 	// the latest nightly reorganize time at or before now (zero: none).
 	ReorganizeBatches, ReorganizeTokens int
 	ReorganizeNight                     func(now time.Time) time.Time
+	// Now is the clock a chat's rest and the sweep window are measured
+	// on (default time.Now). Task delays and retries run on the wall
+	// clock, as the queue in Redis does.
+	Now func() time.Time
 }
 
 // Observer is told the outcome of each memory job: kind is "compact",
@@ -140,6 +144,9 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 	}
 	if opt.ShutdownTimeout <= 0 {
 		opt.ShutdownTimeout = 20 * time.Second
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
 	}
 	log = log.With("component", "jobs")
 	w := &Worker{mem: mem, store: store, queue: q, opt: opt, log: log, mux: asynq.NewServeMux(), locks: NewLocker(r), swept: make(chan struct{})}
@@ -300,7 +307,8 @@ func (w *Worker) Run(ctx context.Context) error {
 // writes the index terms left owed. Its writes give way to turns'.
 func (w *Worker) Sweep(ctx context.Context) (int, error) {
 	ctx = sweeping(models.Background(ctx))
-	since := time.Now().Add(-w.opt.SweepWindow).Unix()
+	now := w.opt.Now()
+	since := now.Add(-w.opt.SweepWindow).Unix()
 	chats, err := w.store.ActiveChatsSince(ctx, since, 5000)
 	if err != nil {
 		return 0, fmt.Errorf("jobs: sweep: %w", err)
@@ -310,7 +318,7 @@ func (w *Worker) Sweep(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	n := 0
-	idleBefore := time.Now().Add(-w.opt.IdleRecap)
+	idleBefore := now.Add(-w.opt.IdleRecap)
 	for _, c := range chats {
 		owed, err := w.mem.CompactionOwed(ctx, c)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,8 +109,15 @@ func (r *rig) startWorker(t *testing.T) (stop func()) {
 }
 
 func (r *rig) startWorkerIdle(t *testing.T, idle time.Duration) (stop func()) {
+	return r.startWorkerOn(t, jobs.WorkerOptions{IdleRecap: idle})
+}
+
+// startWorkerOn starts a worker with opt, polling every 200ms and sweeping
+// once, at its start.
+func (r *rig) startWorkerOn(t *testing.T, opt jobs.WorkerOptions) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, jobs.WorkerOptions{PollInterval: 200 * time.Millisecond, SweepInterval: time.Hour, IdleRecap: idle}, nil)
+	opt.PollInterval, opt.SweepInterval = 200*time.Millisecond, time.Hour
+	w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, opt, nil)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	return func() {
@@ -236,18 +244,30 @@ func TestRecapIdleDebounceThenConsolidation(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			r := newRig(t, b, 3)
 			ctx := context.Background()
+			// The test's clock stands behind the wall clock, on which Redis
+			// runs the task (up to a second early) and the store stamps the
+			// recap: a recap the worker lets run once the chat rested 2s by
+			// the test's clock is also 2s after the message by the store's.
+			clock := newTestClock(time.Now().Add(-2 * time.Second))
+			r.queue.Now = clock.Now
 			// The chat rests 2s after each message; a message 1s in pushes
 			// the recap back.
 			must(t, r.queue.RecapWhenIdle(ctx, r.chatID, 2*time.Second))
-			time.Sleep(time.Second)
-			second := time.Now()
+			clock.Advance(time.Second)
+			second := clock.Now()
 			must(t, r.st.DB().Model(&models.Chat{}).Where("id = ?", r.chatID).Update("active_at", second).Error)
 			must(t, r.queue.RecapWhenIdle(ctx, r.chatID, 2*time.Second))
-			if info, err := asynq.NewInspectorFromRedisClient(r.redis.Client).GetQueueInfo(jobs.QueueDefault); err != nil || info.Size != 1 {
+			insp := asynq.NewInspectorFromRedisClient(r.redis.Client)
+			if info, err := insp.GetQueueInfo(jobs.QueueDefault); err != nil || info.Size != 1 {
 				t.Errorf("waiting recap tasks = %v (%v), want exactly one", info, err)
 			}
-			stop := r.startWorkerIdle(t, 2*time.Second)
+			// The task comes due (2s on the wall clock) while the chat has
+			// rested 1s: it waits again, until the chat has rested 2s.
+			clock.Advance(time.Second)
+			stop := r.startWorkerOn(t, jobs.WorkerOptions{IdleRecap: 2 * time.Second, Now: clock.Now})
 			defer stop()
+			waitRecapDeferred(t, insp, r.chatID)
+			clock.Advance(time.Second)
 			deadline := time.Now().Add(20 * time.Second)
 			for {
 				rec, err := r.st.Recap(ctx, r.chatID)
@@ -301,6 +321,8 @@ func TestRecapWhenIdleSkipsTheRoundTripWhileArmed(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			r := newRig(t, b, 1)
 			ctx := context.Background()
+			clock := newTestClock(time.Now())
+			r.queue.Now = clock.Now
 			insp := asynq.NewInspectorFromRedisClient(r.redis.Client)
 			waiting := func() int {
 				info, err := insp.GetQueueInfo(jobs.QueueDefault)
@@ -322,7 +344,7 @@ func TestRecapWhenIdleSkipsTheRoundTripWhileArmed(t *testing.T) {
 				t.Errorf("armed chat enqueued again: %d waiting", n)
 			}
 			// After idle/2 it makes sure again.
-			time.Sleep(idle/2 + 50*time.Millisecond)
+			clock.Advance(idle/2 + 50*time.Millisecond)
 			must(t, r.queue.RecapWhenIdle(ctx, r.chatID, idle))
 			if n := waiting(); n != 1 {
 				t.Errorf("after idle/2: %d waiting, want 1", n)
@@ -373,5 +395,43 @@ func TestSweeperWritesOwedIndexTerms(t *testing.T) {
 				t.Errorf("%d owed marks left after the sweep, want none", owed)
 			}
 		})
+	}
+}
+
+// testClock is a clock the test moves by hand.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// newTestClock is a clock standing at now.
+func newTestClock(now time.Time) *testClock { return &testClock{now: now} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// waitRecapDeferred waits until the chat's recap task ran and was set to
+// run again because the chat was not idle yet.
+func waitRecapDeferred(t *testing.T, insp *asynq.Inspector, chatID string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		info, err := insp.GetTaskInfo(jobs.QueueDefault, jobs.TypeRecap+":"+chatID)
+		if err == nil && strings.Contains(info.LastErr, "still active") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("recap task never deferred for a chat still active: %+v, %v", info, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -20,10 +20,12 @@ const KindReflect = "reflect"
 // new perceptions (a part of reflection), for the model usage count.
 const KindBeliefCheck = "belief_check"
 
-// ReflectConfig is the reflection.* settings.
+// ReflectConfig is the reflection.* settings. MaxChecks and
+// PivotalImportance left 0 are not set: NewService takes config.Default's.
 type ReflectConfig struct {
 	Trigger belief.TriggerConfig
-	// MaxChecks is reflection.max_checks: belief checks per character.
+	// MaxChecks is reflection.max_checks: belief checks per character;
+	// below 0, none.
 	MaxChecks int
 	// PivotalImportance is reflection.pivotal_importance.
 	PivotalImportance int
@@ -38,6 +40,21 @@ func ReflectConfigFrom(r config.Reflection) ReflectConfig {
 	}
 	return ReflectConfig{Trigger: belief.TriggerConfig{Auto: r.Auto, EveryTurns: r.EveryTurns, MinTurns: r.MinTurns,
 		PerRun: r.PerRun, MinNew: r.MinNew}, MaxChecks: checks, PivotalImportance: r.PivotalImportance}
+}
+
+// orDefaults is r with the settings left 0 taken from config.Default, so a
+// service built without reflection.* (a test, a tool) checks and founds
+// beliefs as the default configuration does. The trigger has no such
+// fill: a zero trigger never runs on its own.
+func (r ReflectConfig) orDefaults() ReflectConfig {
+	d := ReflectConfigFrom(config.Default().Reflection)
+	if r.MaxChecks == 0 {
+		r.MaxChecks = d.MaxChecks
+	}
+	if r.PivotalImportance == 0 {
+		r.PivotalImportance = d.PivotalImportance
+	}
+	return r
 }
 
 // ReflectStore is what reflection needs of the store; *models.Store

@@ -166,6 +166,7 @@ func NewService(store Store, scribe Scribe, cfg Config, log *slog.Logger) *Servi
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	cfg.Reflect = cfg.Reflect.orDefaults()
 	return &Service{store: store, scribe: scribe, cfg: cfg, log: log.With("component", "memory"), now: time.Now}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
+	"troupe/keyed"
 	"troupe/media"
 )
 
@@ -52,7 +53,8 @@ type Adapter struct {
 	// fetch downloads message files, from the file hosts alone.
 	fetch media.Fetcher
 
-	queues   queues
+	// queues keeps each channel's events in order (inOrder).
+	queues   keyed.Runner[string]
 	places   places
 	hooks    hooks
 	confirms confirms

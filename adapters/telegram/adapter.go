@@ -33,6 +33,7 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
+	"troupe/keyed"
 )
 
 // allowedUpdates are the update kinds the adapter asks Telegram for.
@@ -69,7 +70,7 @@ type Adapter struct {
 	seen *seenSet
 	// order keeps each chat's updates in order off the receiving
 	// goroutine; perms remembers who may manage a group.
-	order chatOrder
+	order keyed.Runner[int64]
 	perms permCache
 	// swiped is each chat's reply with the swipe keyboard.
 	swiped swipedReplies
@@ -262,6 +263,9 @@ func (a *Adapter) publishCommands(ctx context.Context) error {
 func (a *Adapter) drain(cancelWork context.CancelFunc) {
 	done := make(chan struct{})
 	go func() {
+		// The chats' ordered work comes first: it hands its replies'
+		// settling to a.wg before it ends.
+		a.order.Wait()
 		a.wg.Wait()
 		close(done)
 	}()

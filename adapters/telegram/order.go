@@ -5,46 +5,13 @@ import (
 	"time"
 )
 
-// chatOrder runs each chat's work in the order it was handed over, one
-// piece at a time, on a goroutine of the chat's own: what one chat waits
-// for (a permission check, flood control on a notice) never holds up
-// another chat, nor the goroutine that receives updates. The engine's lanes
-// keep each chat's order from Submit on; chatOrder keeps it up to Submit.
-type chatOrder struct {
-	mu sync.Mutex
-	// queued holds the work waiting behind the piece running, for each
-	// chat that has a goroutine; a chat is absent when it has none.
-	queued map[int64][]func()
-}
-
-// inOrder runs fn after the chat's earlier work, as work shutdown waits
-// for.
+// inOrder runs fn after the chat's earlier work (a.order), as work shutdown
+// waits for (drain). The engine's lanes keep each chat's order from Submit
+// on; a.order keeps it up to Submit, so what one chat waits for (a
+// permission check, flood control on a notice) never holds up another chat,
+// nor the goroutine that receives updates.
 func (a *Adapter) inOrder(chatID int64, fn func()) {
-	o := &a.order
-	o.mu.Lock()
-	if q, running := o.queued[chatID]; running {
-		o.queued[chatID] = append(q, fn)
-		o.mu.Unlock()
-		return
-	}
-	if o.queued == nil {
-		o.queued = map[int64][]func(){}
-	}
-	o.queued[chatID] = nil
-	o.mu.Unlock()
-	a.spawn(func() {
-		for fn != nil {
-			fn()
-			o.mu.Lock()
-			if q := o.queued[chatID]; len(q) > 0 {
-				fn, o.queued[chatID] = q[0], q[1:]
-			} else {
-				fn = nil
-				delete(o.queued, chatID)
-			}
-			o.mu.Unlock()
-		}
-	})
+	a.order.Do(chatID, fn)
 }
 
 // permTTL is how long a member's right to manage a group is remembered, and

@@ -30,6 +30,8 @@ var importRules = []importRule{
 		why: "the engines are pure: they import nothing of troupe's but text"},
 	{from: []string{"troupe/cards"}, to: []string{"troupe/models...", "troupe/memory...", "troupe/bot..."},
 		why: "cards reads files; it needs only text"},
+	{from: []string{"troupe/keyed"}, to: []string{"troupe/..."},
+		why: "keyed runs work in order per key: the standard library is all it needs"},
 	{from: []string{"troupe/web..."}, to: []string{"troupe/bot...", "troupe/jobs...", "troupe/adapters/..."},
 		why: "the inspector reads the store and memory; the command wires it to the queue"},
 	{from: []string{"troupe/..."}, to: []string{"troupe/llm", "troupe/ops"},
