@@ -15,10 +15,10 @@ import (
 	"troupe/cards/cardstest"
 	"troupe/cards/cardstest/wilddir"
 	"troupe/config"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

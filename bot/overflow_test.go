@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 )
 
 // TestPromptNeverOverflows plays a story in a small context window: the

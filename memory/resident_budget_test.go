@@ -7,8 +7,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"troupe/fakes/memorytest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models/testenv"
 )
 

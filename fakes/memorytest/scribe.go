@@ -1,6 +1,3 @@
-// Package memorytest is a scripted scribe for tests: it answers the memory
-// prompts troupe sends to the fake OpenAI server with well-formed outputs
-// (or, on request, broken ones), so memory jobs can run end to end.
 package memorytest
 
 import (
@@ -9,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
 )
 

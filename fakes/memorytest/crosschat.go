@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
 )
 

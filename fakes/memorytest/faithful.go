@@ -9,9 +9,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"troupe/llm/openaitest"
+	"troupe/eval"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
-	"troupe/memory/eval"
 )
 
 // Faithful is a scripted scribe that writes memory the way a careful

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // ShownPerception is one perception line of a reflection or belief-check

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
 )
 
