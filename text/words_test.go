@@ -43,6 +43,11 @@ func TestCJK(t *testing.T) {
 			t.Errorf("IsCJK(%q) = %v, want %v", r, !want, want)
 		}
 	}
+	for r, want := range map[rune]bool{'北': true, 'か': false, '한': false, 'a': false, '。': false} {
+		if IsHan(r) != want {
+			t.Errorf("IsHan(%q) = %v, want %v", r, !want, want)
+		}
+	}
 	if !HasCJK("Tess 在") || HasCJK("Tess, café") {
 		t.Error("HasCJK does not agree with IsCJK")
 	}
@@ -64,6 +69,27 @@ func TestClip(t *testing.T) {
 	} {
 		if got := Clip(tt.in, tt.n); got != tt.want {
 			t.Errorf("Clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestEllipsis(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 5, "short"},
+		{"shorter", 5, "shor…"},
+		{"ab cd", 4, "ab …"}, // the space stays: the cut is exact
+		{"在北京的家", 3, "在北…"},
+		{"anything", 1, "…"},
+		{"anything", 0, "…"},
+		{"", 0, ""},
+	} {
+		if got := Ellipsis(tt.in, tt.n); got != tt.want {
+			t.Errorf("Ellipsis(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
 		}
 	}
 }

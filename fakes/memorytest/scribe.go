@@ -8,6 +8,7 @@ import (
 
 	"troupe/fakes/openaitest"
 	"troupe/memory"
+	"troupe/text"
 )
 
 // Scribe answers memory prompts and passes every other request on.
@@ -111,9 +112,7 @@ func Summary(req openaitest.Request, n int) string {
 	last := ""
 	if m := lastLine.FindStringSubmatch(user); m != nil {
 		last = m[1]
-		if r := []rune(last); len(r) > 60 {
-			last = string(r[:60])
-		}
+		last = text.CutRunes(last, 60)
 	}
 	merged := ""
 	if i := strings.Index(user, "<previous-summary>"); i >= 0 {
