@@ -14,7 +14,7 @@ import (
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/cards/cardstest"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 var updateCards = flag.Bool("update-cards", false, "rewrite testdata/cards/*.golden")

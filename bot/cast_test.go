@@ -11,8 +11,8 @@ import (
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/models"
 	"troupe/prompt"
 )

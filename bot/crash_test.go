@@ -12,9 +12,9 @@ import (
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
+	"troupe/fakes/openaitest"
 	"troupe/jobs"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/models"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
 	"troupe/models"
 )

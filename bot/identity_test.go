@@ -10,8 +10,8 @@ import (
 
 	"troupe/bot"
 	"troupe/cards"
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 )
 

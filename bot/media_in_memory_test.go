@@ -15,9 +15,9 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
-	"troupe/llm/openaitest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/media"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 	"troupe/prompt"

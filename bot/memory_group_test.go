@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"troupe/bot"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

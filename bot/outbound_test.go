@@ -12,11 +12,11 @@ import (
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/media"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/prompt"
 )

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/prompt"
 )
 

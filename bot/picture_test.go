@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"troupe/bot"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/media"
 	"troupe/models"
 	"troupe/prompt"

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"troupe/bot"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models/testenv"
 )
 

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"troupe/bot"
-	"troupe/llm/openaitest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models/testenv"
 )
 

@@ -10,7 +10,7 @@ import (
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models/testenv"
 )
 

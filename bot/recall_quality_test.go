@@ -9,9 +9,9 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
-	"troupe/llm/openaitest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 	"troupe/prompt"

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"troupe/config"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
 	"troupe/models"
 )

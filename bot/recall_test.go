@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"troupe/bot"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

@@ -11,10 +11,10 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models/testenv"
 	"troupe/prompt"
 )

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 )
 

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"troupe/config"
+	"troupe/fakes/memorytest"
 	"troupe/llm"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models/testenv"
 	"troupe/record"
 )

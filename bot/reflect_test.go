@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"troupe/bot"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
 	"troupe/models/testenv"
 )
 

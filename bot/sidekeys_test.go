@@ -9,8 +9,8 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/models"
 	"troupe/models/testenv"

@@ -9,8 +9,8 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
+	"troupe/fakes/memorytest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 	"troupe/prompt"

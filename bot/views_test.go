@@ -14,11 +14,11 @@ import (
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/jobs"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/prompt"
 )

@@ -11,6 +11,7 @@ import (
 
 	"troupe/cards"
 	"troupe/media"
+	"troupe/text"
 )
 
 // Voice out: where a channel turned /voice on and a speech endpoint is
@@ -311,14 +312,7 @@ func clipAtSentence(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	cut := s
-	for i := range s {
-		if n == 0 {
-			cut = s[:i]
-			break
-		}
-		n--
-	}
+	cut := text.CutRunes(s, n)
 	best, space := -1, -1
 	for i, r := range cut {
 		end := i + utf8.RuneLen(r)

@@ -9,7 +9,7 @@ import (
 
 	"troupe/bot"
 	"troupe/cards"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/media"
 )
 

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2/v2"
+
+	"troupe/text"
 )
 
 // regexTimeout bounds one search of one regex key: a pattern that
@@ -261,10 +263,9 @@ func isWordRune(r rune) bool {
 	if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 		return false
 	}
-	if r < 0x2E80 {
-		return true
-	}
-	return !unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai)
+	// Below U+2E80 (Hangul Jamo, Thai among them) everything stays a word
+	// rune, as it always has; above it Thai has no characters.
+	return r < 0x2E80 || !text.IsCJK(r)
 }
 
 // haystack is scanned text with what makes searching it fast, each made

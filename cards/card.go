@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"troupe/text"
 )
 
 // Card is a character definition: the fields of Tavern cards V1, V2 and V3
@@ -341,12 +343,12 @@ func (c Card) CharName() string {
 	return c.Name
 }
 
-// GuessLanguage returns "zh" for text that is mostly Chinese, else "en".
-func GuessLanguage(text string) string {
+// GuessLanguage returns "zh" for s when it is mostly Chinese, else "en".
+func GuessLanguage(s string) string {
 	han, letters := 0, 0
-	for _, r := range text {
+	for _, r := range s {
 		switch {
-		case unicode.Is(unicode.Han, r):
+		case text.IsHan(r):
 			han++
 		case unicode.IsLetter(r):
 			letters++

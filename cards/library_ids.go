@@ -69,9 +69,5 @@ func stemExtID(name string) string {
 func hashedID(name, key string, n int) string {
 	sum := sha256.Sum256([]byte(key))
 	tail := "-" + hex.EncodeToString(sum[:])[:n]
-	stem := []rune(CardIDFromPath(name))
-	if len(stem)+len(tail) > text.IDSize {
-		stem = stem[:text.IDSize-len(tail)]
-	}
-	return string(stem) + tail
+	return text.CutRunes(CardIDFromPath(name), text.IDSize-len(tail)) + tail
 }

@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode"
+	"unicode/utf8"
+
+	"troupe/text"
 )
 
 // maxIDRunes bounds the ids Import gives, well within the database columns.
@@ -121,9 +124,9 @@ func ImportID(path, sum string) string {
 		dash = false
 	}
 	id := strings.Trim(b.String(), "-")
-	if r := []rune(id); len(r) > maxIDRunes {
+	if utf8.RuneCountInString(id) > maxIDRunes {
 		sum := sha256.Sum256([]byte(id))
-		id = strings.TrimRight(string(r[:maxIDRunes-9]), "-") + "-" + hex.EncodeToString(sum[:4])
+		id = strings.TrimRight(text.CutRunes(id, maxIDRunes-9), "-") + "-" + hex.EncodeToString(sum[:4])
 	}
 	if id == "" {
 		id = "card-" + sum[:min(8, len(sum))]

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
 	"troupe/prompt"
 )

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"troupe/config"
+	"troupe/fakes/openaitest"
 	"troupe/jobs"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/models"
 )

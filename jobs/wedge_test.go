@@ -10,10 +10,10 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/jobs"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 )
 

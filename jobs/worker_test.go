@@ -14,11 +14,11 @@ import (
 	"github.com/hibiken/asynq"
 
 	"troupe/config"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/jobs"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

@@ -14,8 +14,8 @@ import (
 	"troupe/models/testenv"
 
 	"troupe/bot"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 )
 
 const testKey = "sk-secret-XYZ"

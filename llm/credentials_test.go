@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"troupe/bot"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 )
 
 // The side clients strip their key as the chat client does: an embeddings

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 )
 
 // The embedder asks for its dimensions and takes what comes back, in input

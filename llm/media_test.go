@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"troupe/bot"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/media"
 )
 

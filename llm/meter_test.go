@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"troupe/bot"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/usage"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"troupe/bot"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
 )
 

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/handbook"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

@@ -7,10 +7,10 @@ import (
 	"sync"
 	"testing"
 
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/handbook"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"troupe/config"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"troupe/config"
+	"troupe/fakes/memorytest"
 	"troupe/llm"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"troupe/handbook"
 	"troupe/prompt"
 )
 
@@ -149,30 +148,16 @@ func ValidateRecap(lang, text string) (string, error) {
 	if !strings.HasPrefix(title, "# ") || strings.TrimSpace(title[2:]) == "" {
 		return "", errors.New(`the recap must start with a one-line title beginning with "# "`)
 	}
-	next := 0
-	for _, line := range strings.Split(body, "\n") {
-		t := strings.TrimSpace(line)
-		if !strings.HasPrefix(t, "## ") {
-			if next == 0 && t != "" {
-				return "", fmt.Errorf("there is text between the title and %q", h[0])
-			}
-			continue
+	// Other "## " lines are the recap's own; only text above the first
+	// section is refused.
+	err := walkSections(strings.Split(body, "\n"), h, sectionHints{}, func(sec int, line string) error {
+		if t := strings.TrimSpace(line); sec < 0 && t != "" && !strings.HasPrefix(t, "## ") {
+			return fmt.Errorf("there is text between the title and %q", h[0])
 		}
-		if next < 5 && handbook.HeadingMatches(t, h[next]) {
-			next++
-			continue
-		}
-		for i, want := range h {
-			if handbook.HeadingMatches(t, want) {
-				if i < next {
-					return "", fmt.Errorf("the heading %q appears twice", want)
-				}
-				return "", fmt.Errorf("the section %q is missing (found %q in its place)", h[next], want)
-			}
-		}
-	}
-	if next < 5 {
-		return "", fmt.Errorf("the section %q is missing", h[next])
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	return title + "\n" + strings.TrimRight(body, "\n \t"), nil
 }

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/handbook"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

@@ -13,9 +13,9 @@ import (
 
 	"troupe/belief"
 	"troupe/config"
+	"troupe/fakes/openaitest"
 	"troupe/jobs"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/models"
 	"troupe/models/testenv"

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"troupe/fakes/memorytest"
 	"troupe/handbook"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models/testenv"
 	"troupe/prompt"
 )

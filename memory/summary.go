@@ -133,35 +133,18 @@ func ValidateSummary(lang, text string) (string, error) {
 	if text == "" {
 		return "", fmt.Errorf("the answer is empty")
 	}
-	lines := strings.Split(text, "\n")
-	next := 0
 	var sections [5][]string
-	for _, line := range lines {
-		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "## ") {
-			if next < 5 && handbook.HeadingMatches(trimmed, h[next]) {
-				next++
-				continue
-			}
-			for i, want := range h {
-				if handbook.HeadingMatches(trimmed, want) {
-					if i < next {
-						return "", fmt.Errorf("the heading %q appears twice", want)
-					}
-					return "", fmt.Errorf("the section %q is missing (found %q in its place); write all five sections in order", h[next], want)
-				}
-			}
+	hints := sectionHints{outOfPlace: "; write all five sections in order", atEnd: "; all five sections are required"}
+	err := walkSections(strings.Split(text, "\n"), h, hints, func(sec int, line string) error {
+		if sec >= 0 {
+			sections[sec] = append(sections[sec], line)
+		} else if strings.TrimSpace(line) != "" {
+			return fmt.Errorf("there is text before the first heading %q; write nothing outside the five sections", h[0])
 		}
-		if next == 0 {
-			if trimmed != "" {
-				return "", fmt.Errorf("there is text before the first heading %q; write nothing outside the five sections", h[0])
-			}
-			continue
-		}
-		sections[next-1] = append(sections[next-1], line)
-	}
-	if next < 5 {
-		return "", fmt.Errorf("the section %q is missing; all five sections are required", h[next])
+		return nil
+	})
+	if err != nil {
+		return "", err
 	}
 	if strings.TrimSpace(strings.Join(sections[4], "\n")) == "" {
 		return "", fmt.Errorf("the section %q is empty; describe the latest scene", h[4])
@@ -176,6 +159,44 @@ func ValidateSummary(lang, text string) (string, error) {
 		b.WriteString(strings.TrimSpace(strings.Join(sections[i], "\n")))
 	}
 	return b.String(), nil
+}
+
+// sectionHints end walkSections' errors about a missing section with what
+// the scribe should do about it: outOfPlace where another section stands
+// in its place, atEnd where the answer ends before it.
+type sectionHints struct{ outOfPlace, atEnd string }
+
+// walkSections reads the lines of a scribe's answer against the five
+// headings h, which must each stand once and in this order (a relay
+// summary's, a recap's). Every other line goes to line with the index of the
+// heading above it, -1 above the first; an error from line stops the walk
+// and is returned. A heading twice or out of place is an error, and so is
+// one still missing at the end.
+func walkSections(lines []string, h [5]string, hints sectionHints, line func(sec int, l string) error) error {
+	next := 0
+	for _, l := range lines {
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "## ") {
+			if next < 5 && handbook.HeadingMatches(t, h[next]) {
+				next++
+				continue
+			}
+			for i, want := range h {
+				if handbook.HeadingMatches(t, want) {
+					if i < next {
+						return fmt.Errorf("the heading %q appears twice", want)
+					}
+					return fmt.Errorf("the section %q is missing (found %q in its place)%s", h[next], want, hints.outOfPlace)
+				}
+			}
+		}
+		if err := line(next-1, l); err != nil {
+			return err
+		}
+	}
+	if next < 5 {
+		return fmt.Errorf("the section %q is missing%s", h[next], hints.atEnd)
+	}
+	return nil
 }
 
 // stripFence removes one ``` fence wrapped around a whole answer.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
 	"troupe/models"
 	"troupe/models/testenv"

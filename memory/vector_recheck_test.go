@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
 	"troupe/models"
 	"troupe/models/testenv"

@@ -26,10 +26,7 @@ const (
 // FitName cuts a display name to at most size characters, marking the cut
 // with "…". Names are not looked up, so nothing needs to be stable.
 func FitName(name string, size int) string {
-	if utf8.RuneCountInString(name) <= size {
-		return name
-	}
-	return text.CutRunes(name, size-1) + "…"
+	return text.Ellipsis(name, size)
 }
 
 // ErrTooLong is wrapped by a TooLongError.

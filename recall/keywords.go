@@ -3,7 +3,6 @@ package recall
 import (
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"troupe/text"
 )
@@ -137,12 +136,8 @@ func Cues(s string) []string {
 	return out
 }
 
-func cut(t string) string {
-	if utf8.RuneCountInString(t) <= MaxTermRunes {
-		return t
-	}
-	return string([]rune(t)[:MaxTermRunes])
-}
+// cut bounds an index term to MaxTermRunes characters.
+func cut(t string) string { return text.CutRunes(t, MaxTermRunes) }
 
 // stopwords are English words that say nothing about what an item is
 // about; searching for them would only fetch noise.

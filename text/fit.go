@@ -56,3 +56,14 @@ func Clip(s string, n int) string {
 	}
 	return strings.TrimRight(CutRunes(s, n-1), " \t") + "…"
 }
+
+// Ellipsis returns s when it has at most n characters, else its first n-1
+// characters, exactly as they are, and "…" (just "…" for n <= 1). Unlike
+// Clip it keeps spaces before the mark, so a cut is always n characters:
+// for names held to a width (a column, a platform's field).
+func Ellipsis(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return CutRunes(s, n-1) + "…"
+}

@@ -14,6 +14,13 @@ func IsCJK(r rune) bool {
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
+// IsHan reports whether r is a Han character: the script Chinese is
+// written in, which IsCJK widens to the kana and Hangul. For checks that
+// mean Chinese (a language guess), not "written without spaces".
+func IsHan(r rune) bool {
+	return unicode.Is(unicode.Han, r)
+}
+
 // HasCJK reports whether s holds a character IsCJK accepts.
 func HasCJK(s string) bool {
 	return strings.IndexFunc(s, IsCJK) >= 0

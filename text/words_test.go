@@ -38,32 +38,21 @@ func TestBigrams(t *testing.T) {
 
 func TestCJK(t *testing.T) {
 	t.Parallel()
-	for r, want := range map[rune]bool{'北': true, 'か': true, 'カ': true, '한': true, 'a': false, 'é': false, '1': false, '。': false} {
-		if IsCJK(r) != want {
-			t.Errorf("IsCJK(%q) = %v, want %v", r, !want, want)
+	for _, tt := range []struct {
+		r        rune
+		cjk, han bool
+	}{
+		{'北', true, true}, {'か', true, false}, {'カ', true, false}, {'한', true, false},
+		{'a', false, false}, {'é', false, false}, {'1', false, false}, {'。', false, false},
+	} {
+		if IsCJK(tt.r) != tt.cjk {
+			t.Errorf("IsCJK(%q) = %v, want %v", tt.r, !tt.cjk, tt.cjk)
+		}
+		if IsHan(tt.r) != tt.han {
+			t.Errorf("IsHan(%q) = %v, want %v", tt.r, !tt.han, tt.han)
 		}
 	}
 	if !HasCJK("Tess 在") || HasCJK("Tess, café") {
 		t.Error("HasCJK does not agree with IsCJK")
-	}
-}
-
-func TestClip(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		in   string
-		n    int
-		want string
-	}{
-		{"short", 5, "short"},
-		{"shorter", 5, "shor…"},
-		{"ab cd", 4, "ab…"}, // no space before the mark
-		{"在北京的家", 3, "在北…"},
-		{"anything", 0, ""},
-		{"", 0, ""},
-	} {
-		if got := Clip(tt.in, tt.n); got != tt.want {
-			t.Errorf("Clip(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
-		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"troupe/text"
 )
 
 //go:embed templates/*.html
@@ -45,8 +47,7 @@ var funcs = template.FuncMap{
 		if utf8.RuneCountInString(s) <= n {
 			return s
 		}
-		r := []rune(s)
-		return string(r[:n]) + "…"
+		return text.CutRunes(s, n) + "…"
 	},
 	"lines":      func(s string) []string { return strings.Split(s, "\n") },
 	"pathEscape": url.PathEscape,

@@ -9,7 +9,7 @@ import (
 	"troupe/adapters/discord/discordtest"
 	"troupe/bot"
 	"troupe/config"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
 	"troupe/models"
 )
 

@@ -9,6 +9,7 @@ import (
 
 	"troupe/bot"
 	"troupe/cards"
+	troupetext "troupe/text"
 )
 
 // registerCommands replaces the application's slash commands with troupe's:
@@ -238,9 +239,7 @@ func cardChoices(lib *cards.Library, typed string) []*discordgo.ApplicationComma
 		if !strings.EqualFold(c.Name, c.ID) {
 			name += " (" + c.ID + ")"
 		}
-		if r := []rune(name); len(r) > 100 {
-			name = string(r[:99]) + "…"
-		}
+		name = troupetext.Ellipsis(name, 100)
 		choices = append(choices, &discordgo.ApplicationCommandOptionChoice{Name: name, Value: c.ID})
 		if len(choices) == 25 {
 			break

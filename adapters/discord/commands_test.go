@@ -12,7 +12,7 @@ import (
 	"troupe/adapters/discord/discordtest"
 	"troupe/bot"
 	"troupe/config"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 )
 

@@ -17,8 +17,8 @@ import (
 	"troupe/adapters/discord/discordtest"
 	"troupe/bot"
 	"troupe/config"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/memory"
 	"troupe/models"
 )

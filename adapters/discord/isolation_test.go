@@ -8,8 +8,8 @@ import (
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/bot"
+	"troupe/fakes/memorytest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 )
 
 // TestCrossChatMemoryStaysInItsSpace: a fact told in one guild reaches the

@@ -9,8 +9,8 @@ import (
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/bot"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/models"
 )
 

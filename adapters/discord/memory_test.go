@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"troupe/adapters/discord/discordtest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
 	"troupe/models/testenv"
 )
 

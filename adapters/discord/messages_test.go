@@ -8,7 +8,7 @@ import (
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/config"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 )
 

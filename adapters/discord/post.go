@@ -12,6 +12,7 @@ import (
 
 	"troupe/bot"
 	"troupe/media"
+	troupetext "troupe/text"
 )
 
 // maxMessage is Discord's message length limit, in characters.
@@ -44,11 +45,7 @@ func (sp speaker) limit() int { return maxMessage - utf8.RuneCountInString(sp.pr
 // hookName is the character's name as a webhook username: at most 80
 // characters (Discord refuses longer ones).
 func (sp speaker) hookName() string {
-	r := []rune(strings.TrimSpace(sp.name))
-	if len(r) > 80 {
-		r = r[:80]
-	}
-	return string(r)
+	return troupetext.CutRunes(strings.TrimSpace(sp.name), 80)
 }
 
 // posted is one message of a reply.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 func TestBoundChannelMessageGetsWebhookReply(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/bot"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

@@ -14,7 +14,7 @@ import (
 	"troupe/adapters/telegram/telegramtest"
 	"troupe/bot"
 	"troupe/config"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 )
 

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"troupe/adapters/telegram/telegramtest"
+	"troupe/fakes/memorytest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 )
 

@@ -16,10 +16,10 @@ import (
 	"troupe/adapters/telegram/telegramtest"
 	"troupe/bot"
 	"troupe/config"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 )
 

@@ -15,9 +15,9 @@ import (
 
 	"troupe/adapters/telegram/telegramtest"
 	"troupe/bot"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
 	"troupe/models"
 )
 

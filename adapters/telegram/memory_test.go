@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"troupe/adapters/telegram/telegramtest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
 	"troupe/models/testenv"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"troupe/adapters/telegram/telegramtest"
 	"troupe/bot"
+	"troupe/fakes/openaitest"
 	"troupe/llm"
-	"troupe/llm/openaitest"
 )
 
 // withSpeech gives the pipeline the fake's speech endpoint (tts), as

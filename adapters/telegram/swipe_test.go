@@ -7,7 +7,7 @@ import (
 
 	"troupe/adapters/telegram/telegramtest"
 	"troupe/bot"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models/testenv"
 )
 

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/prompt"
 )

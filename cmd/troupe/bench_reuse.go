@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // benchChannelMark finds the channel a bench turn's user message comes

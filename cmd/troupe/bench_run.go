@@ -18,8 +18,8 @@ import (
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 	"troupe/prompt"
 )

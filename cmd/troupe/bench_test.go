@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 func TestBench(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	"troupe/cards"
 	"troupe/cards/cardstest"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 func runCard(t *testing.T, args ...string) (string, string, error) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // TestChatSaysWhatItFinishes: when the input ends with memory work owed

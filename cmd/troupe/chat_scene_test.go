@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"troupe/bot"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 )
 

@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // plainLabel finds a speaker's name printed as "Name: " at a line's start

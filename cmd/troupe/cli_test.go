@@ -11,7 +11,7 @@ import (
 	"time"
 	"troupe/models/testenv"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

@@ -13,10 +13,10 @@ import (
 
 	"gorm.io/gorm"
 
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/handbook"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 )
 

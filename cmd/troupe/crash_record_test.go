@@ -8,8 +8,8 @@ import (
 
 	"gorm.io/gorm"
 
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 )
 

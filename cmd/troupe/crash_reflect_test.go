@@ -7,7 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

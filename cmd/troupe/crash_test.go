@@ -16,9 +16,9 @@ import (
 
 	"gorm.io/gorm"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"troupe/adapters/telegram/telegramtest"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 	"troupe/models/testenv"
 )

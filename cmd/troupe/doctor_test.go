@@ -11,7 +11,7 @@ import (
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/adapters/telegram/telegramtest"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models/testenv"
 )
 

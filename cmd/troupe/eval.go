@@ -18,11 +18,11 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
+	"troupe/eval"
 	"troupe/examples"
-	"troupe/llm/openaitest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
-	"troupe/memory/eval"
-	"troupe/memory/memorytest"
 	"troupe/prompt"
 )
 

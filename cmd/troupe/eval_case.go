@@ -14,9 +14,9 @@ import (
 	"troupe/bot"
 	"troupe/cards"
 	"troupe/config"
+	"troupe/eval"
 	"troupe/jobs"
 	"troupe/llm"
-	"troupe/memory/eval"
 	"troupe/models"
 	"troupe/text"
 )

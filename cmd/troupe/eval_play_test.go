@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/memory/eval"
+	"troupe/eval"
 )
 
 // The CI thresholds of the memory suite against the faithful fake model,

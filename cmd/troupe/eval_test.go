@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"troupe/config"
-	"troupe/llm/openaitest"
-	"troupe/memory/eval"
+	"troupe/eval"
+	"troupe/fakes/openaitest"
 )
 
 const evalSuite = "../../examples/eval"

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 )
 
 // A memory job that keeps failing stays owed and visible: /memory and

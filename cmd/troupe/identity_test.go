@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"troupe/cards/cardstest"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // TestTwoCardFilesOfOneStemKeepTheirOwnChats: wren.json and wren.png, two

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
-	"troupe/memory/eval"
-	"troupe/memory/memorytest"
+	"troupe/eval"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 )
 
 // snakeKey is the shape of every key troupe's --json outputs name.

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/media"
-	"troupe/memory/memorytest"
 	"troupe/models"
 )
 

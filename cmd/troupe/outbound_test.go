@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // troupe chat with tts.* and image.* set (by TROUPE_ variables) wires the

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 )
 
 // The recorder is on by default: a console chat's /record records the

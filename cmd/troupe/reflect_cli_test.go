@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 )
 
 // A console chat's /reflect forms a belief; `troupe memory show` prints it

@@ -21,10 +21,10 @@ import (
 	"time"
 
 	"troupe/adapters/telegram/telegramtest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/jobs"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/memorytest"
 	"troupe/models"
 	"troupe/models/testenv"
 	"troupe/prompt"

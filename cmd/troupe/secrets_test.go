@@ -11,7 +11,7 @@ import (
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/adapters/telegram/telegramtest"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // TestSecretsNeverLogged runs troupe at debug level through the paths that

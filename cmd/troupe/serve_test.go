@@ -17,8 +17,8 @@ import (
 
 	"troupe/adapters/discord/discordtest"
 	"troupe/adapters/telegram/telegramtest"
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 )
 

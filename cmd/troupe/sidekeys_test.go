@@ -7,7 +7,7 @@ import (
 
 	"troupe/bot"
 	"troupe/config"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/models/testenv"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"troupe/adapters/telegram/telegramtest"
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // runCode runs one troupe command line and returns its exit code and

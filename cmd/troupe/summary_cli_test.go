@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/models"
 )
 

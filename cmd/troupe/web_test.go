@@ -15,8 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"troupe/cards/cardstest"
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 	"troupe/web/webtest"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"troupe/llm/openaitest"
-	"troupe/memory/memorytest"
+	"troupe/fakes/memorytest"
+	"troupe/fakes/openaitest"
 )
 
 // With recall.diagnostics on, /why in the console and `troupe memory why

@@ -1,9 +1,3 @@
-// Package openaitest is a fake OpenAI-compatible API server for tests. It
-// speaks the real wire format (chat completions streamed as server-sent events
-// or not, with image parts checked and described; embeddings; a
-// Jina/Cohere-style rerank; the model list; audio transcriptions and speech;
-// image generations) over loopback HTTP, answers from a script of Answers
-// that can inject faults, and records every request.
 package openaitest
 
 import (

@@ -12,7 +12,7 @@ import (
 
 	oai "github.com/sashabaranov/go-openai"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 func client(s *openaitest.Server) *oai.Client {

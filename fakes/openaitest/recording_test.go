@@ -5,7 +5,7 @@ import (
 
 	oai "github.com/sashabaranov/go-openai"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 func TestStartAndSetRecording(t *testing.T) {

@@ -5,9 +5,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
+	"troupe/text"
 )
 
 // ShownPerception is one perception line of a reflection or belief-check
@@ -65,11 +65,7 @@ func FaithfulReflection(req openaitest.Request) string {
 	if hasHan(req.Messages[0].Content) {
 		lead = name + "记得："
 	}
-	text := []rune(lead + ps[len(ps)-1].Text)
-	if len(text) > 200 {
-		text = text[:200]
-	}
-	a := map[string]any{"add": []map[string]any{{"text": string(text), "confidence": "likely", "supports": ids}}}
+	a := map[string]any{"add": []map[string]any{{"text": text.CutRunes(lead+ps[len(ps)-1].Text, 200), "confidence": "likely", "supports": ids}}}
 	if len(bs) > 0 {
 		a["strengthen"] = []map[string]any{{"belief": bs[0].ID, "supports": ids}}
 	}
@@ -81,5 +77,5 @@ func FaithfulReflection(req openaitest.Request) string {
 const compatible = `{"compatible": true, "against": []}`
 
 func hasHan(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return unicode.Is(unicode.Han, r) }) >= 0
+	return strings.IndexFunc(s, text.IsHan) >= 0
 }

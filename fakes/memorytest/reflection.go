@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // RecorderPerceiving is Recorder with a perception of every event for the

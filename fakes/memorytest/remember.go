@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // recapInPrompt is a recap as the consolidation prompt quotes it.

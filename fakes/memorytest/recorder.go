@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // isRecorder tells a recorder request by the contract's user message.

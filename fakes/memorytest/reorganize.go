@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
 )
 

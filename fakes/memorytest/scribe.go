@@ -1,6 +1,3 @@
-// Package memorytest is a scripted scribe for tests: it answers the memory
-// prompts troupe sends to the fake OpenAI server with well-formed outputs
-// (or, on request, broken ones), so memory jobs can run end to end.
 package memorytest
 
 import (
@@ -9,8 +6,9 @@ import (
 	"strings"
 	"sync"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 	"troupe/memory"
+	"troupe/text"
 )
 
 // Scribe answers memory prompts and passes every other request on.
@@ -114,9 +112,7 @@ func Summary(req openaitest.Request, n int) string {
 	last := ""
 	if m := lastLine.FindStringSubmatch(user); m != nil {
 		last = m[1]
-		if r := []rune(last); len(r) > 60 {
-			last = string(r[:60])
-		}
+		last = text.CutRunes(last, 60)
 	}
 	merged := ""
 	if i := strings.Index(user, "<previous-summary>"); i >= 0 {

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"troupe/memory/eval"
+	"troupe/eval"
 )
 
 func write(t *testing.T, path, text string) {

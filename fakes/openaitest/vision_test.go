@@ -17,7 +17,7 @@ import (
 
 	oai "github.com/sashabaranov/go-openai"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // dataURL returns data as a data URL of mimeType.

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"troupe/fakes/openaitest"
 	"troupe/handbook"
-	"troupe/llm/openaitest"
 	"troupe/memory"
 )
 

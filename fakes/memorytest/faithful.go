@@ -9,10 +9,10 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"troupe/eval"
+	"troupe/fakes/openaitest"
 	"troupe/handbook"
-	"troupe/llm/openaitest"
 	"troupe/memory"
-	"troupe/memory/eval"
 )
 
 // Faithful is a scripted scribe that writes memory the way a careful

@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"troupe/llm/openaitest"
-	"troupe/memory/eval"
+	"troupe/eval"
+	"troupe/fakes/openaitest"
 )
 
-const suiteDir = "../../examples/eval"
+const suiteDir = "../examples/eval"
 
 func TestSuiteCoversEveryCategoryInBothLanguages(t *testing.T) {
 	s, err := eval.Load(suiteDir)

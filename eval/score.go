@@ -3,6 +3,8 @@ package eval
 import (
 	"strings"
 	"unicode"
+
+	"troupe/text"
 )
 
 // Verdict is how one reply scored.
@@ -116,7 +118,7 @@ func boundary(text string, at int, term string, before bool) bool {
 // wordRune is a letter or digit of a script written with spaces between
 // words.
 func wordRune(r rune) bool {
-	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !unicode.Is(unicode.Han, r)
+	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !text.IsHan(r)
 }
 
 // CharF1 is the F1 of the characters (spaces left out) two normalized

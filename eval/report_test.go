@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"troupe/memory/eval"
+	"troupe/eval"
 )
 
 func TestSummarizeAndTable(t *testing.T) {

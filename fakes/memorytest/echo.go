@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"troupe/fakes/openaitest"
 	"troupe/handbook"
-	"troupe/llm/openaitest"
 	"troupe/memory"
 )
 

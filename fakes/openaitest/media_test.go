@@ -15,7 +15,7 @@ import (
 
 	oai "github.com/sashabaranov/go-openai"
 
-	"troupe/llm/openaitest"
+	"troupe/fakes/openaitest"
 )
 
 // voiceNote is a recording the fake hears as "I light the lamp.".
