@@ -24,6 +24,10 @@ func TestMemoryWhyShowsTheLastRecall(t *testing.T) {
 			vals["TROUPE_LOG_LEVEL"] = "error"
 			vals["TROUPE_RECORDER_BATCH"] = "1"
 			vals["TROUPE_RECALL_DIAGNOSTICS"] = "true"
+			// The test asks what recall found, not how fast: on a loaded
+			// machine a search past the 5 s default cap leaves the block
+			// out, and /why rightly says nothing was found.
+			vals["TROUPE_RECALL_TIMEOUT"] = "60s"
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			troupe := func(stdin string, args ...string) (string, error) {
