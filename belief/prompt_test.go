@@ -2,31 +2,17 @@ package belief
 
 import (
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"troupe/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/NAME.golden (rewritten with -update).
-func golden(t *testing.T, name, got string) {
+// checkGolden compares got with testdata/NAME.golden (see package golden).
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test -update): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from golden file:\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 func render(msgs []Message) string {
@@ -51,13 +37,13 @@ func TestPromptGolden(t *testing.T) {
 	t.Parallel()
 	en := PromptInput{Language: "en", Character: "Mara", Perceptions: []Perception{p1, p2, p7}, Beliefs: []Belief{b1, b2, b3}}
 	zh := PromptInput{Language: "zh", Character: "阿澜", Perceptions: zhPerceptions, Beliefs: zhBeliefs}
-	golden(t, "reflect_prompt_en", render(Prompt(en)))
-	golden(t, "reflect_prompt_zh", render(Prompt(zh)))
-	golden(t, "check_prompt_en", render(CheckPrompt("en", Check{Belief: b1, Perceptions: []Perception{p2, p7}})))
-	golden(t, "check_prompt_zh", render(CheckPrompt("zh", Check{Belief: zhBeliefs[0], Perceptions: zhPerceptions})))
+	checkGolden(t, "reflect_prompt_en", render(Prompt(en)))
+	checkGolden(t, "reflect_prompt_zh", render(Prompt(zh)))
+	checkGolden(t, "check_prompt_en", render(CheckPrompt("en", Check{Belief: b1, Perceptions: []Perception{p2, p7}})))
+	checkGolden(t, "check_prompt_zh", render(CheckPrompt("zh", Check{Belief: zhBeliefs[0], Perceptions: zhPerceptions})))
 	problem := errors.New("reflect: the answer is not the expected JSON object: no JSON object found")
-	golden(t, "repair_prompt_zh", render(RepairPrompt("zh", Prompt(zh), "好的，我想想。", problem)))
-	golden(t, "repair_prompt_en", render(RepairPrompt("en", CheckPrompt("en", Check{Belief: b1, Perceptions: []Perception{p2}}), "maybe", problem)))
+	checkGolden(t, "repair_prompt_zh", render(RepairPrompt("zh", Prompt(zh), "好的，我想想。", problem)))
+	checkGolden(t, "repair_prompt_en", render(RepairPrompt("en", CheckPrompt("en", Check{Belief: b1, Perceptions: []Perception{p2}}), "maybe", problem)))
 }
 
 // TestPromptShape checks the user message against the contract line by

@@ -3,7 +3,6 @@ package bot_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"image/color"
 	"os"
 	"path/filepath"
@@ -15,9 +14,8 @@ import (
 	"troupe/cards"
 	"troupe/cards/cardstest"
 	"troupe/fakes/openaitest"
+	"troupe/internal/golden"
 )
-
-var updateCards = flag.Bool("update-cards", false, "rewrite testdata/cards/*.golden")
 
 // playCard plays one turn of card on a fresh rig and returns the request
 // the model got and the stored opening of the chat.
@@ -131,30 +129,14 @@ func firstLine(s string) string {
 }
 
 // goldenPrompt compares the messages of req with testdata/cards/NAME.golden
-// (rewritten with -update-cards).
+// (rewritten with -update).
 func goldenPrompt(t *testing.T, name string, req openaitest.Request) {
 	t.Helper()
 	var b strings.Builder
 	for _, m := range req.Messages {
 		b.WriteString("===== " + m.Role + " =====\n" + m.Content + "\n")
 	}
-	got := b.String()
-	path := filepath.Join("testdata", "cards", name+".golden")
-	if *updateCards {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden file (run go test -update-cards): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from its golden file:\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", "cards", name+".golden"), b.String())
 }
 
 // writeCardFile writes data as a card file and loads it.

@@ -110,7 +110,7 @@ func TestLorebookReachesThePrompt(t *testing.T) {
 // every position, whole-word and regex keys, the four secondary logics,
 // sticky, cooldown and delay, an inclusion group, recursion, a budget that
 // cuts, and a world file the card names. Each turn's prompt is a golden file
-// (testdata/cards/lore-v3-turnN.golden, rewritten with -update-cards).
+// (testdata/cards/lore-v3-turnN.golden, rewritten with -update).
 func TestLoreGoldenPrompts(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "lore_v3_card.json"))
 	if err != nil {

@@ -6,22 +6,8 @@ import (
 	"testing"
 
 	"troupe/prompt"
+	"troupe/prompt/prompttest"
 )
-
-// story builds a branch: an optional greeting, then beats of (user, reply),
-// each message of charsPer characters.
-func story(beats, charsPer int, greeting bool) []prompt.Turn {
-	var turns []prompt.Turn
-	if greeting {
-		turns = append(turns, prompt.Turn{ID: "g", Role: prompt.RoleAssistant, Content: strings.Repeat("g", charsPer)})
-	}
-	for i := 0; i < beats; i++ {
-		turns = append(turns,
-			prompt.Turn{ID: fmt.Sprintf("u%d", i), Role: prompt.RoleUser, Content: strings.Repeat("u", charsPer)},
-			prompt.Turn{ID: fmt.Sprintf("a%d", i), Role: prompt.RoleAssistant, Content: strings.Repeat("a", charsPer)})
-	}
-	return turns
-}
 
 func TestPlanCompactionTrigger(t *testing.T) {
 	t.Parallel()
@@ -35,17 +21,17 @@ func TestPlanCompactionTrigger(t *testing.T) {
 		cutBeats int
 		reason   string
 	}{
-		{"35 beats is not enough", story(35, 100, false), params, false, false, 29, ReasonTooFewBeats},
-		{"36 beats triggers", story(36, 100, false), params, false, true, 30, ""},
-		{"37 beats triggers", story(37, 100, false), params, false, true, 31, ""},
+		{"35 beats is not enough", prompttest.Story(35, 100, false), params, false, false, 29, ReasonTooFewBeats},
+		{"36 beats triggers", prompttest.Story(36, 100, false), params, false, true, 30, ""},
+		{"37 beats triggers", prompttest.Story(37, 100, false), params, false, true, 31, ""},
 		// 30 cut beats × 2 messages: 1999 and 2000 characters in all.
-		{"cut of 1999 chars is too little", withCutChars(story(36, 1, false), 1999, 30), params, false, false, 30, ReasonTooLittleCut},
-		{"cut of 2000 chars is enough", withCutChars(story(36, 1, false), 2000, 30), params, false, true, 30, ""},
-		{"period 0 turns it off", story(100, 100, false), CompactParams{Keep: 6, Period: 0, MinCutChars: 2000, ManualMinCutChars: 500}, false, false, 0, ReasonOff},
-		{"manual ignores the period", story(10, 100, false), params, true, true, 4, ""},
-		{"manual needs 500 chars: 499", withCutChars(story(10, 1, false), 499, 4), params, true, false, 4, ReasonTooLittleCut},
-		{"manual needs 500 chars: 500", withCutChars(story(10, 1, false), 500, 4), params, true, true, 4, ""},
-		{"manual with only keep beats", story(6, 100, false), params, true, false, 0, ReasonTooFewBeats},
+		{"cut of 1999 chars is too little", withCutChars(prompttest.Story(36, 1, false), 1999, 30), params, false, false, 30, ReasonTooLittleCut},
+		{"cut of 2000 chars is enough", withCutChars(prompttest.Story(36, 1, false), 2000, 30), params, false, true, 30, ""},
+		{"period 0 turns it off", prompttest.Story(100, 100, false), CompactParams{Keep: 6, Period: 0, MinCutChars: 2000, ManualMinCutChars: 500}, false, false, 0, ReasonOff},
+		{"manual ignores the period", prompttest.Story(10, 100, false), params, true, true, 4, ""},
+		{"manual needs 500 chars: 499", withCutChars(prompttest.Story(10, 1, false), 499, 4), params, true, false, 4, ReasonTooLittleCut},
+		{"manual needs 500 chars: 500", withCutChars(prompttest.Story(10, 1, false), 500, 4), params, true, true, 4, ""},
+		{"manual with only keep beats", prompttest.Story(6, 100, false), params, true, false, 0, ReasonTooFewBeats},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,7 +66,7 @@ func withCutChars(turns []prompt.Turn, total, cutBeats int) []prompt.Turn {
 
 func TestPlanCompactionCutEndsOnBeatBoundary(t *testing.T) {
 	t.Parallel()
-	turns := story(40, 100, true)
+	turns := prompttest.Story(40, 100, true)
 	// A joined turn: two user messages in a row are one beat.
 	turns = append(turns, prompt.Turn{ID: "x1", Role: prompt.RoleUser, Content: "a"}, prompt.Turn{ID: "x2", Role: prompt.RoleUser, Content: "b"}, prompt.Turn{ID: "x3", Role: prompt.RoleAssistant, Content: "c"})
 	plan := PlanCompaction(turns, CompactParams{Keep: 6, Period: 30, MinCutChars: 2000}, false)
@@ -110,7 +96,7 @@ func TestPlanCompactionCutsUnansweredPile(t *testing.T) {
 	t.Parallel()
 	params := CompactParams{Keep: 6, Period: 30, MinCutChars: 2000, ManualMinCutChars: 500}
 	pile := func(beats, unanswered int) []prompt.Turn {
-		turns := story(beats, 100, true)
+		turns := prompttest.Story(beats, 100, true)
 		for i := 0; i < unanswered; i++ {
 			turns = append(turns, prompt.Turn{ID: fmt.Sprintf("p%d", i), Role: prompt.RoleUser, Content: strings.Repeat("p", 100)})
 		}

@@ -7,6 +7,7 @@ import (
 
 	"troupe/handbook"
 	"troupe/prompt"
+	"troupe/prompt/prompttest"
 )
 
 func TestValidateRecap(t *testing.T) {
@@ -54,15 +55,15 @@ func TestBuildEvidenceCap(t *testing.T) {
 func TestCrossChatPromptsGolden(t *testing.T) {
 	t.Parallel()
 	for _, lang := range []string{"en", "zh"} {
-		turns := goldenTurnsEN
+		turns := prompttest.TurnsEN
 		if lang == "zh" {
-			turns = goldenTurnsZH
+			turns = prompttest.TurnsZH
 		}
 		recap := RecapPrompt(RecapPromptInput{Language: lang, CharName: turns[0].Name, UserName: turns[1].Name, ChatName: "jA",
 			Summary: "## Story so far\n...", Evidence: Evidence{Transcript: Transcript("en", turns, "", ""), Omitted: 1234, Beats: 1}, PreviousRecap: "# Old\n## Plot\n- x"})
-		golden(t, "recap_prompt_"+lang, render(recap))
+		checkGolden(t, "recap_prompt_"+lang, render(recap))
 		cons := ConsolidationPrompt(ConsolidationPromptInput{Language: lang, CharName: turns[0].Name, Handbook: handbook.CrossHeadings[lang][0] + "\n- x [chat:jA]\n- a person's note", Resident: handbook.ResidentHeadings[lang][0] + "\n- One (jA): x [chat:jA]",
 			Chats: []ChatRef{{ID: "jA", Name: "One"}, {ID: "jC", Name: "Three"}}, Deleted: []string{"jB"}, Changed: []ChangedRecap{{ChatID: "jC", ChatName: "Three", Content: "# Three\n## Plot\n- y"}}, ResidentMax: 1200})
-		golden(t, "consolidation_prompt_"+lang, render(cons))
+		checkGolden(t, "consolidation_prompt_"+lang, render(cons))
 	}
 }

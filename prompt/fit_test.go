@@ -2,30 +2,15 @@ package prompt_test
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"troupe/prompt"
+	"troupe/prompt/prompttest"
 )
 
 // runeCount counts a prompt as its characters: enough to test the fitting.
-// story builds a branch: an optional greeting, then beats of (user, reply),
-// each message of charsPer characters (as memory's compaction tests do).
-func story(beats, charsPer int, greeting bool) []prompt.Turn {
-	var turns []prompt.Turn
-	if greeting {
-		turns = append(turns, prompt.Turn{ID: "g", Role: prompt.RoleAssistant, Content: strings.Repeat("g", charsPer)})
-	}
-	for i := 0; i < beats; i++ {
-		turns = append(turns,
-			prompt.Turn{ID: fmt.Sprintf("u%d", i), Role: prompt.RoleUser, Content: strings.Repeat("u", charsPer)},
-			prompt.Turn{ID: fmt.Sprintf("a%d", i), Role: prompt.RoleAssistant, Content: strings.Repeat("a", charsPer)})
-	}
-	return turns
-}
-
 func runeCount(msgs []prompt.Message) int {
 	n := 0
 	for _, m := range msgs {
@@ -37,7 +22,7 @@ func runeCount(msgs []prompt.Message) int {
 func TestFitPrompt(t *testing.T) {
 	t.Parallel()
 	// Ten answered beats after a greeting, then the message to answer.
-	history := append(story(10, 100, true), prompt.Turn{ID: "n", Role: prompt.RoleUser, Content: strings.Repeat("n", 100)})
+	history := append(prompttest.Story(10, 100, true), prompt.Turn{ID: "n", Role: prompt.RoleUser, Content: strings.Repeat("n", 100)})
 	base := prompt.AssembleInput{Language: "en", System: "S", History: history}
 	bare := runeCount(prompt.Assemble(base.Bare()))
 	full := runeCount(prompt.Assemble(base))
@@ -121,7 +106,7 @@ func TestFitPrompt(t *testing.T) {
 // estimate, and the o200k tokenizer near the limit. The search costs
 // O(log n) counts.
 func BenchmarkFitPromptPile(b *testing.B) {
-	history := story(5, 200, true)
+	history := prompttest.Story(5, 200, true)
 	for i := 0; i < 500; i++ {
 		history = append(history, prompt.Turn{ID: "p", Role: prompt.RoleUser, Content: strings.Repeat("The lamp swings in the wind. ", 35)})
 	}

@@ -11,6 +11,7 @@ import (
 	"troupe/handbook"
 	"troupe/memory"
 	"troupe/prompt"
+	"troupe/prompt/prompttest"
 	"troupe/recall"
 	"troupe/record"
 )
@@ -66,7 +67,7 @@ func sceneMaterial(lang string) prompt.Material {
 	rel := "Ada: wary trust, warming."
 	item := recall.Item{ID: "p1", Kind: recall.Perception, Text: "Tobin left the logbook open at the page about the wreck.", When: "Day 1, night", Mode: "saw"}
 	belief := recall.Item{ID: "b1", Kind: recall.Belief, Text: "Ada will go down to the rocks alone if nobody stops her.", Confidence: "likely"}
-	history, system, summary := goldenTurnsEN[2:], "You are Maren.", validEN
+	history, system, summary := prompttest.TurnsEN[2:], "You are Maren.", prompttest.SummaryEN
 	if lang == "zh" {
 		ledger = record.Ledger{Time: "第二天黄昏", Place: "茶馆", Where: map[string]string{"阿澜": "茶馆"},
 			Inventory: map[string][]string{"苏砚": {"账本", "一把铜钥匙"}}}
@@ -75,7 +76,7 @@ func sceneMaterial(lang string) prompt.Material {
 		rel = "阿澜：戒备中的信任，正在变暖。"
 		item.Text, item.When = "陆沉把账本摊开在写沉船的那一页。", "第一天夜里"
 		belief.Text = "没人拦着的话，阿澜会一个人下到礁石那边去。"
-		history, system, summary = goldenTurnsZH[2:], "你是苏砚。", "## 前情提要\n阿澜到了临溪。"
+		history, system, summary = prompttest.TurnsZH[2:], "你是苏砚。", "## 前情提要\n阿澜到了临溪。"
 	}
 	return prompt.Material{
 		AssembleInput: prompt.AssembleInput{
@@ -107,7 +108,7 @@ func TestBuildPromptSceneGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, "build_prompt_scene_"+lang, render(p.Messages))
+			checkGolden(t, "build_prompt_scene_"+lang, render(p.Messages))
 			msgs := p.Messages
 			last, block := msgs[len(msgs)-1], msgs[len(msgs)-2]
 			if want := m.History[len(m.History)-1].Content; last.Role != prompt.RoleUser || last.Content != want {
@@ -144,12 +145,12 @@ func TestBuildPromptSceneGolden(t *testing.T) {
 // builds exactly what Assemble gave before (the existing golden files).
 func TestBuildPromptWithoutSceneIsAssemble(t *testing.T) {
 	t.Parallel()
-	in := prompt.AssembleInput{Language: "zh", System: "你是苏砚。", Summary: "## 前情提要\n阿澜到了临溪。", History: goldenTurnsZH[2:]}
+	in := prompt.AssembleInput{Language: "zh", System: "你是苏砚。", Summary: "## 前情提要\n阿澜到了临溪。", History: prompttest.TurnsZH[2:]}
 	p, err := prompt.Build(prompt.Material{AssembleInput: in, StoredResident: memory.ResidentOf("# 往局记忆\n- 第一局 [chat:01A]")}, defaultBudget())
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "assemble_after_compaction_zh", render(p.Messages))
+	checkGolden(t, "assemble_after_compaction_zh", render(p.Messages))
 }
 
 // nextTurn is m one turn later: the reply and a new user message appended,
@@ -207,7 +208,7 @@ func prefixReuse(prev, next []prompt.Message) float64 {
 // would.
 func reuseRun(tb testing.TB, turns int, inSystem bool) float64 {
 	m := sceneMaterial("en")
-	m.History = goldenTurnsEN[:2]
+	m.History = prompttest.TurnsEN[:2]
 	// A scene of everyday size: a few open matters, not a full envelope.
 	m.Scene = sceneOf("en", record.Ledger{Time: "Day 2, dusk", Place: "the lamp-room", Inventory: map[string][]string{"Maren": {"the logbook"}}},
 		record.ViewInput{Character: "Maren", Present: []string{"Ada"}, Threads: manyThreads("en", 3), Known: []string{"the jetty"}}, "Ada: wary trust, warming.")

@@ -63,7 +63,7 @@ func TestSceneInEnvelope(t *testing.T) {
 			if !strings.Contains(scene, "Bram") || strings.Contains(scene, "- Tess") {
 				t.Errorf("want Bram a stranger and Tess as the card says, got:\n%s", scene)
 			}
-			golden(t, tt.name, "===== scene =====\n"+scene+"\n===== resident =====\n"+fitted+"\n")
+			checkGolden(t, tt.name, "===== scene =====\n"+scene+"\n===== resident =====\n"+fitted+"\n")
 		})
 	}
 }

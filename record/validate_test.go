@@ -2,12 +2,12 @@ package record
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"troupe/internal/golden"
 )
 
 // batch is two turns at the west gate: Tess and Mara present, Elias away;
@@ -265,7 +265,7 @@ func TestPromptGolden(t *testing.T) {
 			for _, m := range Prompt(lang, batch()) {
 				fmt.Fprintf(&b, "=== %s\n%s\n", m.Role, m.Content)
 			}
-			golden(t, filepath.Join("testdata", "prompt_"+lang+".golden"), b.String())
+			golden.Check(t, filepath.Join("testdata", "prompt_"+lang+".golden"), b.String())
 		})
 	}
 }
@@ -294,29 +294,6 @@ func TestViewShowsOnlyWhatTheCharacterKnows(t *testing.T) {
 	}
 	if !l.Elsewhere("Elias") || l.Elsewhere("Mara") {
 		t.Errorf("Elsewhere: Elias %v, Mara %v; want true, false", l.Elsewhere("Elias"), l.Elsewhere("Mara"))
-	}
-}
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with the file (rewritten with -update).
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
 
