@@ -13,10 +13,9 @@ import (
 // are whose, so the next consolidation writes the others' facts again from
 // their live recaps. Untagged entries (hand edits) stay.
 func Forget(doc, chatID string) string {
-	// Taking a tag out can turn what is left of a line into something
-	// else ("[chat:c2]# Chat: (c2)" becomes c2's block heading): forget
-	// again until nothing changes. Each pass only takes away, so this
-	// ends.
+	// A pass only takes away, and the lines it keeps keep their
+	// sections, so a second pass changes nothing; forget again until
+	// nothing changes all the same, as a guard for Forget's promise.
 	out := forgetOnce(doc, chatID)
 	for out != doc {
 		doc, out = out, forgetOnce(out, chatID)
@@ -46,6 +45,13 @@ func forgetOnce(doc, chatID string) string {
 			// record (the engine built the block from its recap): it
 			// stays, without the deleted chat's tag.
 			if l.Block == "" {
+				continue
+			}
+			// Unless what is left is a heading: kept, it would start a
+			// new section ("[chat:c2]# Chat: (c2)" would open c2's block
+			// and take the lines after it along on the next pass). The
+			// engine never tags a heading, so no chat loses its record.
+			if strings.HasPrefix(strings.TrimSpace(rest), "# ") {
 				continue
 			}
 			l.Text = strings.TrimRight(collapseSpaces(rest), " \t")
