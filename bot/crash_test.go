@@ -3,6 +3,7 @@ package bot_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -331,5 +332,90 @@ func TestMessagesThatArriveDuringTheLockWaitJoinTheTurn(t *testing.T) {
 				t.Errorf("branch holds %d user messages, want 3", users)
 			}
 		})
+	}
+}
+
+// TestResumeReadBeforeAMoveDoesNotUndoIt: Resume reads a channel left on an
+// unanswered message, in the space the channel was in then, and queues its
+// turn only after a message from the platform has said the channel is now
+// in another space (a Discord channel made private). The message's space
+// wins, whether the resume shares the message's turn or takes a turn of
+// its own after it: the channel moves once, and the reply is in a new chat
+// in the new space.
+func TestResumeReadBeforeAMoveDoesNotUndoIt(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		for _, joined := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/joined=%v", b.name, joined), func(t *testing.T) {
+				ctx := context.Background()
+				r, rds := rigOn(t, b)
+				name := fmt.Sprintf("moved-%v", joined) // the embedded Redis is the process's
+				locker := jobs.NewLocker(rds)
+				p := bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: r.client, MemoryConfig: config.Default().Memory, Locker: locker})
+				defer p.Close(ctx)
+				r.fake.Script(openaitestFault500())
+				must(t, handle(ctx, p, inbound(name, 1), &discardSink{}))
+				ch, err := r.st.Channel(ctx, "console:"+name)
+				must(t, err)
+				before := ch.CurrentChatID
+
+				// Resume has read the channel in its old space, and is slow to
+				// queue its turn.
+				gate, resumed := make(chan struct{}), make(chan error, 1)
+				go func() {
+					resumed <- p.Resume(ctx, "console", func(ref bot.ChannelRef) (bot.Sink, bool) {
+						<-gate
+						return &discardSink{}, ref.Key() == "console:"+name
+					})
+				}()
+				moved := inbound(name, 2)
+				moved.Channel.SpaceID = "hidden"
+				sink := newRecSink()
+				var unlock func()
+				if joined {
+					// The message's turn waits for the channel's lock while
+					// the resume comes, and takes it into the same turn.
+					unlock, err = locker.Lock(ctx, "channel:console:"+name)
+					must(t, err)
+				}
+				rc := p.Submit(ctx, bot.Event{In: moved}, sink)
+				if !joined {
+					must(t, rc.Wait(ctx))
+				}
+				close(gate)
+				must(t, <-resumed)
+				if joined {
+					time.Sleep(100 * time.Millisecond) // the resume's turn is queued
+					unlock()
+					must(t, rc.Wait(ctx))
+				}
+				ch, err = r.st.Channel(ctx, "console:"+name)
+				must(t, err)
+				opened := ch.CurrentChatID
+				// Whatever the resume's own turn does, it has done once the
+				// channel's lane is idle: a message after it runs after it.
+				last := inbound(name, 3)
+				last.Channel.SpaceID = "hidden"
+				must(t, handle(ctx, p, last, newRecSink()))
+
+				ch, err = r.st.Channel(ctx, "console:"+name)
+				must(t, err)
+				if want := moved.Channel.Space(); ch.SpaceID != want || ch.CurrentChatID == before || ch.CurrentChatID != opened {
+					t.Fatalf("channel in %s with chat %s, want the chat %s the move opened in %s (the old chat was %s)", ch.SpaceID, ch.CurrentChatID, opened, want, before)
+				}
+				chat, err := r.st.Chat(ctx, ch.CurrentChatID)
+				must(t, err)
+				if chat.SpaceID != moved.Channel.Space() {
+					t.Errorf("the current chat is in %s", chat.SpaceID)
+				}
+				if n := len(sink.replies); n != 1 {
+					t.Errorf("the moved message got %d replies (%q), notices %q", n, sink.replies, sink.notices)
+				}
+				for _, m := range branchOf(t, r.st, "console:"+name) {
+					if strings.Contains(m.Content, "Beat 1:") {
+						t.Errorf("the old space's message is in the new chat: %q", m.Content)
+					}
+				}
+			})
+		}
 	}
 }

@@ -152,8 +152,8 @@ func (p *Pipeline) run(ctx context.Context, l *lane) error {
 		var err error
 		if ok {
 			batch = p.joinWaiting(l, batch)
-			last := batch[len(batch)-1]
-			err = p.guard(ctx, "turn", last.in, last.sink, func() error { return p.turn(ctx, batch) })
+			lead := leadOf(batch)
+			err = p.guard(ctx, "turn", lead.in, lead.sink, func() error { return p.turn(ctx, batch) })
 			if errors.Is(err, ErrPanicked) {
 				p.setAside(ctx, key, batch)
 			}
@@ -257,6 +257,20 @@ func (p *Pipeline) beforeCommand(key string, rows []models.InboxMessage) []model
 		}
 	}
 	return keep
+}
+
+// leadOf is the message a batch's turn answers: its newest new message,
+// else (a batch that only resumes) its last resume. A resume's channel
+// comes from stored rows read before it was queued, and may name the
+// space the channel was in then; a message that came from the platform
+// names where the channel is now (made private meanwhile, say).
+func leadOf(batch []pendingMsg) pendingMsg {
+	for i := len(batch) - 1; i >= 0; i-- {
+		if !batch[i].resume {
+			return batch[i]
+		}
+	}
+	return batch[len(batch)-1]
 }
 
 // resuming reports whether a batch only resumes (no new message).

@@ -14,8 +14,8 @@ import (
 // turn stores a batch of user messages as one turn and writes the reply to
 // the last message's sink.
 func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
-	last := batch[len(batch)-1]
-	in, sink := last.in, last.sink
+	lead := leadOf(batch)
+	in, sink := lead.in, lead.sink
 	release, queued, err := p.gate.enter(ctx)
 	defer release()
 	if err != nil {
@@ -25,6 +25,16 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return err
 	}
 	start := time.Now()
+	if resuming(batch) {
+		// A resume's channel comes from rows read before it was queued:
+		// the space it names is where the channel was then. The channel
+		// stays where it is now instead of moving back.
+		if ch, err := p.opt.Store.Channel(ctx, in.Channel.Key()); err == nil {
+			if now, ok := refInSpace(in.Channel, ch.SpaceID); ok {
+				in.Channel = now
+			}
+		}
+	}
 	cs, err := p.resolve(ctx, in)
 	if errors.Is(err, ErrNoCard) {
 		// Refused with the notice: the messages do not wait for a card.
@@ -165,8 +175,11 @@ func (p *Pipeline) dropStored(ctx context.Context, rows []models.InboxMessage) (
 // storing it and storing the reply): when a platform delivers that message
 // again, or when Resume asks. Any other duplicate is ignored.
 func (p *Pipeline) replayedUnanswered(ctx context.Context, cs chatState, batch []pendingMsg, sink Sink, release func()) error {
-	last := batch[len(batch)-1]
-	if cs.chat.HeadID == "" || (!last.answerHead && last.in.MessageID == "") {
+	lead, answerHead := leadOf(batch), false
+	for _, b := range batch {
+		answerHead = answerHead || b.answerHead
+	}
+	if cs.chat.HeadID == "" || (!answerHead && lead.in.MessageID == "") {
 		return nil
 	}
 	head, err := p.opt.Store.Message(ctx, cs.chat.HeadID)
@@ -175,11 +188,11 @@ func (p *Pipeline) replayedUnanswered(ctx context.Context, cs chatState, batch [
 		// here it would reach the channel.
 		return nil
 	}
-	if !last.answerHead && (head.DedupKey == nil || *head.DedupKey != dedupKey(last.in)) {
+	if !answerHead && (head.DedupKey == nil || *head.DedupKey != dedupKey(lead.in)) {
 		return nil
 	}
 	rt := routeTurn(cs.channel.Platform, []routeText{{Text: head.Content}}, cs.routeCast(), cs.lastSpeakerName())
-	return p.replies(ctx, cs, rt, replyPlan{parent: head.ID, expectHead: head.ID, user: cs.user, persona: cs.persona, group: last.in.Channel.Group, start: time.Now(), release: release}, sink)
+	return p.replies(ctx, cs, rt, replyPlan{parent: head.ID, expectHead: head.ID, user: cs.user, persona: cs.persona, group: lead.in.Channel.Group, start: time.Now(), release: release}, sink)
 }
 
 // inboxMessages turns waiting messages into the messages to store, and
