@@ -119,9 +119,13 @@ func TestBoundedBatchesConsole(t *testing.T) {
 				// Summaries installed: the story's compaction was cut
 				// into batches, each one a summary of its own.
 				if len(sums) < 2 {
-					job, jerr := st.Job(ctx, memory.KindCompact, chatID)
-					t.Fatalf("%d summaries of a 45-beat story through a small window, want the cut relayed in batches; compaction job %+v (%v); the scribe took %d requests; log:\n%s",
-						len(sums), job, jerr, len(scribeFake.Requests()), errOut.String())
+					var jobs []string
+					for _, c := range chats {
+						job, jerr := st.Job(ctx, memory.KindCompact, c.ID)
+						jobs = append(jobs, fmt.Sprintf("%s: %+v (%v)", c.ID, job, jerr))
+					}
+					t.Fatalf("%d summaries of a 45-beat story through a small window, want the cut relayed in batches; compaction jobs %q; the scribe took %d requests; log:\n%s",
+						len(sums), jobs, len(scribeFake.Requests()), errOut.String())
 				}
 				if job, err := st.Job(ctx, memory.KindCompact, chatID); err != nil || job.Outcome == string(memory.Failed) {
 					t.Errorf("compaction job %+v (%v), want not failing", job, err)
