@@ -89,18 +89,18 @@ func (s *Service) batchLimit() int {
 	return cmp.Or(s.cfg.BatchTokens, DefaultBatchTokens)
 }
 
-// lowerCeiling makes every later call of the service fit in tokens, after
-// the endpoint refused a longer prompt; it reports whether that lowered
-// the limit (a limit at minCallTokens cannot go lower).
-func (s *Service) lowerCeiling(tokens int) bool {
+// lowerCeiling makes every later call of the service fit in tokens (never
+// below minCallTokens), after the endpoint refused a longer prompt; a
+// lower ceiling already set stays.
+func (s *Service) lowerCeiling(tokens int) {
 	tokens = max(tokens, minCallTokens)
 	for {
 		cur := s.ceiling.Load()
 		if cur > 0 && int64(tokens) >= cur {
-			return false
+			return
 		}
 		if s.ceiling.CompareAndSwap(cur, int64(tokens)) {
-			return true
+			return
 		}
 	}
 }
@@ -141,9 +141,12 @@ var errTooLongUnit = errors.New("memory: the smallest batch is longer than the s
 
 // askBatch sends the largest batch of n units that fits through call.
 // When the endpoint refuses its prompt as too long, the service's limit
-// drops to half that prompt and a smaller batch is asked for: once per
-// size, until a batch of one unit is refused too. It returns call's answer
-// and the number of units it covers.
+// drops to half that prompt and a smaller batch is asked for, until a
+// batch of one unit is refused too, or one the limit cannot go below. The
+// limit may have dropped meanwhile through another job's refusal (the
+// recorder and compaction run side by side): what counts is whether the
+// limit is now below the prompt refused, not who lowered it. It returns
+// call's answer and the number of units it covers.
 func askBatch[T any](s *Service, kind string, n int, build func(k int) batch, call func([]prompt.Message) (T, error)) (T, int, error) {
 	for {
 		k := s.fitBatch(n, build)
@@ -153,7 +156,8 @@ func askBatch[T any](s *Service, kind string, n int, build func(k int) batch, ca
 			return out, k, err
 		}
 		size := promptTokens(b.prompt)
-		if lowered := s.lowerCeiling(size / 2); !lowered || k == 1 {
+		s.lowerCeiling(size / 2)
+		if k == 1 || s.callLimit() >= size {
 			var zero T
 			return zero, 0, errors.Join(errTooLongUnit, err)
 		}
