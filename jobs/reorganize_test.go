@@ -59,10 +59,18 @@ func TestReorganizeRunsThroughTheQueue(t *testing.T) {
 					}
 					time.Sleep(100 * time.Millisecond)
 				}
-				var recs []models.JobRecord
-				must(t, r.st.DB().Where("kind = ?", "reorganize").Find(&recs).Error)
-				if len(recs) == 0 {
-					t.Errorf("no job record of kind reorganize")
+				// The run stores its state before the job's record of how it
+				// went is written: wait for that too.
+				for {
+					var recs []models.JobRecord
+					must(t, r.st.DB().Where("kind = ?", "reorganize").Find(&recs).Error)
+					if len(recs) > 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("no job record of kind reorganize within 30s of the run")
+					}
+					time.Sleep(50 * time.Millisecond)
 				}
 			})
 		}
