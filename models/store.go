@@ -80,14 +80,29 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 	default:
 		return nil, fmt.Errorf("models: database dsn must start with sqlite:// or postgres://")
 	}
-	db, err := gorm.Open(dialector, &gorm.Config{
+	gcfg := &gorm.Config{
 		Logger:                 logger.Discard,
 		SkipDefaultTransaction: true,
 		// pgx already caches statements per connection; GORM's own cache
 		// would prepare again inside every transaction.
 		PrepareStmt: false,
 		NowFunc:     func() time.Time { return time.Now().UTC() },
-	})
+	}
+	db, err := gorm.Open(dialector, gcfg)
+	// Processes opening one SQLite file at once (serve and a worker, or
+	// several `troupe migrate`) can be refused while one of them turns it
+	// to WAL: SQLite answers SQLITE_BUSY at once, without waiting out
+	// busy_timeout, where waiting could deadlock. Opening again a moment
+	// later finds it done.
+	for wait := 20 * time.Millisecond; err != nil && dialect == "sqlite" && sqliteBusy(err) && wait < 5*time.Second; wait *= 2 {
+		if db != nil {
+			if sqlDB, derr := db.DB(); derr == nil {
+				sqlDB.Close()
+			}
+		}
+		time.Sleep(wait)
+		db, err = gorm.Open(dialector, gcfg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("models: open %s: %w", dialect, redactErr(err, dsn))
 	}
@@ -169,6 +184,11 @@ func sqliteFolder(path string) error {
 func sqliteDSN(path string) string { return withParams(path, sqliteParams()) }
 
 // sqliteParams are the settings of every SQLite connection.
+// sqliteBusy reports whether err is SQLite's "database is locked".
+func sqliteBusy(err error) bool {
+	return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")
+}
+
 func sqliteParams() url.Values {
 	q := url.Values{}
 	// busy_timeout first: turning a new file to WAL takes a lock, and
