@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"troupe/media"
@@ -56,9 +57,28 @@ func (c ChannelRef) Key() string { return c.Platform + ":" + c.ID }
 // Space is the space's id in the store.
 func (c ChannelRef) Space() string { return c.Platform + ":" + c.SpaceKind + ":" + c.SpaceID }
 
+// refInSpace is ref in the stored space spaceID (see ChannelRef.Space);
+// false when spaceID is not one of ref's platform.
+func refInSpace(ref ChannelRef, spaceID string) (ChannelRef, bool) {
+	parts := strings.SplitN(spaceID, ":", 3)
+	if len(parts) != 3 || parts[0] != ref.Platform || parts[1] == "" || parts[2] == "" {
+		return ref, false
+	}
+	ref.SpaceKind, ref.SpaceID = parts[1], parts[2]
+	ref.Group = groupSpace(ref.SpaceKind)
+	return ref, true
+}
+
 // guild reports whether the channel is a Discord guild's, in whichever
 // space: such a channel plays only where a card is bound.
 func (c ChannelRef) guild() bool { return c.SpaceKind == SpaceGuild || c.SpaceKind == SpaceChannel }
+
+// groupSpace reports whether a space of kind holds group chats (a guild's,
+// a channel's own, a Telegram group's), for a ChannelRef rebuilt from
+// stored rows.
+func groupSpace(kind string) bool {
+	return kind == SpaceGuild || kind == SpaceChannel || kind == SpaceGroup
+}
 
 // Inbound is one normalized platform message.
 type Inbound struct {

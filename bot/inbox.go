@@ -74,7 +74,7 @@ func (p *Pipeline) Resume(ctx context.Context, platform string, sinkFor func(Cha
 	todo := p.waitingChannels(waiting)
 	for _, u := range unanswered {
 		ref := ChannelRef{Platform: platform, ID: u.External, SpaceKind: u.SpaceKind, SpaceID: u.SpaceExternal,
-			Group: u.SpaceKind == SpaceGuild || u.SpaceKind == SpaceChannel || u.SpaceKind == SpaceGroup}
+			Group: groupSpace(u.SpaceKind)}
 		todo = append(todo, Inbound{Channel: ref, AuthorID: u.AuthorID, AuthorName: u.AuthorName})
 	}
 	return p.resumeChannels(ctx, todo, sinkFor, true)

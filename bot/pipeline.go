@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"time"
 
@@ -173,18 +172,6 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 		p.log.Warn("load resident summary", "chat_id", out.chat.ID, "err", err)
 	}
 	return out, nil
-}
-
-// refInSpace is ref in the stored space spaceID (see ChannelRef.Space);
-// false when spaceID is not one of ref's platform.
-func refInSpace(ref ChannelRef, spaceID string) (ChannelRef, bool) {
-	parts := strings.SplitN(spaceID, ":", 3)
-	if len(parts) != 3 || parts[0] != ref.Platform || parts[1] == "" || parts[2] == "" {
-		return ref, false
-	}
-	ref.SpaceKind, ref.SpaceID = parts[1], parts[2]
-	ref.Group = ref.SpaceKind == SpaceGuild || ref.SpaceKind == SpaceChannel || ref.SpaceKind == SpaceGroup
-	return ref, true
 }
 
 func (p *Pipeline) channelCard(ch models.Channel) (cards.Card, error) {

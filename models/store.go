@@ -183,12 +183,12 @@ func sqliteFolder(path string) error {
 
 func sqliteDSN(path string) string { return withParams(path, sqliteParams()) }
 
-// sqliteParams are the settings of every SQLite connection.
 // sqliteBusy reports whether err is SQLite's "database is locked".
 func sqliteBusy(err error) bool {
 	return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")
 }
 
+// sqliteParams are the settings of every SQLite connection.
 func sqliteParams() url.Values {
 	q := url.Values{}
 	// busy_timeout first: turning a new file to WAL takes a lock, and
