@@ -107,7 +107,11 @@ func prepareImage(data []byte, maxSide int, st *imageStats) (Picture, error) {
 	st.hold(held)
 	defer st.drop(held)
 
+	// A GIF's header gives the screen; its first frame may still be empty.
 	b := img.Bounds()
+	if b.Dx() <= 0 || b.Dy() <= 0 {
+		return Picture{}, fmt.Errorf("%w: %s whose picture is %dx%d pixels", ErrMalformed, format, b.Dx(), b.Dy())
+	}
 	orient, meta := 1, false
 	if format == "jpeg" {
 		orient, meta = jpegMeta(data)

@@ -24,6 +24,7 @@ func FuzzPrepareImage(f *testing.F) {
 	f.Add([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR"), 0)
 	f.Add(pngHeader(1, 1), 0)
 	f.Add(jpegHeader(2, 2), 0)
+	f.Add(gifEmptyFrame(), 0)
 	f.Add([]byte{}, 0)
 	f.Fuzz(func(t *testing.T, data []byte, maxSide int) {
 		maxSide %= 64 // keep runs fast: 0 or less means the default

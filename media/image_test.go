@@ -2,6 +2,7 @@ package media
 
 import (
 	"bytes"
+	"compress/lzw"
 	"encoding/base64"
 	"errors"
 	"hash/crc32"
@@ -186,6 +187,7 @@ func TestPrepareImageRefuses(t *testing.T) {
 		{"PNG 8000x8000 over 50 MP", pngHeader(8000, 8000), ErrTooLarge},
 		{"GIF bomb", gifHeader(65535, 65535), ErrTooLarge},
 		{"JPEG bomb", jpegHeader(60000, 60000), ErrTooLarge},
+		{"GIF whose frame is 4x0", gifEmptyFrame(), ErrMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,6 +219,21 @@ func pngHeader(w, h int) []byte {
 
 func gifHeader(w, h int) []byte {
 	return []byte{'G', 'I', 'F', '8', '9', 'a', byte(w), byte(w >> 8), byte(h), byte(h >> 8), 0, 0, 0, ';'}
+}
+
+// gifEmptyFrame is a GIF whose 4x4 screen holds one 4x0 frame: its
+// header reads as 4x4, its picture decodes to nothing.
+func gifEmptyFrame() []byte {
+	var lz bytes.Buffer
+	if err := lzw.NewWriter(&lz, lzw.LSB, 2).Close(); err != nil {
+		panic(err)
+	}
+	b := []byte("GIF89a")
+	b = append(b, 4, 0, 4, 0, 0x80, 0, 0, 0, 0, 0, 255, 255, 255) // screen, 2-colour table
+	b = append(b, ',', 0, 0, 0, 0, 4, 0, 0, 0, 0)                 // frame at 0,0 of 4x0
+	b = append(b, 2, byte(lz.Len()))
+	b = append(b, lz.Bytes()...)
+	return append(b, 0, ';')
 }
 
 // jpegHeader is a JPEG whose frame header claims w×h.
