@@ -13,12 +13,49 @@ import (
 // holds no slot while the model writes, so the bound costs nothing when the
 // model is slow, and when the machine is saturated turns wait in line before
 // they start instead of slowing each other down inside the database.
-type gate struct {
-	slots chan struct{}
+//
+// A turn comes to the gate twice: to start, and, once its model has
+// answered, to store the reply. Both wait in one line, in the order they
+// came, until the line of turns waiting to start is long (more than
+// longLine): then a turn storing its reply goes first. A started turn holds
+// its prompt, branch and recall until its reply is stored, where one not
+// yet started holds only its message; behind a thousand waiting starts, a
+// thousand busy channels kept a thousand prompts alive at once (troupe
+// bench --channels 1000 --turns 10: 300 MiB of peak RSS, 152 MiB with this
+// rule). Below that, the order of arrival stays: it is fairer, and under
+// load it lets the memory jobs find more turns to record per scribe call
+// (with finishing turns always first, 100 channels × 20 turns made 15%
+// more recorder calls and doubled the jobs' drain after the run).
+type gate struct{ *gateState }
+
+type gateState struct {
+	mu sync.Mutex
+	n  int
+	// longLine is how many turns may wait to start before turns storing
+	// their reply go ahead of them.
+	longLine int
+	used     int
+	seq      uint64
+	// lines holds the waiting turns, each in the order they came.
+	lines [2][]gateWaiter
 	// waiting counts the turns waiting for a slot: more than none means
 	// the pipeline is busy, and recall gets cheaper (busyRecall).
-	waiting *atomic.Int32
+	waiting atomic.Int32
 }
+
+type gateWaiter struct {
+	ready chan struct{}
+	seq   uint64
+}
+
+const (
+	lineFinish = iota
+	lineStart
+)
+
+// defaultLongLine is gateState.longLine: 256 waiting prompts of a few tens
+// of kilobytes each are what the gate lets a long line hold at most.
+const defaultLongLine = 256
 
 // defaultConcurrentTurns is the gate's size when Options.ConcurrentTurns is 0:
 // one turn per CPU. Measured with troupe bench on two CPUs shared with
@@ -30,30 +67,75 @@ func newGate(n int) gate {
 	if n <= 0 {
 		n = defaultConcurrentTurns()
 	}
-	return gate{slots: make(chan struct{}, n), waiting: new(atomic.Int32)}
+	return gate{&gateState{n: n, longLine: defaultLongLine}}
 }
 
-// enter waits for a slot. It returns the slot's release, which may be called
-// more than once, and how long the turn waited.
+// enter waits for a slot to start a turn. It returns the slot's release,
+// which may be called more than once, and how long the turn waited.
 func (g gate) enter(ctx context.Context) (release func(), waited time.Duration, err error) {
+	return g.take(ctx, lineStart)
+}
+
+// enterToFinish is enter for a turn that has its reply and stores it.
+func (g gate) enterToFinish(ctx context.Context) (release func(), waited time.Duration, err error) {
+	return g.take(ctx, lineFinish)
+}
+
+func (g gate) take(ctx context.Context, line int) (func(), time.Duration, error) {
 	start := time.Now()
+	g.mu.Lock()
+	if g.used < g.n {
+		g.used++
+		g.mu.Unlock()
+		return sync.OnceFunc(g.release), 0, nil
+	}
+	ready := make(chan struct{})
+	g.seq++
+	g.lines[line] = append(g.lines[line], gateWaiter{ready, g.seq})
+	g.waiting.Add(1)
+	g.mu.Unlock()
 	select {
-	case g.slots <- struct{}{}:
-	default:
-		g.waiting.Add(1)
-		select {
-		case g.slots <- struct{}{}:
+	case <-ready:
+		return sync.OnceFunc(g.release), time.Since(start), nil
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	for i, w := range g.lines[line] {
+		if w.ready == ready {
+			g.lines[line] = append(g.lines[line][:i], g.lines[line][i+1:]...)
 			g.waiting.Add(-1)
-		case <-ctx.Done():
-			g.waiting.Add(-1)
+			g.mu.Unlock()
 			return func() {}, time.Since(start), ctx.Err()
 		}
 	}
-	return sync.OnceFunc(func() { <-g.slots }), time.Since(start), nil
+	g.mu.Unlock()
+	// The slot came as the wait ended: pass it on.
+	g.release()
+	return func() {}, time.Since(start), ctx.Err()
+}
+
+// release hands the slot to the turn whose turn it is (see gate), or frees
+// it.
+func (g gate) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	fin, st := g.lines[lineFinish], g.lines[lineStart]
+	line := lineStart
+	switch {
+	case len(fin) == 0 && len(st) == 0:
+		g.used--
+		return
+	case len(st) == 0, len(fin) > 0 && (len(st) > g.longLine || fin[0].seq < st[0].seq):
+		line = lineFinish
+	}
+	q := g.lines[line]
+	close(q[0].ready)
+	g.lines[line] = q[1:]
+	g.waiting.Add(-1)
 }
 
 // busy reports whether turns are waiting for a slot.
 func (g gate) busy() bool { return g.waiting.Load() > 0 }
 
 // ConcurrentTurns is how many turns may do the pipeline's own work at once.
-func (p *Pipeline) ConcurrentTurns() int { return cap(p.gate.slots) }
+func (p *Pipeline) ConcurrentTurns() int { return p.gate.n }

@@ -307,7 +307,7 @@ func (p *Pipeline) replyOne(ctx context.Context, cs chatState, rp replyPlan, sin
 	if rp.release != nil && err == nil {
 		// Storing the reply is pipeline work too: it waits for a slot.
 		var waited time.Duration
-		releaseStore, waited, _ = p.gate.enter(ctx)
+		releaseStore, waited, _ = p.gate.enterToFinish(ctx)
 		defer releaseStore()
 		rp.queued += waited
 	}
