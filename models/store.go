@@ -32,6 +32,8 @@ type Store struct {
 	readers *sql.DB
 	// stopCheckpoints ends the SQLite checkpointer; nil on PostgreSQL.
 	stopCheckpoints func()
+	// stopStats ends the PostgreSQL statistics keeper; nil on SQLite.
+	stopStats func()
 	// walIndex reads SQLite's WAL-index header for the checkpointer; nil
 	// on PostgreSQL. It is closed after every connection.
 	walIndex *walIndex
@@ -153,6 +155,9 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 	}
 	s := &Store{db: db, readers: readers, dialect: dialect, log: log.With("component", "models"), now: func() time.Time { return time.Now().UTC() },
 		recalls: newRecallCounts(), counts: counts}
+	if dialect == "postgres" {
+		s.startStatsKeeper(sqlDB)
+	}
 	if dialect == "sqlite" {
 		if err := s.startCheckpointer(path); err != nil {
 			readers.Close()
@@ -414,13 +419,17 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // StopMaintenance ends the store's own background statements (on SQLite,
-// the WAL checkpointer; PostgreSQL has none) ahead of Close, which calls
-// it too. Whoever hooks the database's callbacks after opening it calls it
-// first: a hook registered while one of those statements runs is a data
-// race in gorm, and the hook would count them as the caller's.
+// the WAL checkpointer; on PostgreSQL, the statistics keeper) ahead of
+// Close, which calls it too. Whoever hooks the database's callbacks after
+// opening it calls it first: a hook registered while one of those
+// statements runs is a data race in gorm, and the hook would count them as
+// the caller's.
 func (s *Store) StopMaintenance() {
 	if s.stopCheckpoints != nil {
 		s.stopCheckpoints()
+	}
+	if s.stopStats != nil {
+		s.stopStats()
 	}
 }
 
