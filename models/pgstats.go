@@ -37,29 +37,33 @@ WHERE schemaname = current_schema() AND n_mod_since_analyze > GREATEST($1, 3 * (
 // keeper otherwise costs a look at pg_stat_user_tables every statsEvery.
 // It runs on the bare connection pool, outside GORM and its hooks.
 func (s *Store) startStatsKeeper(db *sql.DB) {
+	tried := map[string]int64{}
+	s.stopStats = every(statsEvery, func(ctx context.Context) { s.analyzeGrown(ctx, db, tried) })
+}
+
+// every calls tick every d, one call at a time, until stop (which waits
+// for a call under way and may be called more than once); tick's context
+// ends at stop.
+func every(d time.Duration, tick func(ctx context.Context)) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	tried := map[string]int64{}
 	go func() {
 		defer close(done)
-		t := time.NewTicker(statsEvery)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				s.analyzeGrown(ctx, db, tried)
+				tick(ctx)
 			}
 		}
 	}()
-	var once sync.Once
-	s.stopStats = func() {
-		once.Do(func() {
-			cancel()
-			<-done
-		})
-	}
+	return sync.OnceFunc(func() {
+		cancel()
+		<-done
+	})
 }
 
 // analyzeGrown analyzes the tables grownTablesSQL lists. tried holds each

@@ -142,45 +142,28 @@ func (s *Store) startCheckpointer(path string) error {
 		return err
 	}
 	conn.SetMaxOpenConns(1)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(checkpointEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if n, ok := s.walIndex.backlog(); ok && n < checkpointBacklog {
-					continue
-				}
-				// Another checkpoint running, or a reader at the WAL's end,
-				// makes it a partial copy or a busy one: a later tick
-				// copies the rest.
-				var busy, frames, copied int
-				err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
-				if err != nil {
-					if ctx.Err() == nil {
-						s.log.Debug("sqlite: WAL checkpoint", "err", err)
-					}
-					continue
-				}
-				if busy == 0 && frames > 0 && copied == frames {
-					s.primeWAL(ctx)
-				}
-			}
+	stop := every(checkpointEvery, func(ctx context.Context) {
+		if n, ok := s.walIndex.backlog(); ok && n < checkpointBacklog {
+			return
 		}
-	}()
-	var once sync.Once
-	s.stopCheckpoints = func() {
-		once.Do(func() {
-			cancel()
-			<-done
-			conn.Close()
-		})
-	}
+		// Another checkpoint running, or a reader at the WAL's end, makes
+		// it a partial copy or a busy one: a later tick copies the rest.
+		var busy, frames, copied int
+		err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Debug("sqlite: WAL checkpoint", "err", err)
+			}
+			return
+		}
+		if busy == 0 && frames > 0 && copied == frames {
+			s.primeWAL(ctx)
+		}
+	})
+	s.stopCheckpoints = sync.OnceFunc(func() {
+		stop()
+		conn.Close()
+	})
 	return nil
 }
 
