@@ -21,7 +21,7 @@ import (
 // its prompt, branch and recall until its reply is stored, where one not
 // yet started holds only its message; behind a thousand waiting starts, a
 // thousand busy channels kept a thousand prompts alive at once (troupe
-// bench --channels 1000 --turns 10: 300 MiB of peak RSS, 152 MiB with this
+// bench --channels 1000 --turns 10: 300 MiB of peak RSS, 149 MiB with this
 // rule). Below that, the order of arrival stays: it is fairer, and under
 // load it lets the memory jobs find more turns to record per scribe call
 // (with finishing turns always first, 100 channels × 20 turns made 15%
@@ -53,8 +53,9 @@ const (
 	lineStart
 )
 
-// defaultLongLine is gateState.longLine: 256 waiting prompts of a few tens
-// of kilobytes each are what the gate lets a long line hold at most.
+// defaultLongLine is gateState.longLine. A started turn holds about 100 kB
+// (troupe bench's thousand channels had a live heap near 98 MB), so a long
+// line holds some 25 MB of started turns, not a thousand turns' worth.
 const defaultLongLine = 256
 
 // defaultConcurrentTurns is the gate's size when Options.ConcurrentTurns is 0:
