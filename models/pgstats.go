@@ -3,7 +3,6 @@ package models
 import (
 	"context"
 	"database/sql"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,31 +38,6 @@ WHERE schemaname = current_schema() AND n_mod_since_analyze > GREATEST($1, 3 * (
 func (s *Store) startStatsKeeper(db *sql.DB) {
 	tried := map[string]int64{}
 	s.stopStats = every(statsEvery, func(ctx context.Context) { s.analyzeGrown(ctx, db, tried) })
-}
-
-// every calls tick every d, one call at a time, until stop (which waits
-// for a call under way and may be called more than once); tick's context
-// ends at stop.
-func every(d time.Duration, tick func(ctx context.Context)) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				tick(ctx)
-			}
-		}
-	}()
-	return sync.OnceFunc(func() {
-		cancel()
-		<-done
-	})
 }
 
 // analyzeGrown analyzes the tables grownTablesSQL lists. tried holds each

@@ -433,6 +433,32 @@ func (s *Store) StopMaintenance() {
 	}
 }
 
+// every calls tick every d, one call at a time, until stop (which waits
+// for a call under way and may be called more than once); tick's context
+// ends at stop. The store's maintenance (the SQLite checkpointer, the
+// PostgreSQL statistics keeper) runs on it.
+func every(d time.Duration, tick func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				tick(ctx)
+			}
+		}
+	}()
+	return sync.OnceFunc(func() {
+		cancel()
+		<-done
+	})
+}
+
 // Close releases the connections.
 func (s *Store) Close() error {
 	sqlDB, err := s.db.DB()
