@@ -602,3 +602,38 @@ func TestRecorderGivesCastCharactersTheirCardNicknames(t *testing.T) {
 		})
 	}
 }
+
+// An automatic reflection that is not due leaves the chat's newest turns to
+// the recorder's own batch; /reflect records them first.
+func TestReflectionNotDueLeavesTurnsToTheRecorder(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			r := newRecordRig(t, b, 10)
+			for i := 1; i <= 4; i++ {
+				r.say(t, "rf", i, "Ada", fmt.Sprintf(`*I climb step %d.* "Is the key here?"`, i))
+			}
+			chat := r.chat(t, "rf")
+			ctx := context.Background()
+			res, err := r.mem.Reflect(ctx, chat.ID, false)
+			if err != nil || res.Outcome != memory.Skipped {
+				t.Fatalf("automatic reflection: %+v, %v; want skipped, not due", res, err)
+			}
+			if n := r.scribe.Count("record"); n != 0 {
+				t.Fatalf("an automatic reflection that was not due called the recorder %d times", n)
+			}
+			if sealed := eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, true); len(sealed) != 0 {
+				t.Fatalf("%d events sealed by a reflection that was not due", len(sealed))
+			}
+			// The scripted scribe does not answer reflection's own request:
+			// only what came before it matters here.
+			_, _ = r.mem.Reflect(ctx, chat.ID, true)
+			if n := r.scribe.Count("record"); n != 1 {
+				t.Fatalf("/reflect called the recorder %d times, want once, for the three turns that wait", n)
+			}
+			if sealed := eventsOf(t, r.st, "chat_id = ? AND sealed = ?", chat.ID, true); len(sealed) == 0 {
+				t.Fatal("/reflect did not record the turns that wait first")
+			}
+		})
+	}
+}

@@ -101,6 +101,16 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 	if !ok {
 		return Result{Outcome: Skipped, Reason: "the store keeps no beliefs"}, nil
 	}
+	// An automatic run that is not due ends before recording anything: the
+	// chat's newest turns wait for the recorder's own batch. Recording them
+	// first on every check (one after each record) made a busy chat's
+	// recorder run again on one or two turns, 30% of troupe bench's
+	// recorder calls.
+	if !manual {
+		if _, skip, err := s.planReflection(ctx, rs, chatID, false); err != nil || skip != "" {
+			return Result{Outcome: Skipped, Reason: skip}, err
+		}
+	}
 	if n, err := rs.UnrecordedTurns(ctx, chatID, 2); err == nil && n > 1 {
 		if err := s.recordFirst(ctx, chatID); err != nil {
 			return Result{}, fmt.Errorf("memory: reflect: record first: %w", err)
