@@ -84,7 +84,7 @@ func (s *Store) RecallItems(ctx context.Context, q RecallLoad) (RecallItems, err
 	var clocks []chatClock
 	if len(q.Perceptions) > 0 {
 		g.Go(func() error {
-			return db.Raw(recallClocksSQL, true, q.ChatID, true, true, q.ChatID, true, q.Perceptions, q.ChatID).Scan(&clocks).Error
+			return db.Raw(s.oneOf(recallClocksSQL), true, q.ChatID, true, true, q.ChatID, true, s.ids(q.Perceptions), q.ChatID).Scan(&clocks).Error
 		})
 	}
 	var asked []Belief
@@ -125,7 +125,7 @@ func (s *Store) recallPerceptions(db *gorm.DB, q RecallLoad, char string) (found
 	if len(q.Perceptions) == 0 {
 		return nil, nil, nil, nil
 	}
-	rows, err := db.Raw(recallPerceptionsSQL, q.ChatID, q.HeadID, false, true, q.Perceptions).Rows()
+	rows, err := db.Raw(s.oneOf(recallPerceptionsSQL), q.ChatID, q.HeadID, false, true, s.ids(q.Perceptions)).Rows()
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -93,7 +93,7 @@ func (s *Store) KeptRecalls(ctx context.Context, chatID, character string, messa
 	err := s.db.WithContext(ctx).Table("recall_kepts AS k").
 		Select("k.message_id, k.character_name, k.chat_id, k.text, k.scene, k.created_at, i.item_id").
 		Joins("LEFT JOIN recall_kept_items AS i ON i.message_id = k.message_id AND i.character_name = k.character_name").
-		Where("k.chat_id = ? AND k.character_name = ? AND k.message_id IN ?", chatID, character, messageIDs).
+		Where(s.oneOf("k.chat_id = ? AND k.character_name = ? AND k.message_id IN ?"), chatID, character, s.ids(messageIDs)).
 		Order("k.message_id").Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("models: kept recalls of chat %s: %w", chatID, err)
