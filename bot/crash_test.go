@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -417,5 +418,87 @@ func TestResumeReadBeforeAMoveDoesNotUndoIt(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// heldStore holds, once armed, a turn of channel just before it reads the
+// channel's state and waiting messages (TurnState), until resume closes.
+type heldStore struct {
+	bot.Store
+	channel         string
+	armed           atomic.Bool
+	reading, resume chan struct{}
+}
+
+func (s *heldStore) TurnState(ctx context.Context, channelID, userKey string) (models.TurnState, error) {
+	if channelID == s.channel && s.armed.CompareAndSwap(true, false) {
+		close(s.reading)
+		<-s.resume
+	}
+	return s.Store.TurnState(ctx, channelID, userKey)
+}
+
+// TestResumeAheadOfAMoveLeavesItsMessage: Resume's turn runs ahead of a
+// message that says the channel is now in another space (a Discord channel
+// made private), and reads the channel's waiting messages after that one
+// came. The message is not the resume's to store in the old space's chat:
+// its own turn moves the channel and stores it in a new chat there.
+func TestResumeAheadOfAMoveLeavesItsMessage(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			r := newBenchRig(t, b.dsn)
+			const name = "ahead"
+			st := &heldStore{Store: r.st, channel: "console:" + name, reading: make(chan struct{}), resume: make(chan struct{})}
+			p := bot.New(bot.Options{Store: st, Cards: r.p.Cards(), Model: r.client, MemoryConfig: config.Default().Memory})
+			defer p.Close(ctx)
+			r.fake.Script(openaitestFault500())
+			must(t, handle(ctx, p, inbound(name, 1), &discardSink{}))
+			ch, err := r.st.Channel(ctx, "console:"+name)
+			must(t, err)
+			before := ch.CurrentChatID
+
+			// The resume's turn has read the channel in its old space; the
+			// message comes before it reads what waits there.
+			st.armed.Store(true)
+			must(t, p.Resume(ctx, "console", func(ref bot.ChannelRef) (bot.Sink, bool) {
+				return &discardSink{}, ref.Key() == "console:"+name
+			}))
+			<-st.reading
+			moved := inbound(name, 2)
+			moved.Channel.SpaceID = "hidden"
+			sink := newRecSink()
+			rc := p.Submit(ctx, bot.Event{In: moved}, sink)
+			close(st.resume)
+			must(t, rc.Wait(ctx))
+
+			ch, err = r.st.Channel(ctx, "console:"+name)
+			must(t, err)
+			if want := moved.Channel.Space(); ch.SpaceID != want || ch.CurrentChatID == before {
+				t.Fatalf("channel in %s with chat %s, want a new chat in %s (the old chat was %s)", ch.SpaceID, ch.CurrentChatID, want, before)
+			}
+			if n := len(sink.replies); n != 1 {
+				t.Errorf("the moved message got %d replies (%q), notices %q", n, sink.replies, sink.notices)
+			}
+			var found bool
+			for _, m := range branchOf(t, r.st, "console:"+name) {
+				found = found || strings.Contains(m.Content, "Beat 2:")
+				if strings.Contains(m.Content, "Beat 1:") {
+					t.Errorf("the old space's message is in the new chat: %q", m.Content)
+				}
+			}
+			if !found {
+				t.Errorf("the moved message is not in the new chat")
+			}
+			old, err := r.st.Chat(ctx, before)
+			must(t, err)
+			br, err := r.st.LoadBranch(ctx, old.HeadID)
+			must(t, err)
+			for _, m := range br.Uncovered {
+				if strings.Contains(m.Content, "Beat 2:") {
+					t.Errorf("the moved message is in the old space's chat: %q", m.Content)
+				}
+			}
+		})
 	}
 }

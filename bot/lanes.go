@@ -226,11 +226,14 @@ func maxInboxID(from string, pms []pendingMsg) string {
 	return from
 }
 
-// beforeCommand keeps, of the inbox rows a turn is about to store, those
-// that came before the next command waiting in the channel: a message sent
-// after /new belongs to the new chat. Without a waiting command it keeps
-// them all.
-func (p *Pipeline) beforeCommand(key string, rows []models.InboxMessage) []models.InboxMessage {
+// beforeCommand keeps, of the inbox rows a turn in space is about to
+// store, those that came before the next command waiting in the channel,
+// or before the next message that names another space: a message sent
+// after /new belongs to the new chat, and one sent after the channel moved
+// (a Discord channel made private) to the chat its own turn opens in the
+// new space, not to the old space's chat of a turn that read the channel
+// before (a resume, say). Without either it keeps them all.
+func (p *Pipeline) beforeCommand(key, space string, rows []models.InboxMessage) []models.InboxMessage {
 	p.mu.Lock()
 	l := p.lanes[key]
 	p.mu.Unlock()
@@ -240,7 +243,8 @@ func (p *Pipeline) beforeCommand(key string, rows []models.InboxMessage) []model
 	l.mu.Lock()
 	cut, work := l.taken, false
 	for _, pm := range l.pending {
-		if pm.work != nil {
+		// A resume's space comes from stored rows (see leadOf).
+		if pm.work != nil || (!pm.resume && pm.in.Channel.Space() != space) {
 			work = true
 			break
 		}

@@ -153,7 +153,7 @@ func (p *Pipeline) resolve(ctx context.Context, in Inbound) (chatState, error) {
 		}
 		ts.Chat, ts.HasChat, ts.Resident, ts.Ledger, ts.Cast, ts.LastSpeaker = models.Chat{}, false, "", "", nil, ""
 	}
-	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, inbox: p.beforeCommand(ref.Key(), ts.Inbox), ledger: ts.Ledger, cast: ts.Cast, lastSpeaker: ts.LastSpeaker}
+	out := chatState{channel: ts.Channel, chat: ts.Chat, resident: ts.Resident, inbox: p.beforeCommand(ref.Key(), ref.Space(), ts.Inbox), ledger: ts.Ledger, cast: ts.Cast, lastSpeaker: ts.LastSpeaker}
 	out.user, out.persona = personaOf(in, ts.Persona, ts.HasPersona)
 	if out.card, err = p.channelCard(ts.Channel); err != nil {
 		return chatState{}, err
