@@ -138,5 +138,15 @@ func (g gate) release() {
 // busy reports whether turns are waiting for a slot.
 func (g gate) busy() bool { return g.waiting.Load() > 0 }
 
+// Saturated reports whether at least as many turns wait for one of the
+// pipeline's slots (limits.concurrent_turns) as there are slots: the
+// process has more turns than it can serve at once, and its background
+// work should give way. A turn or two waiting a moment in a stream of
+// turns is not it: holding the jobs back then only made them run in
+// bursts later (troupe bench --latency 2s: pipeline p50 6.6 → 8.0 ms).
+func (p *Pipeline) Saturated() bool { return p.gate.saturated() }
+
+func (g gate) saturated() bool { return int(g.waiting.Load()) >= g.n }
+
 // ConcurrentTurns is how many turns may do the pipeline's own work at once.
 func (p *Pipeline) ConcurrentTurns() int { return p.gate.n }

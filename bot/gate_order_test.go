@@ -104,3 +104,45 @@ func TestGateLetsFinishingTurnsGoFirstInALongLine(t *testing.T) {
 	// served the line is short again, and arrival order is back.
 	o.expect("finish-1", "finish-2", "start-1", "start-2", "start-3")
 }
+
+// The gate is saturated while as many turns wait as it has slots, and only
+// then: a turn or two waiting a moment is not it.
+func TestGateSaturatedWhileALineAsLongAsItsSlotsWaits(t *testing.T) {
+	g := newGate(2)
+	ctx := context.Background()
+	var held []func()
+	for range 2 {
+		release, _, err := g.enter(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, release)
+	}
+	if g.saturated() {
+		t.Fatal("saturated with both slots used and nobody waiting")
+	}
+	got := make(chan func(), 2)
+	for i := range 2 {
+		go func() {
+			release, _, err := g.enter(ctx)
+			if err == nil {
+				got <- release
+			}
+		}()
+		for deadline := time.Now().Add(5 * time.Second); g.waiting.Load() != int32(i+1); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("turn %d never got in line", i+1)
+			}
+		}
+		if want := i == 1; g.saturated() != want {
+			t.Fatalf("%d waiting for 2 slots: saturated %v, want %v", i+1, g.saturated(), want)
+		}
+	}
+	held[0]()
+	(<-got)()
+	if g.saturated() {
+		t.Fatal("still saturated with one turn waiting")
+	}
+	held[1]()
+	(<-got)()
+}
