@@ -8,88 +8,75 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-
-	"troupe/models/testenv"
 )
 
 // While the process's turns wait for a pipeline slot, memory jobs start one
 // at a time, an urgent task starts at once all the same, and once no turn
 // waits the held jobs start together.
 func TestJobsGiveWayToWaitingTurns(t *testing.T) {
-	urls := map[string]string{"embedded": ""}
-	if testenv.Available() {
-		urls["redis-server"] = testenv.FreshRedisURL(t)
-	}
-	for name, u := range urls {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			r, err := OpenRedis(ctx, u)
-			if err != nil {
-				t.Fatal(err)
+	eachRedis(t, func(t *testing.T, r *Redis) {
+		ctx := context.Background()
+		q := NewQueue(r, nil)
+		var turnsWait atomic.Bool
+		turnsWait.Store(true)
+		w := NewWorker(r, q, nil, nil, WorkerOptions{PollInterval: 100 * time.Millisecond, Concurrency: 4,
+			TurnsWaiting: turnsWait.Load}, nil)
+		const typ = typePrefix + "held"
+		var inside, most atomic.Int32
+		started := make(chan string, 8)
+		release := make(chan struct{})
+		var once sync.Once
+		free := func() { once.Do(func() { close(release) }) }
+		w.mux.HandleFunc(typ, func(_ context.Context, task *asynq.Task) error {
+			n := inside.Add(1)
+			defer inside.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
-			defer r.Close()
-			q := NewQueue(r, nil)
-			var turnsWait atomic.Bool
-			turnsWait.Store(true)
-			w := NewWorker(r, q, nil, nil, WorkerOptions{PollInterval: 100 * time.Millisecond, Concurrency: 4,
-				TurnsWaiting: turnsWait.Load}, nil)
-			const typ = typePrefix + "held"
-			var inside, most atomic.Int32
-			started := make(chan string, 8)
-			release := make(chan struct{})
-			var once sync.Once
-			free := func() { once.Do(func() { close(release) }) }
-			w.mux.HandleFunc(typ, func(_ context.Context, task *asynq.Task) error {
-				n := inside.Add(1)
-				defer inside.Add(-1)
-				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-				}
-				started <- lockKey(task)
-				<-release
-				return nil
-			})
-			if err := w.srv.Start(w.mux); err != nil {
-				t.Fatal(err)
-			}
-			defer w.srv.Shutdown()
-			defer free()
+			started <- lockKey(task)
+			<-release
+			return nil
+		})
+		if err := w.srv.Start(w.mux); err != nil {
+			t.Fatal(err)
+		}
+		defer w.srv.Shutdown()
+		defer free()
 
-			ask := func(key, qn string) {
-				t.Helper()
-				if err := q.enqueue(ctx, typ, key, qn, false, ChatPayload{ChatID: key}); err != nil {
-					t.Fatal(err)
-				}
+		ask := func(key, qn string) {
+			t.Helper()
+			if err := q.enqueue(ctx, typ, key, qn, false, ChatPayload{ChatID: key}); err != nil {
+				t.Fatal(err)
 			}
-			wait := func(what string) string {
-				t.Helper()
-				select {
-				case key := <-started:
-					return key
-				case <-time.After(10 * time.Second):
-					t.Fatalf("%s never started", what)
-					return ""
-				}
-			}
-			for _, key := range []string{"a", "b", "c"} {
-				ask(key, QueueDefault)
-			}
-			first := wait("the first job")
-			// The other two run on asynq's workers but wait for the lane.
+		}
+		wait := func(what string) string {
+			t.Helper()
 			select {
 			case key := <-started:
-				t.Fatalf("job %s started beside %s while turns wait", key, first)
-			case <-time.After(500 * time.Millisecond):
+				return key
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s never started", what)
+				return ""
 			}
-			ask("urgent", QueueUrgent)
-			if key := wait("the urgent job"); key != "urgent" {
-				t.Fatalf("%s started, want the urgent job", key)
-			}
-			turnsWait.Store(false)
-			wait("a held job")
-			wait("the other held job")
-			if n := most.Load(); n != 4 {
-				t.Errorf("at most %d jobs ran at once after the turns stopped waiting, want all 4", n)
-			}
-		})
-	}
+		}
+		for _, key := range []string{"a", "b", "c"} {
+			ask(key, QueueDefault)
+		}
+		first := wait("the first job")
+		// The other two run on asynq's workers but wait for the lane.
+		select {
+		case key := <-started:
+			t.Fatalf("job %s started beside %s while turns wait", key, first)
+		case <-time.After(500 * time.Millisecond):
+		}
+		ask("urgent", QueueUrgent)
+		if key := wait("the urgent job"); key != "urgent" {
+			t.Fatalf("%s started, want the urgent job", key)
+		}
+		turnsWait.Store(false)
+		wait("a held job")
+		wait("the other held job")
+		if n := most.Load(); n != 4 {
+			t.Errorf("at most %d jobs ran at once after the turns stopped waiting, want all 4", n)
+		}
+	})
 }
