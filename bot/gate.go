@@ -142,8 +142,8 @@ func (g gate) busy() bool { return g.waiting.Load() > 0 }
 // pipeline's slots (limits.concurrent_turns) as there are slots: the
 // process has more turns than it can serve at once, and its background
 // work should give way. A turn or two waiting a moment in a stream of
-// turns is not it: holding the jobs back then only made them run in
-// bursts later (troupe bench --latency 2s: pipeline p50 6.6 → 8.0 ms).
+// turns is not it: holding the jobs back for those would only make them
+// run in bursts a moment later.
 func (p *Pipeline) Saturated() bool { return p.gate.saturated() }
 
 func (g gate) saturated() bool { return int(g.waiting.Load()) >= g.n }

@@ -104,8 +104,8 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 	// An automatic run that is not due ends before recording anything: the
 	// chat's newest turns wait for the recorder's own batch. Recording them
 	// first on every check (one after each record) made a busy chat's
-	// recorder run again on one or two turns, 30% of troupe bench's
-	// recorder calls.
+	// recorder run again on one or two turns (about a tenth of troupe
+	// bench's recorder calls).
 	if !manual {
 		if _, skip, err := s.planReflection(ctx, rs, chatID, false); err != nil || skip != "" {
 			return Result{Outcome: Skipped, Reason: skip}, err
