@@ -29,7 +29,9 @@ type Pipeline struct {
 	// recalls keeps each chat's last recall ranking, for turns under
 	// load (recall_busy.go).
 	recalls recallCache
-	binds   bindings
+	// notes are the recall records being written (recall_notes.go).
+	notes recallNotes
+	binds bindings
 	// cardsStored maps a card id to the data of its row as this process
 	// last wrote it.
 	cardsStored sync.Map

@@ -192,8 +192,10 @@ func (p *Pipeline) addRecall(ctx context.Context, r *pendingRecall, cs chatState
 		return keep
 	}
 	p.wg.Add(1)
+	noted := p.notes.start(cs.chat.ID)
 	go func() {
 		defer p.wg.Done()
+		defer noted()
 		defer p.survive("note_recall", nil)
 		wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"strings"
+	"time"
 
 	"troupe/memory"
 	"troupe/text"
@@ -50,6 +51,11 @@ func (cm *commands) cmdWhy(ctx context.Context, in Inbound, sink Sink) error {
 	if !ok {
 		return err
 	}
+	// The last turn's record is written beside its reply: wait for it
+	// (its write gives up after 10 s), or /why shows the turn before.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	cm.p.notes.wait(wctx, cs.chat.ID)
+	cancel()
 	ds, err := cm.store.RecallDiagnostics(ctx, cs.chat.ID, "", 1)
 	if err != nil {
 		return cm.p.internal(ctx, sink, "why", err)
