@@ -136,7 +136,8 @@ conversation's previous prompt (what a provider's prompt cache can reuse),
 the messages stored, and the peak memory of the process (which holds the fake
 model and, by default, the database and Redis too). It fails when a turn went
 unanswered or fewer than 2×C×T messages were stored. --profile DIR writes
-CPU, block and mutex profiles of the turns for go tool pprof.
+CPU, block and mutex profiles of the turns for go tool pprof (cpu.pprof, …),
+and of the memory jobs' drain after them (drain-cpu.pprof, …).
 
 By default it runs on a temporary SQLite file and an in-process Redis, never on
 the configured database. --dsn postgres://… --redis redis://… benchmarks the

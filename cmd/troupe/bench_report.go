@@ -42,15 +42,16 @@ func peakRSS() (float64, string) {
 }
 
 // startProfiles starts a CPU profile and block and mutex sampling when dir
-// is set; the returned function writes the profiles to dir.
-func startProfiles(dir string) (stop func() error, err error) {
+// is set; the returned function writes the profiles to dir, each file's
+// name after prefix ("" for the turns, "drain-" for the jobs' drain).
+func startProfiles(dir, prefix string) (stop func() error, err error) {
 	if dir == "" {
 		return func() error { return nil }, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("bench: profile: %w", err)
 	}
-	cpu, err := os.Create(filepath.Join(dir, "cpu.pprof"))
+	cpu, err := os.Create(filepath.Join(dir, prefix+"cpu.pprof"))
 	if err != nil {
 		return nil, fmt.Errorf("bench: profile: %w", err)
 	}
@@ -64,7 +65,7 @@ func startProfiles(dir string) (stop func() error, err error) {
 		pprof.StopCPUProfile()
 		errs := []error{cpu.Close()}
 		for _, name := range []string{"block", "mutex", "heap"} {
-			f, err := os.Create(filepath.Join(dir, name+".pprof"))
+			f, err := os.Create(filepath.Join(dir, prefix+name+".pprof"))
 			if err != nil {
 				errs = append(errs, err)
 				continue

@@ -156,7 +156,7 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card cards
 // measure drives the turns, lets the worker catch up and reads back what
 // was stored.
 func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
-	stopProfile, err := startProfiles(r.o.profile)
+	stopProfile, err := startProfiles(r.o.profile, "")
 	if err != nil {
 		return err
 	}
@@ -190,11 +190,18 @@ func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
 		res.SteadyTurnsPerSecond = float64(r.steadyReplies) / r.steadyWall.Seconds()
 	}
 
+	stopProfile, err = startProfiles(r.o.profile, "drain-")
+	if err != nil {
+		return err
+	}
 	drainStart := time.Now()
 	if err := r.app.queue.Drain(ctx, 2*time.Minute); err != nil {
 		r.app.log.Warn("bench: memory jobs not finished", "err", err)
 	}
 	res.JobsDrainSeconds = time.Since(drainStart).Seconds()
+	if err := stopProfile(); err != nil {
+		return err
+	}
 	res.TurnsPerSecondDrained = float64(replies) / (wall.Seconds() + res.JobsDrainSeconds)
 	res.ChatRequests = r.chatRequests.Load()
 	for _, kind := range []string{"summary", "recap", "consolidate"} {

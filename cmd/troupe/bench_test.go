@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,5 +188,34 @@ func TestPrefixReuseFollowsEachChannel(t *testing.T) {
 	prev, next := "system\nYou are Maren.\nuser\nxx", "system\nYou are Maren.\nuser\ny"
 	if share := commonPrefixShare(prev, next); share != float64(len(next)-1)/float64(len(next)) {
 		t.Errorf("got share %v for a prompt differing in its last byte", share)
+	}
+}
+
+// TestBenchProfilesTurnsAndDrain: --profile writes the turns' profiles and,
+// apart, the memory jobs' drain's, each a pprof file (gzipped protobuf).
+func TestBenchProfilesTurnsAndDrain(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	args := []string{"bench", "--channels", "2", "--turns", "3", "--profile", dir}
+	if err := run(t.Context(), args, strings.NewReader(""), &out, &errOut, testEnv(map[string]string{"TROUPE_LOG_LEVEL": "warn"})); err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, errOut.String())
+	}
+	for _, prefix := range []string{"", "drain-"} {
+		for _, name := range []string{"cpu", "block", "mutex", "heap"} {
+			path := filepath.Join(dir, prefix+name+".pprof")
+			f, err := os.Open(path)
+			if err != nil {
+				t.Errorf("profile: %v", err)
+				continue
+			}
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				t.Errorf("%s is not a pprof file: %v", path, err)
+			} else if n, err := io.Copy(io.Discard, zr); err != nil || n == 0 {
+				t.Errorf("%s: %d bytes unpacked, %v", path, n, err)
+			}
+			f.Close()
+		}
 	}
 }
