@@ -292,7 +292,7 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 		seen[i] = p.ID
 	}
 	err = rs.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: cardID, SpaceID: chat.SpaceID,
-		Character: name, Seen: seen, Doubted: doubted, Changes: changes})
+		Character: name, Seen: seen, Doubted: doubted, Changes: changes, Read: evidence})
 	if err != nil {
 		return 0, nil, err
 	}

@@ -22,6 +22,16 @@ type ReflectionInstall struct {
 	Seen                               []string        `json:"seen"`
 	Doubted                            []belief.Belief `json:"doubted"`
 	Changes                            belief.Changes  `json:"changes"`
+	// Read is the evidence of the beliefs the run changes as it read them
+	// (BeliefEvidence), by belief id. A changed belief whose links are
+	// those read and more gets only the new ones written, and on SQLite
+	// only those are looked up: every way a link goes (a forgotten chat or
+	// perception, a deleted belief) deletes the belief, which the install
+	// then finds gone (ErrStale). Reading and checking again all the links
+	// of a long-held belief (thousands) was a third of a reflection's cost.
+	// Without it, or when links were taken away, the stored links are made
+	// those of the belief, read afresh.
+	Read map[string][]belief.Evidence `json:"-"`
 }
 
 // InstallReflection installs one character's reflection in one
@@ -128,8 +138,14 @@ func foldInto(tx *gorm.DB, folds []belief.Fold) error {
 	return nil
 }
 
-// citedChats maps every perception the install cites to its chat, and
-// returns ErrStale when one is gone (its chat was forgotten meanwhile).
+// citedChats maps the perceptions the install cites to their chats, and
+// returns ErrStale when one is gone (its chat was forgotten meanwhile). On
+// PostgreSQL it reads every one, under KEY SHARE: that keeps forgetBeliefs
+// (FOR UPDATE) out until the install commits, so that it sees what the
+// install wrote, and lets a turn count a recall of the same perceptions
+// meanwhile. On SQLite, where one transaction writes at a time, the links
+// a changed belief had when read (r.Read) are left out: had one gone, so
+// would the belief.
 func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string, error) {
 	want := map[string]bool{}
 	for _, id := range r.Seen {
@@ -142,31 +158,104 @@ func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string,
 			}
 		}
 	}
+	if s.dialect != "postgres" {
+		for _, bs := range [][]belief.Belief{r.Doubted, r.Changes.Updated} {
+			for _, b := range bs {
+				if read, ok := r.Read[b.ID]; ok && extends(b.Evidence, read) {
+					for _, e := range read {
+						delete(want, e.Perception)
+					}
+				}
+			}
+		}
+		// A perception a read link and a new one both cite is looked up.
+		for _, bs := range [][]belief.Belief{r.Doubted, r.Changes.Updated, r.Changes.Created} {
+			for _, b := range bs {
+				for _, e := range addedLinks(b, r.Read) {
+					want[e.Perception] = true
+				}
+			}
+		}
+		for _, id := range r.Seen {
+			want[id] = true
+		}
+		// A doubted belief's contradictions are all filed as checks.
+		for _, b := range r.Doubted {
+			for _, e := range b.Evidence {
+				if e.Stance == belief.Contradicts {
+					want[e.Perception] = true
+				}
+			}
+		}
+	}
 	ids := make([]string, 0, len(want))
 	for id := range want {
 		ids = append(ids, id)
 	}
-	chats := map[string]string{}
-	for start := 0; start < len(ids); start += 500 {
-		part := ids[start:min(start+500, len(ids))]
-		var ps []Perception
-		q := tx.Select("id, chat_id").Where("id IN ?", part)
+	chats := make(map[string]string, len(ids))
+	for part := range slices.Chunk(ids, 500) {
+		q := "SELECT id, chat_id FROM perceptions WHERE " + s.oneOf("id IN ?")
 		if s.dialect == "postgres" {
-			// KEY SHARE keeps forgetBeliefs (FOR UPDATE) out and lets a
-			// turn count a recall of the same perceptions meanwhile.
-			q = q.Clauses(clause.Locking{Strength: "KEY SHARE"})
+			q += " FOR KEY SHARE"
 		}
-		if err := q.Find(&ps).Error; err != nil {
+		rows, err := tx.Raw(q, s.ids(part)).Rows()
+		if err != nil {
 			return nil, err
 		}
-		for _, p := range ps {
-			chats[p.ID] = p.ChatID
+		for rows.Next() {
+			var id, chat string
+			if err := rows.Scan(&id, &chat); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			chats[id] = chat
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, err
 		}
 	}
 	if len(chats) != len(ids) {
 		return nil, ErrStale
 	}
 	return chats, nil
+}
+
+// extends reports whether links holds every link of read (same
+// perception, stance and turn): a belief that only gained links.
+func extends(links, read []belief.Evidence) bool {
+	if len(links) < len(read) {
+		return false
+	}
+	have := make(map[belief.Evidence]bool, len(links))
+	for _, e := range links {
+		have[e] = true
+	}
+	for _, e := range read {
+		if !have[e] {
+			return false
+		}
+	}
+	return true
+}
+
+// addedLinks is what the install writes of b's links: those it gained
+// since read when it only gained some (extends), else all of them.
+func addedLinks(b belief.Belief, read map[string][]belief.Evidence) []belief.Evidence {
+	was, ok := read[b.ID]
+	if !ok || !extends(b.Evidence, was) {
+		return b.Evidence
+	}
+	old := make(map[belief.Evidence]bool, len(was))
+	for _, e := range was {
+		old[e] = true
+	}
+	var out []belief.Evidence
+	for _, e := range b.Evidence {
+		if !old[e] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // writeBelief inserts (why ChangeFormed) or rewrites a belief and its
@@ -206,11 +295,17 @@ func writeBelief(tx *gorm.DB, r ReflectionInstall, b belief.Belief, chats map[st
 	if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&step).Error; err != nil {
 		return err
 	}
-	ev := make([]BeliefEvidence, 0, len(b.Evidence))
-	for _, e := range b.Evidence {
+	links := b.Evidence
+	_, read := r.Read[b.ID]
+	gained := !create && read && extends(b.Evidence, r.Read[b.ID])
+	if gained {
+		links = addedLinks(b, r.Read)
+	}
+	ev := make([]BeliefEvidence, 0, len(links))
+	for _, e := range links {
 		ev = append(ev, BeliefEvidence{BeliefID: b.ID, PerceptionID: e.Perception, Stance: string(e.Stance), Seq: e.Turn, ChatID: chats[e.Perception]})
 	}
-	if !create {
+	if !create && !gained {
 		var err error
 		if ev, err = changedEvidence(tx, b.ID, ev); err != nil {
 			return err
