@@ -68,6 +68,7 @@ type ReflectStore interface {
 	ReflectionCandidates(ctx context.Context, spaceID string) ([]models.ReflectionCandidate, error)
 	LoadReflection(ctx context.Context, spaceID, character string, limit int) (models.ReflectionRound, error)
 	BeliefEvidence(ctx context.Context, ids []string) (map[string][]belief.Evidence, error)
+	BeliefLinksTo(ctx context.Context, ids, to []string) (map[string][]belief.Evidence, error)
 	InstallReflection(ctx context.Context, r models.ReflectionInstall) error
 }
 
@@ -205,15 +206,20 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	// texts (the checks change no belief's text or names): count them once.
 	corpus := belief.CorpusOf(belief.CheckInput{Beliefs: round.Beliefs, New: shown, Known: round.Known})
 	checks := belief.SelectChecks(belief.CheckInput{Beliefs: round.Beliefs, New: shown, Corpus: corpus, Max: s.cfg.Reflect.MaxChecks})
-	// The round's beliefs come without their evidence: read it for the
-	// checked ones (a check's answer links to it), and below for the
-	// shown ones, whose links an install rewrites.
+	// The round's beliefs come without their evidence: read their links
+	// to the shown perceptions (all that checks and validation consult,
+	// and all an install adds to) for the checked ones, and below for the
+	// ones the request shows; a merge reads its beliefs' links whole.
+	to := make([]string, len(shown))
+	for i, p := range shown {
+		to[i] = p.ID
+	}
 	evidence := map[string][]belief.Evidence{}
 	checked := make([]string, len(checks))
 	for i, c := range checks {
 		checked[i] = c.Belief.ID
 	}
-	if err := s.withEvidence(ctx, rs, round.Beliefs, checked, evidence); err != nil {
+	if err := s.withEvidence(ctx, rs, round.Beliefs, checked, to, evidence); err != nil {
 		return 0, nil, err
 	}
 	var results []belief.CheckResult
@@ -251,7 +257,7 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 		for i, b := range shownBeliefs {
 			ids[i] = b.ID
 		}
-		if err := s.withEvidence(ctx, rs, shownBeliefs, ids, evidence); err != nil && evErr == nil {
+		if err := s.withEvidence(ctx, rs, shownBeliefs, ids, to, evidence); err != nil && evErr == nil {
 			evErr = err
 		}
 		for i := range shownBeliefs {
@@ -278,6 +284,9 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 		return 0, nil, err
 	}
 	shown = shown[:k]
+	if err := wholeMerged(ctx, rs, shownBeliefs, a.Merge); err != nil {
+		return 0, nil, err
+	}
 	doubtedIDs := make([]string, len(doubted))
 	for i, b := range doubted {
 		doubtedIDs[i] = b.ID
@@ -292,7 +301,7 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 		seen[i] = p.ID
 	}
 	err = rs.InstallReflection(ctx, models.ReflectionInstall{ChatID: chat.ID, CardID: cardID, SpaceID: chat.SpaceID,
-		Character: name, Seen: seen, Doubted: doubted, Changes: changes, Read: evidence})
+		Character: name, Seen: seen, Doubted: doubted, Changes: changes, Read: evidence, Partial: true})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -320,11 +329,50 @@ func (s *Service) askReflection(ctx context.Context, lang, name string, msgs []b
 	return a, nil
 }
 
-// withEvidence reads the evidence of the beliefs ids that read has not
-// got yet, keeps it in read, and sets it on those beliefs of bs. A belief
-// whose evidence was read before keeps the evidence it has in bs (a check
-// may have added a contradiction to it).
-func (s *Service) withEvidence(ctx context.Context, rs ReflectStore, bs []belief.Belief, ids []string, read map[string][]belief.Evidence) error {
+// wholeMerged gives the beliefs of bs that merges name all their links:
+// a merged belief carries them all, and may say Sure only when they
+// span two turns. The round read only their links to its perceptions
+// (and may have added some): the rest are added to those.
+func wholeMerged(ctx context.Context, rs ReflectStore, bs []belief.Belief, merges []belief.Merge) error {
+	named := map[string]bool{}
+	for _, m := range merges {
+		for _, id := range m.Beliefs {
+			named[id] = true
+		}
+	}
+	var ids []string
+	for _, b := range bs {
+		if named[b.ID] {
+			ids = append(ids, b.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	all, err := rs.BeliefEvidence(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range bs {
+		ev, ok := all[bs[i].ID]
+		if !ok {
+			continue
+		}
+		for _, e := range bs[i].Evidence {
+			if !slices.ContainsFunc(ev, func(h belief.Evidence) bool { return h.Perception == e.Perception && h.Stance == e.Stance }) {
+				ev = append(ev, e)
+			}
+		}
+		bs[i].Evidence = ev
+	}
+	return nil
+}
+
+// withEvidence reads the links to the perceptions to of the beliefs ids
+// that read has not got yet, keeps them in read, and sets them on those
+// beliefs of bs. A belief whose evidence was read before keeps the
+// evidence it has in bs (a check may have added a contradiction to it).
+func (s *Service) withEvidence(ctx context.Context, rs ReflectStore, bs []belief.Belief, ids, to []string, read map[string][]belief.Evidence) error {
 	var want []string
 	for _, id := range ids {
 		if _, ok := read[id]; !ok {
@@ -334,7 +382,7 @@ func (s *Service) withEvidence(ctx context.Context, rs ReflectStore, bs []belief
 	if len(want) == 0 {
 		return nil
 	}
-	ev, err := rs.BeliefEvidence(ctx, want)
+	ev, err := rs.BeliefLinksTo(ctx, want, to)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +44,9 @@ type reflectRig struct {
 	// gate, when set, is called with the character of each reflection
 	// request before it is answered (outside mu).
 	gate func(name string)
+	// merge, when set, makes a request that shows two beliefs or more
+	// merge the first two, sure, and every check find no contradiction.
+	merge bool
 }
 
 const rigSpace = "discord:guild:9"
@@ -142,6 +146,9 @@ func (r *reflectRig) answer(req openaitest.Request) openaitest.Answer {
 	defer r.mu.Unlock()
 	if strings.HasPrefix(user, "<belief>") {
 		r.chks++
+		if r.merge {
+			return openaitest.Answer{Text: `{"compatible": true}`}
+		}
 		ps := pRe.FindAllStringSubmatch(user, -1)
 		return openaitest.Answer{Text: fmt.Sprintf(`{"compatible": false, "against": [%q]}`, ps[0][1])}
 	}
@@ -153,6 +160,10 @@ func (r *reflectRig) answer(req openaitest.Request) openaitest.Answer {
 	var ids []string
 	for _, m := range pRe.FindAllStringSubmatch(user, -1) {
 		ids = append(ids, fmt.Sprintf("%q", m[1]))
+	}
+	if bs := bRe.FindAllStringSubmatch(user, -1); r.merge && len(bs) > 1 {
+		return openaitest.Answer{Text: fmt.Sprintf(`{"merge": [{"beliefs": [%q, %q], "text": "Mara reads omens at the quay.", "confidence": "sure"}]}`,
+			bs[0][1], bs[1][1])}
 	}
 	if bs := bRe.FindAllStringSubmatch(user, -1); len(bs) > 0 {
 		return openaitest.Answer{Text: fmt.Sprintf(`{"strengthen": [{"belief": %q, "supports": [%s]}]}`, bs[0][1], strings.Join(ids, ","))}
@@ -558,6 +569,65 @@ func TestReflectManyBeliefsKeepsTheirLinks(t *testing.T) {
 			}
 			if r.chks == 0 || doubted != r.chks || grown != 1 {
 				t.Errorf("%d checks, %d beliefs doubted, %d strengthened; want one doubted a check and one strengthened", r.chks, doubted, grown)
+			}
+		})
+	}
+}
+
+// TestReflectMergeCarriesEveryLink: a round reads only its beliefs' links
+// to the perceptions it shows, but a merge of two beliefs carries all
+// their links, the old ones it never showed too (a /forget of their chat
+// must find the merged belief), and stays sure because those span turns.
+func TestReflectMergeCarriesEveryLink(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			r := newReflectRig(t, b, memory.ReflectConfigFrom(config.Default().Reflection).Trigger)
+			r.merge = true
+			ctx := context.Background()
+			db := r.st.DB()
+			r.said("cA", 4, "the quay", "%s sees the tide turn at %s.", "Mara")
+			var old []models.Perception
+			must(t, db.Where("character_name = ?", "Mara").Order("seq").Find(&old).Error)
+			must(t, db.Model(&models.Perception{}).Where("character_name = ?", "Mara").Update("reflected", true).Error)
+			var merged []string
+			for i := range 2 {
+				id := models.NewID()
+				merged = append(merged, id)
+				must(t, db.Create(&models.Belief{ID: id, SpaceID: rigSpace, Character: "Mara", Text: fmt.Sprintf("Mara fears omen%d at the quay.", i),
+					Confidence: int(belief.Sure), FormedSeq: 4, ChangedSeq: 4, CreatedAt: time.Now(), UpdatedAt: time.Now()}).Error)
+				for _, p := range old[i*2 : i*2+2] {
+					must(t, db.Create(&models.BeliefEvidence{BeliefID: id, PerceptionID: p.ID, Stance: string(belief.Supports), Seq: p.Seq, ChatID: "cA"}).Error)
+				}
+			}
+			r.said("cA", 1, "the quay", "%s sees omen0 and omen1 in the fog at %s.", "Mara")
+			if res := r.reflect("cA", true); res.Outcome != memory.Written {
+				t.Fatalf("%+v", res)
+			}
+			bs, err := r.st.Beliefs(ctx, rigSpace, "Mara")
+			must(t, err)
+			if len(bs) != 1 || !slices.Equal(slices.Sorted(slices.Values(bs[0].MergedFrom)), slices.Sorted(slices.Values(merged))) {
+				t.Fatalf("beliefs after the merge: %+v", bs)
+			}
+			links := map[string]bool{}
+			for _, e := range bs[0].Evidence {
+				links[e.Perception] = true
+			}
+			for _, p := range old {
+				if !links[p.ID] {
+					t.Errorf("the merged belief lost the link to %q (turn %d): %v", p.Text, p.Seq, bs[0].Evidence)
+				}
+			}
+			if len(links) != len(old) {
+				t.Errorf("the merged belief has %d links, want the %d of the beliefs it merged", len(links), len(old))
+			}
+			if bs[0].Confidence != belief.Sure {
+				t.Errorf("merged confidence %v, want sure (its links span turns)", bs[0].Confidence)
+			}
+			if _, err := r.st.ForgetChat(ctx, "cA"); err != nil {
+				t.Fatal(err)
+			}
+			if bs, err := r.st.Beliefs(ctx, rigSpace, "Mara"); err != nil || len(bs) != 0 {
+				t.Errorf("after forgetting the chat: %+v (%v)", bs, err)
 			}
 		})
 	}

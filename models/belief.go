@@ -110,9 +110,28 @@ func beliefTables() []any {
 // contradictions their checks recorded, as Beliefs gives it: every id
 // asked for is in the map, with nil for a belief without links.
 func (s *Store) BeliefEvidence(ctx context.Context, ids []string) (map[string][]belief.Evidence, error) {
+	return s.beliefLinks(ctx, ids, nil)
+}
+
+// BeliefLinksTo reads the evidence of the given beliefs as BeliefEvidence
+// does, but only their links to the perceptions to: all that a reflection
+// round over those perceptions consults (a belief's links to them, and
+// whether one may say Sure, which a merge alone asks of all its links).
+// A long-held belief has thousands of links; a round shows some dozens of
+// perceptions.
+func (s *Store) BeliefLinksTo(ctx context.Context, ids, to []string) (map[string][]belief.Evidence, error) {
+	if to == nil {
+		to = []string{}
+	}
+	return s.beliefLinks(ctx, ids, to)
+}
+
+// beliefLinks reads the beliefs' links, to the perceptions to (all when
+// to is nil).
+func (s *Store) beliefLinks(ctx context.Context, ids, to []string) (map[string][]belief.Evidence, error) {
 	out := make(map[string][]belief.Evidence, len(ids))
 	for part := range slices.Chunk(ids, 500) {
-		ev, err := beliefEvidence(s.db.WithContext(ctx), part)
+		ev, err := beliefEvidence(s.db.WithContext(ctx), part, to)
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +168,7 @@ func loadBeliefs(db *gorm.DB, where string, args ...any) ([]BeliefView, error) {
 	for i, b := range rows {
 		ids[i] = b.ID
 	}
-	byBelief, err := beliefEvidence(db, ids)
+	byBelief, err := beliefEvidence(db, ids, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -175,14 +194,22 @@ func beliefOf(b Belief, ev []belief.Evidence) belief.Belief {
 }
 
 // beliefEvidence reads the evidence links of the beliefs ids, in turn
-// order, then the contradictions their checks recorded that no link says.
-func beliefEvidence(db *gorm.DB, ids []string) (map[string][]belief.Evidence, error) {
-	byBelief, err := evidenceLinks(db, ids)
+// order, then the contradictions their checks recorded that no link says;
+// only those to the perceptions to, unless to is nil.
+func beliefEvidence(db *gorm.DB, ids, to []string) (map[string][]belief.Evidence, error) {
+	if to != nil && len(to) == 0 {
+		return map[string][]belief.Evidence{}, nil
+	}
+	byBelief, err := evidenceLinks(db, ids, to)
 	if err != nil {
 		return nil, fmt.Errorf("models: belief evidence: %w", err)
 	}
 	var checks []BeliefCheck
-	if err := db.Where("belief_id IN ?", ids).Find(&checks).Error; err != nil {
+	q := db.Where("belief_id IN ?", ids)
+	if to != nil {
+		q = q.Where("perception_id IN ?", to)
+	}
+	if err := q.Find(&checks).Error; err != nil {
 		return nil, fmt.Errorf("models: belief checks: %w", err)
 	}
 	for _, c := range checks {
@@ -201,9 +228,12 @@ func beliefEvidence(db *gorm.DB, ids []string) (map[string][]belief.Evidence, er
 // order, four columns scanned by hand: a reflection round reads some
 // thousands of them (troupe bench: 4,000 for 45 beliefs), and GORM's
 // reflection over whole rows was a quarter of a round's CPU.
-func evidenceLinks(db *gorm.DB, ids []string) (map[string][]belief.Evidence, error) {
-	rows, err := db.Model(&BeliefEvidence{}).Select("belief_id, perception_id, seq, stance").
-		Where("belief_id IN ?", ids).Order("seq, perception_id").Rows()
+func evidenceLinks(db *gorm.DB, ids, to []string) (map[string][]belief.Evidence, error) {
+	q := db.Model(&BeliefEvidence{}).Select("belief_id, perception_id, seq, stance").Where("belief_id IN ?", ids)
+	if to != nil {
+		q = q.Where("perception_id IN ?", to)
+	}
+	rows, err := q.Order("seq, perception_id").Rows()
 	if err != nil {
 		return nil, err
 	}

@@ -106,6 +106,21 @@ func TestReflectionWritesTheLinksABeliefGained(t *testing.T) {
 			t.Errorf("links after one was taken away: %v, want gate and lamp", got)
 		}
 
+		// Read in part, a belief's links may only grow: an install that
+		// would take one away is refused and changes nothing.
+		r, err := st.BeliefLinksTo(ctx, []string{held.ID}, []string{lamp})
+		if err != nil || len(r[held.ID]) != 1 {
+			t.Fatalf("links of the belief to the lamp: %v (%v)", r, err)
+		}
+		shrunk := held
+		shrunk.Evidence = nil
+		if err := install(y, models.ReflectionInstall{Changes: belief.Changes{Updated: []belief.Belief{shrunk}}, Read: r, Partial: true}); err == nil || errors.Is(err, models.ErrStale) {
+			t.Errorf("an install taking away links it read in part: %v, want a refusal", err)
+		}
+		if got := links(held.ID); len(got) != 2 {
+			t.Errorf("links after a refused install: %v, want gate and lamp", got)
+		}
+
 		// Forgotten meanwhile: the chat x the belief cites goes between the
 		// read and the install, and the belief with it.
 		r = read(held.ID)
@@ -113,7 +128,7 @@ func TestReflectionWritesTheLinksABeliefGained(t *testing.T) {
 			t.Fatal(err)
 		}
 		held.Evidence = append(append([]belief.Evidence(nil), r[held.ID]...), sup(dog, 2))
-		err := install(y, models.ReflectionInstall{Changes: belief.Changes{Updated: []belief.Belief{held}}, Read: r})
+		err = install(y, models.ReflectionInstall{Changes: belief.Changes{Updated: []belief.Belief{held}}, Read: r})
 		if !errors.Is(err, models.ErrStale) {
 			t.Fatalf("install over a forgotten chat's belief: %v, want ErrStale", err)
 		}

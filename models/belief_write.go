@@ -32,6 +32,10 @@ type ReflectionInstall struct {
 	// Without it, or when links were taken away, the stored links are made
 	// those of the belief, read afresh.
 	Read map[string][]belief.Evidence `json:"-"`
+	// Partial says Read holds only each belief's links to the perceptions
+	// the run showed (BeliefLinksTo): the install then only adds links to
+	// the beliefs it changes, and refuses to take any away.
+	Partial bool `json:"-"`
 }
 
 // InstallReflection installs one character's reflection in one
@@ -158,6 +162,12 @@ func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string,
 			}
 		}
 	}
+	if s.dialect == "postgres" && r.Partial {
+		// The links the run did not read are locked where they are.
+		if err := lockUnreadLinks(tx, r); err != nil {
+			return nil, err
+		}
+	}
 	if s.dialect != "postgres" {
 		for _, bs := range [][]belief.Belief{r.Doubted, r.Changes.Updated} {
 			for _, b := range bs {
@@ -218,6 +228,26 @@ func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string,
 		return nil, ErrStale
 	}
 	return chats, nil
+}
+
+// lockUnreadLinks takes KEY SHARE on the perceptions every belief the
+// install changes links to, in the database: the run read only the links
+// to its own perceptions, and the others need not come to troupe to be
+// locked.
+func lockUnreadLinks(tx *gorm.DB, r ReflectionInstall) error {
+	var ids []string
+	for _, bs := range [][]belief.Belief{r.Doubted, r.Changes.Updated} {
+		for _, b := range bs {
+			ids = append(ids, b.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var n int64
+	return tx.Raw("SELECT count(*) FROM (SELECT 1 FROM perceptions WHERE id IN "+
+		"(SELECT perception_id FROM belief_evidence WHERE belief_id = ANY(CAST(? AS text[]))) FOR KEY SHARE) locked",
+		textArray(ids)).Scan(&n).Error
 }
 
 // extends reports whether links holds every link of read (same
@@ -298,6 +328,10 @@ func writeBelief(tx *gorm.DB, r ReflectionInstall, b belief.Belief, chats map[st
 	links := b.Evidence
 	_, read := r.Read[b.ID]
 	gained := !create && read && extends(b.Evidence, r.Read[b.ID])
+	if r.Partial && !create && !gained {
+		// Rewriting links the run never read would delete them.
+		return fmt.Errorf("models: belief %s: a run that read its links only in part may only add to them", b.ID)
+	}
 	if gained {
 		links = addedLinks(b, r.Read)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"troupe/belief"
 	"troupe/models"
 	"troupe/models/testenv"
 )
@@ -29,6 +30,10 @@ type raceInstall struct {
 	// forgetFirstOnly: the write has no pause point, so only a forget can
 	// go first.
 	forgetFirstOnly bool
+	// installFirstOnly: the write takes none of the locks the forget holds
+	// at its pause, so only the write can go first (a forget paused there
+	// has not yet read what the write changes).
+	installFirstOnly bool
 }
 
 var raceInstalls = []raceInstall{
@@ -74,6 +79,42 @@ var raceInstalls = []raceInstall{
 					Merged: map[string]string{chat.ID: r.Hash}})
 			}
 		}},
+	// A reflection that read only a belief's links to its own
+	// perceptions rewrites the belief, which also cites the forgotten
+	// chat: the forget must see the rewrite (its text and index terms) and
+	// delete it, or find the belief gone first. The character is not the
+	// forgotten chat's card (a player's reflection, card ""), so the
+	// (card, space) lock does not keep the two apart.
+	{point: "install reflection", installFirstOnly: true,
+		prepare: func(t *testing.T, st *models.Store, chat models.Chat, fact string) func(context.Context) error {
+			ctx := context.Background()
+			other := newChat(t, st, "console:reflect-other:"+chat.ID)
+			for _, c := range []models.Chat{chat, other} {
+				line := "The gate was open in " + c.ID + "."
+				appendRecorded(t, st, c, line, "ok", []models.PlainEvent{{Kind: "line", Text: line}}, nil)
+				appendRecorded(t, st, c, "later", "ok", []models.PlainEvent{{Kind: "action", Text: "later"}}, nil)
+				recordAll(t, st, c, "", map[int]map[string]string{0: {"Maren": line}})
+			}
+			gate := perceptionID(t, st, "Maren", "The gate was open in "+chat.ID+".")
+			fresh := perceptionID(t, st, "Maren", "The gate was open in "+other.ID+".")
+			b := belief.Belief{ID: models.NewID(), Text: "The gate stands open.", Confidence: belief.Likely, FormedTurn: 1, ChangedTurn: 1,
+				Evidence: []belief.Evidence{{Perception: gate, Turn: 1, Stance: belief.Supports}}}
+			r := models.ReflectionInstall{ChatID: other.ID, SpaceID: other.SpaceID, Character: "Maren"}
+			r.Changes.Created = []belief.Belief{b}
+			if err := st.InstallReflection(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			read, err := st.BeliefLinksTo(ctx, []string{b.ID}, []string{fresh})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Text, b.ChangedTurn = fact, 2
+			b.Evidence = []belief.Evidence{{Perception: fresh, Turn: 2, Stance: belief.Supports}}
+			r = models.ReflectionInstall{ChatID: other.ID, SpaceID: other.SpaceID, Character: "Maren",
+				Seen: []string{fresh}, Read: read, Partial: true}
+			r.Changes.Updated = []belief.Belief{b}
+			return func(ctx context.Context) error { return st.InstallReflection(ctx, r) }
+		}},
 	{point: "delete recap", afterForget: models.ErrNotFound,
 		prepare: func(t *testing.T, st *models.Store, chat models.Chat, fact string) func(context.Context) error {
 			if err := st.InstallRecap(context.Background(), factRecap(chat, fact)); err != nil {
@@ -104,7 +145,7 @@ func TestForgetRacesInstalls(t *testing.T) {
 			st := testenv.OpenStore(t, b)
 			for _, in := range raceInstalls {
 				for _, installFirst := range []bool{true, false} {
-					if installFirst && in.forgetFirstOnly {
+					if installFirst && in.forgetFirstOnly || !installFirst && in.installFirstOnly {
 						continue
 					}
 					name := in.point + "/forget first"
@@ -252,6 +293,14 @@ func assertForgotten(t *testing.T, st *models.Store, chat models.Chat, fact stri
 	}
 	if strings.Contains(mem.Handbook, fact) || strings.Contains(mem.Resident, fact) {
 		t.Errorf("the forgotten fact is back:\nhandbook %q\nresident %q", mem.Handbook, mem.Resident)
+	}
+	var beliefs, orphans int64
+	if err := st.DB().Model(&models.Belief{}).Where("text = ?", fact).Count(&beliefs).Error; err != nil || beliefs != 0 {
+		t.Errorf("%d beliefs say the forgotten fact (%v)", beliefs, err)
+	}
+	if err := st.DB().Raw(`SELECT (SELECT count(*) FROM belief_evidence WHERE belief_id NOT IN (SELECT id FROM beliefs)) +
+		(SELECT count(*) FROM recall_terms WHERE kind = 'b' AND item_id NOT IN (SELECT id FROM beliefs))`).Scan(&orphans).Error; err != nil || orphans != 0 {
+		t.Errorf("%d links or index terms of deleted beliefs remain (%v)", orphans, err)
 	}
 }
 

@@ -153,7 +153,7 @@ func (s *Store) CharacterBeliefs(ctx context.Context, spaceID, character string,
 		ids[i] = b.ID
 		pg.Rows[b.ID] = b
 	}
-	ev, err := beliefEvidence(db, ids)
+	ev, err := beliefEvidence(db, ids, nil)
 	if err != nil {
 		return pg, err
 	}
