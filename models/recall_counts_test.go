@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"troupe/models"
 	"troupe/models/testenv"
@@ -68,5 +69,60 @@ func TestRecallCountsGatherAndWrite(t *testing.T) {
 				t.Fatalf("count after close %d, want 51", m)
 			}
 		})
+	}
+}
+
+// TestRecallCountsWaitForAHeldRow: on PostgreSQL a row another transaction
+// holds (a reflection install marking its perceptions) does not make the
+// write wait, or deadlock with it: its count is written on a later write,
+// the others at once.
+func TestRecallCountsWaitForAHeldRow(t *testing.T) {
+	if !testenv.Available() {
+		t.Skip("needs the test PostgreSQL (row locks are PostgreSQL's: SQLite writes one transaction at a time)")
+	}
+	b := testenv.Backend{Name: "postgres", DSN: testenv.FreshPostgresDB(t)}
+	ctx := context.Background()
+	st := testenv.OpenStore(t, b)
+	chat := newChat(t, st, "console:held-counts")
+	appendRecorded(t, st, chat, "The ferry leaves at dawn.", "*nods*",
+		[]models.PlainEvent{{Kind: "action", Text: "The ferry leaves at dawn."}}, nil)
+	appendRecorded(t, st, chat, "later", "ok", []models.PlainEvent{{Kind: "action", Text: "later"}}, nil)
+	recordAll(t, st, chat, "the ferry", map[int]map[string]string{0: {"Maren": "The ferry leaves at dawn.", "Tess": "Tess heard the ferry."}})
+	maren, tess := perceptionID(t, st, "Maren", "The ferry leaves at dawn."), perceptionID(t, st, "Tess", "Tess heard the ferry.")
+	count := func(id string) int {
+		var p models.Perception
+		if err := st.DB().Where("id = ?", id).Take(&p).Error; err != nil {
+			t.Fatal(err)
+		}
+		return p.RecallCount
+	}
+
+	tx := st.DB().Begin()
+	if err := tx.Exec("UPDATE perceptions SET reflected = true WHERE id = ?", maren).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := st.NoteRecall(ctx, models.RecallDone{Perceptions: []string{maren, tess}}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	err := st.FlushRecallCounts(wctx)
+	cancel()
+	if err != nil {
+		t.Fatalf("write beside a held row: %v", err)
+	}
+	if got := count(tess); got != 1 {
+		t.Errorf("the free row's count is %d, want 1", got)
+	}
+	if err := tx.Commit().Error; err != nil {
+		t.Fatal(err)
+	}
+	if got := count(maren); got != 0 {
+		t.Errorf("the held row's count is %d before the next write, want 0", got)
+	}
+	if err := st.FlushRecallCounts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if m, ts := count(maren), count(tess); m != 1 || ts != 1 {
+		t.Errorf("counts after the next write: Maren %d, Tess %d; want 1 and 1", m, ts)
 	}
 }
