@@ -88,16 +88,6 @@ func inAll(sets []map[string]bool) map[string]bool {
 	return out
 }
 
-func sharedWeight(r rarity, a, b map[string]bool) float64 {
-	var s float64
-	for t := range a {
-		if b[t] {
-			s += r.weight(t)
-		}
-	}
-	return s
-}
-
 // CheckAnswer is the model's answer to one belief check.
 type CheckAnswer struct {
 	Compatible bool `json:"compatible"`

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"troupe/text"
@@ -47,6 +48,44 @@ type Corpus struct {
 	Docs  int            `json:"docs"`
 	Words map[string]int `json:"words"`
 	Names map[string]int `json:"names"`
+
+	// memo keeps the term sets of the texts and names it was asked of: a
+	// round asks of the same ones several times. Callers treat the sets
+	// as read-only.
+	mu    sync.Mutex
+	memo  map[string]map[string]bool
+	names map[string]map[string]bool
+}
+
+// termsOf is terms(text), kept.
+func (c *Corpus) termsOf(text string) map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if set, ok := c.memo[text]; ok {
+		return set
+	}
+	if c.memo == nil {
+		c.memo = map[string]map[string]bool{}
+	}
+	set := terms(text)
+	c.memo[text] = set
+	return set
+}
+
+// aboutOf is aboutSet(about), kept.
+func (c *Corpus) aboutOf(about []string) map[string]bool {
+	key := strings.Join(about, "\x00")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if set, ok := c.names[key]; ok {
+		return set
+	}
+	if c.names == nil {
+		c.names = map[string]map[string]bool{}
+	}
+	set := aboutSet(about)
+	c.names[key] = set
+	return set
 }
 
 // NewCorpus returns an empty corpus.
@@ -56,7 +95,7 @@ func NewCorpus() *Corpus {
 
 // Add counts one text and the names it is about.
 func (c *Corpus) Add(text string, about []string) {
-	c.count(terms(text), aboutSet(about))
+	c.count(c.termsOf(text), c.aboutOf(about))
 }
 
 func (c *Corpus) count(words, names map[string]bool) {
