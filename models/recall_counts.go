@@ -112,29 +112,31 @@ func (s *Store) FlushRecallCounts(ctx context.Context) error {
 		busyB, err = s.addRecallCounts(tx, &Belief{}, "beliefs", bs)
 		return err
 	})
-	if err == nil && len(busyP)+len(busyB) > 0 {
-		// Rows a memory install holds wait for the next write.
-		c.mu.Lock()
-		for id, n := range busyP {
-			c.perceptions[id] += n
-		}
-		for id, n := range busyB {
-			c.beliefs[id] += n
-		}
-		c.mu.Unlock()
-	}
 	if err != nil {
-		c.mu.Lock()
-		for id, n := range ps {
-			c.perceptions[id] += n
-		}
-		for id, n := range bs {
-			c.beliefs[id] += n
-		}
-		c.mu.Unlock()
+		// Nothing was written: every count waits for the next write.
+		busyP, busyB = ps, bs
+	}
+	// Rows a memory install holds wait for the next write too.
+	c.keep(busyP, busyB)
+	if err != nil {
 		return fmt.Errorf("models: write recall counts: %w", err)
 	}
 	return nil
+}
+
+// keep gathers counts again, for the next write.
+func (c *recallCounts) keep(ps, bs map[string]int) {
+	if len(ps)+len(bs) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, n := range ps {
+		c.perceptions[id] += n
+	}
+	for id, n := range bs {
+		c.beliefs[id] += n
+	}
 }
 
 // addRecallCounts adds counts to the rows of model's table: one statement

@@ -21,12 +21,7 @@ func TestRecallCountsGatherAndWrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			chat := newChat(t, st, "console:counts")
-			appendRecorded(t, st, chat, "The ferry leaves at dawn.", "*nods*",
-				[]models.PlainEvent{{Kind: "action", Text: "The ferry leaves at dawn."}}, nil)
-			appendRecorded(t, st, chat, "later", "ok", []models.PlainEvent{{Kind: "action", Text: "later"}}, nil)
-			recordAll(t, st, chat, "the ferry", map[int]map[string]string{0: {"Maren": "The ferry leaves at dawn.", "Tess": "Tess heard the ferry."}})
-			maren, tess := perceptionID(t, st, "Maren", "The ferry leaves at dawn."), perceptionID(t, st, "Tess", "Tess heard the ferry.")
+			maren, tess := ferryPerceptions(t, st, "console:counts")
 
 			var wg sync.WaitGroup
 			for range 50 {
@@ -83,12 +78,7 @@ func TestRecallCountsWaitForAHeldRow(t *testing.T) {
 	b := testenv.Backend{Name: "postgres", DSN: testenv.FreshPostgresDB(t)}
 	ctx := context.Background()
 	st := testenv.OpenStore(t, b)
-	chat := newChat(t, st, "console:held-counts")
-	appendRecorded(t, st, chat, "The ferry leaves at dawn.", "*nods*",
-		[]models.PlainEvent{{Kind: "action", Text: "The ferry leaves at dawn."}}, nil)
-	appendRecorded(t, st, chat, "later", "ok", []models.PlainEvent{{Kind: "action", Text: "later"}}, nil)
-	recordAll(t, st, chat, "the ferry", map[int]map[string]string{0: {"Maren": "The ferry leaves at dawn.", "Tess": "Tess heard the ferry."}})
-	maren, tess := perceptionID(t, st, "Maren", "The ferry leaves at dawn."), perceptionID(t, st, "Tess", "Tess heard the ferry.")
+	maren, tess := ferryPerceptions(t, st, "console:held-counts")
 	count := func(id string) int {
 		var p models.Perception
 		if err := st.DB().Where("id = ?", id).Take(&p).Error; err != nil {
@@ -125,4 +115,16 @@ func TestRecallCountsWaitForAHeldRow(t *testing.T) {
 	if m, ts := count(maren), count(tess); m != 1 || ts != 1 {
 		t.Errorf("counts after the next write: Maren %d, Tess %d; want 1 and 1", m, ts)
 	}
+}
+
+// ferryPerceptions records, in a new chat of channel, one turn that Maren
+// and Tess perceived, and returns their perceptions' ids.
+func ferryPerceptions(t *testing.T, st *models.Store, channel string) (maren, tess string) {
+	t.Helper()
+	chat := newChat(t, st, channel)
+	appendRecorded(t, st, chat, "The ferry leaves at dawn.", "*nods*",
+		[]models.PlainEvent{{Kind: "action", Text: "The ferry leaves at dawn."}}, nil)
+	appendRecorded(t, st, chat, "later", "ok", []models.PlainEvent{{Kind: "action", Text: "later"}}, nil)
+	recordAll(t, st, chat, "the ferry", map[int]map[string]string{0: {"Maren": "The ferry leaves at dawn.", "Tess": "Tess heard the ferry."}})
+	return perceptionID(t, st, "Maren", "The ferry leaves at dawn."), perceptionID(t, st, "Tess", "Tess heard the ferry.")
 }
