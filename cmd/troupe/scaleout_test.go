@@ -557,6 +557,16 @@ func TestFourProcessesScaleOut(t *testing.T) {
 			t.Errorf("%s still owes a compaction after the stop (%v)", name, err)
 		}
 	}
+	if _, ok := watched["Burst"]; !ok {
+		// A burst of one turn owes nothing at the end, but a job may
+		// have compacted it meanwhile (seen once in a CI run): its
+		// summaries count among those the processes wrote.
+		sums, err := st.ChatSummaries(ctx, burstChat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		allSummaries += len(sums)
+	}
 	written := 0
 	for _, n := range compactionsWritten {
 		written += n
