@@ -59,32 +59,26 @@ type Corpus struct {
 
 // termsOf is terms(text), kept.
 func (c *Corpus) termsOf(text string) map[string]bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if set, ok := c.memo[text]; ok {
-		return set
-	}
-	if c.memo == nil {
-		c.memo = map[string]map[string]bool{}
-	}
-	set := terms(text)
-	c.memo[text] = set
-	return set
+	return c.kept(&c.memo, text, func() map[string]bool { return terms(text) })
 }
 
 // aboutOf is aboutSet(about), kept.
 func (c *Corpus) aboutOf(about []string) map[string]bool {
-	key := strings.Join(about, "\x00")
+	return c.kept(&c.names, strings.Join(about, "\x00"), func() map[string]bool { return aboutSet(about) })
+}
+
+// kept returns the set memo keeps under key, making it first.
+func (c *Corpus) kept(memo *map[string]map[string]bool, key string, build func() map[string]bool) map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if set, ok := c.names[key]; ok {
+	if set, ok := (*memo)[key]; ok {
 		return set
 	}
-	if c.names == nil {
-		c.names = map[string]map[string]bool{}
+	if *memo == nil {
+		*memo = map[string]map[string]bool{}
 	}
-	set := aboutSet(about)
-	c.names[key] = set
+	set := build()
+	(*memo)[key] = set
 	return set
 }
 

@@ -151,44 +151,30 @@ func foldInto(tx *gorm.DB, folds []belief.Fold) error {
 // a changed belief had when read (r.Read) are left out: had one gone, so
 // would the belief.
 func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string, error) {
+	pg := s.dialect == "postgres"
 	want := map[string]bool{}
+	cite := func(links []belief.Evidence) {
+		for _, e := range links {
+			want[e.Perception] = true
+		}
+	}
 	for _, id := range r.Seen {
 		want[id] = true
 	}
-	for _, bs := range [][]belief.Belief{r.Doubted, r.Changes.Updated, r.Changes.Created} {
+	for _, b := range r.Changes.Created {
+		cite(b.Evidence)
+	}
+	for _, bs := range [][]belief.Belief{r.Doubted, r.Changes.Updated} {
 		for _, b := range bs {
-			for _, e := range b.Evidence {
-				want[e.Perception] = true
+			if pg {
+				cite(b.Evidence)
+			} else {
+				links, _ := gainedLinks(b, r.Read)
+				cite(links)
 			}
 		}
 	}
-	if s.dialect == "postgres" && r.Partial {
-		// The links the run did not read are locked where they are.
-		if err := lockUnreadLinks(tx, r); err != nil {
-			return nil, err
-		}
-	}
-	if s.dialect != "postgres" {
-		for _, bs := range [][]belief.Belief{r.Doubted, r.Changes.Updated} {
-			for _, b := range bs {
-				if read, ok := r.Read[b.ID]; ok && extends(b.Evidence, read) {
-					for _, e := range read {
-						delete(want, e.Perception)
-					}
-				}
-			}
-		}
-		// A perception a read link and a new one both cite is looked up.
-		for _, bs := range [][]belief.Belief{r.Doubted, r.Changes.Updated, r.Changes.Created} {
-			for _, b := range bs {
-				for _, e := range addedLinks(b, r.Read) {
-					want[e.Perception] = true
-				}
-			}
-		}
-		for _, id := range r.Seen {
-			want[id] = true
-		}
+	if !pg {
 		// A doubted belief's contradictions are all filed as checks.
 		for _, b := range r.Doubted {
 			for _, e := range b.Evidence {
@@ -196,6 +182,12 @@ func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string,
 					want[e.Perception] = true
 				}
 			}
+		}
+	}
+	if pg && r.Partial {
+		// The links the run did not read are locked where they are.
+		if err := lockUnreadLinks(tx, r); err != nil {
+			return nil, err
 		}
 	}
 	ids := make([]string, 0, len(want))
@@ -250,42 +242,33 @@ func lockUnreadLinks(tx *gorm.DB, r ReflectionInstall) error {
 		textArray(ids)).Scan(&n).Error
 }
 
-// extends reports whether links holds every link of read (same
-// perception, stance and turn): a belief that only gained links.
-func extends(links, read []belief.Evidence) bool {
-	if len(links) < len(read) {
-		return false
-	}
-	have := make(map[belief.Evidence]bool, len(links))
-	for _, e := range links {
-		have[e] = true
-	}
-	for _, e := range read {
-		if !have[e] {
-			return false
-		}
-	}
-	return true
-}
-
-// addedLinks is what the install writes of b's links: those it gained
-// since read when it only gained some (extends), else all of them.
-func addedLinks(b belief.Belief, read map[string][]belief.Evidence) []belief.Evidence {
+// gainedLinks is what the install writes of b's links: when b holds every
+// link it had when read (r.Read) and more, only the new ones, and gained;
+// else all of them.
+func gainedLinks(b belief.Belief, read map[string][]belief.Evidence) (links []belief.Evidence, gained bool) {
 	was, ok := read[b.ID]
-	if !ok || !extends(b.Evidence, was) {
-		return b.Evidence
+	if !ok {
+		return b.Evidence, false
 	}
 	old := make(map[belief.Evidence]bool, len(was))
 	for _, e := range was {
 		old[e] = true
 	}
-	var out []belief.Evidence
+	kept := 0
+	var added []belief.Evidence
 	for _, e := range b.Evidence {
-		if !old[e] {
-			out = append(out, e)
+		switch on, had := old[e]; {
+		case on:
+			old[e] = false
+			kept++
+		case !had:
+			added = append(added, e)
 		}
 	}
-	return out
+	if kept < len(old) {
+		return b.Evidence, false
+	}
+	return added, true
 }
 
 // writeBelief inserts (why ChangeFormed) or rewrites a belief and its
@@ -325,15 +308,13 @@ func writeBelief(tx *gorm.DB, r ReflectionInstall, b belief.Belief, chats map[st
 	if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&step).Error; err != nil {
 		return err
 	}
-	links := b.Evidence
-	_, read := r.Read[b.ID]
-	gained := !create && read && extends(b.Evidence, r.Read[b.ID])
+	links, gained := b.Evidence, false
+	if !create {
+		links, gained = gainedLinks(b, r.Read)
+	}
 	if r.Partial && !create && !gained {
 		// Rewriting links the run never read would delete them.
 		return fmt.Errorf("models: belief %s: a run that read its links only in part may only add to them", b.ID)
-	}
-	if gained {
-		links = addedLinks(b, r.Read)
 	}
 	ev := make([]BeliefEvidence, 0, len(links))
 	for _, e := range links {

@@ -106,10 +106,10 @@ func (s *Store) FlushRecallCounts(ctx context.Context) error {
 	var busyP, busyB map[string]int
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		if busyP, err = s.addRecallCounts(tx, &Perception{}, "perceptions", ps); err != nil {
+		if busyP, err = s.addRecallCounts(tx, "perceptions", ps); err != nil {
 			return err
 		}
-		busyB, err = s.addRecallCounts(tx, &Belief{}, "beliefs", bs)
+		busyB, err = s.addRecallCounts(tx, "beliefs", bs)
 		return err
 	})
 	if err != nil {
@@ -139,14 +139,14 @@ func (c *recallCounts) keep(ps, bs map[string]int) {
 	}
 }
 
-// addRecallCounts adds counts to the rows of model's table: one statement
+// addRecallCounts adds counts to the rows of table: one statement
 // per distinct count, its ids in order, so that two writers take their row
 // locks in the same order. On PostgreSQL it first locks the rows no other
 // transaction holds, and returns the counts of the others (busy), to be
 // added later: a reflection install locks beliefs and then perceptions,
 // the other way round, and the two deadlocked (troupe bench --latency 2s,
 // a second lost to PostgreSQL's deadlock_timeout).
-func (s *Store) addRecallCounts(tx *gorm.DB, model any, table string, counts map[string]int) (busy map[string]int, err error) {
+func (s *Store) addRecallCounts(tx *gorm.DB, table string, counts map[string]int) (busy map[string]int, err error) {
 	if s.dialect == "postgres" && len(counts) > 0 {
 		ids := slices.Sorted(maps.Keys(counts))
 		var free []string
@@ -181,7 +181,7 @@ func (s *Store) addRecallCounts(tx *gorm.DB, model any, table string, counts map
 		ids := byN[n]
 		slices.Sort(ids)
 		for chunk := range slices.Chunk(ids, 500) {
-			if err := tx.Model(model).Where("id IN ?", chunk).Update("recall_count", gorm.Expr("recall_count + ?", n)).Error; err != nil {
+			if err := tx.Table(table).Where("id IN ?", chunk).Update("recall_count", gorm.Expr("recall_count + ?", n)).Error; err != nil {
 				return nil, err
 			}
 		}

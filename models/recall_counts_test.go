@@ -72,9 +72,8 @@ func TestRecallCountsGatherAndWrite(t *testing.T) {
 // write wait, or deadlock with it: its count is written on a later write,
 // the others at once.
 func TestRecallCountsWaitForAHeldRow(t *testing.T) {
-	if !testenv.Available() {
-		t.Skip("needs the test PostgreSQL (row locks are PostgreSQL's: SQLite writes one transaction at a time)")
-	}
+	// Row locks are PostgreSQL's: SQLite writes one transaction at a time.
+	testenv.Require(t)
 	b := testenv.Backend{Name: "postgres", DSN: testenv.FreshPostgresDB(t)}
 	ctx := context.Background()
 	st := testenv.OpenStore(t, b)
