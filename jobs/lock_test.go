@@ -122,3 +122,76 @@ func TestLostLockIsNotReleasedOverTheNewHolder(t *testing.T) {
 		})
 	}
 }
+
+// TestLockReleasedHereWakesItsWaiters: a lock released in this process, by
+// Lock's holder or TryLock's, goes at once to the callers of this process
+// waiting for it, one after another, without waiting for a poll (here an
+// hour long); a waiter in another process still takes it by polling.
+func TestLockReleasedHereWakesItsWaiters(t *testing.T) {
+	for name, r := range lockRedis(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			l := jobs.NewLocker(r)
+			l.Poll = time.Hour
+			first, err := l.TryLock(ctx, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			type got struct {
+				i       int
+				release func()
+				err     error
+			}
+			gots := make(chan got)
+			for i := range 3 {
+				go func() {
+					release, err := l.Lock(ctx, "k")
+					gots <- got{i, release, err}
+				}()
+			}
+			select {
+			case g := <-gots:
+				t.Fatalf("waiter %d took a held lock (err %v)", g.i, g.err)
+			case <-time.After(100 * time.Millisecond):
+			}
+			first()
+			for range 3 {
+				g := <-gots
+				if g.err != nil {
+					t.Fatalf("waiter %d: %v (a release here did not wake it)", g.i, g.err)
+				}
+				if holder, _ := l.Holder(ctx, "k"); holder != l.Owner {
+					t.Fatalf("waiter %d holds the lock, Redis says %q does", g.i, holder)
+				}
+				select {
+				case other := <-gots:
+					t.Fatalf("waiters %d and %d hold the lock at once", g.i, other.i)
+				case <-time.After(20 * time.Millisecond):
+				}
+				g.release()
+			}
+
+			// Another process polls.
+			release, err := l.Lock(ctx, "k")
+			if err != nil {
+				t.Fatal(err)
+			}
+			other := jobs.NewLocker(r)
+			other.Poll = 10 * time.Millisecond
+			done := make(chan error, 1)
+			go func() {
+				r, err := other.Lock(ctx, "k")
+				if err == nil {
+					r()
+				}
+				done <- err
+			}()
+			time.Sleep(50 * time.Millisecond)
+			release()
+			if err := <-done; err != nil {
+				t.Fatalf("a waiter in another process did not take the released lock: %v", err)
+			}
+		})
+	}
+}
