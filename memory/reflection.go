@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"troupe/belief"
 	"troupe/config"
 	"troupe/models"
@@ -222,26 +224,9 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	if err := s.withEvidence(ctx, rs, round.Beliefs, checked, to, evidence); err != nil {
 		return 0, nil, err
 	}
-	var results []belief.CheckResult
-	for _, c := range checks {
-		answer, err := s.completeJSON(ctx, KindBeliefCheck, fromReflect(belief.CheckPrompt(lang, c)))
-		if IsTooLong(err) {
-			// One belief and its perceptions do not fit the scribe: the
-			// check changes nothing, as one not answered by the contract.
-			s.log.Warn("belief check longer than the scribe's window; skipped", "character", name)
-			continue
-		}
-		if err != nil {
-			return 0, nil, fmt.Errorf("memory: belief check: scribe: %w", err)
-		}
-		a, err := belief.ParseCheck(answer)
-		if err != nil {
-			// A check that is not the contract changes nothing; the
-			// reflection request still sees the belief.
-			s.log.Warn("belief check answer dropped", "character", name, "reason", err.Error())
-			continue
-		}
-		results = append(results, belief.CheckResult{Check: c, Answer: a})
+	results, err := s.askChecks(ctx, lang, name, checks)
+	if err != nil {
+		return 0, nil, err
 	}
 	beliefs, doubted := belief.ApplyChecks(round.Beliefs, results)
 	// The oldest new perceptions that fit one call are reflected on; the
@@ -307,6 +292,55 @@ func (s *Service) reflectCharacter(ctx context.Context, rs ReflectStore, chat mo
 	}
 	return len(doubted) + len(changes.Created) + len(changes.Updated) + len(changes.Deleted), notes, nil
 }
+
+// askChecks asks the scribe the round's belief checks, all at once: each
+// is one belief against the new perceptions, answered without the others,
+// and a space's reflections run one at a time, so checks asked one after
+// another held every other chat's reflection of the space for their sum
+// (five calls of a real model, some seconds each). The results keep the
+// checks' order. A check too long for the scribe, or answered outside the
+// contract, changes nothing; any other failure fails the round.
+func (s *Service) askChecks(ctx context.Context, lang, name string, checks []belief.Check) ([]belief.CheckResult, error) {
+	answers := make([]*belief.CheckAnswer, len(checks))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(checksAtOnce)
+	for i, c := range checks {
+		g.Go(func() error {
+			answer, err := s.completeJSON(gctx, KindBeliefCheck, fromReflect(belief.CheckPrompt(lang, c)))
+			if IsTooLong(err) {
+				// One belief and its perceptions do not fit the scribe:
+				// as a check not answered by the contract.
+				s.log.Warn("belief check longer than the scribe's window; skipped", "character", name)
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("memory: belief check: scribe: %w", err)
+			}
+			a, err := belief.ParseCheck(answer)
+			if err != nil {
+				// The reflection request still sees the belief.
+				s.log.Warn("belief check answer dropped", "character", name, "reason", err.Error())
+				return nil
+			}
+			answers[i] = &a
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var results []belief.CheckResult
+	for i, a := range answers {
+		if a != nil {
+			results = append(results, belief.CheckResult{Check: checks[i], Answer: *a})
+		}
+	}
+	return results, nil
+}
+
+// checksAtOnce bounds the belief checks of a round asked at once, for a
+// reflection.max_checks set high: a provider's rate limit counts them.
+const checksAtOnce = 8
 
 // askReflection asks the scribe for a character's reflection: one call,
 // and one repair when the answer is not the contract.

@@ -47,6 +47,9 @@ type reflectRig struct {
 	// merge, when set, makes a request that shows two beliefs or more
 	// merge the first two, sure, and every check find no contradiction.
 	merge bool
+	// hold, when set, is called with each belief check before it is
+	// answered (outside mu).
+	hold func()
 }
 
 const rigSpace = "discord:guild:9"
@@ -123,6 +126,9 @@ func (r *reflectRig) respond(req openaitest.Request) openaitest.Answer {
 				break
 			}
 		}
+	}
+	if r.hold != nil && strings.HasPrefix(req.Messages[len(req.Messages)-1].Content, "<belief>") {
+		r.hold()
 	}
 	a := r.answer(req)
 	r.mu.Lock()
@@ -672,4 +678,72 @@ func BenchmarkReflectManyBeliefs(b *testing.B) {
 		cpu += processCPU(b) - before
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+}
+
+// TestReflectAsksItsChecksAtOnce: a round's belief checks are asked side
+// by side, not one after another (a space's reflections wait for each
+// other's rounds). The fake holds each check until the others arrive, or
+// two seconds pass without one: asked one at a time, only one is ever in
+// flight. What the checks find is applied as before: every checked belief
+// is doubted by its contradiction.
+func TestReflectAsksItsChecksAtOnce(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			r := newReflectRig(t, b, memory.ReflectConfigFrom(config.Default().Reflection).Trigger)
+			db := r.st.DB()
+			r.said("cA", 2, "the quay", "%s sees the tide turn at %s.", "Mara")
+			must(t, db.Model(&models.Perception{}).Where("character_name = ?", "Mara").Update("reflected", true).Error)
+			for i := range 4 {
+				must(t, db.Create(&models.Belief{ID: models.NewID(), SpaceID: rigSpace, Character: "Mara", Text: fmt.Sprintf("Mara fears omen%d at the quay.", i),
+					Confidence: int(belief.Likely), FormedSeq: 2, ChangedSeq: 2, CreatedAt: time.Now(), UpdatedAt: time.Now()}).Error)
+			}
+			r.said("cA", 1, "the quay", "%s sees omen0, omen1, omen2 and omen3 in the fog at %s.", "Mara")
+
+			var mu sync.Mutex
+			inFlight, most := 0, 0
+			arrived := make(chan struct{}, 16)
+			r.hold = func() {
+				mu.Lock()
+				inFlight++
+				most = max(most, inFlight)
+				mu.Unlock()
+				arrived <- struct{}{}
+				// Held until no other check arrives for two seconds.
+				for quiet := time.NewTimer(2 * time.Second); ; {
+					select {
+					case <-arrived:
+						quiet.Reset(2 * time.Second)
+						continue
+					case <-quiet.C:
+					}
+					break
+				}
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+			}
+			if res := r.reflect("cA", true); res.Outcome != memory.Written {
+				t.Fatalf("%+v", res)
+			}
+			if r.chks < 2 {
+				t.Fatalf("%d belief checks; the case needs several", r.chks)
+			}
+			if most < 2 {
+				t.Errorf("%d belief checks, at most %d in flight at once: they were asked one after another", r.chks, most)
+			}
+			bs, err := r.st.Beliefs(context.Background(), rigSpace, "Mara")
+			must(t, err)
+			doubted := 0
+			for _, bl := range bs {
+				for _, e := range bl.Evidence {
+					if e.Stance == belief.Contradicts {
+						doubted++
+					}
+				}
+			}
+			if doubted != r.chks {
+				t.Errorf("%d checks answered with a contradiction, %d beliefs doubted", r.chks, doubted)
+			}
+		})
+	}
 }
