@@ -21,12 +21,15 @@ type benchOptions struct {
 	channels int
 	turns    int
 	latency  time.Duration
-	jsonPath string
-	dsn      string
-	redis    string
-	keepDB   bool
-	card     string
-	profile  string
+	// scribeLatency is how long the fake waits before answering a memory
+	// job's call.
+	scribeLatency time.Duration
+	jsonPath      string
+	dsn           string
+	redis         string
+	keepDB        bool
+	card          string
+	profile       string
 	// seedPerceptions seeds the card's character with this many
 	// perceptions before the turns, so that recall searches a long story.
 	seedPerceptions int
@@ -41,6 +44,7 @@ type benchResult struct {
 	Channels        int     `json:"channels"`
 	TurnsPerChannel int     `json:"turns_per_channel"`
 	ModelLatencyMS  float64 `json:"model_latency_ms"`
+	ScribeLatencyMS float64 `json:"scribe_latency_ms"`
 
 	Turns       int `json:"turns"`
 	Replies     int `json:"replies"`
@@ -162,8 +166,8 @@ pages to be written out.`,
 			if o.seedPerceptions < 0 {
 				return usageError{errors.New("--seed-perceptions must not be negative")}
 			}
-			if o.latency < 0 {
-				return usageError{errors.New("--latency must not be negative")}
+			if o.latency < 0 || o.scribeLatency < 0 {
+				return usageError{errors.New("--latency and --scribe-latency must not be negative")}
 			}
 			cfg, err := c.load()
 			if err != nil {
@@ -193,6 +197,7 @@ pages to be written out.`,
 	f.IntVar(&o.channels, "channels", 100, "conversations played at once")
 	f.IntVar(&o.turns, "turns", 20, "turns per conversation")
 	f.DurationVar(&o.latency, "latency", 0, "how long the fake model waits before each reply")
+	f.DurationVar(&o.scribeLatency, "scribe-latency", 0, "how long the fake model waits before answering each memory job's call (record, reflection, belief check, summary, recap)")
 	f.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to this file (- for stdout)")
 	f.StringVar(&o.dsn, "dsn", "", "database to use (sqlite://FILE or postgres://…); default a temporary SQLite file")
 	f.StringVar(&o.redis, "redis", "", "Redis to queue jobs on (redis://…); default an in-process Redis")

@@ -135,7 +135,11 @@ func (c *cli) writeBench(res *benchResult, jsonPath string) error {
 
 func printBench(w io.Writer, r *benchResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "troupe bench\t%d channels × %d turns, model latency %s\n", r.Channels, r.TurnsPerChannel, time.Duration(r.ModelLatencyMS*float64(time.Millisecond)))
+	fmt.Fprintf(tw, "troupe bench\t%d channels × %d turns, model latency %s", r.Channels, r.TurnsPerChannel, time.Duration(r.ModelLatencyMS*float64(time.Millisecond)))
+	if r.ScribeLatencyMS > 0 {
+		fmt.Fprintf(tw, ", memory jobs' calls %s", time.Duration(r.ScribeLatencyMS*float64(time.Millisecond)))
+	}
+	fmt.Fprintln(tw)
 	redis := "redis"
 	if r.Redis == "embedded" {
 		redis = "embedded redis"

@@ -78,7 +78,13 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card cards
 		a.Latency = o.latency
 		return a
 	}
-	r.fake.SetResponder(r.scribe.Respond)
+	r.fake.SetResponder(func(req openaitest.Request) openaitest.Answer {
+		a := r.scribe.Respond(req)
+		if memorytest.Kind(req) != "" || memorytest.IsReflection(req) || memorytest.IsBeliefCheck(req) {
+			a.Latency = o.scribeLatency
+		}
+		return a
+	})
 
 	dsn, sqlitePath := o.dsn, ""
 	if dsn == "" {
@@ -111,7 +117,7 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card cards
 	res := &benchResult{
 		Database: r.app.store.Dialect(), Redis: "redis",
 		Channels: o.channels, TurnsPerChannel: o.turns, Turns: o.channels * o.turns,
-		ModelLatencyMS: ms(o.latency), ConcurrentTurns: r.app.pipeline.ConcurrentTurns(),
+		ModelLatencyMS: ms(o.latency), ScribeLatencyMS: ms(o.scribeLatency), ConcurrentTurns: r.app.pipeline.ConcurrentTurns(),
 	}
 	if r.app.redis.Embedded() {
 		res.Redis = "embedded"
