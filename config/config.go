@@ -319,6 +319,11 @@ type Limits struct {
 	// ConcurrentTurns bounds the turns doing their own database work at
 	// once; 0 means one per CPU.
 	ConcurrentTurns int `yaml:"concurrent_turns"`
+	// ConcurrentJobs bounds the memory jobs (recorder, reflection,
+	// summaries, recaps) one process runs at once; 0 means 4. They mostly
+	// wait for the scribe: with a slow one and many busy channels, more
+	// drain the backlog sooner.
+	ConcurrentJobs int `yaml:"concurrent_jobs"`
 	// ChannelTokensPerMinute and TokensPerMinute are the model's token
 	// budgets (prompt and reply) of one channel and of the whole process;
 	// a turn over either gets a notice instead of a model call. 0 is off.

@@ -140,6 +140,7 @@ func (c Config) problems() []*Error {
 		{"limits.rate_per_minute", c.Limits.RatePerMinute < 0, "must be 0 (off) or more"},
 		{"limits.max_message_chars", c.Limits.MaxMessageChars < 0, "must be 0 (no limit) or more"},
 		{"limits.concurrent_turns", c.Limits.ConcurrentTurns < 0, "must be 0 (one per CPU) or more"},
+		{"limits.concurrent_jobs", c.Limits.ConcurrentJobs < 0 || c.Limits.ConcurrentJobs > 256, "must be 0 (the default, 4) to 256"},
 		{"limits.channel_tokens_per_minute", c.Limits.ChannelTokensPerMinute < 0, "must be 0 (off) or more"},
 		{"limits.tokens_per_minute", c.Limits.TokensPerMinute < 0, "must be 0 (off) or more"},
 		{"web.prompts", c.Web.Prompts < 0 || c.Web.Prompts > 1000, "must be 0 (keep no prompt) to 1000"},

@@ -259,6 +259,7 @@ func (a *app) worker() *jobs.Worker {
 // (0: the default); a console or an eval case that is left stops at once.
 func (a *app) workerWith(shutdown time.Duration) *jobs.Worker {
 	return jobs.NewWorker(a.redis, a.queue, a.memory, a.store, jobs.WorkerOptions{
+		Concurrency:     a.cfg.Limits.ConcurrentJobs,
 		ShutdownTimeout: shutdown,
 		SweepInterval:   a.cfg.Memory.SweepInterval,
 		IdleRecap:       a.cfg.Memory.IdleRecap,
