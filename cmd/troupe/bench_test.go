@@ -219,3 +219,32 @@ func TestBenchProfilesTurnsAndDrain(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchScribeLatency: --scribe-latency makes the memory jobs' calls
+// wait, not the turns': the turns run at the instant model's pace and the
+// drain takes at least the one record call owed by the last turns.
+func TestBenchScribeLatency(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	args := []string{"bench", "--channels", "2", "--turns", "12", "--scribe-latency", "2s", "--json", "-"}
+	env := testEnv(map[string]string{"TROUPE_LOG_LEVEL": "warn", "TROUPE_REFLECTION_AUTO": "false"})
+	if err := run(t.Context(), args, strings.NewReader(""), &out, &errOut, env); err != nil {
+		t.Fatalf("run: %v\nstderr: %s", err, errOut.String())
+	}
+	var got benchResult
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("stdout is not the JSON results: %v\n%s", err, out.String())
+	}
+	if got.ScribeLatencyMS != 2000 || got.SideRequests["record"] == 0 {
+		t.Fatalf("scribe_latency_ms %v, side requests %v; want 2000 and a record call", got.ScribeLatencyMS, got.SideRequests)
+	}
+	if got.JobsDrainSeconds < 2 {
+		t.Errorf("jobs drained in %.2f s; the last record call alone waits 2 s", got.JobsDrainSeconds)
+	}
+	if got.WallSeconds >= 2 {
+		t.Errorf("the turns took %.2f s: the chat model waited too", got.WallSeconds)
+	}
+	if !strings.Contains(errOut.String(), "memory jobs' calls 2s") {
+		t.Errorf("the report does not name the scribe's latency:\n%s", errOut.String())
+	}
+}
