@@ -93,19 +93,28 @@ func Decide(cfg TriggerConfig, in TriggerInput) Decision {
 	if in.Manual {
 		return decision(WhyManual, pick(in.Candidates, 1, 0))
 	}
-	if !cfg.Auto || in.Turn-in.LastAutoTurn < int64(cfg.MinTurns) {
-		return Decision{}
-	}
-	var why Why
-	switch {
-	case cfg.EveryTurns > 0 && in.Turn-in.LastTurn >= int64(cfg.EveryTurns):
-		why = WhyEveryTurns
-	case SceneChanged(in.LastScene, in.Scene, in.Within):
-		why = WhySceneChange
-	default:
+	why, ok := Due(cfg, in)
+	if !ok {
 		return Decision{}
 	}
 	return decision(why, pick(in.Candidates, max(cfg.MinNew, 1), cfg.PerRun))
+}
+
+// Due says whether an automatic run is due by the chat's turns and scene
+// alone, before its candidates are counted (Decide then picks them): Auto,
+// MinTurns since the last automatic run, and EveryTurns since the last
+// run or a scene change. in.Candidates is not read.
+func Due(cfg TriggerConfig, in TriggerInput) (Why, bool) {
+	if !cfg.Auto || in.Turn-in.LastAutoTurn < int64(cfg.MinTurns) {
+		return "", false
+	}
+	switch {
+	case cfg.EveryTurns > 0 && in.Turn-in.LastTurn >= int64(cfg.EveryTurns):
+		return WhyEveryTurns, true
+	case SceneChanged(in.LastScene, in.Scene, in.Within):
+		return WhySceneChange, true
+	}
+	return "", false
 }
 
 func decision(why Why, chars []string) Decision {

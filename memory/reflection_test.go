@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"troupe/models"
 	"troupe/models/testenv"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
 
@@ -743,6 +745,53 @@ func TestReflectAsksItsChecksAtOnce(t *testing.T) {
 			}
 			if doubted != r.chks {
 				t.Errorf("%d checks answered with a contradiction, %d beliefs doubted", r.chks, doubted)
+			}
+		})
+	}
+}
+
+// TestReflectCountsNewPerceptionsOnlyWhenDue: whether a chat's automatic
+// reflection is due is first decided by its turns and scene; the space's
+// new perceptions (its whole backlog) are counted only when it is, so the
+// check after every record of a busy space stays cheap.
+func TestReflectCountsNewPerceptionsOnlyWhenDue(t *testing.T) {
+	for _, b := range testenv.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			r := newReflectRig(t, b, memory.ReflectConfigFrom(config.Default().Reflection).Trigger)
+			var counts atomic.Int32
+			spy := func(db *gorm.DB) {
+				if strings.Contains(db.Statement.SQL.String(), "COUNT(*) AS n") {
+					counts.Add(1)
+				}
+			}
+			r.st.StopMaintenance()
+			cb := r.st.DB().Callback()
+			must(t, cb.Row().After("gorm:row").Register("test:spy_row", spy))
+			must(t, cb.Query().After("gorm:query").Register("test:spy_query", spy))
+			ctx := context.Background()
+			chat, err := r.st.Chat(ctx, "cA")
+			must(t, err)
+			r.said("cA", 19, "the inn", "%s hears Tess sing at %s.", "Mara")
+			for range 3 {
+				if owed, err := r.mem.ReflectionOwed(ctx, chat); err != nil || owed {
+					t.Fatalf("19 turns: owed %v, %v", owed, err)
+				}
+				if res := r.reflect("cA", false); res.Outcome != memory.Skipped {
+					t.Fatalf("19 turns: %+v", res)
+				}
+			}
+			if n := counts.Load(); n != 0 {
+				t.Fatalf("%d counts of the new perceptions while no reflection was due", n)
+			}
+			r.said("cA", 1, "the inn", "%s hears Tess sing at %s.", "Mara")
+			if owed, err := r.mem.ReflectionOwed(ctx, chat); err != nil || !owed {
+				t.Fatalf("20 turns: owed %v, %v", owed, err)
+			}
+			if counts.Load() == 0 {
+				t.Fatal("a due reflection did not count the new perceptions: the spy sees nothing")
+			}
+			if res := r.reflect("cA", false); res.Outcome != memory.Written {
+				t.Fatalf("20 turns: %+v", res)
 			}
 		})
 	}
