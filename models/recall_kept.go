@@ -48,7 +48,52 @@ type RecallKeptItem struct {
 func (s *Store) KeepRecall(ctx context.Context, k RecallKept, items []string) error {
 	k.Character = FitName(k.Character, NameSize)
 	k.CreatedAt = s.now()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	var err error
+	if s.dialect == "postgres" {
+		err = s.keepRecallPostgres(ctx, k, items)
+	} else {
+		err = s.keepRecallTx(ctx, k, items)
+	}
+	if errors.Is(err, ErrChatGone) {
+		return err
+	}
+	if err != nil {
+		return fmt.Errorf("models: keep recall of chat %s: %w", k.ChatID, err)
+	}
+	return nil
+}
+
+// keepRecallPostgres is KeepRecall in one statement, so one round trip
+// of every turn's rather than six (a transaction of four statements): the
+// chat's row held FOR KEY SHARE (holdChat) for as long as it runs, the
+// block written, and its items made items: those it no longer shows
+// deleted and the others inserted, two sets apart, since the statement's
+// parts all see the rows as they were before it.
+const keepRecallPostgres = `WITH c AS (SELECT id FROM chats WHERE id = ? FOR KEY SHARE),
+gone AS (DELETE FROM recall_kept_items WHERE message_id = ? AND character_name = ? AND item_id <> ALL(CAST(? AS text[]))
+  AND EXISTS (SELECT 1 FROM c)),
+block AS (INSERT INTO recall_kepts (message_id, character_name, chat_id, text, scene, created_at)
+  SELECT ?, ?, c.id, ?, ?, ? FROM c
+  ON CONFLICT (message_id, character_name) DO UPDATE SET text = excluded.text, scene = excluded.scene, created_at = excluded.created_at),
+shown AS (INSERT INTO recall_kept_items (message_id, character_name, item_id, chat_id)
+  SELECT ?, ?, x.id, c.id FROM c, unnest(CAST(? AS text[])) AS x(id) ON CONFLICT DO NOTHING)
+SELECT count(*) FROM c`
+
+func (s *Store) keepRecallPostgres(ctx context.Context, k RecallKept, items []string) error {
+	ids := textArray(items)
+	var held int
+	if err := s.db.WithContext(ctx).Raw(keepRecallPostgres, k.ChatID, k.MessageID, k.Character, ids,
+		k.MessageID, k.Character, k.Text, k.Scene, k.CreatedAt, k.MessageID, k.Character, ids).Row().Scan(&held); err != nil {
+		return err
+	}
+	if held == 0 {
+		return ErrChatGone
+	}
+	return nil
+}
+
+func (s *Store) keepRecallTx(ctx context.Context, k RecallKept, items []string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if _, err := s.holdChat(tx, k.ChatID); err != nil {
 			return err
 		}
@@ -70,13 +115,6 @@ func (s *Store) KeepRecall(ctx context.Context, k RecallKept, items []string) er
 		}
 		return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&rows).Error
 	})
-	if errors.Is(err, ErrChatGone) {
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("models: keep recall of chat %s: %w", k.ChatID, err)
-	}
-	return nil
 }
 
 // KeptRecalls reads the blocks kept for character before the given

@@ -2,6 +2,8 @@ package models_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,6 +153,67 @@ func TestBeliefRewriteKeepsOnlyItsCurrentLinks(t *testing.T) {
 		for id, s := range want {
 			if got[id] != s {
 				t.Errorf("link to %s: %q, want %q (all: %v)", id, got[id], s, got)
+			}
+		}
+	})
+}
+
+// TestKeepRecallReplacesItsBlock: keeping a block again for the same
+// message and character (a regenerated reply) replaces its text, scene
+// and items, the items it still shows kept; a chat that is gone keeps
+// nothing and says so.
+func TestKeepRecallReplacesItsBlock(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		chat := newChat(t, st, "console:kept-again")
+		u, _ := appendBeat(t, st, chat.ID, 0)
+		read := func() models.RecallKept {
+			t.Helper()
+			got, err := st.KeptRecalls(ctx, chat.ID, "Maren", []string{u.ID})
+			if err != nil || len(got) != 1 {
+				t.Fatalf("kept: %+v, %v", got, err)
+			}
+			return got[0]
+		}
+		items := func(k models.RecallKept) string {
+			var ids []string
+			for _, it := range k.Items {
+				if it.ChatID != chat.ID {
+					t.Errorf("item %s filed under chat %q", it.ItemID, it.ChatID)
+				}
+				ids = append(ids, it.ItemID)
+			}
+			slices.Sort(ids)
+			return strings.Join(ids, ",")
+		}
+		for _, step := range []struct {
+			text, scene string
+			items       []string
+			want        string
+		}{
+			{"[Remembered] a and b", "", []string{"a", "b", "b"}, "a,b"},
+			{"[Remembered] b and c", "At the pier.", []string{"c", "b"}, "b,c"},
+			{"", "At the pier.", nil, ""},
+		} {
+			if err := st.KeepRecall(ctx, models.RecallKept{MessageID: u.ID, Character: "Maren", ChatID: chat.ID, Text: step.text, Scene: step.scene}, step.items); err != nil {
+				t.Fatal(err)
+			}
+			k := read()
+			if k.Text != step.text || k.Scene != step.scene || items(k) != step.want {
+				t.Errorf("kept %q, scene %q, items [%s]; want %q, %q, [%s]", k.Text, k.Scene, items(k), step.text, step.scene, step.want)
+			}
+		}
+		if _, err := st.ForgetChat(ctx, chat.ID); err != nil {
+			t.Fatal(err)
+		}
+		err := st.KeepRecall(ctx, models.RecallKept{MessageID: u.ID, Character: "Maren", ChatID: chat.ID, Text: "late"}, []string{"a"})
+		if !errors.Is(err, models.ErrChatGone) {
+			t.Fatalf("keeping a block of a forgotten chat: %v, want ErrChatGone", err)
+		}
+		var n int64
+		for _, m := range []any{&models.RecallKept{}, &models.RecallKeptItem{}} {
+			if err := st.DB().Model(m).Where("message_id = ?", u.ID).Count(&n).Error; err != nil || n != 0 {
+				t.Errorf("%T: %d rows left after the chat was forgotten (%v)", m, n, err)
 			}
 		}
 	})
