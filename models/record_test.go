@@ -189,3 +189,79 @@ func TestForgetRemovesBackgroundCharactersByProvenance(t *testing.T) {
 		}
 	})
 }
+
+// TestReplyTakesItsTurnsNumber: a reply is part of the turn it answers,
+// whatever other chats of the space began meanwhile: its events take its
+// user message's turn number, so a chat counts one turn per exchange. A
+// reply whose parent has no events takes the space's latest.
+func TestReplyTakesItsTurnsNumber(t *testing.T) {
+	eachStore(t, func(t *testing.T, st *models.Store) {
+		ctx := context.Background()
+		a, b := newChat(t, st, "console:turn-a"), newChat(t, st, "console:turn-b")
+		open := func(chat models.Chat, text string) *models.Message {
+			t.Helper()
+			chat, err := st.Chat(ctx, chat.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := &models.Message{Role: "user", AuthorName: "Tess", Content: text}
+			if err := st.AppendTurn(ctx, chat.ID, chat.HeadID, chat.HeadID, []*models.Message{u}, &models.TurnRecord{SpaceID: chat.SpaceID, NewTurn: true,
+				Present: []string{"Maren", "Tess"}, Actors: []string{"Tess"}, Events: [][]models.PlainEvent{{{Kind: "line", Text: text}}}}); err != nil {
+				t.Fatal(err)
+			}
+			return u
+		}
+		answer := func(chat models.Chat, parent *models.Message, events []models.PlainEvent) *models.Message {
+			t.Helper()
+			r := &models.Message{Role: "assistant", AuthorName: "Maren", Content: "Aye."}
+			if err := st.AppendTurn(ctx, chat.ID, parent.ID, parent.ID, []*models.Message{r}, &models.TurnRecord{SpaceID: chat.SpaceID,
+				Present: []string{"Maren"}, Actors: []string{"Maren"}, Events: [][]models.PlainEvent{events}}); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		seq := func(m *models.Message) int64 {
+			t.Helper()
+			var evs []models.Event
+			if err := st.DB().Where("message_id = ?", m.ID).Find(&evs).Error; err != nil || len(evs) == 0 {
+				t.Fatalf("events of %s: %v, %v", m.Content, evs, err)
+			}
+			for _, e := range evs[1:] {
+				if e.Seq != evs[0].Seq {
+					t.Fatalf("the events of one message have turns %d and %d", evs[0].Seq, e.Seq)
+				}
+			}
+			return evs[0].Seq
+		}
+		line := []models.PlainEvent{{Kind: "line", Text: "Aye."}}
+		ua := open(a, "Where is the boat?")
+		ub := open(b, "Who rang the bell?")
+		ra := answer(a, ua, line)
+		rb := answer(b, ub, line)
+		ra2 := answer(a, ra, []models.PlainEvent{{Kind: "action", Text: "*points*"}})
+		if seq(ua) == seq(ub) {
+			t.Fatalf("two chats' turns share the number %d", seq(ua))
+		}
+		if seq(ra) != seq(ua) || seq(ra2) != seq(ua) || seq(rb) != seq(ub) {
+			t.Errorf("turns: a %d, its replies %d and %d; b %d, its reply %d; want each reply in its turn", seq(ua), seq(ra), seq(ra2), seq(ub), seq(rb))
+		}
+		var turns int64
+		if err := st.DB().Model(&models.Event{}).Where("chat_id = ?", a.ID).Distinct("seq").Count(&turns).Error; err != nil || turns != 1 {
+			t.Errorf("chat a counts %d turns (%v), want 1", turns, err)
+		}
+		// No events at the parent (an out-of-character line): the space's
+		// latest turn.
+		uc := &models.Message{Role: "user", AuthorName: "Tess", Content: "((brb))"}
+		chatA, err := st.Chat(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.AppendTurn(ctx, a.ID, chatA.HeadID, chatA.HeadID, []*models.Message{uc}, &models.TurnRecord{SpaceID: a.SpaceID, NewTurn: true,
+			Present: []string{"Maren", "Tess"}, Actors: []string{"Tess"}, Events: [][]models.PlainEvent{nil}}); err != nil {
+			t.Fatal(err)
+		}
+		if rc := answer(a, uc, line); seq(rc) != seq(ub)+1 {
+			t.Errorf("a reply to a message without events has turn %d, want the space's latest, %d", seq(rc), seq(ub)+1)
+		}
+	})
+}
