@@ -205,9 +205,9 @@ func beliefEvidence(db *gorm.DB, ids, to []string) (map[string][]belief.Evidence
 		return nil, fmt.Errorf("models: belief evidence: %w", err)
 	}
 	var checks []BeliefCheck
-	q := db.Where("belief_id IN ?", ids)
+	q := db.Where(inList(db, "belief_id IN ?"), listArg(db, ids))
 	if to != nil {
-		q = q.Where("perception_id IN ?", to)
+		q = q.Where(inList(db, "perception_id IN ?"), listArg(db, to))
 	}
 	if err := q.Find(&checks).Error; err != nil {
 		return nil, fmt.Errorf("models: belief checks: %w", err)
@@ -229,9 +229,9 @@ func beliefEvidence(db *gorm.DB, ids, to []string) (map[string][]belief.Evidence
 // thousands of them (troupe bench: 4,000 for 45 beliefs), and GORM's
 // reflection over whole rows was a quarter of a round's CPU.
 func evidenceLinks(db *gorm.DB, ids, to []string) (map[string][]belief.Evidence, error) {
-	q := db.Model(&BeliefEvidence{}).Select("belief_id, perception_id, seq, stance").Where("belief_id IN ?", ids)
+	q := db.Model(&BeliefEvidence{}).Select("belief_id, perception_id, seq, stance").Where(inList(db, "belief_id IN ?"), listArg(db, ids))
 	if to != nil {
-		q = q.Where("perception_id IN ?", to)
+		q = q.Where(inList(db, "perception_id IN ?"), listArg(db, to))
 	}
 	rows, err := q.Order("seq, perception_id").Rows()
 	if err != nil {

@@ -1,6 +1,10 @@
 package models
 
-import "strings"
+import (
+	"strings"
+
+	"gorm.io/gorm"
+)
 
 // On PostgreSQL a list of ids goes as one text[] parameter (= ANY) rather
 // than an IN list of one parameter each: the statement's text then does
@@ -21,6 +25,23 @@ func (s *Store) oneOf(query string) string {
 // ids is the argument of a list oneOf rewrote.
 func (s *Store) ids(list []string) any {
 	if s.dialect != "postgres" {
+		return list
+	}
+	return textArray(list)
+}
+
+// inList is oneOf for code that has a transaction rather than the store:
+// the dialect is tx's.
+func inList(tx *gorm.DB, query string) string {
+	if tx.Dialector.Name() != "postgres" {
+		return query
+	}
+	return strings.ReplaceAll(query, " IN ?", " = ANY(CAST(? AS text[]))")
+}
+
+// listArg is the argument of a list inList rewrote.
+func listArg(tx *gorm.DB, list []string) any {
+	if tx.Dialector.Name() != "postgres" {
 		return list
 	}
 	return textArray(list)

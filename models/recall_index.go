@@ -100,7 +100,7 @@ func aliasesOf(tx *gorm.DB, space string, names []string) (map[string][]string, 
 	}
 	for _, table := range []string{"characters", "entities"} {
 		var rows []struct{ Name, Aliases string }
-		if err := tx.Table(table).Select("name, aliases").Where("space_id = ? AND name IN ? AND aliases <> ''", space, names).
+		if err := tx.Table(table).Select("name, aliases").Where(inList(tx, "space_id = ? AND name IN ? AND aliases <> ''"), space, listArg(tx, names)).
 			Scan(&rows).Error; err != nil {
 			return nil, err
 		}
@@ -244,7 +244,7 @@ func (s *Store) indexOwed(ctx context.Context, chatID string) error {
 			if err := writeRecallTerms(tx, chunk); err != nil {
 				return err
 			}
-			return tx.Where("item_id IN ?", ids).Delete(&RecallOwed{}).Error
+			return tx.Where(inList(tx, "item_id IN ?"), listArg(tx, ids)).Delete(&RecallOwed{}).Error
 		})
 		if errors.Is(err, ErrChatGone) {
 			return nil
@@ -379,6 +379,22 @@ func (a textArray) Value() (driver.Value, error) {
 	}
 	b.WriteByte('}')
 	return b.String(), nil
+}
+
+// int64Array is a PostgreSQL bigint[] literal.
+type int64Array []int64
+
+// Value implements driver.Valuer.
+func (a int64Array) Value() (driver.Value, error) {
+	b := make([]byte, 0, 2+8*len(a))
+	b = append(b, '{')
+	for i, n := range a {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, n, 10)
+	}
+	return string(append(b, '}')), nil
 }
 
 // recallHitsSQLite is recallHitsPostgres's search in a statement whose text
