@@ -49,7 +49,7 @@ func (s *Store) InstallReflection(ctx context.Context, r ReflectionInstall) erro
 		if _, err := s.lockChat(tx, r.ChatID); err != nil {
 			return err
 		}
-		if err := s.lockMemory(tx, MemoryKey{r.CardID, r.SpaceID}); err != nil {
+		if err := s.lockMemory(tx, MemoryKey{r.CardID, r.SpaceID}, spaceBeliefs(r.SpaceID)); err != nil {
 			return err
 		}
 		chats, err := s.citedChats(tx, r)
@@ -144,11 +144,12 @@ func foldInto(tx *gorm.DB, folds []belief.Fold) error {
 
 // citedChats maps the perceptions the install cites to their chats, and
 // returns ErrStale when one is gone (its chat was forgotten meanwhile). On
-// PostgreSQL it reads every one, under KEY SHARE: that keeps forgetBeliefs
-// (FOR UPDATE) out until the install commits, so that it sees what the
-// install wrote, and lets a turn count a recall of the same perceptions
-// meanwhile. On SQLite, where one transaction writes at a time, the links
-// a changed belief had when read (r.Read) are left out: had one gone, so
+// PostgreSQL it reads every one under KEY SHARE (a turn may still count a
+// recall of them meanwhile); a forget waits for the install on the space's
+// beliefs' lock (spaceBeliefs), and one done before it took the lock left
+// a cited perception gone or a rewritten belief deleted (ErrStale either
+// way). On SQLite, where one transaction writes at a time, the links a
+// changed belief had when read (r.Read) are left out: had one gone, so
 // would the belief.
 func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string, error) {
 	pg := s.dialect == "postgres"
@@ -184,12 +185,6 @@ func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string,
 			}
 		}
 	}
-	if pg && r.Partial {
-		// The links the run did not read are locked where they are.
-		if err := lockUnreadLinks(tx, r); err != nil {
-			return nil, err
-		}
-	}
 	ids := make([]string, 0, len(want))
 	for id := range want {
 		ids = append(ids, id)
@@ -220,26 +215,6 @@ func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string,
 		return nil, ErrStale
 	}
 	return chats, nil
-}
-
-// lockUnreadLinks takes KEY SHARE on the perceptions every belief the
-// install changes links to, in the database: the run read only the links
-// to its own perceptions, and the others need not come to troupe to be
-// locked.
-func lockUnreadLinks(tx *gorm.DB, r ReflectionInstall) error {
-	var ids []string
-	for _, bs := range [][]belief.Belief{r.Doubted, r.Changes.Updated} {
-		for _, b := range bs {
-			ids = append(ids, b.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	var n int64
-	return tx.Raw("SELECT count(*) FROM (SELECT 1 FROM perceptions WHERE id IN "+
-		"(SELECT perception_id FROM belief_evidence WHERE belief_id = ANY(CAST(? AS text[]))) FOR KEY SHARE) locked",
-		textArray(ids)).Scan(&n).Error
 }
 
 // gainedLinks is what the install writes of b's links: when b holds every

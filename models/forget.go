@@ -39,9 +39,9 @@ func (s *Store) ForgetChat(ctx context.Context, chatID string) (Tombstone, error
 		if err != nil {
 			return err
 		}
-		keys := make([]MemoryKey, len(cards))
-		for i, c := range cards {
-			keys[i] = MemoryKey{c, chat.SpaceID}
+		keys := []MemoryKey{spaceBeliefs(chat.SpaceID)}
+		for _, c := range cards {
+			keys = append(keys, MemoryKey{c, chat.SpaceID})
 		}
 		if err := s.lockMemory(tx, keys...); err != nil {
 			return err

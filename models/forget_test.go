@@ -82,10 +82,11 @@ var raceInstalls = []raceInstall{
 	// A reflection that read only a belief's links to its own
 	// perceptions rewrites the belief, which also cites the forgotten
 	// chat: the forget must see the rewrite (its text and index terms) and
-	// delete it, or find the belief gone first. The character is not the
-	// forgotten chat's card (a player's reflection, card ""), so the
-	// (card, space) lock does not keep the two apart.
-	{point: "install reflection", installFirstOnly: true,
+	// delete it, or delete the belief first, and the rewrite then finds it
+	// gone. The character is not the forgotten chat's card (a player's
+	// reflection, card ""), so the (card, space) lock does not keep the
+	// two apart: the lock of the space's beliefs does.
+	{point: "install reflection", afterForget: models.ErrStale,
 		prepare: func(t *testing.T, st *models.Store, chat models.Chat, fact string) func(context.Context) error {
 			ctx := context.Background()
 			other := newChat(t, st, "console:reflect-other:"+chat.ID)

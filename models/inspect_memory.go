@@ -244,7 +244,10 @@ func (s *Store) DeletePerception(ctx context.Context, id string) (Perception, be
 		}
 		// On PostgreSQL the row is locked, as forgetting its chat locks
 		// its chat's: a reflection citing it commits first, or finds it
-		// gone.
+		// gone; and so are the space's beliefs (spaceBeliefs).
+		if err := s.lockMemory(tx, spaceBeliefs(p.SpaceID)); err != nil {
+			return err
+		}
 		q := tx.Where("id = ?", id)
 		if tx.Dialector.Name() == "postgres" {
 			q = q.Clauses(clause.Locking{Strength: "UPDATE"})

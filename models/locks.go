@@ -82,6 +82,20 @@ func (s *Store) readChat(tx *gorm.DB, chatID, strength string) (Chat, error) {
 	return chat, err
 }
 
+// spaceBeliefs is the lock of a space's beliefs: every reflection install
+// of the space takes it, and so does every deletion of perceptions there
+// (forgetting a chat, deleting one perception), so the two never overlap.
+// An install that rewrites a belief has read only its links to the
+// perceptions the round showed; without this lock it had to hold every
+// other perception the belief cites (FOR KEY SHARE, hundreds of rows and
+// 7 ms a round in troupe bench) to keep a forget from reading the belief
+// before the rewrite. Installs of a space already run one at a time (the
+// space's reflection lock), so it adds no wait among them. Its card id is
+// one no card has.
+func spaceBeliefs(spaceID string) MemoryKey {
+	return MemoryKey{CardID: "\x00beliefs", SpaceID: spaceID}
+}
+
 // lockMemory holds the locks of the (card, space) pairs until the
 // transaction ends, taken in a fixed order.
 func (s *Store) lockMemory(tx *gorm.DB, keys ...MemoryKey) error {
