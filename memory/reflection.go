@@ -108,9 +108,11 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 	// chat's newest turns wait for the recorder's own batch. Recording them
 	// first on every check (one after each record) made a busy chat's
 	// recorder run again on one or two turns (about a tenth of troupe
-	// bench's recorder calls).
+	// bench's recorder calls). The turns and scene decide here; the new
+	// perceptions were counted when the run was found owed
+	// (ReflectionOwed), and are counted again under the lock.
 	if !manual {
-		if _, skip, err := s.planReflection(ctx, rs, chatID, false); err != nil || skip != "" {
+		if _, skip, err := s.planReflection(ctx, rs, chatID, false, false); err != nil || skip != "" {
 			return Result{Outcome: Skipped, Reason: skip}, err
 		}
 	}
@@ -133,7 +135,7 @@ func (s *Service) reflectChat(ctx context.Context, chatID string, manual bool) (
 		return Result{}, err
 	}
 	defer unlock()
-	plan, skip, err := s.planReflection(ctx, rs, chatID, manual)
+	plan, skip, err := s.planReflection(ctx, rs, chatID, manual, true)
 	if err != nil || skip != "" {
 		return Result{Outcome: Skipped, Reason: skip}, err
 	}
@@ -451,7 +453,9 @@ type reflectionPlan struct {
 
 // planReflection reads a chat's scene, its last reflection and the space's
 // characters with new perceptions, and decides. skip says why nothing runs.
-func (s *Service) planReflection(ctx context.Context, rs ReflectStore, chatID string, manual bool) (reflectionPlan, string, error) {
+// Without count it decides by the turns and scene alone (belief.Due) and
+// returns no decision.
+func (s *Service) planReflection(ctx context.Context, rs ReflectStore, chatID string, manual, count bool) (reflectionPlan, string, error) {
 	var plan reflectionPlan
 	sc, err := rs.ReflectionScene(ctx, chatID)
 	if errors.Is(err, models.ErrNotFound) {
@@ -470,6 +474,9 @@ func (s *Service) planReflection(ctx context.Context, rs ReflectStore, chatID st
 	// space's backlog, 4 ms at 1,600): only when the turns say a run is due.
 	if _, due := belief.Due(s.cfg.Reflect.Trigger, in); !manual && !due {
 		return plan, "no reflection due", nil
+	}
+	if !count {
+		return plan, "", nil
 	}
 	cands, err := rs.ReflectionCandidates(ctx, sc.Chat.SpaceID)
 	if err != nil {
@@ -502,6 +509,6 @@ func (s *Service) ReflectionOwed(ctx context.Context, chat models.Chat) (bool, e
 	if !ok {
 		return false, nil
 	}
-	_, skip, err := s.planReflection(ctx, rs, chat.ID, false)
+	_, skip, err := s.planReflection(ctx, rs, chat.ID, false, true)
 	return err == nil && skip == "", err
 }

@@ -753,7 +753,8 @@ func TestReflectAsksItsChecksAtOnce(t *testing.T) {
 // TestReflectCountsNewPerceptionsOnlyWhenDue: whether a chat's automatic
 // reflection is due is first decided by its turns and scene; the space's
 // new perceptions (its whole backlog) are counted only when it is, so the
-// check after every record of a busy space stays cheap.
+// check after every record of a busy space stays cheap, and a run counts
+// them once, under its lock.
 func TestReflectCountsNewPerceptionsOnlyWhenDue(t *testing.T) {
 	for _, b := range testenv.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
@@ -787,11 +788,16 @@ func TestReflectCountsNewPerceptionsOnlyWhenDue(t *testing.T) {
 			if owed, err := r.mem.ReflectionOwed(ctx, chat); err != nil || !owed {
 				t.Fatalf("20 turns: owed %v, %v", owed, err)
 			}
-			if counts.Load() == 0 {
+			owed := counts.Load()
+			if owed == 0 {
 				t.Fatal("a due reflection did not count the new perceptions: the spy sees nothing")
 			}
+			// The run found owed counts once more, under its lock.
 			if res := r.reflect("cA", false); res.Outcome != memory.Written {
 				t.Fatalf("20 turns: %+v", res)
+			}
+			if n := counts.Load() - owed; n != 1 {
+				t.Errorf("the reflection counted the new perceptions %d times, want once", n)
 			}
 		})
 	}
