@@ -19,7 +19,9 @@ import (
 func TestBench(t *testing.T) {
 	for name, vals := range backends(t) {
 		t.Run(name, func(t *testing.T) {
-			args := []string{"bench", "--channels", "4", "--turns", "5", "--json", "-"}
+			// Seven turns: the recorder's batch (recorder.batch, 6) comes
+			// due in every conversation.
+			args := []string{"bench", "--channels", "4", "--turns", "7", "--json", "-"}
 			wantDB, wantRedis := "sqlite", "embedded"
 			if dsn := vals["TROUPE_DATABASE_DSN"]; strings.HasPrefix(dsn, "postgres") {
 				args = append(args, "--dsn", dsn, "--redis", vals["TROUPE_REDIS_URL"])
@@ -40,14 +42,14 @@ func TestBench(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 				t.Fatalf("stdout is not the JSON results: %v\n%s", err, out.String())
 			}
-			if got.Turns != 20 || got.Replies != 20 || got.FailedTurns != 0 {
-				t.Errorf("got turns %d, replies %d, failed %d; want 20, 20, 0", got.Turns, got.Replies, got.FailedTurns)
+			if got.Turns != 28 || got.Replies != 28 || got.FailedTurns != 0 {
+				t.Errorf("got turns %d, replies %d, failed %d; want 28, 28, 0", got.Turns, got.Replies, got.FailedTurns)
 			}
-			if got.MessagesStored < 40 {
-				t.Errorf("got messages_stored %d, want at least 40", got.MessagesStored)
+			if got.MessagesStored < 56 {
+				t.Errorf("got messages_stored %d, want at least 56", got.MessagesStored)
 			}
-			if got.ChatRequests != 20 {
-				t.Errorf("got chat_requests %d, want 20", got.ChatRequests)
+			if got.ChatRequests != 28 {
+				t.Errorf("got chat_requests %d, want 28", got.ChatRequests)
 			}
 			if got.TurnsPerSecond <= 0 {
 				t.Errorf("got turns_per_second %v, want > 0", got.TurnsPerSecond)
@@ -68,8 +70,8 @@ func TestBench(t *testing.T) {
 			// Every turn after a channel's first is compared with the one
 			// before it; a growing chat with its per-turn blocks last keeps
 			// most of its prompt.
-			if got.PrefixReusePairs != 16 || got.PrefixReuseMedian < 0.5 || got.PrefixReuseMedian > 1 {
-				t.Errorf("got prefix reuse %v over %d pairs; want 16 pairs and a median in [0.5, 1]", got.PrefixReuseMedian, got.PrefixReusePairs)
+			if got.PrefixReusePairs != 24 || got.PrefixReuseMedian < 0.5 || got.PrefixReuseMedian > 1 {
+				t.Errorf("got prefix reuse %v over %d pairs; want 24 pairs and a median in [0.5, 1]", got.PrefixReuseMedian, got.PrefixReusePairs)
 			}
 			if !strings.Contains(errOut.String(), "prompt prefix reuse") {
 				t.Errorf("the table has no prefix reuse line:\n%s", errOut.String())
