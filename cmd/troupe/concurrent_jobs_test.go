@@ -1,33 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"troupe/models/testenv"
 )
-
-// lockedBuffer is a bytes.Buffer that a running command and the test may
-// use at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestWorkerRunsConcurrentJobs: limits.concurrent_jobs sets how many memory
 // jobs troupe worker runs at once.
@@ -42,7 +23,7 @@ func TestWorkerRunsConcurrentJobs(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var out lockedBuffer
+			var out testenv.Buffer
 			done := make(chan error, 1)
 			go func() { done <- run(ctx, []string{"worker"}, strings.NewReader(""), &out, &out, testEnv(vals)) }()
 			deadline := time.Now().Add(30 * time.Second)
