@@ -90,9 +90,9 @@ const lockPoll = 15 * time.Millisecond
 // Lock waits for the lock on key (until ctx is done) and returns its
 // release. The callers of one process wait for key in line, and only the
 // first asks Redis; a release in this process (by Lock's or TryLock's
-// holder) lets it try again at once. Polling alone cost every hand-over
-// half a poll on average: the reflections of a busy space, which take
-// its lock one after another, waited 7 ms a round for it.
+// holder) lets it try again at once. Polling alone cost a hand-over in
+// one process up to a poll (half of one on average), and every waiter
+// asked Redis at each poll.
 func (l *Locker) Lock(ctx context.Context, key string) (func(), error) {
 	lk := l.local.join(key)
 	select {
