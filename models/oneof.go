@@ -15,33 +15,26 @@ import (
 
 // oneOf returns query with each "IN ?" written for the store's database.
 // Its argument must come from ids.
-func (s *Store) oneOf(query string) string {
-	if s.dialect != "postgres" {
-		return query
-	}
-	return strings.ReplaceAll(query, " IN ?", " = ANY(CAST(? AS text[]))")
-}
+func (s *Store) oneOf(query string) string { return inListFor(s.dialect, query) }
 
 // ids is the argument of a list oneOf rewrote.
-func (s *Store) ids(list []string) any {
-	if s.dialect != "postgres" {
-		return list
-	}
-	return textArray(list)
-}
+func (s *Store) ids(list []string) any { return listArgFor(s.dialect, list) }
 
-// inList is oneOf for code that has a transaction rather than the store:
-// the dialect is tx's.
-func inList(tx *gorm.DB, query string) string {
-	if tx.Dialector.Name() != "postgres" {
+// inList is oneOf for code that has a transaction rather than the store;
+// listArg is its ids.
+func inList(tx *gorm.DB, query string) string { return inListFor(tx.Dialector.Name(), query) }
+
+func listArg(tx *gorm.DB, list []string) any { return listArgFor(tx.Dialector.Name(), list) }
+
+func inListFor(dialect, query string) string {
+	if dialect != "postgres" {
 		return query
 	}
 	return strings.ReplaceAll(query, " IN ?", " = ANY(CAST(? AS text[]))")
 }
 
-// listArg is the argument of a list inList rewrote.
-func listArg(tx *gorm.DB, list []string) any {
-	if tx.Dialector.Name() != "postgres" {
+func listArgFor(dialect string, list []string) any {
+	if dialect != "postgres" {
 		return list
 	}
 	return textArray(list)

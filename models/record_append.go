@@ -92,7 +92,9 @@ func fitNames(names []string) []string {
 	return out
 }
 
-const turnSeqSQL = `INSERT INTO space_turns (space_id, seq) %s ON CONFLICT (space_id) DO UPDATE SET seq = space_turns.seq + ? RETURNING seq`
+// turnSeqSQL takes the space's next turn number for messages that open a
+// turn.
+const turnSeqSQL = `INSERT INTO space_turns (space_id, seq) %s ON CONFLICT (space_id) DO UPDATE SET seq = space_turns.seq + 1 RETURNING seq`
 
 // replySeqSQL is the turn number of messages that open no turn (a reply):
 // their parent's, the turn they answer; when it has no events, the
@@ -158,7 +160,7 @@ func recordTurnTx(tx *gorm.DB, chatID, parentID string, msgs []*Message, rec *Tu
 	var seq int64
 	turn := tx.Raw(replySeqSQL, parentID, rec.SpaceID)
 	if rec.NewTurn {
-		turn = tx.Raw(strings.Replace(turnSeqSQL, "%s", "VALUES (?, ?)", 1), rec.SpaceID, 1, 1)
+		turn = tx.Raw(strings.Replace(turnSeqSQL, "%s", "VALUES (?, 1)", 1), rec.SpaceID)
 	}
 	if err := turn.Row().Scan(&seq); err != nil {
 		return err
@@ -191,8 +193,8 @@ func recordTurnCTE(q *strings.Builder, args []any, chatID, parentID string, msgs
 		return args
 	}
 	if rec.NewTurn {
-		q.WriteString(",\nturn AS (" + strings.Replace(turnSeqSQL, "%s", "SELECT CAST(? AS TEXT), CAST(? AS BIGINT) FROM moved", 1) + ")")
-		args = append(args, rec.SpaceID, 1, 1)
+		q.WriteString(",\nturn AS (" + strings.Replace(turnSeqSQL, "%s", "SELECT CAST(? AS TEXT), CAST(1 AS BIGINT) FROM moved", 1) + ")")
+		args = append(args, rec.SpaceID)
 	} else {
 		q.WriteString(",\nturn AS (" + replySeqSQL + " FROM moved)")
 		args = append(args, parentID, rec.SpaceID)
