@@ -142,17 +142,14 @@ func foldInto(tx *gorm.DB, folds []belief.Fold) error {
 	return nil
 }
 
-// citedChats maps the perceptions the install cites to their chats, and
-// returns ErrStale when one is gone (its chat was forgotten meanwhile). On
-// PostgreSQL it reads every one under KEY SHARE (a turn may still count a
-// recall of them meanwhile); a forget waits for the install on the space's
-// beliefs' lock (spaceBeliefs), and one done before it took the lock left
-// a cited perception gone or a rewritten belief deleted (ErrStale either
-// way). On SQLite, where one transaction writes at a time, the links a
-// changed belief had when read (r.Read) are left out: had one gone, so
-// would the belief.
+// citedChats maps the perceptions the install writes links to (and those
+// it marks seen) to their chats, and returns ErrStale when one is gone:
+// its chat was forgotten before the install took the space's beliefs'
+// lock (spaceBeliefs), which keeps every deletion of perceptions out until
+// the install commits. The links a changed belief had when read (r.Read)
+// are not looked up: had one of their perceptions gone, so would the
+// belief, and its rewrite finds it gone.
 func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string, error) {
-	pg := s.dialect == "postgres"
 	want := map[string]bool{}
 	cite := func(links []belief.Evidence) {
 		for _, e := range links {
@@ -167,21 +164,15 @@ func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string,
 	}
 	for _, bs := range [][]belief.Belief{r.Doubted, r.Changes.Updated} {
 		for _, b := range bs {
-			if pg {
-				cite(b.Evidence)
-			} else {
-				links, _ := gainedLinks(b, r.Read)
-				cite(links)
-			}
+			links, _ := gainedLinks(b, r.Read)
+			cite(links)
 		}
 	}
-	if !pg {
-		// A doubted belief's contradictions are all filed as checks.
-		for _, b := range r.Doubted {
-			for _, e := range b.Evidence {
-				if e.Stance == belief.Contradicts {
-					want[e.Perception] = true
-				}
+	// A doubted belief's contradictions are all filed as checks.
+	for _, b := range r.Doubted {
+		for _, e := range b.Evidence {
+			if e.Stance == belief.Contradicts {
+				want[e.Perception] = true
 			}
 		}
 	}
@@ -191,11 +182,7 @@ func (s *Store) citedChats(tx *gorm.DB, r ReflectionInstall) (map[string]string,
 	}
 	chats := make(map[string]string, len(ids))
 	for part := range slices.Chunk(ids, 500) {
-		q := "SELECT id, chat_id FROM perceptions WHERE " + s.oneOf("id IN ?")
-		if s.dialect == "postgres" {
-			q += " FOR KEY SHARE"
-		}
-		rows, err := tx.Raw(q, s.ids(part)).Rows()
+		rows, err := tx.Raw("SELECT id, chat_id FROM perceptions WHERE "+s.oneOf("id IN ?"), s.ids(part)).Rows()
 		if err != nil {
 			return nil, err
 		}
@@ -431,15 +418,11 @@ func (s *Store) DeleteBelief(ctx context.Context, id string) (Belief, error) {
 // every belief merged from such a belief, is deleted (its wording may carry
 // the chat); the other perceptions they cited become new again.
 func forgetBeliefs(tx *gorm.DB, chat Chat) error {
-	// On PostgreSQL the chat's perceptions are locked first: a reflection
-	// install citing them (it holds them FOR KEY SHARE) commits before the
-	// beliefs are read, and one that starts later finds them gone.
+	// The caller holds the space's beliefs' lock (spaceBeliefs): a
+	// reflection install citing these perceptions committed before, and
+	// one that comes later finds them gone.
 	var forgotten []string
-	q := tx.Model(&Perception{}).Where("chat_id = ?", chat.ID)
-	if tx.Dialector.Name() == "postgres" {
-		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-	}
-	if err := q.Pluck("id", &forgotten).Error; err != nil {
+	if err := tx.Model(&Perception{}).Where("chat_id = ?", chat.ID).Pluck("id", &forgotten).Error; err != nil {
 		return err
 	}
 	var chars []string

@@ -8,7 +8,6 @@ import (
 	"sort"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"troupe/belief"
 	"troupe/recall"
@@ -242,17 +241,13 @@ func (s *Store) DeletePerception(ctx context.Context, id string) (Perception, be
 			}
 			return err
 		}
-		// On PostgreSQL the row is locked, as forgetting its chat locks
-		// its chat's: a reflection citing it commits first, or finds it
-		// gone; and so are the space's beliefs (spaceBeliefs).
+		// The space's beliefs' lock, as a forget of its chat takes it: a
+		// reflection citing it commits first, or finds it gone. Read
+		// again under the locks: another deletion may have gone first.
 		if err := s.lockMemory(tx, spaceBeliefs(p.SpaceID)); err != nil {
 			return err
 		}
-		q := tx.Where("id = ?", id)
-		if tx.Dialector.Name() == "postgres" {
-			q = q.Clauses(clause.Locking{Strength: "UPDATE"})
-		}
-		if err := q.Take(&p).Error; err != nil {
+		if err := tx.Where("id = ?", id).Take(&p).Error; err != nil {
 			return notFound(err)
 		}
 		views, err := loadBeliefs(tx, "space_id = ? AND character_name = ? AND id IN (SELECT belief_id FROM belief_evidence WHERE perception_id = ? UNION SELECT belief_id FROM belief_checks WHERE perception_id = ?)",
