@@ -113,6 +113,7 @@ func TestPromptReadsRunBesideTheStore(t *testing.T) {
 				t.Fatal("the question recalled no compass: nothing would be kept")
 			}
 
+			r.st.StopMaintenance() // its statements race with the hooks' registration
 			w := watchBeside(t, r.st.DB(), currentChat(t, r.st, "console:bs").HeadID)
 			w.armed.Store(true)
 			again := "Is the brass compass still under the oak?"
