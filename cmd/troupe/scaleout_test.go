@@ -354,6 +354,7 @@ func TestFourProcessesScaleOut(t *testing.T) {
 	// What each process reports, before it stops.
 	turnsAnswered, compactionsWritten := map[string]int{}, map[string]int{}
 	for _, p := range procs {
+		p.ownsOps(t)
 		body := httpGet(t, "http://"+p.ops+"/metrics")
 		turnsAnswered[p.name] = metricValue(body, `troupe_turns_total{outcome="answered",platform="telegram"}`)
 		compactionsWritten[p.name] = metricValue(body, `troupe_memory_jobs_total{kind="compact",outcome="written"}`)
@@ -617,6 +618,7 @@ func (p *scaleProc) waitReady(t *testing.T, timeout time.Duration) {
 			}
 		}
 		if ready {
+			p.ownsOps(t)
 			return
 		}
 		select {
@@ -632,6 +634,16 @@ func (p *scaleProc) waitReady(t *testing.T, timeout time.Duration) {
 }
 
 // kill ends the process if it still runs.
+// ownsOps fails the test when the process logged that it could not bind
+// its operations address: whatever answers there is another process, and
+// its figures would be counted as this one's.
+func (p *scaleProc) ownsOps(t *testing.T) {
+	t.Helper()
+	if strings.Contains(p.out.String(), "operations endpoint not available") {
+		t.Fatalf("%s could not bind its operations address %s; another process answers there", p.name, p.ops)
+	}
+}
+
 func (p *scaleProc) kill() {
 	select {
 	case <-p.done:

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"troupe/models/testenv"
@@ -115,21 +116,35 @@ func TestServeTelegram(t *testing.T) {
 // outbound connection (to PostgreSQL, Redis, a fake) may take it between
 // our close and the child's bind; so it picks below that range, where the
 // kernel never assigns ports by itself, and checks the port is free now.
+// It never hands out a port twice in one test binary: a test that starts
+// several processes asks for all their ports before any binds, and the
+// check alone would pass the same free port to two of them.
 func freeAddr(t *testing.T) string {
 	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	for range 200 {
 		port := 20000 + rand.IntN(12000)
+		if handedOut.ports[port] {
+			continue
+		}
 		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			continue
 		}
 		addr := ln.Addr().String()
 		ln.Close()
+		handedOut.ports[port] = true
 		return addr
 	}
 	t.Fatal("no free loopback port below the ephemeral range")
 	return ""
 }
+
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
 
 func httpGet(t *testing.T, url string) string {
 	t.Helper()
