@@ -29,3 +29,8 @@ func SetWriteDefer(s *Store, d time.Duration) {
 const RecallPerceptionsSQL = recallPerceptionsSQL
 
 var RedactSecrets = redactSecrets
+
+// TextArray and Int64Array are the array parameters the PostgreSQL
+// statements pass their id and column lists as.
+func TextArray(v []string) any { return textArray(v) }
+func Int64Array(v []int64) any { return int64Array(v) }
