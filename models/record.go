@@ -246,9 +246,6 @@ const enrichRow = "SELECT CAST(? AS TEXT) AS id, CAST(? AS INTEGER) AS importanc
 // about, place, story time) in one statement per hundred events: one per
 // event made the recorder's install its most frequent statement.
 func enrichEvents(tx *gorm.DB, events []Event) error {
-	if len(events) > 0 && tx.Dialector.Name() == "postgres" {
-		return enrichEventsPostgres(tx, events)
-	}
 	for part := range slices.Chunk(events, 100) {
 		rows := make([]string, len(part))
 		args := make([]any, 0, 6*len(part))
@@ -265,32 +262,16 @@ func enrichEvents(tx *gorm.DB, events []Event) error {
 	return nil
 }
 
-// enrichEventsPostgres is enrichEvents in one statement of fixed text,
-// each column an array: planned once per connection. The statement of
-// UNION ALL rows had a text per batch size, and planning it took twice as
-// long as running it (3 ms a record in troupe bench, pg_stat_statements).
-func enrichEventsPostgres(tx *gorm.DB, events []Event) error {
-	ids, abouts, places := make(textArray, len(events)), make(textArray, len(events)), make(textArray, len(events))
-	imps, days, minutes := make(int64Array, len(events)), make(int64Array, len(events)), make(int64Array, len(events))
-	for i, e := range events {
-		ids[i], abouts[i], places[i] = e.ID, e.About, FitName(e.Place, NameSize)
-		imps[i], days[i], minutes[i] = int64(e.Importance), int64(e.Day), int64(e.Minute)
-	}
-	return tx.Exec(`UPDATE events SET importance = v.importance, about = v.about, place = v.place, day = v.day, minute = v.minute
-FROM unnest(CAST(? AS text[]), CAST(? AS bigint[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS bigint[]), CAST(? AS bigint[]))
-  AS v(id, importance, about, place, day, minute) WHERE events.id = v.id`, ids, imps, abouts, places, days, minutes).Error
-}
-
-// InstallRecord installs a recorder batch in one transaction and seals its
-// events: all of it, or nothing. It holds the chat's lock and returns
-// ErrChatGone when the chat was forgotten, ErrStale when some event of the
-// batch was sealed meanwhile (another run recorded it).
-func (s *Store) InstallRecord(ctx context.Context, r RecordInstall) error {
-	now := s.now()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if _, err := s.lockChat(tx, r.ChatID); err != nil {
-			return err
-		}
+// sealBatch enriches and seals the batch's events, or returns ErrStale
+// when some event of it is sealed already (the caller holds the chat's
+// lock, which every sealing takes).
+//
+// On PostgreSQL it is one statement: the count of the open events, the
+// enrichment and the seal were three, and the seal wrote each event's row
+// a second time, with new entries in every index of events since sealed
+// is indexed. Enrich entries outside the batch are not written.
+func (s *Store) sealBatch(tx *gorm.DB, r RecordInstall) error {
+	if tx.Dialector.Name() != "postgres" {
 		var open int64
 		if err := tx.Model(&Event{}).Where(s.oneOf("id IN ? AND sealed = ?"), s.ids(r.EventIDs), false).Count(&open).Error; err != nil {
 			return err
@@ -302,7 +283,52 @@ func (s *Store) InstallRecord(ctx context.Context, r RecordInstall) error {
 		if err := enrichEvents(tx, r.Enrich); err != nil {
 			return err
 		}
-		if err := tx.Model(&Event{}).Where(s.oneOf("id IN ?"), s.ids(r.EventIDs)).Update("sealed", true).Error; err != nil {
+		return tx.Model(&Event{}).Where(s.oneOf("id IN ?"), s.ids(r.EventIDs)).Update("sealed", true).Error
+	}
+	s.paused("install record")
+	if len(r.EventIDs) == 0 {
+		return nil
+	}
+	ids, abouts, places := make(textArray, len(r.Enrich)), make(textArray, len(r.Enrich)), make(textArray, len(r.Enrich))
+	imps, days, minutes := make(int64Array, len(r.Enrich)), make(int64Array, len(r.Enrich)), make(int64Array, len(r.Enrich))
+	for i, e := range r.Enrich {
+		ids[i], abouts[i], places[i] = e.ID, e.About, FitName(e.Place, NameSize)
+		imps[i], days[i], minutes[i] = int64(e.Importance), int64(e.Day), int64(e.Minute)
+	}
+	res := tx.Exec(sealBatchPostgres, textArray(r.EventIDs), ids, imps, abouts, places, days, minutes)
+	if res.Error != nil {
+		return res.Error
+	}
+	if int(res.RowsAffected) != len(r.EventIDs) {
+		return ErrStale
+	}
+	return nil
+}
+
+// sealBatchPostgres seals the batch's open events (the first array) and
+// writes what the recorder found of each (the others, by id; an event with
+// no entry keeps its columns). Its text is fixed, each column an array, so
+// it is planned once per connection: a statement of UNION ALL rows had a
+// text per batch size, and planning it took twice as long as running it.
+const sealBatchPostgres = `UPDATE events SET sealed = TRUE,
+  importance = COALESCE(v.importance, events.importance), about = COALESCE(v.about, events.about),
+  place = COALESCE(v.place, events.place), day = COALESCE(v.day, events.day), minute = COALESCE(v.minute, events.minute)
+FROM (SELECT b.id, en.importance, en.about, en.place, en.day, en.minute FROM unnest(CAST(? AS text[])) AS b(id)
+  LEFT JOIN unnest(CAST(? AS text[]), CAST(? AS bigint[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS bigint[]), CAST(? AS bigint[]))
+    AS en(id, importance, about, place, day, minute) ON en.id = b.id) AS v
+WHERE events.id = v.id AND events.sealed = FALSE`
+
+// InstallRecord installs a recorder batch in one transaction and seals its
+// events: all of it, or nothing. It holds the chat's lock and returns
+// ErrChatGone when the chat was forgotten, ErrStale when some event of the
+// batch was sealed meanwhile (another run recorded it).
+func (s *Store) InstallRecord(ctx context.Context, r RecordInstall) error {
+	now := s.now()
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if _, err := s.lockChat(tx, r.ChatID); err != nil {
+			return err
+		}
+		if err := s.sealBatch(tx, r); err != nil {
 			return err
 		}
 		if err := createAll(tx, r.Changes, r.Perceptions, r.Threads); err != nil {

@@ -95,7 +95,7 @@ func TestRecordBatchInstallAndForget(t *testing.T) {
 		}
 		ledger := `{"place":"the west gate"}`
 		inst := models.RecordInstall{ChatID: chat.ID, SpaceID: chat.SpaceID, EventIDs: []string{b.Events[0].ID, b.Events[1].ID},
-			Enrich:        []models.Event{{ID: b.Events[1].ID, Importance: 7, About: "the west gate", Place: "the west gate", Day: 3, Minute: 1300}},
+			Enrich:        []models.Event{{ID: b.Events[1].ID, Importance: 7, About: "who holds the key", Place: "the west gate", Day: 3, Minute: 1300}},
 			Perceptions:   []models.Perception{{ID: models.NewID(), ChatID: chat.ID, SpaceID: chat.SpaceID, Character: "Maren", EventID: b.Events[0].ID, Mode: "heard", Text: `"Open it."`}},
 			Threads:       []models.Thread{{ID: models.NewID(), ChatID: chat.ID, SpaceID: chat.SpaceID, Kind: "mystery", Text: "Who took the key?", Open: true, OpenedBy: b.Events[1].ID}},
 			Ledger:        &ledger,
@@ -106,6 +106,23 @@ func TestRecordBatchInstallAndForget(t *testing.T) {
 		}
 		if err := st.InstallRecord(ctx, inst); err != nil {
 			t.Fatal(err)
+		}
+		// The batch is sealed; what the recorder said of an event is
+		// written to it, and an event it said nothing of keeps its own.
+		var evs []models.Event
+		must(t, st.DB().Where("id IN ?", inst.EventIDs).Find(&evs).Error)
+		for _, e := range evs {
+			want := models.Event{Importance: b.Events[0].Importance, About: b.Events[0].About, Place: b.Events[0].Place, Day: b.Events[0].Day, Minute: b.Events[0].Minute}
+			if e.ID == b.Events[1].ID {
+				want = inst.Enrich[0]
+			}
+			if !e.Sealed || e.Importance != want.Importance || e.About != want.About || e.Place != want.Place || e.Day != want.Day || e.Minute != want.Minute {
+				t.Errorf("event %s after install: sealed %v, importance %d, about %q, place %q, day %d, minute %d; want sealed, %d, %q, %q, %d, %d",
+					e.Text, e.Sealed, e.Importance, e.About, e.Place, e.Day, e.Minute, want.Importance, want.About, want.Place, want.Day, want.Minute)
+			}
+		}
+		if len(evs) != 2 {
+			t.Errorf("%d events of the batch, want 2", len(evs))
 		}
 		// Installing the same batch again finds it sealed: nothing twice.
 		if err := st.InstallRecord(ctx, inst); !errors.Is(err, models.ErrStale) {
