@@ -9,7 +9,7 @@ import (
 
 // TestStatsKeeperAnalyzesGrownTables: on PostgreSQL the store analyzes a
 // table that has grown past its statistics (here a never-analyzed one
-// given 1,200 rows) within seconds, long before autovacuum's minute, and
+// given 300 rows, past statsMinRows) within seconds, long before autovacuum's minute, and
 // leaves a table that has not grown alone.
 func TestStatsKeeperAnalyzesGrownTables(t *testing.T) {
 	testenv.Require(t)
@@ -19,7 +19,7 @@ func TestStatsKeeperAnalyzesGrownTables(t *testing.T) {
 	// Autovacuum must not be who analyzes it.
 	must(t, db.Exec(`ALTER TABLE recall_terms SET (autovacuum_enabled = false)`).Error)
 	must(t, db.Exec(`INSERT INTO recall_terms (item_id, term, space_id, character_name, seq, kind, chat_id)
-		SELECT lpad(g::text, 26, '0'), 'lamp', 'console:local:ada', 'Maren', g, 'p', '' FROM generate_series(1, 1200) AS g`).Error)
+		SELECT lpad(g::text, 26, '0'), 'lamp', 'console:local:ada', 'Maren', g, 'p', '' FROM generate_series(1, 300) AS g`).Error)
 	analyzed := func(table string) (manual, auto int64) {
 		t.Helper()
 		must(t, db.Raw(`SELECT analyze_count, autoanalyze_count FROM pg_stat_user_tables WHERE relname = ?`, table).
@@ -38,7 +38,7 @@ func TestStatsKeeperAnalyzesGrownTables(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("recall_terms has 1,200 rows and was never analyzed in 40 s")
+			t.Fatal("recall_terms has 300 rows and was never analyzed in 40 s")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
