@@ -13,16 +13,8 @@ import (
 // commas, the word NULL, Chinese and empty strings arrive as they left,
 // and an empty list is an empty array, not NULL.
 func TestArrayParametersRoundTrip(t *testing.T) {
-	var pg *testenv.Backend
-	for _, b := range testenv.Backends(t) {
-		if b.Name == "postgres" {
-			pg = &b
-		}
-	}
-	if pg == nil {
-		t.Skip("array parameters are PostgreSQL's; the test services are not configured (scripts/test starts them)")
-	}
-	st := testenv.OpenStore(t, *pg)
+	testenv.Require(t)
+	st := testenv.OpenStore(t, testenv.Backend{Name: "postgres", DSN: testenv.FreshPostgresDB(t)})
 	texts := []string{`plain`, `a "quoted" word`, `back\slash`, `{braces}`, `a,b`, `NULL`, `凛冬将至`, ``, ` spaced `}
 	var got []string
 	if err := st.DB().Raw(`SELECT x FROM unnest(CAST(? AS text[])) WITH ORDINALITY AS t(x, n) ORDER BY n`, models.TextArray(texts)).Scan(&got).Error; err != nil {
