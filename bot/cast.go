@@ -168,24 +168,14 @@ func (p *Pipeline) as(ctx context.Context, cs chatState, name string) (chatState
 	return cs, fmt.Errorf("bot: no cast member %q: %w", name, models.ErrNotFound)
 }
 
-// routeInbox decides who answers the waiting messages of cs (with the
-// platform's own signals from batch).
-func routeInbox(cs chatState, rows []models.InboxMessage, batch []pendingMsg) route {
-	addressed := map[string][]string{}
-	for _, b := range batch {
-		if len(b.in.Addressed) > 0 {
-			addressed[dedupKey(b.in)] = append(addressed[dedupKey(b.in)], b.in.Addressed...)
-			addressed["text:"+b.in.Text] = append(addressed["text:"+b.in.Text], b.in.Addressed...)
-		}
-	}
-	var msgs []routeText
+// routeInbox decides who answers the waiting messages of cs, with the
+// platform's own signals each row was stored with.
+func routeInbox(cs chatState, rows []models.InboxMessage) route {
+	msgs := make([]routeText, 0, len(rows))
 	for _, r := range rows {
 		rt := routeText{Text: r.Content}
-		if r.DedupKey != nil {
-			rt.Addressed = addressed[*r.DedupKey]
-		}
-		if rt.Addressed == nil {
-			rt.Addressed = addressed["text:"+r.Content]
+		if r.Addressed != "" {
+			rt.Addressed = strings.Split(r.Addressed, "\n")
 		}
 		msgs = append(msgs, rt)
 	}

@@ -293,6 +293,38 @@ func sceneChat(t *testing.T, r *sceneRig) models.Chat {
 	return c
 }
 
+// TestSceneAddressedTravelsWithTheWaitingMessage: the member the platform
+// says a message is addressed to (a reply to her message) answers it even
+// when the turn that stores it is another message's: one that came while
+// the first was stored in the inbox but not yet queued on its channel.
+func TestSceneAddressedTravelsWithTheWaitingMessage(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			r := newSceneRig(t, b.dsn)
+			ctx := context.Background()
+			if err := r.p.BindCast(ctx, r.ref(), []string{"lantern-keeper", "tea-house"}); err != nil {
+				t.Fatal(err)
+			}
+			if s, _ := r.say(t, 1, "Maren, is the lamp lit?"); len(s.lines) != 1 || !strings.HasPrefix(s.lines[0], "Maren|") {
+				t.Fatalf("addressed Maren: lines %q", s.lines)
+			}
+			reply := r.in(2, "Tell me more.")
+			reply.Addressed = []string{"苏砚"}
+			if err := r.p.AdmitOnly(ctx, reply); err != nil {
+				t.Fatal(err)
+			}
+			// Unaddressed, alone, this one would go to Maren, who spoke last.
+			s, ps := r.say(t, 3, "Go on.")
+			if len(s.lines) != 1 || !strings.HasPrefix(s.lines[0], "苏砚|") || len(ps) != 1 || ps[0].who != "苏砚" {
+				t.Fatalf("a waiting reply to 苏砚 taken by the next message's turn: lines %q, prompts of %v", s.lines, whos(ps))
+			}
+			if txt := promptText(ps[0]); !strings.Contains(txt, "Tell me more.") || !strings.Contains(txt, "Go on.") {
+				t.Errorf("the turn did not store both waiting messages:\n%s", txt)
+			}
+		})
+	}
+}
+
 // TestSceneCastCommands: the cast's bad input, each refused with its reason.
 func TestSceneCastCommands(t *testing.T) {
 	r := newSceneRig(t, "sqlite://"+t.TempDir()+"/cast.db")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"troupe/models"
@@ -22,7 +23,8 @@ func (p *Pipeline) accept(ctx context.Context, in Inbound) (string, error) {
 		return "", fmt.Errorf("bot: accept: %w", err)
 	}
 	m := &models.InboxMessage{ChannelID: in.Channel.Key(), Platform: in.Channel.Platform, Ref: string(ref),
-		AuthorID: in.AuthorID, AuthorName: storable(in.AuthorName), Content: storable(in.Text)}
+		AuthorID: in.AuthorID, AuthorName: storable(in.AuthorName), Content: storable(in.Text),
+		Addressed: storable(strings.Join(in.Addressed, "\n"))}
 	if in.MessageID != "" {
 		k := dedupKey(in)
 		m.DedupKey = &k

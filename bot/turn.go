@@ -49,7 +49,7 @@ func (p *Pipeline) turn(ctx context.Context, batch []pendingMsg) error {
 		return err
 	}
 	lang := p.language(cs.card)
-	st, err := p.storeInbox(ctx, &cs, in, batch, sink)
+	st, err := p.storeInbox(ctx, &cs, in, sink)
 	if err != nil {
 		p.log.Error("store user message", "chat_id", cs.chat.ID, "err", err)
 		_ = sink.Notice(ctx, p.text(lang, msgNotStored))
@@ -90,7 +90,7 @@ type storedTurn struct {
 // only) are not stored: when they were all there was, the head is the
 // chat's head as it was. The reads of the reply's prompt that need not wait
 // for the messages run beside the store (readBeside).
-func (p *Pipeline) storeInbox(ctx context.Context, cs *chatState, in Inbound, batch []pendingMsg, sink Sink) (storedTurn, error) {
+func (p *Pipeline) storeInbox(ctx context.Context, cs *chatState, in Inbound, sink Sink) (storedTurn, error) {
 	var st storedTurn
 	for attempt := 0; attempt < 4; attempt++ {
 		n, err := p.refuseOversize(ctx, cs, in.Channel.Group, sink)
@@ -101,7 +101,7 @@ func (p *Pipeline) storeInbox(ctx context.Context, cs *chatState, in Inbound, ba
 		if len(cs.inbox) == 0 {
 			return storedTurn{refused: st.refused}, nil
 		}
-		st.rt = routeInbox(*cs, cs.inbox, batch)
+		st.rt = routeInbox(*cs, cs.inbox)
 		var lines []models.InboxMessage
 		for i, r := range cs.inbox {
 			if !st.rt.Nudge[i] {

@@ -101,7 +101,7 @@ const turnStateSQL = `SELECT ch.id, ch.platform, ch.external_id, ch.space_id, ch
        ch.mention_only, ch.created_at, ch.updated_at,
        c.id, c.channel_id, c.card_id, c.space_id, c.name, c.head_id, c.created_at, c.active_at,
        p.user_key, p.name, p.description, r.content, l.snapshot,
-       ib.id, ib.platform, ib.ref, ib.author_id, ib.author_name, ib.content, ib.dedup_key, ib.created_at,
+       ib.id, ib.platform, ib.ref, ib.author_id, ib.author_name, ib.content, ib.dedup_key, ib.addressed, ib.created_at,
        hm.role, hm.speaker_card_id, hp.role, hp.speaker_card_id,
        cc.card_id, cc.name, cc.position, cc.away, cc.joined_at, cc.left_at
 FROM channels ch
@@ -148,7 +148,7 @@ func (s *Store) TurnState(ctx context.Context, channelID, userKey string) (TurnS
 			&ch.MentionOnly, &ch.CreatedAt, &ch.UpdatedAt,
 			&cID, &cChannel, &cCard, &cSpace, &cName, &cHead, &cCreated, &cActive,
 			&pKey, &pName, &pDesc, &resident, &ledger,
-			&ib.id, &ib.platform, &ib.ref, &ib.authorID, &ib.authorName, &ib.content, &ib.dedupKey, &ib.created,
+			&ib.id, &ib.platform, &ib.ref, &ib.authorID, &ib.authorName, &ib.content, &ib.dedupKey, &ib.addressed, &ib.created,
 			&head[0], &head[1], &head[2], &head[3],
 			&cc.cardID, &cc.name, &cc.position, &cc.away, &cc.joined, &cc.left)
 		if err != nil {
@@ -219,13 +219,14 @@ func (c castColumns) member(chatID string) CastMember {
 
 // inboxColumns scans an inbox row of an outer join.
 type inboxColumns struct {
-	id, platform, ref, authorID, authorName, content, dedupKey sql.NullString
-	created                                                    sql.NullTime
+	id, platform, ref, authorID, authorName, content, dedupKey, addressed sql.NullString
+	created                                                               sql.NullTime
 }
 
 func (c inboxColumns) message(channelID string) InboxMessage {
 	m := InboxMessage{ID: c.id.String, ChannelID: channelID, Platform: c.platform.String, Ref: c.ref.String,
-		AuthorID: c.authorID.String, AuthorName: c.authorName.String, Content: c.content.String, CreatedAt: c.created.Time.UTC()}
+		AuthorID: c.authorID.String, AuthorName: c.authorName.String, Content: c.content.String, Addressed: c.addressed.String,
+		CreatedAt: c.created.Time.UTC()}
 	if c.dedupKey.Valid {
 		k := c.dedupKey.String
 		m.DedupKey = &k

@@ -21,12 +21,18 @@ type InboxMessage struct {
 	Platform  string `gorm:"size:16;not null;index" json:"platform"`
 	// Ref is the channel's reference as the pipeline needs it to answer
 	// without the platform event (JSON, opaque to the store).
-	Ref        string    `gorm:"type:text;not null" json:"ref"`
-	AuthorID   string    `gorm:"size:64" json:"author_id"`
-	AuthorName string    `gorm:"size:200" json:"author_name"`
-	Content    string    `gorm:"type:text;not null" json:"content"`
-	DedupKey   *string   `gorm:"size:200;uniqueIndex" json:"dedup_key"`
-	CreatedAt  time.Time `json:"created_at"`
+	Ref        string  `gorm:"type:text;not null" json:"ref"`
+	AuthorID   string  `gorm:"size:64" json:"author_id"`
+	AuthorName string  `gorm:"size:200" json:"author_name"`
+	Content    string  `gorm:"type:text;not null" json:"content"`
+	DedupKey   *string `gorm:"size:200;uniqueIndex" json:"dedup_key"`
+	// Addressed are the names the platform resolved as the message's
+	// addressees beside its text (a reply to a character's message), one
+	// per line. They travel with the row: the turn that stores it may run
+	// in another process, or before the message's own call reaches its
+	// channel's lane.
+	Addressed string    `gorm:"type:text;not null;default:''" json:"addressed"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Accept stores m in the inbox, filling in its id and time. It returns
