@@ -107,6 +107,17 @@ func newSceneRig(t *testing.T, dsn string) *sceneRig {
 	return r
 }
 
+// newCastRig is a scene rig whose channel plays Maren and 苏砚, in that
+// order.
+func newCastRig(t *testing.T, dsn string) *sceneRig {
+	t.Helper()
+	r := newSceneRig(t, dsn)
+	if err := r.p.BindCast(context.Background(), r.ref(), []string{"lantern-keeper", "tea-house"}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func (r *sceneRig) ref() bot.ChannelRef {
 	return bot.ChannelRef{Platform: bot.PlatformConsole, ID: "scene", SpaceKind: bot.SpaceLocal, SpaceID: "ada"}
 }
@@ -180,11 +191,8 @@ func messagesText(msgs []openaitest.Message) string {
 func TestSceneTwoCardsOneChannel(t *testing.T) {
 	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			r := newSceneRig(t, b.dsn)
+			r := newCastRig(t, b.dsn)
 			ctx := context.Background()
-			if err := r.p.BindCast(ctx, r.ref(), []string{"lantern-keeper", "tea-house"}); err != nil {
-				t.Fatal(err)
-			}
 			list, _ := r.exec(t, "/cast")
 			if len(list.notices) != 1 || !strings.Contains(list.notices[0], "Maren (lantern-keeper)") || !strings.Contains(list.notices[0], "苏砚 (tea-house)") {
 				t.Fatalf("/cast = %q", list.notices)
@@ -300,11 +308,8 @@ func sceneChat(t *testing.T, r *sceneRig) models.Chat {
 func TestSceneAddressedTravelsWithTheWaitingMessage(t *testing.T) {
 	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
-			r := newSceneRig(t, b.dsn)
+			r := newCastRig(t, b.dsn)
 			ctx := context.Background()
-			if err := r.p.BindCast(ctx, r.ref(), []string{"lantern-keeper", "tea-house"}); err != nil {
-				t.Fatal(err)
-			}
 			if s, _ := r.say(t, 1, "Maren, is the lamp lit?"); len(s.lines) != 1 || !strings.HasPrefix(s.lines[0], "Maren|") {
 				t.Fatalf("addressed Maren: lines %q", s.lines)
 			}
