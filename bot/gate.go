@@ -138,15 +138,22 @@ func (g gate) release() {
 // busy reports whether turns are waiting for a slot.
 func (g gate) busy() bool { return g.waiting.Load() > 0 }
 
-// Saturated reports whether at least as many turns wait for one of the
-// pipeline's slots (limits.concurrent_turns) as there are slots: the
-// process has more turns than it can serve at once, and its background
-// work should give way. A turn or two waiting a moment in a stream of
-// turns is not it: holding the jobs back for those would only make them
-// run in bursts a moment later.
-func (p *Pipeline) Saturated() bool { return p.gate.saturated() }
+// Active reports whether any turn holds or waits for one of the
+// pipeline's slots (limits.concurrent_turns): the process is answering,
+// and its background work should do its own share one job at a time
+// (jobs.WorkerOptions.TurnsActive). Holding jobs back only once the slots
+// were all taken and as many turns waited let four of them work beside a
+// stream of turns that never filled the line (see jobs' yieldToTurns).
+func (p *Pipeline) Active() bool { return p.gate.active() }
 
-func (g gate) saturated() bool { return int(g.waiting.Load()) >= g.n }
+func (g gate) active() bool {
+	if g.waiting.Load() > 0 {
+		return true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.used > 0
+}
 
 // ConcurrentTurns is how many turns may do the pipeline's own work at once.
 func (p *Pipeline) ConcurrentTurns() int { return p.gate.n }

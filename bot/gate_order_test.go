@@ -105,44 +105,40 @@ func TestGateLetsFinishingTurnsGoFirstInALongLine(t *testing.T) {
 	o.expect("finish-1", "finish-2", "start-1", "start-2", "start-3")
 }
 
-// The gate is saturated while as many turns wait as it has slots, and only
-// then: a turn or two waiting a moment is not it.
-func TestGateSaturatedWhileALineAsLongAsItsSlotsWaits(t *testing.T) {
-	g := newGate(2)
+// The gate is active while a turn holds a slot or waits for one, and only
+// then.
+func TestGateActiveWhileATurnHoldsOrWaitsForASlot(t *testing.T) {
+	g := newGate(1)
 	ctx := context.Background()
-	var held []func()
-	for range 2 {
-		release, _, err := g.enter(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, release)
+	if g.active() {
+		t.Fatal("active with no turn")
 	}
-	if g.saturated() {
-		t.Fatal("saturated with both slots used and nobody waiting")
+	release, _, err := g.enter(ctx)
+	if err != nil {
+		t.Fatal(err)
 	}
-	got := make(chan func(), 2)
-	for i := range 2 {
-		go func() {
-			release, _, err := g.enter(ctx)
-			if err == nil {
-				got <- release
-			}
-		}()
-		for deadline := time.Now().Add(5 * time.Second); g.waiting.Load() != int32(i+1); time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("turn %d never got in line", i+1)
-			}
+	if !g.active() {
+		t.Fatal("not active with the slot held")
+	}
+	got := make(chan func(), 1)
+	go func() {
+		r, _, err := g.enter(ctx)
+		if err == nil {
+			got <- r
 		}
-		if want := i == 1; g.saturated() != want {
-			t.Fatalf("%d waiting for 2 slots: saturated %v, want %v", i+1, g.saturated(), want)
+	}()
+	for deadline := time.Now().Add(5 * time.Second); g.waiting.Load() != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second turn never got in line")
 		}
 	}
-	held[0]()
-	(<-got)()
-	if g.saturated() {
-		t.Fatal("still saturated with one turn waiting")
+	release()
+	second := <-got
+	if !g.active() {
+		t.Fatal("not active with the second turn in the slot")
 	}
-	held[1]()
-	(<-got)()
+	second()
+	if g.active() {
+		t.Fatal("still active after both turns left")
+	}
 }

@@ -85,10 +85,11 @@ type WorkerOptions struct {
 	// the latest nightly reorganize time at or before now (zero: none).
 	ReorganizeBatches, ReorganizeTokens int
 	ReorganizeNight                     func(now time.Time) time.Time
-	// TurnsWaiting reports whether this process's turns wait for a
-	// pipeline slot (bot.Pipeline.Saturated); while they do, memory jobs start
-	// one at a time (see yieldToTurns). Nil: jobs never wait for turns.
-	TurnsWaiting func() bool
+	// TurnsActive reports whether this process's turns hold or wait for
+	// a pipeline slot (bot.Pipeline.Active); while they do, memory jobs do
+	// their own work one at a time, and wait for the scribe side by side
+	// (see yieldToTurns). Nil: jobs never wait for turns.
+	TurnsActive func() bool
 	// Now is the clock a chat's rest and the sweep window are measured
 	// on (default time.Now). Task delays and retries run on the wall
 	// clock, as the queue in Redis does.
@@ -116,8 +117,10 @@ type Worker struct {
 	// at start (Swept).
 	swept     chan struct{}
 	sweptOnce sync.Once
-	// lane is the one slot jobs take to start while turns wait.
-	lane chan struct{}
+	// lane is the one slot jobs take for their own work while turns are
+	// active (laneHold); retake bounds a wait for it (laneRetake).
+	lane   chan struct{}
+	retake time.Duration
 }
 
 // Swept is closed once the worker's first sweep is done (or Run ended
@@ -156,7 +159,7 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 	}
 	log = log.With("component", "jobs")
 	w := &Worker{mem: mem, store: store, queue: q, opt: opt, log: log, mux: asynq.NewServeMux(), locks: NewLocker(r), swept: make(chan struct{}),
-		lane: make(chan struct{}, 1)}
+		lane: make(chan struct{}, 1), retake: laneRetake}
 	w.srv = asynq.NewServerFromRedisClient(r.Client, asynq.Config{
 		Concurrency:              opt.Concurrency,
 		Queues:                   map[string]int{QueueUrgent: 6, QueueDefault: 3},
@@ -190,53 +193,6 @@ func background(next asynq.Handler) asynq.Handler {
 		return next.ProcessTask(models.Background(ctx), t)
 	})
 }
-
-// yieldToTurns holds a memory job back while this process's turns wait
-// for a pipeline slot and another job already runs in the one lane left
-// to jobs then; an urgent task (a chat ended with /new, a recap that needs
-// the record) never waits. Jobs share the CPU and the database with the
-// turns: with four of them running beside every turn, troupe bench's
-// hundred busy channels had a pipeline p99 near 30 ms; one at a time, the
-// turns go first, and each recorder run finds more turns to record in one
-// call, so the jobs cost less in all. Once no turn waits, every worker
-// starts again.
-func (w *Worker) yieldToTurns(next asynq.Handler) asynq.Handler {
-	if w.opt.TurnsWaiting == nil {
-		return next
-	}
-	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
-		if q, _ := asynq.GetQueueName(ctx); q == QueueUrgent {
-			return next.ProcessTask(ctx, t)
-		}
-		lane, err := w.waitForLane(ctx)
-		if err != nil {
-			return err
-		}
-		defer lane()
-		return next.ProcessTask(ctx, t)
-	})
-}
-
-// waitForLane waits until no turn waits (and returns a no-op release) or
-// the jobs' one lane is free (and returns its release).
-func (w *Worker) waitForLane(ctx context.Context) (func(), error) {
-	tick := time.NewTicker(yieldCheck)
-	defer tick.Stop()
-	for w.opt.TurnsWaiting() {
-		select {
-		case w.lane <- struct{}{}:
-			return func() { <-w.lane }, nil
-		case <-tick.C:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	return func() {}, nil
-}
-
-// yieldCheck is how often a job held back by yieldToTurns looks whether
-// turns still wait.
-const yieldCheck = 20 * time.Millisecond
 
 // neverArchive ends a task that asynq would archive (a SkipRetry, or the
 // last of its retries) by deleting it instead: an archived task keeps its

@@ -70,13 +70,18 @@ func newRig(t *testing.T, b backend, beats int) *rig {
 
 // seedChat stores a chat with a greeting and beats of (user, reply).
 func seedChat(t *testing.T, st *models.Store, beats int) string {
+	return seedChatIn(t, st, "ada/maren", beats)
+}
+
+// seedChatIn is seedChat in the console channel ext.
+func seedChatIn(t *testing.T, st *models.Store, ext string, beats int) string {
 	t.Helper()
 	ctx := context.Background()
 	must(t, st.EnsureSpace(ctx, models.Space{ID: "console:local:ada", Platform: "console", Kind: "local", ExternalID: "ada"}))
-	_, err := st.EnsureChannel(ctx, models.Channel{ID: "console:ada/maren", Platform: "console", ExternalID: "ada/maren", SpaceID: "console:local:ada"})
+	_, err := st.EnsureChannel(ctx, models.Channel{ID: "console:" + ext, Platform: "console", ExternalID: ext, SpaceID: "console:local:ada"})
 	must(t, err)
 	must(t, st.UpsertCard(ctx, models.Card{ID: "maren", Name: "Maren", Language: "en", Data: "{}"}))
-	chat, err := st.StartChat(ctx, "console:ada/maren", "maren", "console:local:ada", "test", &models.Message{Role: "assistant", AuthorName: "Maren", Content: "The kettle rattles."})
+	chat, err := st.StartChat(ctx, "console:"+ext, "maren", "console:local:ada", "test", &models.Message{Role: "assistant", AuthorName: "Maren", Content: "The kettle rattles."})
 	must(t, err)
 	addBeats(t, st, chat.ID, beats)
 	return chat.ID

@@ -10,17 +10,16 @@ import (
 	"github.com/hibiken/asynq"
 )
 
-// While the process's turns wait for a pipeline slot, memory jobs start one
-// at a time, an urgent task starts at once all the same, and once no turn
-// waits the held jobs start together.
-func TestJobsGiveWayToWaitingTurns(t *testing.T) {
+// While the process's turns are active, memory jobs start one at a time, an urgent task starts at once all the same, and once no turn
+// is active the held jobs start together.
+func TestJobsGiveWayToActiveTurns(t *testing.T) {
 	eachRedis(t, func(t *testing.T, r *Redis) {
 		ctx := context.Background()
 		q := NewQueue(r, nil)
-		var turnsWait atomic.Bool
-		turnsWait.Store(true)
+		var turnsActive atomic.Bool
+		turnsActive.Store(true)
 		w := NewWorker(r, q, nil, nil, WorkerOptions{PollInterval: 100 * time.Millisecond, Concurrency: 4,
-			TurnsWaiting: turnsWait.Load}, nil)
+			TurnsActive: turnsActive.Load}, nil)
 		const typ = typePrefix + "held"
 		var inside, most atomic.Int32
 		started := make(chan string, 8)
@@ -65,18 +64,18 @@ func TestJobsGiveWayToWaitingTurns(t *testing.T) {
 		// The other two run on asynq's workers but wait for the lane.
 		select {
 		case key := <-started:
-			t.Fatalf("job %s started beside %s while turns wait", key, first)
+			t.Fatalf("job %s started beside %s while turns are active", key, first)
 		case <-time.After(500 * time.Millisecond):
 		}
 		ask("urgent", QueueUrgent)
 		if key := wait("the urgent job"); key != "urgent" {
 			t.Fatalf("%s started, want the urgent job", key)
 		}
-		turnsWait.Store(false)
+		turnsActive.Store(false)
 		wait("a held job")
 		wait("the other held job")
 		if n := most.Load(); n != 4 {
-			t.Errorf("at most %d jobs ran at once after the turns stopped waiting, want all 4", n)
+			t.Errorf("at most %d jobs ran at once once no turn was active, want all 4", n)
 		}
 	})
 }

@@ -90,7 +90,9 @@ func (s *Service) embedChat(ctx context.Context, chatID string) (Result, error) 
 				texts[i] = "…"
 			}
 		}
+		done := waiting(ctx)
 		vecs, err := s.vectors.Embedder.Embed(ctx, texts)
+		done()
 		if err != nil {
 			return Result{}, fmt.Errorf("memory: embed chat %s: %w", chatID, err)
 		}

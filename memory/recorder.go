@@ -198,9 +198,10 @@ func (s *Service) askRecorder(ctx context.Context, lang string, in record.Input)
 func (s *Service) completeJSON(ctx context.Context, kind string, msgs []prompt.Message) (string, error) {
 	ctx = usage.WithKind(ctx, kind)
 	if js, ok := s.scribe.(JSONScribe); ok {
+		defer waiting(ctx)()
 		return js.CompleteJSON(ctx, msgs)
 	}
-	return s.scribe.Complete(ctx, msgs)
+	return s.complete(ctx, msgs)
 }
 
 // dropsReason words the dropped items of a record for the job record: the

@@ -33,6 +33,7 @@ func spaceReflectionLock(spaceID string) string { return JobLockKey("reflect-spa
 
 // lock takes key: from the Locker when there is one, else in this process.
 func (s *Service) lock(ctx context.Context, key string) (func(), error) {
+	defer waiting(ctx)()
 	if s.locker != nil {
 		unlock, err := s.locker.Lock(ctx, key)
 		if err != nil {

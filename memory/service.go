@@ -199,7 +199,7 @@ func (s *Service) record(ctx context.Context, kind, key string, res Result, err 
 // rejected answer. It returns the cleaned answer or a *RejectedError.
 func (s *Service) ask(ctx context.Context, kind, lang string, msgs []prompt.Message, validate func(string) (string, error)) (string, error) {
 	ctx = usage.WithKind(ctx, kind)
-	answer, err := s.scribe.Complete(ctx, msgs)
+	answer, err := s.complete(ctx, msgs)
 	if err != nil {
 		return "", fmt.Errorf("memory: %s: scribe: %w", kind, err)
 	}
@@ -208,7 +208,7 @@ func (s *Service) ask(ctx context.Context, kind, lang string, msgs []prompt.Mess
 		return clean, nil
 	}
 	s.log.Warn("scribe output rejected; asking for a repair", "kind", kind, "reason", verr.Error())
-	answer, err = s.scribe.Complete(ctx, RepairPrompt(lang, msgs, answer, verr))
+	answer, err = s.complete(ctx, RepairPrompt(lang, msgs, answer, verr))
 	if err != nil {
 		return "", fmt.Errorf("memory: %s: scribe repair: %w", kind, err)
 	}

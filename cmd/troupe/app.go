@@ -272,17 +272,17 @@ func (a *app) workerWith(shutdown time.Duration) *jobs.Worker {
 		ReorganizeBatches: a.cfg.Memory.ReorganizeBatches,
 		ReorganizeTokens:  a.cfg.Memory.ReorganizeTokens,
 		ReorganizeNight:   a.cfg.Memory.LastReorganizeTime,
-		TurnsWaiting:      a.turnsWaiting(),
+		TurnsActive:       a.turnsActive(),
 	}, a.log)
 }
 
-// turnsWaiting is the worker's view of this process's pipeline: nil when
+// turnsActive is the worker's view of this process's pipeline: nil when
 // the process has none.
-func (a *app) turnsWaiting() func() bool {
+func (a *app) turnsActive() func() bool {
 	if a.pipeline == nil {
 		return nil
 	}
-	return a.pipeline.Saturated
+	return a.pipeline.Active
 }
 
 // Close releases everything the app opened.
