@@ -57,10 +57,10 @@ type laneHold struct {
 }
 
 // take waits until no turn is active (and holds nothing) or the lane is
-// free (and holds it). A wait that ends (Waiting) also stops waiting after
-// retake, and goes on without the lane: it may hold a lock that the job in
-// the lane waits for. A wait that began meanwhile gets the lane back at
-// once.
+// free (and holds it). With bound above 0 (a job whose wait ended, see
+// Waiting) it gives up after bound and goes on without the lane: the job
+// may hold a lock the one in the lane waits for. A wait that began
+// meanwhile gets the lane back at once.
 func (h *laneHold) take(ctx context.Context, bound time.Duration) error {
 	tick := time.NewTicker(yieldCheck)
 	defer tick.Stop()

@@ -10,8 +10,9 @@ import (
 	"github.com/hibiken/asynq"
 )
 
-// While the process's turns are active, memory jobs start one at a time, an urgent task starts at once all the same, and once no turn
-// is active the held jobs start together.
+// While the process's turns are active, memory jobs start one at a time,
+// an urgent task starts at once all the same, and once no turn is active
+// the held jobs start together.
 func TestJobsGiveWayToActiveTurns(t *testing.T) {
 	eachRedis(t, func(t *testing.T, r *Redis) {
 		ctx := context.Background()

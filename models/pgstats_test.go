@@ -9,8 +9,8 @@ import (
 
 // TestStatsKeeperAnalyzesGrownTables: on PostgreSQL the store analyzes a
 // table that has grown past its statistics (here a never-analyzed one
-// given 300 rows, past statsMinRows) within seconds, long before autovacuum's minute, and
-// leaves a table that has not grown alone.
+// given 300 rows, past statsMinRows) within seconds, long before
+// autovacuum's minute, and leaves a table that has not grown alone.
 func TestStatsKeeperAnalyzesGrownTables(t *testing.T) {
 	testenv.Require(t)
 	t.Parallel()
