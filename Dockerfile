@@ -11,8 +11,11 @@
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 
-# Dependencies first, so source edits do not download them again.
+# Dependencies first, so source edits do not download them again. go.mod
+# replaces one module with a directory of the repository
+# (internal/gosqlite), whose go.mod the download reads.
 COPY go.mod go.sum ./
+COPY internal/gosqlite/go.mod internal/gosqlite/go.sum internal/gosqlite/
 RUN go mod download
 
 COPY . .

@@ -75,7 +75,11 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		if err := sqliteFolder(path); err != nil {
 			return nil, err
 		}
-		dialector = sqlite.Open(sqliteDSN(path))
+		conn, err := openSQLite(sqliteDSN(path))
+		if err != nil {
+			return nil, fmt.Errorf("models: open sqlite: %w", err)
+		}
+		dialector = &sqlite.Dialector{Conn: conn}
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		dialect = "postgres"
 		dialector = postgres.Open(dsn)
@@ -207,6 +211,9 @@ func sqliteParams() url.Values {
 	// does not stay in the file's free space.
 	q.Add("_pragma", "secure_delete(1)")
 	q.Set("_txlock", "immediate")
+	// Times are written as the driver troupe used before wrote them, so a
+	// file's older and newer rows compare as text in one order.
+	q.Set("_time_format", "sqlite")
 	return q
 }
 
