@@ -426,8 +426,9 @@ func (a int64Array) Value() (driver.Value, error) {
 }
 
 // recallHitsSQLite is recallHitsPostgres's search in a statement whose text
-// does not grow with the terms: the driver compiles every statement anew,
-// and compiling one subquery per term cost more than running them. The
+// does not grow with the terms, so that a connection prepares it once
+// (sqlitestmt; compiling one subquery per term cost more than running
+// them, when every statement was compiled at each execution). The
 // terms come as a JSON array; each one's bounded index range is read by a
 // correlated subquery from the search index alone, and comes back as one
 // row: the kind and id of each entry, newest first, joined by commas.
