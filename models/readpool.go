@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,6 +113,14 @@ const checkpointEvery = 100 * time.Millisecond
 // database file make the checkpointer copy them.
 const checkpointBacklog = 200
 
+// walRestartFrames is the WAL's length in frames (8 MiB of 4 KiB pages)
+// past which the checkpointer waits, briefly, for the readers that still
+// use the WAL (checkpointWait), so that the next write starts it over.
+const walRestartFrames = 2048
+
+// checkpointWait bounds that wait: while it lasts, writers wait too.
+const checkpointWait = 50 * time.Millisecond
+
 // startCheckpointer copies the WAL into the database file, on a connection
 // of its own, in PASSIVE mode (it waits for no reader or writer, and none
 // waits for it), whenever checkpointBacklog frames wait to be copied.
@@ -131,25 +140,41 @@ const checkpointBacklog = 200
 // only a backlog, and when it has copied the whole WAL it starts it over
 // itself, with a write that gives way to turns (primeWAL).
 //
+// That write starts the WAL over only when no reader still reads frames of
+// it, and readers that never pause (a busy process's, whose statements are
+// kept prepared and so run back to back) can always be one step ahead: the
+// WAL then grew past 40 MB in a test. Once it holds walRestartFrames, the
+// checkpointer copies in RESTART mode, which waits up to checkpointWait for
+// those readers to finish (readers starting meanwhile read the database
+// file alone), and the write after it starts the WAL over.
+//
 // A process that does not run long (a CLI command) leaves the copying to
 // the last connection's close, as SQLite does.
 func (s *Store) startCheckpointer(path string) error {
 	s.walIndex = &walIndex{path: path + "-shm"}
 	q := sqliteParams()
 	q.Del("_txlock")
+	// The busy timeout is RESTART's wait for readers.
+	pragmas := slices.DeleteFunc(q["_pragma"], func(p string) bool { return strings.HasPrefix(p, "busy_timeout(") })
+	q["_pragma"] = append([]string{fmt.Sprintf("busy_timeout(%d)", checkpointWait.Milliseconds())}, pragmas...)
 	conn, err := openSQLite(withParams(path, q))
 	if err != nil {
 		return err
 	}
 	conn.SetMaxOpenConns(1)
 	stop := every(checkpointEvery, func(ctx context.Context) {
-		if n, ok := s.walIndex.backlog(); ok && n < checkpointBacklog {
+		length, backlog, ok := s.walIndex.frames()
+		if ok && backlog < checkpointBacklog && length < walRestartFrames {
 			return
+		}
+		mode := "PASSIVE"
+		if ok && length >= walRestartFrames {
+			mode = "RESTART"
 		}
 		// Another checkpoint running, or a reader at the WAL's end, makes
 		// it a partial copy or a busy one: a later tick copies the rest.
 		var busy, frames, copied int
-		err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
+		err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Debug("sqlite: WAL checkpoint", "err", err)
@@ -197,28 +222,36 @@ type walIndex struct {
 }
 
 // backlog reads how many WAL frames are not yet copied into the database
-// file (mxFrame − nBackfill). The layout is SQLite's documented one
+// file (mxFrame − nBackfill).
+func (w *walIndex) backlog() (n int, ok bool) {
+	_, n, ok = w.frames()
+	return n, ok
+}
+
+// frames reads the WAL's length in frames since it was last started over
+// (mxFrame) and how many of them are not yet copied into the database file
+// (mxFrame − nBackfill). The layout is SQLite's documented one
 // (walformat.html): the header's mxFrame at byte 16, nBackfill at byte 96,
 // in the machine's byte order. ok is false when it cannot be read.
-func (w *walIndex) backlog() (n int, ok bool) {
+func (w *walIndex) frames() (length, backlog int, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.f == nil {
 		f, err := os.Open(w.path)
 		if err != nil {
-			return 0, false
+			return 0, 0, false
 		}
 		w.f = f
 	}
 	var b [100]byte
 	if _, err := w.f.ReadAt(b[:], 0); err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	mx, back := binary.NativeEndian.Uint32(b[16:20]), binary.NativeEndian.Uint32(b[96:100])
 	if back > mx {
-		return 0, true
+		return int(mx), 0, true
 	}
-	return int(mx - back), true
+	return int(mx), int(mx - back), true
 }
 
 // close closes the descriptor: only once no connection of this process

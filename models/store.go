@@ -67,7 +67,9 @@ func Open(ctx context.Context, dsn string, log *slog.Logger) (*Store, error) {
 
 // Connect opens the database without migrating it.
 func Connect(dsn string, log *slog.Logger) (*Store, error) {
-	var dialector gorm.Dialector
+	// dialector is called for each attempt to open: a SQLite pool closed
+	// after a failed one is not used again.
+	var dialector func() (gorm.Dialector, error)
 	dialect, path := "", ""
 	switch {
 	case strings.HasPrefix(dsn, "sqlite://"):
@@ -75,14 +77,16 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		if err := sqliteFolder(path); err != nil {
 			return nil, err
 		}
-		conn, err := openSQLite(sqliteDSN(path))
-		if err != nil {
-			return nil, fmt.Errorf("models: open sqlite: %w", err)
+		dialector = func() (gorm.Dialector, error) {
+			conn, err := openSQLite(sqliteDSN(path))
+			if err != nil {
+				return nil, err
+			}
+			return &sqlite.Dialector{Conn: conn}, nil
 		}
-		dialector = &sqlite.Dialector{Conn: conn}
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		dialect = "postgres"
-		dialector = postgres.Open(dsn)
+		dialector = func() (gorm.Dialector, error) { return postgres.Open(dsn), nil }
 	default:
 		return nil, fmt.Errorf("models: database dsn must start with sqlite:// or postgres://")
 	}
@@ -94,7 +98,14 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 		PrepareStmt: false,
 		NowFunc:     func() time.Time { return time.Now().UTC() },
 	}
-	db, err := gorm.Open(dialector, gcfg)
+	open := func() (*gorm.DB, error) {
+		d, err := dialector()
+		if err != nil {
+			return nil, err
+		}
+		return gorm.Open(d, gcfg)
+	}
+	db, err := open()
 	// Processes opening one SQLite file at once (serve and a worker, or
 	// several `troupe migrate`) can be refused while one of them turns it
 	// to WAL: SQLite answers SQLITE_BUSY at once, without waiting out
@@ -107,7 +118,7 @@ func Connect(dsn string, log *slog.Logger) (*Store, error) {
 			}
 		}
 		time.Sleep(wait)
-		db, err = gorm.Open(dialector, gcfg)
+		db, err = open()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("models: open %s: %w", dialect, redactErr(err, dsn))
