@@ -336,6 +336,62 @@ func TestMessagesThatArriveDuringTheLockWaitJoinTheTurn(t *testing.T) {
 	}
 }
 
+// A message's call stores it, then joins its channel's lane; a call that
+// stored later can join first (CI caught it in
+// TestMessagesThatArriveDuringTheLockWaitJoinTheTurn). The turn that takes
+// both answers the newest stored, whichever joined first.
+func TestATurnAnswersTheNewestStoredMessageWhicheverJoinedFirst(t *testing.T) {
+	for _, b := range sharedBackends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			r, rds := rigOn(t, b)
+			client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1}, nil)
+			p := bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: client, MemoryConfig: config.Default().Memory, Locker: jobs.NewLocker(rds), Logger: slog.New(slog.DiscardHandler)})
+			t.Cleanup(func() { _ = p.Close(context.Background()) })
+			first := newRecSink()
+			if err := handle(ctx, p, inbound("order", 1), first); err != nil || len(first.replies) != 1 {
+				t.Fatalf("first turn: err %v, replies %q", err, first.replies)
+			}
+			unlock, err := jobs.NewLocker(rds).Lock(ctx, "channel:console:order")
+			if err != nil {
+				t.Fatal(err)
+			}
+			older, newer := newRecSink(), newRecSink()
+			queueOlder, err := p.AdmitThenQueue(ctx, inbound("order", 2), older)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The newer message joins the empty lane first and waits for the
+			// lock; the older one joins behind it.
+			second := p.Submit(ctx, bot.Event{In: inbound("order", 3)}, newer)
+			if err := second.Admitted(ctx); err != nil {
+				t.Fatal(err)
+			}
+			first2 := queueOlder()
+			unlock()
+			for _, rc := range []bot.Receipt{second, first2} {
+				if err := rc.Wait(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			newer.wait(t, "the newest message")
+			if len(newer.replies) != 1 || len(older.replies)+len(older.notices) != 0 {
+				t.Errorf("older got %q %q, newer %q %q; want one reply, to the newest message",
+					older.replies, older.notices, newer.replies, newer.notices)
+			}
+			var users []string
+			for _, m := range branchOf(t, r.st, "console:order") {
+				if m.Role == "user" {
+					users = append(users, m.Content)
+				}
+			}
+			if len(users) != 3 {
+				t.Errorf("branch holds user messages %q, want 3", users)
+			}
+		})
+	}
+}
+
 // TestResumeReadBeforeAMoveDoesNotUndoIt: Resume reads a channel left on an
 // unanswered message, in the space the channel was in then, and queues its
 // turn only after a message from the platform has said the channel is now

@@ -269,12 +269,19 @@ func (p *Pipeline) beforeCommand(key, space string, rows []models.InboxMessage) 
 // space the channel was in then; a message that came from the platform
 // names where the channel is now (made private meanwhile, say).
 func leadOf(batch []pendingMsg) pendingMsg {
-	for i := len(batch) - 1; i >= 0; i-- {
-		if !batch[i].resume {
-			return batch[i]
+	lead := -1
+	for i, b := range batch {
+		// The newest stored, not the last in the lane: a message's call
+		// stores it and then joins the lane, and a call that stored later
+		// can join first.
+		if !b.resume && (lead < 0 || b.inboxID >= batch[lead].inboxID) {
+			lead = i
 		}
 	}
-	return batch[len(batch)-1]
+	if lead < 0 {
+		return batch[len(batch)-1]
+	}
+	return batch[lead]
 }
 
 // resuming reports whether a batch only resumes (no new message).
