@@ -263,6 +263,48 @@ func TestInboxSweepTakesMessagesADeadPeerLeft(t *testing.T) {
 	}
 }
 
+// lockedAfterATurn starts a pipeline on b that takes the channel's lock
+// through Redis, plays one turn in channel ch and then holds that lock, as
+// another process would: a turn queued now waits for unlock.
+func lockedAfterATurn(t *testing.T, b sharedBackend, ch string) (r *benchRig, p *bot.Pipeline, unlock func()) {
+	t.Helper()
+	ctx := context.Background()
+	r, rds := rigOn(t, b)
+	client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1}, nil)
+	p = bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: client, MemoryConfig: config.Default().Memory, Locker: jobs.NewLocker(rds), Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	first := newRecSink()
+	if err := handle(ctx, p, inbound(ch, 1), first); err != nil || len(first.replies) != 1 {
+		t.Fatalf("first turn: err %v, replies %q", err, first.replies)
+	}
+	unlock, err := jobs.NewLocker(rds).Lock(ctx, "channel:console:"+ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, p, unlock
+}
+
+// answeredNewestOnly checks that one turn took both messages sent after
+// lockedAfterATurn's first: the newer one's sink got the one reply, the
+// older one's nothing, and the branch holds all three user messages.
+func answeredNewestOnly(t *testing.T, r *benchRig, ch string, older, newer *recSink) {
+	t.Helper()
+	newer.wait(t, "the newest message")
+	if len(newer.replies) != 1 || len(older.replies)+len(older.notices) != 0 {
+		t.Errorf("older got %q %q, newer %q %q; want one reply, to the newest message",
+			older.replies, older.notices, newer.replies, newer.notices)
+	}
+	var users []string
+	for _, m := range branchOf(t, r.st, "console:"+ch) {
+		if m.Role == "user" {
+			users = append(users, m.Content)
+		}
+	}
+	if len(users) != 3 {
+		t.Errorf("branch holds user messages %q, want 3", users)
+	}
+}
+
 // TestMessagesThatArriveDuringTheLockWaitJoinTheTurn: a turn that waits for
 // the channel's lock (another process holds it, or a turn resumed at
 // start-up is about to take the inbox) takes the messages that came
@@ -272,18 +314,7 @@ func TestMessagesThatArriveDuringTheLockWaitJoinTheTurn(t *testing.T) {
 	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			r, rds := rigOn(t, b)
-			client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1}, nil)
-			p := bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: client, MemoryConfig: config.Default().Memory, Locker: jobs.NewLocker(rds), Logger: slog.New(slog.DiscardHandler)})
-			t.Cleanup(func() { _ = p.Close(context.Background()) })
-			first := newRecSink()
-			if err := handle(ctx, p, inbound("wait", 1), first); err != nil || len(first.replies) != 1 {
-				t.Fatalf("first turn: err %v, replies %q", err, first.replies)
-			}
-			unlock, err := jobs.NewLocker(rds).Lock(ctx, "channel:console:wait")
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, p, unlock := lockedAfterATurn(t, b, "wait")
 			early, late := newRecSink(), newRecSink()
 			ran := make(chan error, 1)
 			go func() { ran <- handle(ctx, p, inbound("wait", 2), early) }()
@@ -318,20 +349,7 @@ func TestMessagesThatArriveDuringTheLockWaitJoinTheTurn(t *testing.T) {
 			if err := third.Wait(ctx); err != nil {
 				t.Fatal(err)
 			}
-			late.wait(t, "the newest message")
-			if len(late.replies) != 1 || len(early.replies)+len(early.notices) != 0 {
-				t.Errorf("replies went early %q %q, late %q %q; want one reply to the newest message only",
-					early.replies, early.notices, late.replies, late.notices)
-			}
-			var users int
-			for _, m := range branchOf(t, r.st, "console:wait") {
-				if m.Role == "user" {
-					users++
-				}
-			}
-			if users != 3 {
-				t.Errorf("branch holds %d user messages, want 3", users)
-			}
+			answeredNewestOnly(t, r, "wait", early, late)
 		})
 	}
 }
@@ -344,18 +362,7 @@ func TestATurnAnswersTheNewestStoredMessageWhicheverJoinedFirst(t *testing.T) {
 	for _, b := range sharedBackends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			r, rds := rigOn(t, b)
-			client := llm.New(llm.Config{BaseURL: r.fake.URL(), Model: "m", MaxRetries: -1}, nil)
-			p := bot.New(bot.Options{Store: r.st, Cards: r.p.Cards(), Model: client, MemoryConfig: config.Default().Memory, Locker: jobs.NewLocker(rds), Logger: slog.New(slog.DiscardHandler)})
-			t.Cleanup(func() { _ = p.Close(context.Background()) })
-			first := newRecSink()
-			if err := handle(ctx, p, inbound("order", 1), first); err != nil || len(first.replies) != 1 {
-				t.Fatalf("first turn: err %v, replies %q", err, first.replies)
-			}
-			unlock, err := jobs.NewLocker(rds).Lock(ctx, "channel:console:order")
-			if err != nil {
-				t.Fatal(err)
-			}
+			r, p, unlock := lockedAfterATurn(t, b, "order")
 			older, newer := newRecSink(), newRecSink()
 			queueOlder, err := p.AdmitThenQueue(ctx, inbound("order", 2), older)
 			if err != nil {
@@ -374,20 +381,7 @@ func TestATurnAnswersTheNewestStoredMessageWhicheverJoinedFirst(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			newer.wait(t, "the newest message")
-			if len(newer.replies) != 1 || len(older.replies)+len(older.notices) != 0 {
-				t.Errorf("older got %q %q, newer %q %q; want one reply, to the newest message",
-					older.replies, older.notices, newer.replies, newer.notices)
-			}
-			var users []string
-			for _, m := range branchOf(t, r.st, "console:order") {
-				if m.Role == "user" {
-					users = append(users, m.Content)
-				}
-			}
-			if len(users) != 3 {
-				t.Errorf("branch holds user messages %q, want 3", users)
-			}
+			answeredNewestOnly(t, r, "order", older, newer)
 		})
 	}
 }

@@ -36,7 +36,12 @@ func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{c: dc, size: c.size, byText: map[string]*list.Element{}, order: list.New()}, nil
+	full, ok := dc.(driverConn)
+	if !ok {
+		dc.Close()
+		return nil, errors.New("sqlitestmt: the driver's connection lacks a method database/sql needs")
+	}
+	return &conn{c: full, size: c.size, byText: map[string]*list.Element{}, order: list.New()}, nil
 }
 
 // The interfaces of the driver's connection that database/sql uses.
@@ -52,7 +57,7 @@ type driverConn interface {
 // conn is one connection and its statements. database/sql uses a
 // connection from one goroutine at a time, so it needs no lock.
 type conn struct {
-	c      driver.Conn
+	c      driverConn
 	size   int
 	byText map[string]*list.Element
 	order  *list.List // of *cached, the most recently used first
@@ -68,14 +73,6 @@ type cached struct {
 	busy bool
 	// evicted: dropped from the cache while busy; closed with its rows.
 	evicted bool
-}
-
-func (c *conn) inner() (driverConn, error) {
-	dc, ok := c.c.(driverConn)
-	if !ok {
-		return nil, errors.New("sqlitestmt: the driver's connection lacks a method database/sql needs")
-	}
-	return dc, nil
 }
 
 // stmt returns the kept statement for text, preparing it when it is new.
@@ -111,12 +108,8 @@ func (c *conn) stmt(ctx context.Context, text string) (driver.Stmt, *cached, err
 }
 
 func (c *conn) prepare(ctx context.Context, text string) (driver.Stmt, error) {
-	dc, err := c.inner()
-	if err != nil {
-		return nil, err
-	}
 	c.prepares++
-	return dc.PrepareContext(ctx, text)
+	return c.c.PrepareContext(ctx, text)
 }
 
 func (c *conn) ExecContext(ctx context.Context, text string, args []driver.NamedValue) (driver.Result, error) {
@@ -161,33 +154,14 @@ func (c *conn) Begin() (driver.Tx, error) {
 }
 
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	dc, err := c.inner()
-	if err != nil {
-		return nil, err
-	}
-	return dc.BeginTx(ctx, opts)
+	return c.c.BeginTx(ctx, opts)
 }
 
-func (c *conn) Ping(ctx context.Context) error {
-	dc, err := c.inner()
-	if err != nil {
-		return err
-	}
-	return dc.Ping(ctx)
-}
+func (c *conn) Ping(ctx context.Context) error { return c.c.Ping(ctx) }
 
-func (c *conn) ResetSession(ctx context.Context) error {
-	dc, err := c.inner()
-	if err != nil {
-		return err
-	}
-	return dc.ResetSession(ctx)
-}
+func (c *conn) ResetSession(ctx context.Context) error { return c.c.ResetSession(ctx) }
 
-func (c *conn) IsValid() bool {
-	dc, err := c.inner()
-	return err == nil && dc.IsValid()
-}
+func (c *conn) IsValid() bool { return c.c.IsValid() }
 
 // Close closes the connection's statements, then the connection.
 func (c *conn) Close() error {
