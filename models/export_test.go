@@ -16,6 +16,23 @@ func WriterWaits(s *Store) int64 { return s.db.ConnPool.(*gatedPool).gate.waits.
 // store not yet copied, from the WAL-index file.
 func WALBacklog(s *Store) (int, bool) { return s.walIndex.backlog() }
 
+// WALFrames reads a SQLite store's WAL length and backlog in frames.
+func WALFrames(s *Store) (length, backlog int, ok bool) { return s.walIndex.frames() }
+
+// StopCheckpointer ends a SQLite store's checkpointer for good.
+func StopCheckpointer(s *Store) { s.stopCheckpoints() }
+
+// The checkpointer's lengths in frames, and its plan for one tick.
+const (
+	WALRestartFrames  = walRestartFrames
+	WALBackstopFrames = walBackstopFrames
+)
+
+var (
+	CheckpointModes = checkpointModes
+	RestartWait     = restartWait
+)
+
 // SetWriteDefer sets how long a SQLite store's background writes give way
 // to others (maxDefer), for writes that start waiting after the call.
 func SetWriteDefer(s *Store, d time.Duration) {

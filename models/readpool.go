@@ -106,8 +106,14 @@ func sqliteReaderDSN(path string) string {
 	return withParams(path, q)
 }
 
-// checkpointEvery is how often the checkpointer looks at the WAL.
-const checkpointEvery = 100 * time.Millisecond
+// checkpointEvery is how often the checkpointer looks at the WAL; after a
+// tick that found a backlog, it looks again after checkpointSoon, so that
+// a steady writer's WAL is copied a little at a time (commits no longer
+// copy it; see startCheckpointer).
+const (
+	checkpointEvery = 100 * time.Millisecond
+	checkpointSoon  = 10 * time.Millisecond
+)
 
 // checkpointBacklog is how many WAL frames (pages) not yet copied into the
 // database file make the checkpointer copy them.
@@ -118,21 +124,61 @@ const checkpointBacklog = 200
 // use the WAL (checkpointWait), so that the next write starts it over.
 const walRestartFrames = 2048
 
-// checkpointWait bounds that wait: while it lasts, writers wait too.
-const checkpointWait = 50 * time.Millisecond
+// checkpointWait bounds that wait: while it lasts, writers wait too (at
+// 50 ms for every RESTART, troupe bench's pipeline p99 was 28–41 ms; at 10
+// ms, 27–28). A WAL that grew to twice walRestartFrames all the same (its
+// readers were slow to finish: a loaded machine) gets the longer
+// checkpointLongWait.
+const (
+	checkpointWait     = 10 * time.Millisecond
+	checkpointLongWait = 50 * time.Millisecond
+)
+
+// restartWait is how long a RESTART checkpoint of a WAL of length frames
+// waits for its readers.
+func restartWait(length int) time.Duration {
+	if length >= 2*walRestartFrames {
+		return checkpointLongWait
+	}
+	return checkpointWait
+}
+
+// walBackstopFrames is the WAL's length past which a commit copies it
+// itself (SQLite's wal_autocheckpoint; see startCheckpointer).
+const walBackstopFrames = 2 * walRestartFrames
+
+// checkpointModes are the checkpoints one tick runs, in order, for a WAL
+// of length frames with backlog not yet copied (ok: the WAL-index was
+// read).
+func checkpointModes(length, backlog int, ok bool) []string {
+	if !ok || length < walRestartFrames {
+		return []string{"PASSIVE"}
+	}
+	if backlog > 0 {
+		return []string{"PASSIVE", "RESTART"}
+	}
+	return []string{"RESTART"}
+}
 
 // startCheckpointer copies the WAL into the database file, on a connection
 // of its own, in PASSIVE mode (it waits for no reader or writer, and none
 // waits for it), whenever checkpointBacklog frames wait to be copied.
 //
-// SQLite's own checkpoint stays on: once the WAL holds 1000 pages, the
-// committing connection (the one writer) checkpoints after its commit. No
-// frame can be added while it runs, so it can copy the whole WAL, and the
-// next write starts the WAL over; without it, a checkpointer alone never
-// caught up with a steady writer and the WAL grew past 900 MB. But copying
-// 1000 pages and syncing them took 20–30 ms of a turn's commit now and
-// then (troupe bench's p99). With the checkpointer a step behind the
-// writer, that commit finds nearly every page already copied and synced.
+// SQLite's own checkpoint runs in the committing connection, after its
+// commit: on the one writer, which holds the write gate meanwhile. At
+// SQLite's default of 1000 pages, every commit made while the WAL was
+// that long copied the pages written since the last copy and synced the
+// WAL and the database file, so a turn's or a job's commit waited for the
+// disk. In troupe bench (100 channels × 20 turns) the writer was held
+// 7.0–7.7 s of a 9 s run, and less than half of that on the CPU; perf
+// sched counted 4,100 waits for the disk in commits against 770 in the
+// checkpointer. Commits now copy only a WAL of walBackstopFrames or more,
+// one the checkpointer failed to start over at walRestartFrames: a
+// commit's copy is whole, since nothing is written during it, which gives
+// the next write its chance to start the WAL over. troupe bench, drain
+// included, went from 197.3–206.7 turns/s to 223.6–230.4, and its p99
+// stayed at 27–31 ms (alternated, one sitting). With the backstop at
+// walRestartFrames instead, 217.8–220.7 turns/s at p99 31.5–32.7 ms.
 //
 // The write that starts a fully copied WAL over syncs the WAL file, which
 // took a turn's commit 15–190 ms now and then on the test machine's disk;
@@ -146,7 +192,10 @@ const checkpointWait = 50 * time.Millisecond
 // WAL then grew past 40 MB in a test. Once it holds walRestartFrames, the
 // checkpointer copies in RESTART mode, which waits up to checkpointWait for
 // those readers to finish (readers starting meanwhile read the database
-// file alone), and the write after it starts the WAL over.
+// file alone), and the write after it starts the WAL over. RESTART holds
+// off writers while it copies and syncs, so the backlog is copied first in
+// PASSIVE mode, and RESTART finds only the frames written since (without
+// it, troupe bench's pipeline p99 went from 27 ms to 57–62 ms).
 //
 // A process that does not run long (a CLI command) leaves the copying to
 // the last connection's close, as SQLite does.
@@ -162,28 +211,34 @@ func (s *Store) startCheckpointer(path string) error {
 		return err
 	}
 	conn.SetMaxOpenConns(1)
-	stop := every(checkpointEvery, func(ctx context.Context) {
+	stop := repeat(checkpointEvery, func(ctx context.Context) time.Duration {
 		length, backlog, ok := s.walIndex.frames()
 		if ok && backlog < checkpointBacklog && length < walRestartFrames {
-			return
-		}
-		mode := "PASSIVE"
-		if ok && length >= walRestartFrames {
-			mode = "RESTART"
+			return checkpointEvery
 		}
 		// Another checkpoint running, or a reader at the WAL's end, makes
 		// it a partial copy or a busy one: a later tick copies the rest.
 		var busy, frames, copied int
-		err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Debug("sqlite: WAL checkpoint", "err", err)
+		for _, mode := range checkpointModes(length, backlog, ok) {
+			if mode == "RESTART" {
+				if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", restartWait(length).Milliseconds())); err != nil {
+					return checkpointEvery
+				}
 			}
-			return
+			err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Debug("sqlite: WAL checkpoint", "mode", mode, "err", err)
+				}
+				return checkpointEvery
+			}
 		}
 		if busy == 0 && frames > 0 && copied == frames {
 			s.primeWAL(ctx)
 		}
+		// The WAL is being written: look again soon, so that it is copied
+		// a little at a time and started over before it grows long.
+		return checkpointSoon
 	})
 	s.stopCheckpoints = sync.OnceFunc(func() {
 		stop()

@@ -218,6 +218,8 @@ func sqliteParams() url.Values {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// Commits leave copying the WAL to the checkpointer (startCheckpointer).
+	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walBackstopFrames))
 	// Deleted rows are overwritten with zeros, so a forgotten chat's text
 	// does not stay in the file's free space.
 	q.Add("_pragma", "secure_delete(1)")
@@ -453,21 +455,30 @@ func (s *Store) StopMaintenance() {
 
 // every calls tick every d, one call at a time, until stop (which waits
 // for a call under way and may be called more than once); tick's context
-// ends at stop. The store's maintenance (the SQLite checkpointer, the
-// PostgreSQL statistics keeper) runs on it.
+// ends at stop. The PostgreSQL statistics keeper runs on it.
 func every(d time.Duration, tick func(ctx context.Context)) (stop func()) {
+	return repeat(d, func(ctx context.Context) time.Duration {
+		tick(ctx)
+		return d
+	})
+}
+
+// repeat is every with the wait after each call chosen by the call: step
+// runs first after d, then after whatever it last returned. The SQLite
+// checkpointer runs on it.
+func repeat(d time.Duration, step func(ctx context.Context) time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(d)
+		t := time.NewTimer(d)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				tick(ctx)
+				t.Reset(step(ctx))
 			}
 		}
 	}()
