@@ -364,8 +364,8 @@ func TestATurnAnswersTheNewestStoredMessageWhicheverJoinedFirst(t *testing.T) {
 			ctx := context.Background()
 			r, p, unlock := lockedAfterATurn(t, b, "order")
 			older, newer := newRecSink(), newRecSink()
-			queueOlder, err := p.AdmitThenQueue(ctx, inbound("order", 2), older)
-			if err != nil {
+			first, queueOlder := p.AdmitThenQueue(ctx, inbound("order", 2), older)
+			if err := first.Admitted(ctx); err != nil {
 				t.Fatal(err)
 			}
 			// The newer message joins the empty lane first and waits for the
@@ -374,9 +374,9 @@ func TestATurnAnswersTheNewestStoredMessageWhicheverJoinedFirst(t *testing.T) {
 			if err := second.Admitted(ctx); err != nil {
 				t.Fatal(err)
 			}
-			first2 := queueOlder()
+			queueOlder()
 			unlock()
-			for _, rc := range []bot.Receipt{second, first2} {
+			for _, rc := range []bot.Receipt{second, first} {
 				if err := rc.Wait(ctx); err != nil {
 					t.Fatal(err)
 				}

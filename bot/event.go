@@ -158,6 +158,15 @@ func (p *Pipeline) Submit(ctx context.Context, ev Event, sink Sink) Receipt {
 		r.finish(nil)
 		return r
 	}
+	p.store(ctx, in, sink, r)()
+	return r
+}
+
+// store stores the message in the inbox and returns what queues its turn
+// (a no-op when it was not stored: r then says why). Submit queues it at
+// once; a message stored and queued later is one whose call was preempted
+// between the two.
+func (p *Pipeline) store(ctx context.Context, in Inbound, sink Sink, r Receipt) (queue func()) {
 	id, ok, err := p.admit(ctx, in, sink)
 	if !ok {
 		p.wg.Done()
@@ -165,11 +174,10 @@ func (p *Pipeline) Submit(ctx context.Context, ev Event, sink Sink) Receipt {
 			r.admit(err)
 		}
 		r.finish(err)
-		return r
+		return func() {}
 	}
 	r.admit(nil)
-	p.start(ctx, pendingMsg{in: in, sink: sink, inboxID: id, done: r.finish})
-	return r
+	return func() { p.start(ctx, pendingMsg{in: in, sink: sink, inboxID: id, done: r.finish}) }
 }
 
 // submitWork queues a command, a button answer or an opening in its

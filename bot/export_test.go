@@ -10,25 +10,15 @@ func (p *Pipeline) AdmitOnly(ctx context.Context, in Inbound) error {
 	return err
 }
 
-// AdmitThenQueue stores in in the inbox as Submit does and returns the
-// rest of Submit, which queues its turn: a test can run it after another
-// message's Submit, as a call preempted between the two would.
-func (p *Pipeline) AdmitThenQueue(ctx context.Context, in Inbound, sink Sink) (queue func() Receipt, err error) {
+// AdmitThenQueue stores in in the inbox as Submit does and returns its
+// receipt and what queues its turn, which Submit runs at once: a test can
+// run it after another message's Submit, as a call preempted between the
+// two would.
+func (p *Pipeline) AdmitThenQueue(ctx context.Context, in Inbound, sink Sink) (Receipt, func()) {
+	r := newReceipt()
 	if err := p.begin(); err != nil {
-		return nil, err
+		r.finish(err)
+		return r, func() {}
 	}
-	id, ok, err := p.admit(ctx, in, sink)
-	if !ok {
-		p.wg.Done()
-		if err == nil {
-			err = ErrNotStored
-		}
-		return nil, err
-	}
-	return func() Receipt {
-		r := newReceipt()
-		r.admit(nil)
-		p.start(ctx, pendingMsg{in: in, sink: sink, inboxID: id, done: r.finish})
-		return r
-	}, nil
+	return r, p.store(ctx, in, sink, r)
 }

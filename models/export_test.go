@@ -12,11 +12,8 @@ func SetPause(s *Store, pause func(point string)) { s.pause = pause }
 // connection.
 func WriterWaits(s *Store) int64 { return s.db.ConnPool.(*gatedPool).gate.waits.Load() }
 
-// WALBacklog is what the checkpointer reads: the WAL frames of a SQLite
-// store not yet copied, from the WAL-index file.
-func WALBacklog(s *Store) (int, bool) { return s.walIndex.backlog() }
-
-// WALFrames reads a SQLite store's WAL length and backlog in frames.
+// WALFrames is what the checkpointer reads from a SQLite store's WAL-index
+// file: the WAL's length and the frames of it not yet copied.
 func WALFrames(s *Store) (length, backlog int, ok bool) { return s.walIndex.frames() }
 
 // StopCheckpointer ends a SQLite store's checkpointer for good.

@@ -276,13 +276,6 @@ type walIndex struct {
 	f    *os.File
 }
 
-// backlog reads how many WAL frames are not yet copied into the database
-// file (mxFrame − nBackfill).
-func (w *walIndex) backlog() (n int, ok bool) {
-	_, n, ok = w.frames()
-	return n, ok
-}
-
 // frames reads the WAL's length in frames since it was last started over
 // (mxFrame) and how many of them are not yet copied into the database file
 // (mxFrame − nBackfill). The layout is SQLite's documented one

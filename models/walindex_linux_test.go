@@ -37,7 +37,7 @@ func TestSQLiteCheckpointerKeepsSQLiteLocks(t *testing.T) {
 		t.Fatalf("SQLite holds no lock on byte 128 of the -shm file to begin with:\n%s", locks)
 	}
 	for range 3 {
-		if _, ok := models.WALBacklog(st); !ok {
+		if _, _, ok := models.WALFrames(st); !ok {
 			t.Fatal("the WAL-index file could not be read")
 		}
 	}
