@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -121,6 +122,27 @@ type Worker struct {
 	// active (laneHold); retake bounds a wait for it (laneRetake).
 	lane   chan struct{}
 	retake time.Duration
+	// lastEnded is when the last job's handler returned (unix ns).
+	lastEnded atomic.Int64
+}
+
+// LastJobEnded is when this worker's last job ended, successful or not;
+// zero before its first. A drain that waits for the queue to read empty
+// twice, a poll apart, ends after it: troupe bench counts the jobs' own
+// time from it.
+func (w *Worker) LastJobEnded() time.Time {
+	if ns := w.lastEnded.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+// noteEnd records when each job ends (LastJobEnded).
+func (w *Worker) noteEnd(next asynq.Handler) asynq.Handler {
+	return asynq.HandlerFunc(func(ctx context.Context, t *asynq.Task) error {
+		defer func() { w.lastEnded.Store(time.Now().UnixNano()) }()
+		return next.ProcessTask(ctx, t)
+	})
 }
 
 // Swept is closed once the worker's first sweep is done (or Run ended
@@ -175,7 +197,7 @@ func NewWorker(r *Redis, q *Queue, mem Memory, store *models.Store, opt WorkerOp
 			return !errors.As(err, &ni) && !(errors.As(err, &rl) && rl.early)
 		},
 	})
-	w.mux.Use(background, w.neverArchive, w.whenDue, w.yieldToTurns, w.exclusive)
+	w.mux.Use(w.noteEnd, background, w.neverArchive, w.whenDue, w.yieldToTurns, w.exclusive)
 	w.mux.HandleFunc(TypeCompact, w.handleCompact)
 	w.mux.HandleFunc(TypeRecap, w.handleRecap)
 	w.mux.HandleFunc(TypeConsolidate, w.handleConsolidate)

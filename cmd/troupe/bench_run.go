@@ -20,6 +20,7 @@ import (
 	"troupe/config"
 	"troupe/fakes/memorytest"
 	"troupe/fakes/openaitest"
+	"troupe/jobs"
 	"troupe/models"
 	"troupe/prompt"
 )
@@ -147,7 +148,7 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card cards
 	w := r.app.worker()
 	g.Go(func() error { return w.Run(workerCtx) })
 
-	measureErr := r.measure(gctx, res)
+	measureErr := r.measure(gctx, res, w)
 	stopWorker()
 	if err := g.Wait(); err != nil {
 		return nil, err
@@ -161,7 +162,7 @@ func runBench(ctx context.Context, cfg config.Config, o benchOptions, card cards
 
 // measure drives the turns, lets the worker catch up and reads back what
 // was stored.
-func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
+func (r *benchRun) measure(ctx context.Context, res *benchResult, w *jobs.Worker) error {
 	stopProfile, err := startProfiles(r.o.profile, "")
 	if err != nil {
 		return err
@@ -201,10 +202,11 @@ func (r *benchRun) measure(ctx context.Context, res *benchResult) error {
 		return err
 	}
 	drainStart := time.Now()
-	if err := r.app.queue.Drain(ctx, 2*time.Minute); err != nil {
-		r.app.log.Warn("bench: memory jobs not finished", "err", err)
+	drainErr := r.app.queue.Drain(ctx, 2*time.Minute)
+	res.JobsDrainSeconds = drainSeconds(drainStart, time.Now(), w.LastJobEnded(), drainErr)
+	if drainErr != nil {
+		r.app.log.Warn("bench: memory jobs not finished", "err", drainErr)
 	}
-	res.JobsDrainSeconds = time.Since(drainStart).Seconds()
 	if err := stopProfile(); err != nil {
 		return err
 	}
@@ -392,4 +394,19 @@ func (s *benchSink) Notice(_ context.Context, text string) error {
 	s.notices++
 	s.lastNotice = text
 	return nil
+}
+
+// drainSeconds is how long the memory jobs ran on after the turns: until
+// the last of them ended. Drain itself returns only once the queue has
+// read empty twice, a poll (100 ms) apart, so its own return came 100–200
+// ms after the work did. When the drain failed (jobs still owed at its
+// timeout) it is the whole wait.
+func drainSeconds(start, returned, lastEnded time.Time, err error) float64 {
+	if err != nil {
+		return returned.Sub(start).Seconds()
+	}
+	if lastEnded.Before(start) {
+		return 0
+	}
+	return lastEnded.Sub(start).Seconds()
 }

@@ -5,8 +5,10 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -251,5 +253,28 @@ func TestBenchScribeLatency(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "memory jobs' calls 2s") {
 		t.Errorf("the report does not name the scribe's latency:\n%s", errOut.String())
+	}
+}
+
+// The drain counts until the last job ended, not until Drain saw the queue
+// empty twice; nothing when the jobs were done before the turns were, and
+// the whole wait when jobs were still owed at the timeout.
+func TestDrainSecondsCountsTheJobsOwnTime(t *testing.T) {
+	start := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	returned := start.Add(1200 * time.Millisecond)
+	for _, c := range []struct {
+		name      string
+		lastEnded time.Time
+		err       error
+		want      float64
+	}{
+		{"jobs ran on after the turns", start.Add(900 * time.Millisecond), nil, 0.9},
+		{"jobs were done before the turns", start.Add(-time.Second), nil, 0},
+		{"no job ever ran", time.Time{}, nil, 0},
+		{"jobs still owed at the timeout", start.Add(900 * time.Millisecond), errors.New("jobs still owed"), 1.2},
+	} {
+		if got := drainSeconds(start, returned, c.lastEnded, c.err); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: drainSeconds = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
