@@ -36,8 +36,12 @@ type RecallTerm struct {
 	Seq int64 `gorm:"not null;index:idx_recall_term,priority:4" json:"seq"`
 	// Kind is "p" for a perception, "b" for a belief.
 	Kind string `gorm:"size:1;not null;index:idx_recall_term,priority:6" json:"kind"`
-	// ChatID is a perception's chat, for forgetting; "" for a belief.
-	ChatID string `gorm:"size:26;not null;default:'';index" json:"chat_id"`
+	// ChatID is a perception's chat; "" for a belief. It has no index of
+	// its own: forgetting a chat deletes its perceptions' entries by their
+	// ids (forgetRecord), and indexOwed writes entries only for
+	// perceptions that still owe them, so none outlives its perception.
+	// An index of the chat cost every entry one more B-tree insert.
+	ChatID string `gorm:"size:26;not null;default:''" json:"chat_id"`
 }
 
 // Recall item kinds in the index.
@@ -242,10 +246,11 @@ func (s *Store) indexOwed(ctx context.Context, chatID string) error {
 			if _, err := s.lockChat(tx, chatID); err != nil {
 				return err
 			}
-			if err := writeRecallTerms(tx, chunk); err != nil {
+			owing, err := takeOwed(tx, ids)
+			if err != nil {
 				return err
 			}
-			return tx.Where(inList(tx, "item_id IN ?"), listArg(tx, ids)).Delete(&RecallOwed{}).Error
+			return writeRecallTerms(tx, slices.DeleteFunc(chunk, func(t RecallTerm) bool { return !owing[t.ItemID] }))
 		})
 		if errors.Is(err, ErrChatGone) {
 			return nil
@@ -255,6 +260,23 @@ func (s *Store) indexOwed(ctx context.Context, chatID string) error {
 		}
 	}
 	return nil
+}
+
+// takeOwed clears the marks of the given items and returns those that
+// were still there. A perception deleted since its terms were worked out
+// took its mark with it (DeletePerception, ForgetChat), under the chat's
+// lock that the caller holds too, so its terms are not written: every
+// entry of the index belongs to a perception that exists.
+func takeOwed(tx *gorm.DB, ids []string) (map[string]bool, error) {
+	var taken []string
+	if err := tx.Raw(inList(tx, "DELETE FROM recall_oweds WHERE item_id IN ? RETURNING item_id"), listArg(tx, ids)).Scan(&taken).Error; err != nil {
+		return nil, err
+	}
+	owing := make(map[string]bool, len(taken))
+	for _, id := range taken {
+		owing[id] = true
+	}
+	return owing, nil
 }
 
 // countTerms counts the leading terms of item id.

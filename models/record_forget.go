@@ -29,7 +29,12 @@ func forgetRecord(tx *gorm.DB, chat Chat) error {
 	if err := forgetDiagnostics(tx, nil, chat.ID); err != nil {
 		return err
 	}
-	for _, m := range []any{&Event{}, &Perception{}, &Presence{}, &Thread{}, &Knowledge{}, &CastMember{}, &RecallTerm{}, &RecallOwed{}, &RecallKept{}, &RecallKeptItem{},
+	// The recall index's entries go by their perceptions' ids (the index
+	// keeps none of the chat; see RecallTerm.ChatID), so before those.
+	if err := tx.Where("item_id IN (?)", tx.Model(&Perception{}).Select("id").Where("chat_id = ?", chat.ID)).Delete(&RecallTerm{}).Error; err != nil {
+		return err
+	}
+	for _, m := range []any{&Event{}, &Perception{}, &Presence{}, &Thread{}, &Knowledge{}, &CastMember{}, &RecallOwed{}, &RecallKept{}, &RecallKeptItem{},
 		&RecallDiagnosticItem{}, &RecallDiagnostic{}, &RecallVector{}} {
 		if err := tx.Where("chat_id = ?", chat.ID).Delete(m).Error; err != nil {
 			return err
