@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"gorm.io/gorm"
+
 	"troupe/models"
 	"troupe/models/testenv"
 )
@@ -60,6 +62,17 @@ func TestMigrateGivesTheRecallIndexItsShape(t *testing.T) {
 			}
 			if sqlite && !strings.Contains(tableSQL(), "WITHOUT ROWID") {
 				t.Errorf("a new store's recall index has a rowid: %s", tableSQL())
+			}
+			if sqlite {
+				// The table is made by hand there: it must have every
+				// column RecallTerm has, and no other.
+				stmt := &gorm.Statement{DB: db}
+				must(t, stmt.Parse(&models.RecallTerm{}))
+				var cols []string
+				must(t, db.Raw("SELECT name FROM pragma_table_info('recall_terms') ORDER BY cid").Scan(&cols).Error)
+				if got, want := strings.Join(cols, ","), strings.Join(stmt.Schema.DBNames, ","); got != want {
+					t.Errorf("recall_terms has the columns %s; RecallTerm has %s", got, want)
+				}
 			}
 
 			// The shape before, with an entry whose perception is gone.
