@@ -13,12 +13,13 @@ import (
 // cost four (rowid, key, search index and the chat's index). The index
 // terms are most of what the recorder writes: with this and the
 // statement journal kept in memory (sqliteParams), troupe bench (100 ×
-// 20, SQLite) went from 230.7–234.8 turns/s with the drain to 234.5–246.7
-// (four pairs, alternated), and its drain from 0.8–0.9 s to 0.6–0.8 s. The columns are GORM's own for RecallTerm, so
-// that a reader of the schema finds what it expects. AutoMigrate leaves
-// the table alone (autoMigrated): GORM's SQLite migrator does not parse a
-// table WITHOUT ROWID, took its text columns for sized ones once the table
-// had rows, and rebuilt it as a rowid table.
+// 20, SQLite) went from 230.7–234.8 turns/s with the drain to
+// 234.5–246.7 (four pairs, alternated), and its drain from 0.8–0.9 s to
+// 0.6–0.8 s. The columns are GORM's own for RecallTerm, so that a reader
+// of the schema finds what it expects. AutoMigrate leaves the table alone
+// (autoMigrated): GORM's SQLite migrator does not parse a table WITHOUT
+// ROWID, took its text columns for sized ones once the table had rows,
+// and rebuilt it as a rowid table.
 const recallTermsSQLite = "CREATE TABLE `recall_terms` (`item_id` text,`term` text,`space_id` text NOT NULL," +
 	"`character_name` text NOT NULL,`seq` integer NOT NULL,`kind` text NOT NULL,`chat_id` text NOT NULL DEFAULT \"\"," +
 	"PRIMARY KEY (`item_id`,`term`)) WITHOUT ROWID"
