@@ -15,16 +15,8 @@ func TestLastJobEndedIsWhenTheWorkWasDone(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {
 			r := newRig(t, b, 80)
-			ctx, cancel := context.WithCancel(context.Background())
-			w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, jobs.WorkerOptions{PollInterval: 200 * time.Millisecond, SweepInterval: time.Hour}, nil)
-			done := make(chan error, 1)
-			go func() { done <- w.Run(ctx) }()
-			defer func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("worker: %v", err)
-				}
-			}()
+			w, stop := r.runWorker(t, jobs.WorkerOptions{PollInterval: 200 * time.Millisecond, SweepInterval: time.Hour})
+			defer stop()
 			if !w.LastJobEnded().IsZero() {
 				t.Fatalf("LastJobEnded = %v before any job", w.LastJobEnded())
 			}

@@ -29,16 +29,8 @@ func TestReorganizeRunsThroughTheQueue(t *testing.T) {
 					opt.SweepInterval = time.Second
 					opt.ReorganizeNight = func(now time.Time) time.Time { return now.Add(-time.Millisecond) }
 				}
-				wctx, cancel := context.WithCancel(ctx)
-				w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, opt, nil)
-				done := make(chan error, 1)
-				go func() { done <- w.Run(wctx) }()
-				defer func() {
-					cancel()
-					if err := <-done; err != nil {
-						t.Errorf("worker: %v", err)
-					}
-				}()
+				_, stop := r.runWorker(t, opt)
+				defer stop()
 				if _, err := r.mem.Recap(ctx, r.chatID); err != nil {
 					t.Fatal(err)
 				}

@@ -120,12 +120,19 @@ func (r *rig) startWorkerIdle(t *testing.T, idle time.Duration) (stop func()) {
 // startWorkerOn starts a worker with opt, polling every 200ms and sweeping
 // once, at its start.
 func (r *rig) startWorkerOn(t *testing.T, opt jobs.WorkerOptions) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
 	opt.PollInterval, opt.SweepInterval = 200*time.Millisecond, time.Hour
+	_, stop = r.runWorker(t, opt)
+	return stop
+}
+
+// runWorker starts a worker with opt as given and returns it, with what
+// stops it.
+func (r *rig) runWorker(t *testing.T, opt jobs.WorkerOptions) (*jobs.Worker, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
 	w := jobs.NewWorker(r.redis, r.queue, r.mem, r.st, opt, nil)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	return func() {
+	return w, func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("worker: %v", err)

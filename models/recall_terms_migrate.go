@@ -24,13 +24,6 @@ const recallTermsSQLite = "CREATE TABLE `recall_terms` (`item_id` text,`term` te
 	"`character_name` text NOT NULL,`seq` integer NOT NULL,`kind` text NOT NULL,`chat_id` text NOT NULL DEFAULT \"\"," +
 	"PRIMARY KEY (`item_id`,`term`)) WITHOUT ROWID"
 
-// livingTerms selects the entries whose perception or belief exists:
-// before indexOwed checked its items' marks, a perception deleted while
-// its terms were being written could leave entries behind, which a
-// forget then found by the chat's index.
-const livingTerms = `(kind = 'p' AND EXISTS (SELECT 1 FROM perceptions p WHERE p.id = recall_terms.item_id))
-  OR (kind = 'b' AND EXISTS (SELECT 1 FROM beliefs b WHERE b.id = recall_terms.item_id))`
-
 // recallTermSearchSQLite is idx_recall_term as RecallTerm's tags declare
 // it, made by hand on SQLite.
 const recallTermSearchSQLite = "CREATE INDEX IF NOT EXISTS `idx_recall_term` ON `recall_terms`(`space_id`,`character_name`,`term`,`seq`,`item_id`,`kind`)"
@@ -50,8 +43,9 @@ func autoMigrated(dialect string) []any {
 
 // migrateRecallTerms gives the recall index its current shape: on SQLite
 // the table without rowid (rebuilt from an older one) and its search
-// index, and on both no index of the chat. Entries an older version left
-// without their item are dropped on the way, once.
+// index, and on both no index of the chat. Until then a perception
+// deleted while its terms were being written could leave entries behind,
+// which a forget found by the chat's index: migrating drops them, once.
 func migrateRecallTerms(db *gorm.DB, dialect string) error {
 	m := db.Migrator()
 	if !m.HasTable(&RecallTerm{}) {
@@ -63,32 +57,41 @@ func migrateRecallTerms(db *gorm.DB, dialect string) error {
 		}
 		return db.Exec(recallTermSearchSQLite).Error
 	}
+	var steps []string
 	if dialect != "sqlite" {
 		if !m.HasIndex(&RecallTerm{}, "idx_recall_terms_chat_id") {
 			return nil
 		}
-		if err := db.Exec("DELETE FROM recall_terms WHERE NOT (" + livingTerms + ")").Error; err != nil {
+		steps = []string{"DROP INDEX idx_recall_terms_chat_id"}
+	} else {
+		var ddl string
+		if err := db.Raw("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'recall_terms'").Scan(&ddl).Error; err != nil {
 			return err
 		}
-		return db.Exec("DROP INDEX idx_recall_terms_chat_id").Error
+		if strings.Contains(strings.ToUpper(ddl), "WITHOUT ROWID") {
+			return db.Exec(recallTermSearchSQLite).Error
+		}
+		steps = []string{
+			"ALTER TABLE recall_terms RENAME TO recall_terms_old",
+			// The old table's indexes keep their names: dropped with it
+			// below, after the copy, and the search index made anew.
+			recallTermsSQLite,
+			"INSERT INTO recall_terms SELECT item_id, term, space_id, character_name, seq, kind, chat_id FROM recall_terms_old",
+			"DROP TABLE recall_terms_old",
+			recallTermSearchSQLite,
+		}
 	}
-	var ddl string
-	if err := db.Raw("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'recall_terms'").Scan(&ddl).Error; err != nil {
+	for _, q := range steps {
+		if err := db.Exec(q).Error; err != nil {
+			return err
+		}
+	}
+	var spaces []string
+	if err := db.Model(&RecallTerm{}).Distinct("space_id").Pluck("space_id", &spaces).Error; err != nil {
 		return err
 	}
-	if strings.Contains(strings.ToUpper(ddl), "WITHOUT ROWID") {
-		return db.Exec(recallTermSearchSQLite).Error
-	}
-	for _, q := range []string{
-		"ALTER TABLE recall_terms RENAME TO recall_terms_old",
-		// The old table's indexes keep their names: dropped with it below,
-		// after the copy, and the search index made anew.
-		recallTermsSQLite,
-		"INSERT INTO recall_terms SELECT item_id, term, space_id, character_name, seq, kind, chat_id FROM recall_terms_old AS recall_terms WHERE " + livingTerms,
-		"DROP TABLE recall_terms_old",
-		recallTermSearchSQLite,
-	} {
-		if err := db.Exec(q).Error; err != nil {
+	for _, space := range spaces {
+		if _, err := dropOrphanRows(db, &RecallTerm{}, space); err != nil {
 			return err
 		}
 	}

@@ -357,16 +357,18 @@ func mergeBeliefs(tx *gorm.DB, spaceID, character string, merges []BeliefMerge) 
 // perception or belief) is gone.
 func dropOrphans(tx *gorm.DB, spaceID string) (ReorganizeResult, error) {
 	var res ReorganizeResult
-	live := "item_id NOT IN (SELECT id FROM perceptions WHERE space_id = ?) AND item_id NOT IN (SELECT id FROM beliefs WHERE space_id = ?)"
-	q := tx.Where("space_id = ? AND "+live, spaceID, spaceID, spaceID).Delete(&RecallTerm{})
-	if q.Error != nil {
-		return res, q.Error
+	var err error
+	if res.Terms, err = dropOrphanRows(tx, &RecallTerm{}, spaceID); err != nil {
+		return res, err
 	}
-	res.Terms = q.RowsAffected
-	q = tx.Where("space_id = ? AND "+live, spaceID, spaceID, spaceID).Delete(&RecallVector{})
-	if q.Error != nil {
-		return res, q.Error
-	}
-	res.Vectors = q.RowsAffected
-	return res, nil
+	res.Vectors, err = dropOrphanRows(tx, &RecallVector{}, spaceID)
+	return res, err
+}
+
+// dropOrphanRows deletes the rows of model (the recall index's terms or
+// vectors) in the space whose item is gone, and counts them.
+func dropOrphanRows(tx *gorm.DB, model any, spaceID string) (int64, error) {
+	q := tx.Where("space_id = ? AND item_id NOT IN (SELECT id FROM perceptions WHERE space_id = ?) AND item_id NOT IN (SELECT id FROM beliefs WHERE space_id = ?)",
+		spaceID, spaceID, spaceID).Delete(model)
+	return q.RowsAffected, q.Error
 }
